@@ -1,0 +1,15 @@
+"""tmakit: Hopper's Tensor Memory Accelerator from Python.
+
+``import tmakit as tk`` gives CuTe's layout algebra (``tk.make_layout`` ...), the TMA host API
+(``tk.make_tma_copy``, ``tk.TensorMap`` ...) and the emulator (``tk.emu``).
+"""
+
+__version__ = "0.1.0"
+
+from .layout import *  # noqa: F401,F403
+from .layout import __all__ as _layout_all
+from .tma import *  # noqa: F401,F403
+from .tma import __all__ as _tma_all
+from . import emu  # noqa: F401,E402
+
+__all__ = ["__version__", "emu", *_layout_all, *_tma_all]

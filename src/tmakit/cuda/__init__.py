@@ -1,0 +1,1 @@
+"""GPU runtime: NVRTC JIT, disk cache, module loading, launches, tensor-map encoding."""

@@ -1,0 +1,1 @@
+"""A bit-exact CPU model of TMA, mbarriers and clusters."""

@@ -1,0 +1,1 @@
+"""CUDA kernels (.cu sources) and their Python entry points."""

@@ -1,0 +1,1 @@
+"""Pictures of tiles, partitions, swizzles and multicast masks (matplotlib)."""
