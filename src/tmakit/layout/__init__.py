@@ -1,3 +1,71 @@
-"""CuTe's layout algebra in Python (pure Python, no dependencies)."""
+"""CuTe's layout algebra in Python (pure Python + numpy): integers, layouts, swizzles, coordinate tensors."""
 
-__all__: list[str] = []
+from .algebra import (
+    append,
+    blocked_product,
+    coalesce,
+    complement,
+    composition,
+    filter,
+    filter_zeros,
+    flat_divide,
+    group_modes,
+    left_inverse,
+    logical_divide,
+    logical_product,
+    make_identity_layout,
+    max_common_layout,
+    max_common_vector,
+    prepend,
+    raked_product,
+    right_inverse,
+    tile_to_shape,
+    tiled_divide,
+    tiled_product,
+    zipped_divide,
+    zipped_product,
+)
+from .arith_tuple import ArithTuple, ArithTupleIterator, E, ScaledBasis, make_basis_like
+from .integer import Int, Underscore, _, ceil_div, is_static, static
+from .int_tuple import LayoutError, congruent, compatible, crd2idx, depth, flatten, idx2crd, prefix_product, product
+from .int_tuple import rank as _tuple_rank
+from .int_tuple import shape_div
+from .layout import (
+    Layout,
+    LayoutLeft,
+    LayoutRight,
+    cosize,
+    get,
+    make_coord,
+    make_layout,
+    make_ordered_layout,
+    make_shape,
+    make_stride,
+    shape,
+    size,
+    stride,
+)
+from .printing import format_layout, format_tensor, print_layout, print_tensor
+from .swizzle import ComposedLayout, Swizzle, make_composed_layout
+from .tensor import ArrayPtr, Tensor, local_partition, local_tile, make_coord_tensor, make_identity_tensor, make_tensor
+
+
+def rank(x):
+    """Number of top-level modes of a layout, tensor or tuple."""
+    return _tuple_rank(x.shape if hasattr(x, "shape") and not isinstance(x, tuple) else x)
+
+
+__all__ = [
+    "Int", "Underscore", "_", "ceil_div", "is_static", "static", "LayoutError", "congruent", "compatible",
+    "crd2idx", "idx2crd", "depth", "flatten", "prefix_product", "product", "shape_div", "rank",
+    "Layout", "LayoutLeft", "LayoutRight", "cosize", "get", "make_coord", "make_layout", "make_ordered_layout",
+    "make_shape", "make_stride", "shape", "size", "stride",
+    "append", "blocked_product", "coalesce", "complement", "composition", "filter", "filter_zeros", "flat_divide",
+    "group_modes", "left_inverse", "logical_divide", "logical_product", "make_identity_layout", "max_common_layout",
+    "max_common_vector", "prepend", "raked_product", "right_inverse", "tile_to_shape", "tiled_divide",
+    "tiled_product", "zipped_divide", "zipped_product",
+    "ArithTuple", "ArithTupleIterator", "E", "ScaledBasis", "make_basis_like",
+    "ComposedLayout", "Swizzle", "make_composed_layout",
+    "ArrayPtr", "Tensor", "local_partition", "local_tile", "make_coord_tensor", "make_identity_tensor", "make_tensor",
+    "format_layout", "format_tensor", "print_layout", "print_tensor",
+]

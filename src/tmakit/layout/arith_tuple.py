@@ -1,0 +1,170 @@
+"""Scaled bases (``E(i)``, printed ``_1@i``) and arithmetic tuples: the strides and values of coordinate tensors.
+
+A coordinate tensor maps a logical coordinate to a *coordinate* of another tensor (e.g. the TMA coordinates of a
+global tensor) instead of to an offset: its strides are basis vectors scaled by integers.
+"""
+
+from __future__ import annotations
+
+from .integer import Int, is_int, to_str
+
+
+class ScaledBasis:
+    """``value @ mode``: the integer ``value`` placed at position ``mode`` (a path, for nested bases)."""
+
+    __slots__ = ("value", "mode")
+
+    def __init__(self, value, mode):
+        self.value = value
+        self.mode = tuple(mode) if isinstance(mode, tuple) else (int(mode),)
+
+    def __str__(self):
+        return to_str(self.value) + "".join(f"@{m}" for m in self.mode)
+
+    __repr__ = __str__
+
+    def __eq__(self, o):
+        return isinstance(o, ScaledBasis) and self.mode == o.mode and int(self.value) == int(o.value)
+
+    def __hash__(self):
+        return hash((int(self.value), self.mode))
+
+    def __mul__(self, k):
+        if is_int(k):
+            return ScaledBasis(self.value * k, self.mode)
+        return NotImplemented
+
+    def __rmul__(self, k):
+        if is_int(k):
+            return ScaledBasis(k * self.value, self.mode)
+        return NotImplemented
+
+    def __neg__(self):
+        return ScaledBasis(-self.value, self.mode)
+
+    def __add__(self, o):
+        if isinstance(o, ScaledBasis) and o.mode == self.mode:
+            return ScaledBasis(self.value + o.value, self.mode)
+        if isinstance(o, (ScaledBasis, ArithTuple)):
+            return ArithTuple(_add_expanded(self.expand(), _expand(o)))
+        if is_int(o) and int(o) == 0:
+            return self
+        return NotImplemented
+
+    def __radd__(self, o):
+        if is_int(o) and int(o) == 0:
+            return self
+        return NotImplemented
+
+    def expand(self):
+        """The basis as a plain (nested) tuple with ``_0`` elsewhere."""
+        out = self.value
+        for m in reversed(self.mode):
+            out = tuple(Int(0) for _ in range(m)) + (out,)
+        return out
+
+
+def E(*mode):
+    """The unit basis vector ``_1@mode`` (``E(1)`` prints ``_1@1``; ``E(1, 0)`` is a nested basis)."""
+    return ScaledBasis(Int(1), tuple(mode))
+
+
+def _expand(x):
+    if isinstance(x, ScaledBasis):
+        return x.expand()
+    if isinstance(x, ArithTuple):
+        return x.values
+    return x
+
+
+def _add_expanded(a, b):
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        a = a if isinstance(a, tuple) else (a,)
+        b = b if isinstance(b, tuple) else (b,)
+        n = max(len(a), len(b))
+        a = a + (Int(0),) * (n - len(a))
+        b = b + (Int(0),) * (n - len(b))
+        return tuple(_add_expanded(x, y) for x, y in zip(a, b))
+    return a + b
+
+
+class ArithTuple:
+    """A tuple of integers with elementwise ``+`` (CuTe's ArithmeticTuple); prints ``(a,b)``."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = tuple(values)
+
+    def __str__(self):
+        return to_str(self.values)
+
+    __repr__ = __str__
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self):
+        return len(self.values)
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def __eq__(self, o):
+        if isinstance(o, ArithTuple):
+            o = o.values
+        return isinstance(o, tuple) and _flat_ints(self.values) == _flat_ints(o)
+
+    def __hash__(self):
+        return hash(_flat_ints(self.values))
+
+    def __add__(self, o):
+        if isinstance(o, (ScaledBasis, ArithTuple, tuple)):
+            return ArithTuple(_add_expanded(self.values, _expand(o)))
+        if is_int(o) and int(o) == 0:
+            return self
+        return NotImplemented
+
+    __radd__ = __add__
+
+
+def _flat_ints(t):
+    if isinstance(t, tuple):
+        return tuple(_flat_ints(v) for v in t)
+    return int(t)
+
+
+class ArithTupleIterator:
+    """The iterator of a coordinate tensor (prints ``ArithTuple(...)``); ``+`` shifts the coordinate."""
+
+    __slots__ = ("coord",)
+
+    def __init__(self, coord):
+        self.coord = coord if isinstance(coord, ArithTuple) else ArithTuple(coord)
+
+    def __str__(self):
+        return "ArithTuple" + str(self.coord)
+
+    __repr__ = __str__
+
+    def __add__(self, offset):
+        return ArithTupleIterator(self.coord + offset)
+
+    def __iter__(self):
+        return iter(self.coord)
+
+    def __eq__(self, o):
+        return isinstance(o, ArithTupleIterator) and self.coord == o.coord
+
+    def __hash__(self):
+        return hash(self.coord)
+
+    def deref(self, offset=Int(0)):
+        return self.coord + offset
+
+
+def make_basis_like(shape, path=()):
+    """Strides ``_1@i`` (nested paths for nested shapes), as CuTe's make_basis_like."""
+    if isinstance(shape, tuple):
+        return tuple(make_basis_like(s, path + (i,)) for i, s in enumerate(shape))
+    return ScaledBasis(Int(1), path) if path else Int(1)

@@ -1,0 +1,191 @@
+"""Static vs dynamic integers, as in CuTe.
+
+``Int(16)`` is a compile-time constant in CuTe (``Int<16>{}``) and prints ``_16``; a plain Python ``int`` is a
+runtime value and prints ``16``. Arithmetic between static integers stays static; anything touching a dynamic
+integer becomes dynamic. The algebra branches on staticness exactly where CuTe's ``if constexpr`` does, so the
+printed results match CuTe's.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class Int(int):
+    """A static integer (CuTe's ``Int<N>``); prints as ``_N``."""
+
+    __slots__ = ()
+
+    def __new__(cls, value=0):
+        return super().__new__(cls, int(value))
+
+    def __repr__(self):
+        return f"Int({int(self)})"
+
+    def __str__(self):
+        return f"_{int(self)}"
+
+    def _bin(self, other, op):
+        if type(other) is Int:
+            return Int(op(int(self), int(other)))
+        if isinstance(other, int) and not isinstance(other, bool):
+            return op(int(self), other)
+        return NotImplemented
+
+    def __add__(self, o):
+        return self._bin(o, int.__add__)
+
+    def __radd__(self, o):
+        return self._bin(o, lambda a, b: b + a)
+
+    def __sub__(self, o):
+        return self._bin(o, int.__sub__)
+
+    def __rsub__(self, o):
+        return self._bin(o, lambda a, b: b - a)
+
+    def __mul__(self, o):
+        return self._bin(o, int.__mul__)
+
+    def __rmul__(self, o):
+        return self._bin(o, lambda a, b: b * a)
+
+    def __floordiv__(self, o):
+        return self._bin(o, int.__floordiv__)
+
+    def __rfloordiv__(self, o):
+        return self._bin(o, lambda a, b: b // a)
+
+    def __mod__(self, o):
+        return self._bin(o, int.__mod__)
+
+    def __rmod__(self, o):
+        return self._bin(o, lambda a, b: b % a)
+
+    def __lshift__(self, o):
+        return self._bin(o, int.__lshift__)
+
+    def __rshift__(self, o):
+        return self._bin(o, int.__rshift__)
+
+    def __and__(self, o):
+        return self._bin(o, int.__and__)
+
+    def __or__(self, o):
+        return self._bin(o, int.__or__)
+
+    def __xor__(self, o):
+        return self._bin(o, int.__xor__)
+
+    def __neg__(self):
+        return Int(-int(self))
+
+    def __abs__(self):
+        return Int(abs(int(self)))
+
+    def __hash__(self):
+        return int.__hash__(self)
+
+    def __eq__(self, o):
+        return int.__eq__(self, o)
+
+    def __ne__(self, o):
+        return int.__ne__(self, o)
+
+
+class Underscore:
+    """CuTe's ``_``: keep this mode when slicing."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "_"
+
+
+_ = Underscore()
+
+
+def is_underscore(x) -> bool:
+    return x is _
+
+
+def is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def is_static(x) -> bool:
+    """True when ``x`` (an integer, basis or nested tuple) is fully static."""
+    if isinstance(x, tuple):
+        return all(is_static(v) for v in x)
+    if type(x) is Int:
+        return True
+    value = getattr(x, "value", None)  # ScaledBasis
+    if value is not None and hasattr(x, "mode"):
+        return is_static(value)
+    return False
+
+
+def is_constant(v: int, x) -> bool:
+    """CuTe's ``is_constant<v, X>``: x is a static integer equal to v."""
+    return type(x) is Int and int(x) == v
+
+
+def static(x):
+    """Turn an integer (or nested tuple of integers) into static integers."""
+    if isinstance(x, tuple):
+        return tuple(static(v) for v in x)
+    return Int(x)
+
+
+def dynamic(x):
+    """Turn static integers into plain ints."""
+    if isinstance(x, tuple):
+        return tuple(dynamic(v) for v in x)
+    return int(x)
+
+
+def _keep(a, b, value):
+    return Int(value) if type(a) is Int and type(b) is Int else int(value)
+
+
+def ceil_div(a, b):
+    """Ceiling division that keeps staticness (for integers; tuples handled in int_tuple)."""
+    return _keep(a, b, -(-int(a) // int(b)))
+
+
+def safe_div(a, b):
+    """Exact division; raises if b does not divide a."""
+    if int(a) % int(b) != 0:
+        raise ValueError(f"safe_div: {a} is not divisible by {b}")
+    return _keep(a, b, int(a) // int(b))
+
+
+def gcd(a, b):
+    return _keep(a, b, math.gcd(int(a), int(b)))
+
+
+def imin(a, b):
+    return _keep(a, b, min(int(a), int(b)))
+
+
+def imax(a, b):
+    return _keep(a, b, max(int(a), int(b)))
+
+
+def signum(a):
+    v = int(a)
+    return _keep(a, a, (v > 0) - (v < 0))
+
+
+def to_str(x) -> str:
+    """CuTe's print of an integer, basis, or nested tuple: ``(_16,16)``."""
+    if isinstance(x, tuple):
+        return "(" + ",".join(to_str(v) for v in x) + ")"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    return str(x)

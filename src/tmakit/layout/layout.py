@@ -1,0 +1,234 @@
+"""CuTe's Layout: a shape and a stride, a function from coordinates to offsets."""
+
+from __future__ import annotations
+
+from .integer import Int, is_constant, is_int, to_str
+from .int_tuple import (
+    LayoutError,
+    crd2idx,
+    depth,
+    fill_underscore,
+    flatten,
+    has_underscore,
+    idx2crd,
+    is_tuple,
+    product,
+    rank,
+    slice_,
+)
+
+
+class LayoutLeft:
+    """Column-major compact strides (the default): the leftmost mode has stride ``_1``."""
+
+
+class LayoutRight:
+    """Row-major compact strides: the rightmost mode has stride ``_1``."""
+
+
+class Layout:
+    """``shape:stride``. Calling it maps a coordinate (or a 1-D index) to an offset; a coordinate with ``_``
+    slices it (returns the sub-layout, as CuTe's ``layout(_, 3)``)."""
+
+    __slots__ = ("shape", "stride")
+
+    def __init__(self, shape, stride=None):
+        shape = _normalize(shape)
+        stride = compact_major(shape, LayoutLeft) if stride is None else _normalize(stride)
+        if is_tuple(shape) != is_tuple(stride) or (is_tuple(shape) and not _congruent(shape, stride)):
+            raise LayoutError(f"shape {to_str(shape)} and stride {to_str(stride)} are not congruent")
+        self.shape = shape
+        self.stride = stride
+
+    def __str__(self):
+        return f"{to_str(self.shape)}:{to_str(self.stride)}"
+
+    def __repr__(self):
+        return f"Layout({self})"
+
+    def __eq__(self, o):
+        return isinstance(o, Layout) and _eq(self.shape, o.shape) and _eq(self.stride, o.stride)
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def __len__(self):
+        return rank(self.shape)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, i):
+        """Mode ``i`` as a layout (CuTe's ``layout<i>``)."""
+        if is_tuple(self.shape):
+            return Layout(self.shape[i], self.stride[i])
+        if i not in (0, -1):
+            raise IndexError(f"mode {i} of rank-1 layout {self}")
+        return self
+
+    def __call__(self, *coord):
+        crd = coord[0] if len(coord) == 1 else tuple(coord)
+        if has_underscore(crd):
+            return Layout(_unwrap1(slice_(crd, self.shape)), _unwrap1(slice_(crd, self.stride)))
+        return crd2idx(crd, self.shape, self.stride)
+
+    def size(self):
+        return product(self.shape)
+
+    def cosize(self):
+        return cosize(self)
+
+    def get_hier_coord(self, idx):
+        return idx2crd(idx, self.shape)
+
+    def slice_and_offset(self, crd):
+        """(sub-layout, offset) for a coordinate containing ``_`` (CuTe's slice_and_offset)."""
+        sub = self(crd) if has_underscore(crd) else Layout(Int(1), Int(0))
+        return sub, crd2idx(fill_underscore(crd), self.shape, self.stride)
+
+
+def _unwrap1(t):
+    return t[0] if len(t) == 1 else t
+
+
+def _eq(a, b):
+    if is_tuple(a) or is_tuple(b):
+        return is_tuple(a) and is_tuple(b) and len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b if is_int(a) and is_int(b) else a == b
+
+
+def _congruent(a, b):
+    if is_tuple(a):
+        return is_tuple(b) and len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b))
+    return not is_tuple(b)
+
+
+def _normalize(x):
+    if isinstance(x, list):
+        x = tuple(x)
+    if is_tuple(x):
+        return tuple(_normalize(v) for v in x)
+    if isinstance(x, bool):
+        raise LayoutError(f"{x!r} is not an integer")
+    return x
+
+
+def compact_major(shape, major=LayoutLeft, current=Int(1)):
+    """Compact strides for ``shape`` (CuTe's compact_major): size-``_1`` modes get stride ``_0``."""
+    if is_tuple(shape):
+        order = range(len(shape)) if major is LayoutLeft else reversed(range(len(shape)))
+        out = [None] * len(shape)
+        for i in order:
+            out[i] = compact_major(shape[i], major, current)
+            current = current * product(shape[i])
+        return tuple(out)
+    if is_constant(1, shape):
+        return Int(0)
+    return current
+
+
+def compact_order(shape, order):
+    """Compact strides with modes ordered by ``order`` (smallest order gets stride ``_1``)."""
+    flat_s, flat_o = flatten(shape), flatten(order)
+    strides = [None] * len(flat_s)
+    current = Int(1)
+    for i in sorted(range(len(flat_o)), key=lambda k: int(flat_o[k])):
+        strides[i] = Int(0) if is_constant(1, flat_s[i]) else current
+        current = current * flat_s[i]
+    return _unflatten(tuple(strides), shape)
+
+
+def _unflatten(flat, profile):
+    it = iter(flat)
+
+    def build(p):
+        if is_tuple(p):
+            return tuple(build(v) for v in p)
+        return next(it)
+
+    return build(profile)
+
+
+def make_shape(*xs):
+    return tuple(_normalize(x) for x in xs)
+
+
+make_stride = make_shape
+make_coord = make_shape
+
+
+def make_layout(*args, stride=None):
+    """``make_layout(shape[, stride | LayoutLeft | LayoutRight])`` or ``make_layout(layout0, layout1, ...)``."""
+    if args and all(isinstance(a, Layout) for a in args):
+        if len(args) == 1:
+            return Layout(args[0].shape, args[0].stride)
+        return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
+    if len(args) == 2:
+        shape, stride = args
+    elif len(args) == 1:
+        shape = args[0]
+    else:
+        raise LayoutError("make_layout(shape[, stride]) or make_layout(layout, ...)")
+    shape = _normalize(shape)
+    if stride is None or stride is LayoutLeft:
+        return Layout(shape, compact_major(shape, LayoutLeft))
+    if stride is LayoutRight:
+        return Layout(shape, compact_major(shape, LayoutRight))
+    return Layout(shape, stride)
+
+
+def make_ordered_layout(shape, order):
+    return Layout(_normalize(shape), compact_order(_normalize(shape), _normalize(order)))
+
+
+def size(x, *modes):
+    """Number of coordinates of a layout, tensor or shape (optionally of one mode)."""
+    if modes:
+        x = get(x, *modes)
+    if hasattr(x, "layout") and not isinstance(x, Layout):
+        x = x.layout
+    if hasattr(x, "size") and callable(x.size):
+        return x.size()
+    return product(x)
+
+
+def cosize(layout):
+    """One past the largest offset the layout produces (CuTe's cosize)."""
+    if hasattr(layout, "layout") and not isinstance(layout, Layout):
+        layout = layout.layout
+    if not isinstance(layout, Layout) and hasattr(layout, "cosize"):
+        return layout.cosize()
+    return layout(layout.size() - 1) + Int(1)
+
+
+def shape(x, *modes):
+    if modes:
+        x = get(x, *modes)
+    return x.shape if hasattr(x, "shape") else x
+
+
+def stride(x, *modes):
+    if modes:
+        x = get(x, *modes)
+    return x.stride
+
+
+def get(x, *modes):
+    """Mode ``i`` (then ``j`` ...) of a layout, tensor or tuple (CuTe's ``get<i,j>`` / ``layout<i,j>``)."""
+    for m in modes:
+        x = x[m] if not is_int(x) else _int_mode(x, m)
+    return x
+
+
+def _int_mode(x, m):
+    if m != 0:
+        raise IndexError(f"mode {m} of integer {x}")
+    return x
+
+
+def layout_depth(x):
+    return depth(x.shape if isinstance(x, Layout) else x)
+
+
+def layout_rank(x):
+    return rank(x.shape if hasattr(x, "shape") else x)
