@@ -26,10 +26,20 @@ from .algebra import (
     zipped_product,
 )
 from .arith_tuple import ArithTuple, ArithTupleIterator, E, ScaledBasis, make_basis_like
-from .integer import Int, Underscore, _, ceil_div, is_static, static
-from .int_tuple import LayoutError, congruent, compatible, crd2idx, depth, flatten, idx2crd, prefix_product, product
+from .int_tuple import (
+    LayoutError,
+    compatible,
+    congruent,
+    crd2idx,
+    depth,
+    flatten,
+    idx2crd,
+    prefix_product,
+    product,
+    shape_div,
+)
 from .int_tuple import rank as _tuple_rank
-from .int_tuple import shape_div
+from .integer import Int, Underscore, _, ceil_div, is_static, static
 from .layout import (
     Layout,
     LayoutLeft,

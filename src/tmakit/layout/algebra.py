@@ -7,7 +7,6 @@ static, so results print exactly as CuTe prints them.
 from __future__ import annotations
 
 from .arith_tuple import ScaledBasis
-from .integer import Int, _keep, ceil_div, imin, is_constant, is_int, is_static, is_underscore, signum, to_str
 from .int_tuple import (
     LayoutError,
     ceil_div_tuple,
@@ -19,6 +18,7 @@ from .int_tuple import (
     unwrap,
     wrap,
 )
+from .integer import Int, _keep, ceil_div, imin, is_constant, is_int, is_static, is_underscore, signum, to_str
 from .layout import Layout, LayoutLeft, LayoutRight, compact_major, compact_order, cosize, make_layout
 
 

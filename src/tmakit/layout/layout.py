@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .integer import Int, is_constant, is_int, to_str
 from .int_tuple import (
     LayoutError,
     crd2idx,
@@ -16,6 +15,7 @@ from .int_tuple import (
     rank,
     slice_,
 )
+from .integer import Int, is_constant, is_int, to_str
 
 
 class LayoutLeft:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .arith_tuple import ArithTuple
-from .integer import _
 from .int_tuple import LayoutError, rank
+from .integer import _
 from .layout import Layout, cosize, size
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .integer import Int, to_str
 from .int_tuple import LayoutError, has_underscore, product
+from .integer import Int, to_str
 
 
 class Swizzle:
@@ -13,7 +13,7 @@ class Swizzle:
 
     def __init__(self, B: int, M: int, S: int):
         if B < 0 or M < 0 or abs(S) < B:
-            raise LayoutError(f"Swizzle<{B},{M},{S}> needs B >= 0, M >= 0 and |S| >= B (the bit ranges must not overlap)")
+            raise LayoutError(f"Swizzle<{B},{M},{S}>: need B >= 0, M >= 0 and |S| >= B (bit ranges must not overlap)")
         self.bits, self.base, self.shift = int(B), int(M), int(S)
 
     def __str__(self):

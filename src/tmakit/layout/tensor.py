@@ -6,8 +6,8 @@ import numpy as np
 
 from .algebra import zipped_divide
 from .arith_tuple import ArithTuple, ArithTupleIterator, make_basis_like
-from .integer import Int, _
 from .int_tuple import LayoutError, has_underscore, is_tuple, rank, wrap
+from .integer import Int, _
 from .layout import Layout, make_layout
 from .swizzle import ComposedLayout
 
