@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from .errors import TmaDescriptorError
+
 
 class DataType(IntEnum):
     """``CUtensorMapDataType``."""
@@ -42,6 +44,17 @@ DTYPE_BITS = {
 }
 
 
+# Packed 4/6-bit types; the ALIGN16B ones need 32-byte addresses/strides and a 128-element inner box.
+PACKED_DTYPES = frozenset({DataType.U4_ALIGN8B, DataType.U4_ALIGN16B, DataType.U6_ALIGN16B})
+PACKED_ALIGN16B = frozenset({DataType.U4_ALIGN16B, DataType.U6_ALIGN16B})
+FLOAT_DTYPES = frozenset({DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64, DataType.BFLOAT16,
+                          DataType.FLOAT32_FTZ, DataType.TFLOAT32, DataType.TFLOAT32_FTZ})
+
+# Bits one element occupies in *shared* memory. Differs from DTYPE_BITS only for the ALIGN16B packed types:
+# the driver docs say 16 packed values land in 16 bytes (U4: 8-byte gaps, U6: 4-byte gaps). UNVERIFIED on sm_90.
+SMEM_BITS = {**DTYPE_BITS, DataType.U4_ALIGN16B: 8, DataType.U6_ALIGN16B: 8}
+
+
 class Interleave(IntEnum):
     """``CUtensorMapInterleave``."""
 
@@ -67,6 +80,13 @@ SWIZZLE_SPAN = {SwizzleMode.B32: 32, SwizzleMode.B64: 64, SwizzleMode.B128: 128,
                 SwizzleMode.B128_ATOM_64B: 128}
 
 
+# Shared-memory alignment a swizzled box needs: the period of the XOR pattern (TMA.md §2). ATOM variants: 1024
+# (their periods are UNVERIFIED; 1024 is safe).
+SWIZZLE_ALIGNMENT = {SwizzleMode.NONE: 128, SwizzleMode.B32: 256, SwizzleMode.B64: 512, SwizzleMode.B128: 1024,
+                     SwizzleMode.B128_ATOM_32B: 1024, SwizzleMode.B128_ATOM_32B_FLIP_8B: 1024,
+                     SwizzleMode.B128_ATOM_64B: 1024}
+
+
 class L2Promotion(IntEnum):
     """``CUtensorMapL2promotion``."""
 
@@ -81,6 +101,15 @@ class OobFill(IntEnum):
 
     NONE = 0
     NAN_REQUEST_ZERO_FMA = 1
+
+
+def _enum(cls, value, param: str):
+    try:
+        return cls(value)
+    except ValueError:
+        names = ", ".join(f"{m.name}={m.value}" for m in cls)
+        raise TmaDescriptorError(f"{param}.enum", f"{param} must be one of the driver's enum values", value,
+                                 f"use tmakit.{cls.__name__} ({names})", f"{param} = {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -102,26 +131,37 @@ class TensorMap:
     oob_fill: OobFill = OobFill.NONE
     global_address: int = 0
     mode: str = "tiled"
-    # im2col only (cuTensorMapEncodeIm2col); corners are in D,H,W order of the driver (innermost spatial first).
+    # im2col only (cuTensorMapEncodeIm2col). Corner i pairs with global_dim[i + 1] (innermost spatial first: W, H, D,
+    # the order CUTLASS passes them in); ranges per rank are checked by validate().
     pixel_box_lower_corner: tuple[int, ...] = field(default=())
     pixel_box_upper_corner: tuple[int, ...] = field(default=())
     channels_per_pixel: int = 0
     pixels_per_column: int = 0
 
     def __post_init__(self):
-        object.__setattr__(self, "dtype", DataType(self.dtype))
+        dt = self.dtype
+        if isinstance(dt, int):
+            dt = _enum(DataType, dt, "tensorDataType")
+        else:  # a numpy / torch dtype or a name such as "bf16"
+            from .dtypes import tma_dtype
+
+            dt = tma_dtype(dt)
+        object.__setattr__(self, "dtype", dt)
         object.__setattr__(self, "global_dim", tuple(int(x) for x in self.global_dim))
         object.__setattr__(self, "global_strides", tuple(int(x) for x in self.global_strides))
         object.__setattr__(self, "box_dim", tuple(int(x) for x in self.box_dim))
         es = self.element_strides
         es = (1,) * len(self.global_dim) if es is None else tuple(int(x) for x in es)
         object.__setattr__(self, "element_strides", es)
-        object.__setattr__(self, "interleave", Interleave(self.interleave))
-        object.__setattr__(self, "swizzle", SwizzleMode(self.swizzle))
-        object.__setattr__(self, "l2_promotion", L2Promotion(self.l2_promotion))
-        object.__setattr__(self, "oob_fill", OobFill(self.oob_fill))
+        object.__setattr__(self, "interleave", _enum(Interleave, self.interleave, "interleave"))
+        object.__setattr__(self, "swizzle", _enum(SwizzleMode, self.swizzle, "swizzle"))
+        object.__setattr__(self, "l2_promotion", _enum(L2Promotion, self.l2_promotion, "l2Promotion"))
+        object.__setattr__(self, "oob_fill", _enum(OobFill, self.oob_fill, "oobFill"))
+        object.__setattr__(self, "global_address", int(self.global_address))
         object.__setattr__(self, "pixel_box_lower_corner", tuple(int(x) for x in self.pixel_box_lower_corner))
         object.__setattr__(self, "pixel_box_upper_corner", tuple(int(x) for x in self.pixel_box_upper_corner))
+        object.__setattr__(self, "channels_per_pixel", int(self.channels_per_pixel))
+        object.__setattr__(self, "pixels_per_column", int(self.pixels_per_column))
 
     @property
     def rank(self) -> int:
@@ -135,6 +175,99 @@ class TensorMap:
     def elem_bytes(self) -> int:
         """Bytes per element (packed 4/6-bit types report 1)."""
         return max(1, self.elem_bits // 8)
+
+    @property
+    def is_packed(self) -> bool:
+        """True for the packed 4/6-bit types."""
+        return self.dtype in PACKED_DTYPES
+
+    @property
+    def smem_elem_bits(self) -> int:
+        """Bits per element in shared memory (8 for the ALIGN16B packed types, else ``elem_bits``)."""
+        return SMEM_BITS[self.dtype]
+
+    @property
+    def inner_box(self) -> int:
+        """Elements per shared-memory row: ``boxDim[0]`` (tiled) or ``channelsPerPixel`` (im2col)."""
+        if self.mode == "im2col":
+            return self.channels_per_pixel
+        return self.box_dim[0] if self.box_dim else 0
+
+    @property
+    def box_rows(self) -> int:
+        """Rows of the box in shared memory: ``prod(ceil(boxDim[i] / elementStrides[i]), i >= 1)`` (tiled) or
+        ``pixelsPerColumn`` (im2col)."""
+        if self.mode == "im2col":
+            return self.pixels_per_column
+        rows = 1
+        for i, b in enumerate(self.box_dim[1:], start=1):
+            s = self.element_strides[i] if i < len(self.element_strides) else 1
+            rows *= -(-b // max(s, 1))
+        return rows
+
+    @property
+    def inner_bytes(self) -> int:
+        """Data bytes of one shared-memory row (``boxDim[0] * elemsize``; im2col: ``channels * elemsize``)."""
+        return -(-self.inner_box * self.smem_elem_bits // 8)
+
+    @property
+    def tx_bytes(self) -> int:
+        """Bytes one box delivers (the mbarrier transaction count), TMA.md §3:
+        ``elemsize * boxDim[0] * prod(ceil(boxDim[i] / elementStrides[i]), i >= 1)``; im2col:
+        ``channelsPerPixel * pixelsPerColumn * elemsize``. Padding of swizzled rows is not counted."""
+        return self.inner_bytes * self.box_rows
+
+    @property
+    def row_pitch(self) -> int:
+        """Bytes between consecutive box rows in shared memory: the swizzle span, or dense when unswizzled."""
+        if self.swizzle != SwizzleMode.NONE:
+            return SWIZZLE_SPAN[self.swizzle]
+        return self.inner_bytes
+
+    @property
+    def smem_bytes(self) -> int:
+        """Shared-memory footprint of one box: ``row_pitch * box_rows`` (includes the tail of narrow swizzled rows)."""
+        return self.row_pitch * self.box_rows
+
+    @property
+    def smem_alignment(self) -> int:
+        """Required alignment of the shared-memory destination: 128 B, or the swizzle period (256/512/1024 B)."""
+        return SWIZZLE_ALIGNMENT[self.swizzle]
+
+    def validate(self, arch: str | int = "sm_90") -> TensorMap:
+        """Check every documented rule of ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col`` for ``arch``.
+
+        Returns ``self``; raises :class:`TmaDescriptorError` naming the rule, the value and a fix.
+        """
+        from .tensormap_rules import validate
+
+        validate(self, arch)
+        return self
+
+    @classmethod
+    def from_tensor(cls, t, box, **kwargs) -> TensorMap:
+        """A tiled map over a numpy array / torch tensor (row-major or strided); see ``tensormap_from.from_tensor``."""
+        from .tensormap_from import from_tensor
+
+        return from_tensor(t, box, **kwargs)
+
+    @classmethod
+    def from_shape(cls, shape, dtype, box, strides=None, **kwargs) -> TensorMap:
+        """A tiled map over a row-major ``shape`` (strides in elements); see :func:`tensormap_from.from_shape`."""
+        from .tensormap_from import from_shape
+
+        return from_shape(shape, dtype, box, strides, **kwargs)
+
+    def __str__(self) -> str:
+        from .tensormap_explain import summary
+
+        return summary(self)
+
+    def explain(self) -> str:
+        """A multi-line description: every field, bytes per box, smem footprint, and the equivalent C call."""
+        from .tensormap_explain import explain
+
+        return explain(self)
 
     def replace(self, **changes) -> TensorMap:
         return dataclasses.replace(self, **changes)
