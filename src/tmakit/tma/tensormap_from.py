@@ -125,11 +125,12 @@ def from_shape(shape, dtype, box, strides=None, *, swizzle=SwizzleMode.NONE, ele
                                  strides[-1], "permute so the stride-1 dimension is last",
                                  f"last-dimension stride {strides[-1]} elements")
     byte_strides = []
-    for s in strides:
+    for s in strides[:-1]:
         if (s * bits) % 8:
             raise TmaDescriptorError("fromTensor.strideBytes", "strides must be whole bytes", s,
                                      "use strides that are a multiple of 8 bits", f"stride {s} x {bits} bits")
         byte_strides.append(s * bits // 8)
+    byte_strides.append(-(-bits // 8))  # innermost: one element (unused by build)
     return build(shape, tuple(byte_strides), dt, box, swizzle=swizzle, element_strides=element_strides,
                  interleave=interleave, l2_promotion=l2_promotion, oob_fill=oob_fill, global_address=global_address,
                  validate=validate, arch=arch)
