@@ -276,21 +276,13 @@ def logical_divide(layout, tiler):
     from .swizzle import ComposedLayout
 
     if isinstance(layout, ComposedLayout):
-        return layout.compose(make_layout(tiler, complement(tiler, layout.size())) if isinstance(tiler, Layout)
-                              else _tiler_to_layouts(tiler, layout))
+        return ComposedLayout(layout.layout_a, layout.offset, logical_divide(layout.layout_b, tiler))
     if tiler is None or is_underscore(tiler):
         return layout
     if is_tuple(tiler):
         return _by_mode(layout, tiler, logical_divide, keep_rest=True)
     t = _as_layout(tiler)
     return composition(layout, make_layout(t, complement(t, coalesce(layout).shape)))
-
-
-def _tiler_to_layouts(tiler, layout):
-    if is_tuple(tiler):
-        return tuple(_tiler_to_layouts(t, layout[i]) for i, t in enumerate(tiler))
-    t = _as_layout(tiler)
-    return make_layout(t, complement(t, coalesce(layout).shape if isinstance(layout, Layout) else layout.size()))
 
 
 def _zip2_by(shape, guide):
@@ -308,10 +300,9 @@ def zipped_divide(layout, tiler):
     """``((tile modes), (rest modes))``."""
     from .swizzle import ComposedLayout
 
-    d = logical_divide(layout, tiler)
-    if isinstance(d, ComposedLayout):
-        return ComposedLayout(d.swizzle, d.offset, tile_unzip(d.layout, tiler))
-    return tile_unzip(d, tiler)
+    if isinstance(layout, ComposedLayout):
+        return ComposedLayout(layout.layout_a, layout.offset, zipped_divide(layout.layout_b, tiler))
+    return tile_unzip(logical_divide(layout, tiler), tiler)
 
 
 def tiled_divide(layout, tiler):

@@ -160,9 +160,7 @@ make_coord = make_shape
 def make_layout(*args, stride=None):
     """``make_layout(shape[, stride | LayoutLeft | LayoutRight])`` or ``make_layout(layout0, layout1, ...)``."""
     if args and all(isinstance(a, Layout) for a in args):
-        if len(args) == 1:
-            return Layout(args[0].shape, args[0].stride)
-        return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))
+        return Layout(tuple(a.shape for a in args), tuple(a.stride for a in args))  # one layout -> rank-1 tuple
     if len(args) == 2:
         shape, stride = args
     elif len(args) == 1:

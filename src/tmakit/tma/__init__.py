@@ -1,11 +1,34 @@
 """The host half of TMA: descriptors, validation, copy ops, make_tma_copy, partitioning."""
 
+from .copy_ops import (
+    SM90_TMA_LOAD,
+    SM90_TMA_LOAD_MULTICAST,
+    SM90_TMA_REDUCE_ADD,
+    SM90_TMA_REDUCE_AND,
+    SM90_TMA_REDUCE_DEC,
+    SM90_TMA_REDUCE_INC,
+    SM90_TMA_REDUCE_MAX,
+    SM90_TMA_REDUCE_MIN,
+    SM90_TMA_REDUCE_OR,
+    SM90_TMA_REDUCE_XOR,
+    SM90_TMA_STORE,
+    CopyOp,
+)
 from .dtypes import numpy_dtype, tma_dtype
 from .errors import TmaDescriptorError, TmaError
+from .gmem import GmemPtr, make_gmem_ptr
+from .make_tma_copy import make_tma_atom, make_tma_copy
+from .multicast import create_tma_multicast_mask
 from .reduce_rules import REDUCE_DTYPES, check_reduce
 from .tensormap import DataType, Interleave, L2Promotion, OobFill, SwizzleMode, TensorMap
 from .tensormap_rules import DOC_NE_HW_RULES
+from .tiled_copy import ThrCopy, TiledCopy, TmaCall
+from .tma_partition import tma_partition
 
 __all__ = ["DataType", "Interleave", "L2Promotion", "OobFill", "SwizzleMode", "TensorMap",
            "TmaError", "TmaDescriptorError", "tma_dtype", "numpy_dtype", "REDUCE_DTYPES", "check_reduce",
-           "DOC_NE_HW_RULES"]
+           "DOC_NE_HW_RULES", "CopyOp", "SM90_TMA_LOAD", "SM90_TMA_LOAD_MULTICAST", "SM90_TMA_STORE",
+           "SM90_TMA_REDUCE_ADD", "SM90_TMA_REDUCE_MIN", "SM90_TMA_REDUCE_MAX", "SM90_TMA_REDUCE_INC",
+           "SM90_TMA_REDUCE_DEC", "SM90_TMA_REDUCE_AND", "SM90_TMA_REDUCE_OR", "SM90_TMA_REDUCE_XOR",
+           "GmemPtr", "make_gmem_ptr", "make_tma_copy", "make_tma_atom", "create_tma_multicast_mask",
+           "TiledCopy", "ThrCopy", "TmaCall", "tma_partition"]

@@ -1,0 +1,52 @@
+"""The TMA copy operations (CuTe's ``SM90_TMA_*`` structs): what each does and which PTX it issues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CopyOp:
+    """One TMA operation. ``kind`` is ``load``, ``store`` or ``reduce``; ``reduce_op`` names the reduction."""
+
+    name: str
+    kind: str
+    multicast: bool = False
+    reduce_op: str | None = None
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def is_load(self) -> bool:
+        return self.kind == "load"
+
+    @property
+    def is_store(self) -> bool:
+        return self.kind in ("store", "reduce")
+
+    @property
+    def ptx(self) -> str:
+        if self.kind == "load":
+            mc = ".multicast::cluster" if self.multicast else ""
+            return f"cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}"
+        if self.kind == "store":
+            return "cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group"
+        return f"cp.reduce.async.bulk.tensor.Nd.global.shared::cta.{self.reduce_op}.tile.bulk_group"
+
+
+SM90_TMA_LOAD = CopyOp("SM90_TMA_LOAD", "load")
+SM90_TMA_LOAD_MULTICAST = CopyOp("SM90_TMA_LOAD_MULTICAST", "load", multicast=True)
+SM90_TMA_STORE = CopyOp("SM90_TMA_STORE", "store")
+SM90_TMA_REDUCE_ADD = CopyOp("SM90_TMA_REDUCE_ADD", "reduce", reduce_op="add")
+SM90_TMA_REDUCE_MIN = CopyOp("SM90_TMA_REDUCE_MIN", "reduce", reduce_op="min")
+SM90_TMA_REDUCE_MAX = CopyOp("SM90_TMA_REDUCE_MAX", "reduce", reduce_op="max")
+SM90_TMA_REDUCE_INC = CopyOp("SM90_TMA_REDUCE_INC", "reduce", reduce_op="inc")
+SM90_TMA_REDUCE_DEC = CopyOp("SM90_TMA_REDUCE_DEC", "reduce", reduce_op="dec")
+SM90_TMA_REDUCE_AND = CopyOp("SM90_TMA_REDUCE_AND", "reduce", reduce_op="and")
+SM90_TMA_REDUCE_OR = CopyOp("SM90_TMA_REDUCE_OR", "reduce", reduce_op="or")
+SM90_TMA_REDUCE_XOR = CopyOp("SM90_TMA_REDUCE_XOR", "reduce", reduce_op="xor")
+
+ALL_OPS = (SM90_TMA_LOAD, SM90_TMA_LOAD_MULTICAST, SM90_TMA_STORE, SM90_TMA_REDUCE_ADD, SM90_TMA_REDUCE_MIN,
+           SM90_TMA_REDUCE_MAX, SM90_TMA_REDUCE_INC, SM90_TMA_REDUCE_DEC, SM90_TMA_REDUCE_AND, SM90_TMA_REDUCE_OR,
+           SM90_TMA_REDUCE_XOR)

@@ -1,0 +1,144 @@
+"""``make_tma_copy``: CuTe's algorithm from (gmem tensor, smem layout, CTA tile, cluster size) to a TMA descriptor
+and a TiledCopy whose thread mode is the cluster's CTAs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..layout import (
+    Int,
+    Layout,
+    Tensor,
+    composition,
+    cosize,
+    make_identity_layout,
+    make_layout,
+    right_inverse,
+    size,
+    tile_to_shape,
+)
+from ..layout.int_tuple import product, product_each
+from ..layout.tensor import ArrayPtr
+from .copy_ops import CopyOp
+from .dtypes import elem_bits, tma_dtype
+from .errors import TmaDescriptorError
+from .gmem import GmemPtr
+from .reduce_rules import check_reduce
+from .tensormap import L2Promotion, SwizzleMode, TensorMap
+from .tiled_copy import TiledCopy
+from .tma_basis import construct_tma_gbasis, gmem_shape_stride, nonswizzle_portion, swizzle_portion, tma_coord_strides
+
+_SWIZZLE_BY_BITS = {0: SwizzleMode.NONE, 1: SwizzleMode.B32, 2: SwizzleMode.B64, 3: SwizzleMode.B128}
+
+
+def as_gmem_tensor(x) -> Tensor:
+    """A tk.Tensor over global memory from a tk.Tensor, a numpy array or a torch tensor (shape/strides kept)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.ndarray):
+        return Tensor(ArrayPtr(x.reshape(-1) if x.flags.c_contiguous else x), _strided_layout(x.shape, [
+            s // x.itemsize for s in x.strides]))
+    if hasattr(x, "data_ptr") and hasattr(x, "stride"):  # torch.Tensor
+        return Tensor(GmemPtr(x.dtype, x.data_ptr()), _strided_layout(tuple(x.shape), tuple(x.stride())))
+    raise TmaDescriptorError("gmem.tensor", "the global tensor must be a tk.Tensor, numpy array or torch tensor",
+                             type(x).__name__, "wrap it with tk.make_tensor(tk.make_gmem_ptr(dtype, addr), layout)")
+
+
+def _strided_layout(shape, strides) -> Layout:
+    return Layout(tuple(int(s) for s in shape), tuple(Int(1) if int(d) == 1 else int(d) for d in strides))
+
+
+def gmem_dtype_and_address(t: Tensor):
+    it = t.iterator
+    if isinstance(it, GmemPtr):
+        return it.dtype, it.address
+    if isinstance(it, ArrayPtr):
+        arr = it.array
+        return tma_dtype(arr.dtype), int(arr.ctypes.data) + it.offset * arr.itemsize
+    raise TmaDescriptorError("gmem.tensor", "the global tensor needs a typed pointer or array", str(it),
+                             "build it with tk.make_gmem_ptr(dtype, address) or a numpy array")
+
+
+def tma_swizzle_mode(slayout, bits: int) -> SwizzleMode:
+    """The descriptor's swizzle from the smem layout's Swizzle<B,M,3> (M=4: on byte addresses, as CuTe's
+    smem_ptr convention; M=4-log2(elem bytes): on element offsets, as TMA.md writes it)."""
+    sw = swizzle_portion(slayout)
+    elem_shift = max(0, (bits // 8).bit_length() - 1)
+    if sw.bits == 0:
+        return SwizzleMode.NONE
+    if sw.shift == 3 and sw.bits in _SWIZZLE_BY_BITS and sw.base in (4, 4 - elem_shift):
+        return _SWIZZLE_BY_BITS[sw.bits]
+    raise TmaDescriptorError(
+        "smem.swizzle", "TMA swizzles 16-byte chunks: the smem swizzle must be Swizzle<B,4,3> (B = 1, 2, 3)", str(sw),
+        "use Swizzle(1|2|3, 4, 3) (32/64/128-byte swizzle) composed with the smem layout")
+
+
+def _box_after_multicast(box, num_multicast: int):
+    box = list(box)
+    mc, i = num_multicast, len(box) - 1
+    while mc > 1:
+        if i < 0 or (box[i] % mc != 0 and mc % box[i] != 0):
+            raise TmaDescriptorError("multicast.split", "the cluster size must divide the box's slowest dimensions",
+                                     (tuple(box), num_multicast), "use a power-of-two cluster that divides the tile")
+        new_mc = -(-mc // box[i])
+        box[i] = -(-box[i] // mc)
+        mc, i = new_mc, i - 1
+    return box
+
+
+def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, *,
+                  l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90") -> TiledCopy:
+    """CuTe's ``make_tma_copy``: a TiledCopy whose descriptor moves one CTA tile (split across ``cluster_size``
+    CTAs for multicast). ``smem_layout`` may be swizzled (``tk.composition(tk.Swizzle(3,4,3), layout)``)."""
+    g = as_gmem_tensor(gmem_tensor)
+    dtype, address = gmem_dtype_and_address(g)
+    bits = elem_bits(dtype)
+    if op.kind == "reduce":
+        check_reduce(op.reduce_op, dtype)
+    if int(cluster_size) > 1 and not op.multicast:
+        raise TmaDescriptorError("multicast.op", "a cluster_size > 1 needs SM90_TMA_LOAD_MULTICAST", op.name,
+                                 "use tk.SM90_TMA_LOAD_MULTICAST or cluster_size=1")
+    slayout = nonswizzle_portion(smem_layout)
+    if cta_tiler is None:
+        cta_tiler = product_each(slayout.shape)
+    cta_v_map = composition(make_identity_layout(g.layout.shape), cta_tiler)
+    cta_t_map = make_layout(Int(int(cluster_size)))
+    tma_gbasis = construct_tma_gbasis(g.layout, slayout, cta_v_map)
+    dims, strides = gmem_shape_stride(g.layout, tma_gbasis)
+    if strides[0] != 1:
+        raise TmaDescriptorError(
+            "smem.majorness", "the smem tile's contiguous mode must be the gmem tensor's stride-1 mode",
+            f"innermost TMA dim has gmem stride {strides[0]}", "make smem and gmem share the same major mode")
+    byte_strides = tuple(s * bits // 8 for s in strides[1:])
+    box = _box_after_multicast([int(size(m)) for m in tma_gbasis], int(cta_t_map.size()))
+    if len(dims) > 5:
+        raise TmaDescriptorError("tensorRank.range", "TMA moves at most 5 dimensions", len(dims),
+                                 "merge contiguous global modes or tile fewer of them")
+    tm = TensorMap(dtype=dtype, global_dim=tuple(dims), global_strides=byte_strides, box_dim=tuple(box),
+                   swizzle=tma_swizzle_mode(smem_layout, bits), l2_promotion=l2_promotion, global_address=address)
+    if validate:
+        tm.validate(arch=arch)
+    num_val = int(product(tma_gbasis.shape))
+    layout_tv = _layout_tv(slayout, cta_t_map, cta_v_map, num_val)
+    g_stride = tma_coord_strides(g.layout, tma_gbasis, byte_strides, bits)
+    return TiledCopy(op, tm, product_each(cta_v_map.shape), layout_tv, num_val, bits, tma_gbasis, g_stride,
+                     smem_layout)
+
+
+def _layout_tv(slayout: Layout, cta_t_map: Layout, cta_v_map: Layout, num_val: int) -> Layout:
+    """(CTA, value) -> smem coordinate, as CuTe's make_tma_copy_tiled builds it."""
+    inv_smem = right_inverse(slayout)
+    layout_v = composition(inv_smem, Int(num_val))
+    layout_V = tile_to_shape(make_layout(layout_v), size(cta_v_map))  # noqa: N806 - CuTe's name
+    n_cta = cosize(cta_t_map)
+    if num_val % int(n_cta):
+        raise TmaDescriptorError("multicast.split", "the tile must split evenly among the cluster's CTAs",
+                                 (num_val, int(n_cta)), "use a cluster size that divides the tile")
+    layout_t = make_layout(n_cta, Int(num_val // int(n_cta)))
+    layout_T = composition(inv_smem, composition(layout_t, cta_t_map))  # noqa: N806 - CuTe's name
+    return make_layout(layout_T, layout_V)
+
+
+def make_tma_atom(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, **kw) -> TiledCopy:
+    """CuTe's ``make_tma_atom``: the copy for ``tma_partition`` (the same object here)."""
+    return make_tma_copy(op, gmem_tensor, smem_layout, cta_tiler, cluster_size, **kw)
