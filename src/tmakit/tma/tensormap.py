@@ -263,11 +263,12 @@ class TensorMap:
 
         return summary(self)
 
-    def explain(self) -> str:
-        """A multi-line description: every field, bytes per box, smem footprint, and the equivalent C call."""
+    def explain(self, arch: str = "sm_90") -> str:
+        """A multi-line description: every field, bytes per box, smem footprint, validity on ``arch`` and the
+        equivalent ``cuTensorMapEncode*`` C call."""
         from .tensormap_explain import explain
 
-        return explain(self)
+        return explain(self, arch)
 
     def replace(self, **changes) -> TensorMap:
         return dataclasses.replace(self, **changes)
