@@ -1,0 +1,9 @@
+// tmakit/all.cuh -- every tmakit device header.
+#pragma once
+#include "types.cuh"
+#include "debug.cuh"
+#include "fence.cuh"
+#include "mbarrier.cuh"
+#include "cluster.cuh"
+#include "tma.cuh"
+#include "tensormap.cuh"
