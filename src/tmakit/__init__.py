@@ -6,10 +6,10 @@
 
 __version__ = "0.1.0"
 
+from . import emu  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
 from .tma import *  # noqa: F401,F403
 from .tma import __all__ as _tma_all
-from . import emu  # noqa: F401,E402
 
 __all__ = ["__version__", "emu", *_layout_all, *_tma_all]
