@@ -31,13 +31,13 @@ from .int_tuple import (
     compatible,
     congruent,
     crd2idx,
-    depth,
     flatten,
     idx2crd,
     prefix_product,
     product,
     shape_div,
 )
+from .int_tuple import depth as _tuple_depth
 from .int_tuple import rank as _tuple_rank
 from .integer import Int, Underscore, _, ceil_div, is_static, static
 from .layout import (
@@ -58,6 +58,11 @@ from .layout import (
 from .printing import format_layout, format_tensor, print_layout, print_tensor
 from .swizzle import ComposedLayout, Swizzle, make_composed_layout
 from .tensor import ArrayPtr, Tensor, local_partition, local_tile, make_coord_tensor, make_identity_tensor, make_tensor
+
+
+def depth(x):
+    """Nesting depth of a layout's, tensor's or tuple's shape (an integer has depth 0)."""
+    return _tuple_depth(x.shape if hasattr(x, "shape") and not isinstance(x, tuple) else x)
 
 
 def rank(x):
