@@ -1,1 +1,86 @@
-"""A bit-exact CPU model of TMA, mbarriers and clusters."""
+"""A bit-exact CPU model of TMA, mbarriers and clusters that runs CTA programs written in Python.
+
+Host side: ``launch(kernel, grid, cluster, *args)``; global memory is numpy arrays (``register``, ``alloc``).
+Device side (inside a kernel): the vocabulary of the seeds — ``copy(tma.with_(bar, mask), src, dst)``,
+``prefetch``, ``initialize_barrier``, ``set_barrier_transaction_bytes``, ``wait_barrier``, ``cluster_sync``,
+``fence_barrier_init``, ``tma_store_fence``, ``tma_store_arrive``, ``tma_store_wait``, ``block_rank_in_cluster``,
+``cluster_id_in_grid``, ``cluster_shape``, ``block_idx`` — plus shared allocation and raw TMA instructions.
+The TMA unit itself is ``tmakit.emu.tma_unit`` (pure functions on byte buffers). See docs/EMULATOR.md.
+"""
+
+from . import tma_unit
+from .adaptor import BoundCopy, copy, prefetch, tma_coords, with_
+from .cta import Dim3
+from .device_info import (
+    block_id_in_cluster,
+    block_idx,
+    block_rank_in_cluster,
+    cluster_id_in_grid,
+    cluster_shape,
+    cluster_size,
+    grid_dim,
+)
+from .device_smem import make_smem_ptr, shared_alloc, shared_array, shared_barrier, shared_tensor
+from .device_sync import (
+    arrive_barrier,
+    barrier_phase,
+    cluster_arrive,
+    cluster_sync,
+    cluster_wait,
+    expect_transaction_bytes,
+    fence_barrier_init,
+    fence_proxy_async,
+    fence_view_async_shared,
+    initialize_barrier,
+    invalidate_barrier,
+    set_barrier_transaction_bytes,
+    syncthreads,
+    tma_store_fence,
+    try_wait_barrier,
+    wait_barrier,
+)
+from .device_tma import (
+    commit_group,
+    tma_load,
+    tma_prefetch,
+    tma_reduce,
+    tma_store,
+    tma_store_arrive,
+    tma_store_wait,
+    wait_group,
+)
+from .dtypes import OOB_NAN_BITS
+from .errors import (
+    BarrierError,
+    Deadlock,
+    EmuError,
+    ExitError,
+    IllegalAddress,
+    IllegalInstruction,
+    LaunchError,
+    RaceError,
+    TmaUnitError,
+)
+from .geometry import BoxGeometry, box_geometry
+from .global_memory import GlobalMemory, alloc, register, unregister
+from .launch import EmuWarning, launch
+from .mbarrier import MBarrier, StalePhaseWarning
+from .shared_memory import DEFAULT_SMEM_BYTES, SharedMemory
+from .smem_ptr import SmemPtr
+from .swizzle import swizzle_address
+
+make_smem_tensor = shared_tensor
+
+__all__ = [
+    "BarrierError", "BoundCopy", "BoxGeometry", "DEFAULT_SMEM_BYTES", "Deadlock", "Dim3", "EmuError", "EmuWarning",
+    "ExitError", "GlobalMemory", "IllegalAddress", "IllegalInstruction", "LaunchError", "MBarrier", "OOB_NAN_BITS",
+    "RaceError", "SharedMemory", "SmemPtr", "StalePhaseWarning", "TmaUnitError", "alloc", "arrive_barrier",
+    "barrier_phase", "block_id_in_cluster", "block_idx", "block_rank_in_cluster", "box_geometry", "cluster_arrive",
+    "cluster_id_in_grid", "cluster_shape", "cluster_size", "cluster_sync", "cluster_wait", "commit_group", "copy",
+    "expect_transaction_bytes", "fence_barrier_init", "fence_proxy_async", "fence_view_async_shared", "grid_dim",
+    "initialize_barrier", "invalidate_barrier", "launch", "make_smem_ptr", "make_smem_tensor", "prefetch",
+    "register", "set_barrier_transaction_bytes", "shared_alloc", "shared_array", "shared_barrier", "shared_tensor",
+    "swizzle_address", "syncthreads", "tma_coords", "tma_load", "tma_prefetch", "tma_reduce", "tma_store",
+    "tma_store_arrive", "tma_store_fence", "tma_store_wait", "tma_unit", "try_wait_barrier", "unregister",
+    "wait_barrier", "wait_group", "with_",
+]

@@ -1,0 +1,134 @@
+"""Synchronization inside a kernel: mbarriers, the cluster barrier, CTA barrier and proxy fences (TMA.md §5, §7)."""
+
+from __future__ import annotations
+
+from .cta import Block
+from .device_smem import barrier_address
+from .diagnostics import describe_cluster_wait, describe_wait
+from .errors import BarrierError, RaceError
+from .scheduler import SCHEDULER, current_cta
+
+
+def block_until(cta, ready, describe, barrier=None) -> None:
+    """Park the CTA until ``ready()`` (a scheduling point: in-flight TMA completes meanwhile)."""
+    if ready():
+        return
+    cta.block, cta.state = Block(ready, describe, barrier), "blocked"
+    SCHEDULER.park(cta)
+    cta.block, cta.state = None, "running"
+
+
+def _barrier(bar):
+    cta = current_cta()
+    return cta, cta.barrier(barrier_address(cta, bar))
+
+
+def initialize_barrier(bar, arrival_count: int = 1) -> None:
+    """``mbarrier.init``: phase 0, ``arrival_count`` arrivals expected per phase."""
+    _barrier(bar)[1].init(int(arrival_count))
+
+
+def invalidate_barrier(bar) -> None:
+    """``mbarrier.inval``: the slot may be initialized again."""
+    _barrier(bar)[1].invalidate()
+
+
+def set_barrier_transaction_bytes(bar, nbytes: int) -> None:
+    """``mbarrier.arrive.expect_tx``: announce ``nbytes`` of TMA transactions, then arrive once."""
+    b = _barrier(bar)[1]
+    b.expect_tx(int(nbytes))
+    b.arrive(1)
+
+
+def expect_transaction_bytes(bar, nbytes: int) -> None:
+    """``mbarrier.expect_tx``: announce bytes without arriving."""
+    _barrier(bar)[1].expect_tx(int(nbytes))
+
+
+def arrive_barrier(bar, count: int = 1, cta_id: int | None = None) -> None:
+    """``mbarrier.arrive``; with ``cta_id`` the barrier at the same address in that peer CTA
+    (``mapa`` + ``mbarrier.arrive.shared::cluster``)."""
+    cta = current_cta()
+    addr = barrier_address(cta, bar)
+    if cta_id is None or cta_id == cta.rank:
+        cta.barrier(addr).arrive(int(count))
+        return
+    peer = cta.cluster.ctas[cta_id]
+    if peer.state in ("exited", "aborted"):
+        from .errors import ExitError
+
+        raise ExitError(f"{cta.label} arrives on mbarrier @{addr:#x} of {peer.label}, which already exited")
+    b = peer.barrier(addr)
+    if not b.live:
+        raise RaceError(f"{cta.label} arrives on {b.name}, which is not initialized (missing cluster_sync?)")
+    cta.cluster.check_visible(cta, b, "remote arrive")
+    b.remote_signaled = True
+    b.arrive(int(count))
+
+
+def wait_barrier(bar, phase: int) -> None:
+    """``mbarrier.try_wait.parity`` in a loop: return once the phase with parity ``phase & 1`` has completed.
+
+    ``phase`` >= 2 is taken as a full phase number and must be the current or the previous phase.
+    """
+    cta, b = _barrier(bar)
+    if not b.live:
+        raise BarrierError(f"{cta.label} waits on {b.name}, which was never initialized")
+    phase = int(phase)
+    b.check_phase_arg(phase)
+    block_until(cta, lambda: b.phase_done(phase), lambda: describe_wait(cta, b, phase), b)
+    b.observe(cta.rank, phase)
+
+
+def try_wait_barrier(bar, phase: int) -> bool:
+    """``mbarrier.try_wait.parity``: the emulator models its time limit as unbounded, so it returns True once the
+    phase completed (a ``while not try_wait(...)`` loop behaves like ``wait_barrier``)."""
+    wait_barrier(bar, phase)
+    return True
+
+
+def barrier_phase(bar) -> int:
+    """The current phase number of an mbarrier of this CTA (a debugging aid; no PTX equivalent)."""
+    return _barrier(bar)[1].phase
+
+
+def fence_barrier_init() -> None:
+    """``fence.mbarrier_init.release.cluster``: this CTA's barrier inits are released to the cluster."""
+    for b in current_cta().barriers.values():
+        if b.live:
+            b.fenced = True
+
+
+def fence_proxy_async() -> None:
+    """``fence.proxy.async.shared::cta``: generic shared writes so far become visible to TMA."""
+    current_cta().smem.fence_proxy_async()
+
+
+tma_store_fence = fence_proxy_async
+fence_view_async_shared = fence_proxy_async
+
+
+def syncthreads() -> None:
+    """``__syncthreads()``: a no-op, the emulated CTA is one thread."""
+
+
+def cluster_arrive() -> None:
+    """``barrier.cluster.arrive.release``."""
+    cta = current_cta()
+    cta.cluster.arrive(cta)
+
+
+def cluster_wait() -> None:
+    """``barrier.cluster.wait.acquire``: until every CTA of the cluster arrived."""
+    cta = current_cta()
+    cl = cta.cluster
+    if cta.arrive_gen is None:
+        raise RaceError(f"{cta.label}: barrier.cluster.wait without a preceding barrier.cluster.arrive")
+    block_until(cta, lambda: cl.arrive_done(cta), lambda: describe_cluster_wait(cl, cta))
+    cta.passed_gen, cta.arrive_gen = cta.arrive_gen + 1, None
+
+
+def cluster_sync() -> None:
+    """``cute::cluster_sync()``: arrive then wait."""
+    cluster_arrive()
+    cluster_wait()

@@ -1,0 +1,62 @@
+"""Strided numpy views of the in-bounds part of a TMA box in global memory (tile mode, TMA.md §3).
+
+``gmem`` is the byte buffer whose index 0 is the tensor map's ``global_address``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .dtypes import storage_dtype
+from .errors import IllegalAddress, TmaUnitError
+
+
+def as_bytes(buf, writeable: bool) -> np.ndarray:
+    """A flat ``np.uint8`` view of a contiguous numpy array / bytes-like object (no copy)."""
+    if not isinstance(buf, np.ndarray):
+        buf = np.frombuffer(buf, dtype=np.uint8)
+    if not buf.flags.c_contiguous:
+        raise TmaUnitError("global memory must be a C-contiguous buffer")
+    out = buf.reshape(-1).view(np.uint8)
+    if writeable and not out.flags.writeable:
+        raise TmaUnitError("global memory is read-only; a TMA store/reduce needs a writeable buffer")
+    return out
+
+
+def element_view(gmem: np.ndarray, elem_bytes: int) -> np.ndarray:
+    """The buffer as unsigned elements of ``elem_bytes`` bytes (trailing partial element dropped)."""
+    n = gmem.size - gmem.size % elem_bytes
+    return gmem[:n].view(storage_dtype(elem_bytes))
+
+
+def _in_range(c: int, step: int, count: int, dim: int) -> tuple[int, int]:
+    """Box indices k with ``0 <= c + step*k < dim``, as a half-open range [lo, hi)."""
+    lo = 0 if c >= 0 else (-c + step - 1) // step
+    hi = min(count, (dim - c + step - 1) // step) if dim > c else 0
+    return lo, max(lo, hi)
+
+
+def global_box(gel: np.ndarray, tmap, geom, coords, writeable: bool):
+    """(box slices, view) for the in-bounds elements of the box at ``coords``; ``(None, None)`` if none are.
+
+    The view has the box's numpy shape (outermost first) restricted to the slices, and aliases ``gel``.
+    """
+    e = geom.elem_bytes
+    slices, shape, strides, first, last = [], [], [], 0, 0
+    for i in reversed(range(tmap.rank)):
+        c, step, count, dim = coords[i], geom.steps[i], geom.counts[i], tmap.global_dim[i]
+        lo, hi = _in_range(c, step, count, dim)
+        if hi == lo:
+            return None, None
+        bstride = e if i == 0 else tmap.global_strides[i - 1]
+        first += (c + step * lo) * bstride
+        last += (hi - lo - 1) * step * bstride
+        slices.append(slice(lo, hi))
+        shape.append(hi - lo)
+        strides.append(step * bstride)
+    if first + last + e > gel.size * e:
+        raise IllegalAddress(f"box at {tuple(coords)} reaches global byte {first + last + e:#x} past the "
+                             f"{gel.size * e}-byte buffer at {tmap.global_address:#x}")
+    view = as_strided(gel[first // e:], shape=shape, strides=strides, writeable=writeable)
+    return tuple(slices), view

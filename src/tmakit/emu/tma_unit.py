@@ -1,0 +1,125 @@
+"""The TMA unit as pure functions: a tensor map, coordinates and byte buffers in, bytes out (TMA.md §2-4).
+
+These are the functions a conformance fuzzer compares against the GPU byte for byte:
+
+* ``gmem``: the global bytes, index 0 = ``tmap.global_address`` (numpy array or bytes-like; writeable for stores).
+* ``smem``: one CTA's shared memory image, a flat ``np.uint8`` array indexed by shared address.
+* ``coords``: the instruction's ``.s32`` coordinates, innermost first (TMA-dimension order).
+
+``load`` returns the transaction bytes it signals (the full box, even when out of bounds). Nothing here knows about
+CTAs, barriers or timing; ``tmakit.emu`` schedules these calls.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .dtypes import oob_fill_bits, storage_dtype
+from .errors import IllegalInstruction, TmaUnitError
+from .geometry import BoxGeometry, box_geometry
+from .gmem_view import as_bytes, element_view, global_box
+from .im2col import im2col_gather
+from .reduce_ops import check_reduce, reduce_bits
+from .smem_image import check_smem_range, read_box, write_box
+
+S32 = (-(2**31), 2**31 - 1)
+IM2COL_OFFSET_MAX = {3: 2**16 - 1, 4: 2**8 - 1, 5: 2**5 - 1}
+
+
+@lru_cache(maxsize=4096)
+def checked_geometry(tmap) -> BoxGeometry:
+    """Validate the descriptor (``TensorMap.validate``, the driver's rules) and return its box geometry."""
+    validate = getattr(tmap, "validate", None)
+    if validate is not None:
+        validate()
+    return box_geometry(tmap)
+
+
+def check_coords(tmap, coords, offsets=()) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Coordinates (and im2col offsets) as int tuples; one ``.s32`` per dimension, offsets in their u16 range."""
+    coords = tuple(int(c) for c in coords)
+    if len(coords) != tmap.rank:
+        raise TmaUnitError(f"a rank-{tmap.rank} tensor map needs {tmap.rank} coordinates, got {coords}")
+    if any(not S32[0] <= c <= S32[1] for c in coords):
+        raise TmaUnitError(f"coordinates {coords} do not fit in .s32")
+    offsets = tuple(int(o) for o in offsets)
+    if tmap.mode != "im2col":
+        if offsets:
+            raise TmaUnitError("im2col offsets given for a tiled tensor map")
+        return coords, offsets
+    if len(offsets) != tmap.rank - 2:
+        raise TmaUnitError(f"a rank-{tmap.rank} im2col load needs {tmap.rank - 2} im2col offsets, got {offsets}")
+    hi = IM2COL_OFFSET_MAX[tmap.rank]
+    if any(not 0 <= o <= hi for o in offsets):
+        raise TmaUnitError(f"im2col offsets {offsets} must lie in [0, {hi}] for a rank-{tmap.rank} map")
+    return coords, offsets
+
+
+def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
+    """The box as an element array (unsigned storage dtype, numpy shape ``geometry.shape``), OOB filled."""
+    geom = checked_geometry(tmap)
+    coords, offsets = check_coords(tmap, coords, im2col_offsets)
+    gel = element_view(as_bytes(gmem, False), geom.elem_bytes)
+    fill = oob_fill_bits(tmap)
+    if tmap.mode == "im2col":
+        return im2col_gather(gel, tmap, geom, coords, offsets, fill)
+    slices, view = global_box(gel, tmap, geom, coords, writeable=False)
+    if slices is not None and view.shape == geom.shape:
+        return view.copy()
+    out = np.full(geom.shape, fill, dtype=gel.dtype)
+    if slices is not None:
+        out[slices] = view
+    return out
+
+
+def load(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, im2col_offsets=()) -> int:
+    """``cp.async.bulk.tensor`` global -> shared: write the box at ``smem_addr``; return its transaction bytes."""
+    geom = checked_geometry(tmap)
+    check_smem_range(smem, smem_addr, geom, "TMA load")
+    write_box(smem, smem_addr, geom, gather(tmap, coords, gmem, im2col_offsets))
+    return geom.tx_bytes
+
+
+def _store_target(tmap, coords, gmem, smem, smem_addr, what):
+    geom = checked_geometry(tmap)
+    if tmap.mode == "im2col":
+        raise TmaUnitError(f"{what}: im2col_no_offs stores are not modeled by the emulator")
+    coords, _ = check_coords(tmap, coords)
+    if any(c < 0 for c in coords):
+        raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
+                                 "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
+    check_smem_range(smem, smem_addr, geom, what)
+    box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes))
+    gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
+    slices, view = global_box(gel, tmap, geom, coords, writeable=True)
+    return box.reshape(geom.shape), slices, view
+
+
+def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
+    """``cp.async.bulk.tensor`` shared -> global: write the in-bounds part of the box; OOB parts are skipped."""
+    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
+    if slices is not None:
+        view[...] = box[slices]
+    return checked_geometry(tmap).tx_bytes
+
+
+def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int:
+    """``cp.reduce.async.bulk.tensor``: ``global = global (op) shared`` element-wise on the in-bounds part."""
+    op = check_reduce(op, tmap.dtype)
+    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}")
+    if slices is not None:
+        view[...] = reduce_bits(op, tmap.dtype, np.array(view), box[slices])
+    return checked_geometry(tmap).tx_bytes
+
+
+def prefetch(tmap, coords, im2col_offsets=()) -> None:
+    """``cp.async.bulk.prefetch.tensor``: validated like a load, no effect on memory."""
+    checked_geometry(tmap)
+    check_coords(tmap, coords, im2col_offsets)
+
+
+def tx_bytes(tmap) -> int:
+    """Transaction bytes of one box of ``tmap`` (what ``expect_tx`` must announce per load)."""
+    return checked_geometry(tmap).tx_bytes
