@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tmakit as tk
 from tmakit.layout.algebra import group_modes
@@ -148,3 +150,44 @@ def test_partitions_cover_the_tile_exactly_once():
             x0, y0 = tuple(tc.get_slice(c).partition_S(tile).iterator)
             seen |= {(x0 + i, y0 + j) for i in range(box[0]) for j in range(box[1])}
         assert seen == {(80 + i, 96 + j) for i in range(16) for j in range(32)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.sampled_from([8, 16, 32, 64]), cols=st.sampled_from([4, 8, 16, 32]),
+       cluster=st.sampled_from([1, 2, 4, 8]), tm=st.integers(0, 7), tn=st.integers(0, 7))
+def test_property_cluster_slices_partition_the_tile(rows, cols, cluster, tm, tn):
+    if rows % cluster:
+        return
+    op = tk.SM90_TMA_LOAD_MULTICAST if cluster > 1 else tk.SM90_TMA_LOAD
+    s = tk.make_layout((I(rows), I(cols)), tk.LayoutRight)
+    tc = tk.make_tma_copy(op, _fp32_1024(), s, cluster_size=cluster)
+    bx, by = tc.tensormap.box_dim
+    assert bx * by * cluster == rows * cols
+    tile = tk.local_tile(tc.get_tma_tensor((1024, 1024)), (I(rows), I(cols)), (tm, tn))
+    cells = []
+    for c in range(cluster):
+        x0, y0 = tuple(tc.get_slice(c).partition_S(tile).iterator)
+        cells += [(x0 + i, y0 + j) for i in range(bx) for j in range(by)]
+    want = {(tn * cols + i, tm * rows + j) for i in range(cols) for j in range(rows)}
+    assert len(cells) == len(want) and set(cells) == want  # every element exactly once
+
+
+@settings(max_examples=80, deadline=None)
+@given(shape=st.lists(st.sampled_from([1, 2, 4]), min_size=1, max_size=4), data=st.data())
+def test_property_mask_selects_exactly_the_ctas_sharing_the_coordinate(shape, data):
+    cluster = tk.make_layout(tuple(I(s) for s in shape), tk.LayoutLeft)
+    n = int(tk.size(cluster))
+    if n > 16:
+        return
+    rank = data.draw(st.integers(0, n - 1))
+    modes = tuple(sorted(set(data.draw(st.lists(st.integers(0, len(shape) - 1), max_size=len(shape))))))
+    crd = cluster.get_hier_coord(rank)
+    crd = crd if isinstance(crd, tuple) else (crd,)
+    mask = tk.create_tma_multicast_mask(cluster, crd if len(shape) > 1 else crd[0], modes)
+
+    def coord(r):
+        c = cluster.get_hier_coord(r)
+        return c if isinstance(c, tuple) else (c,)
+
+    expect = {r for r in range(n) if all(coord(r)[k] == crd[k] for k in range(len(shape)) if k not in modes)}
+    assert {r for r in range(16) if mask >> r & 1} == expect
