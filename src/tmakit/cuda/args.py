@@ -69,89 +69,128 @@ def device_pointer(obj) -> int:
     raise TypeError(f"cannot get a device pointer from {type(obj).__name__}")
 
 
-def _tensormap_types():
-    from .driver import cu
-
-    return cu().CUtensorMap
+_CTYPES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
+_RAW, _DEV, _TORCH, _CUTM, _TKMAP, _BYTES = range(6)
+# ctypes/numpy scalar codes that struct packs with the same native size
+_STRUCT_CODES = set("bBhHiIlLqQfd?")
 
 
 class ArgPacker:
     """Packs arguments into a reused buffer; ``pack(args)`` returns the address of the ``void*[]`` array.
 
-    One packer per thread (see :func:`pack_args`): the driver copies the values during the launch call.
+    Parameter i lives in 128-byte slot i (64-byte aligned), so the ``void*`` array is fixed; a struct larger than
+    128 bytes takes several slots and the array is rebuilt for that call. One packer per thread (:func:`pack_args`):
+    the driver copies the values during the launch call.
     """
 
     def __init__(self, max_slots: int = 64):
-        self._alloc(max_slots)
-        self._kinds: dict[type, str] = {}
-        self._cutm = None
-
-    def _alloc(self, n: int):
-        self.max_slots = n
-        self._raw = ctypes.create_string_buffer(n * _SLOT + 64)
+        self.max_slots = max_slots
+        self._raw = ctypes.create_string_buffer(max_slots * _SLOT + 64)
         base = ctypes.addressof(self._raw)
         self.base = (base + 63) & ~63
         self._mv = memoryview(self._raw).cast("B")[self.base - base:]
-        self._ptrs = (ctypes.c_void_p * n)()
+        self._ptrs = (ctypes.c_void_p * max_slots)(*[self.base + i * _SLOT for i in range(max_slots)])
         self.ptrs_addr = ctypes.addressof(self._ptrs)
-        self._ptr_vals = [None] * n
+        self._fixed = True
+        self._kinds: dict[type, tuple] = {}
+        self._views: dict[int, tuple] = {}
 
-    def _kind(self, a) -> str:
+    def _classify(self, a) -> tuple:
         t = type(a)
-        k = self._kinds.get(t)
-        if k is not None:
-            return k
-        if self._cutm is None:
-            self._cutm = _tensormap_types()
-        if t is self._cutm:
-            k = "cutm"
+        from .driver import cu
+
+        if t is cu().CUtensorMap:
+            k = (_CUTM, None)
         elif t.__name__ == "TensorMap" and hasattr(a, "global_dim"):
-            k = "tkmap"
+            k = (_TKMAP, None)
         elif t is bool or t is int or t is float:
             raise TypeError(f"plain Python {t.__name__} argument: give its C type, e.g. ctypes.c_int32(x), "
                             "ctypes.c_uint64(x), ctypes.c_float(x), numpy.float32(x), or tmakit.cuda.Ptr(addr)")
         elif isinstance(a, Ptr):
-            k = "ptr"
-        elif isinstance(a, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)) \
+            k = (_RAW, None)
+        elif isinstance(a, ctypes._SimpleCData) and not isinstance(a, ctypes.c_void_p) \
+                and getattr(t, "_type_", None) in _STRUCT_CODES:
+            k = (_BYTES, struct.Struct(t._type_), True)  # native sizes, as C
+        elif isinstance(a, (ctypes.Structure, ctypes.Union, ctypes.Array, ctypes._SimpleCData)) \
                 and not isinstance(a, ctypes.c_void_p):
-            k = "ctypes"
+            k = (_BYTES, None, False)
         elif t.__module__ == "numpy" and hasattr(a, "dtype") and getattr(a, "ndim", 1) == 0:
-            k = "numpy"
+            code = a.dtype.char
+            k = (_BYTES, struct.Struct(code), False) if code in _STRUCT_CODES else (_BYTES, None, False)
+        elif callable(getattr(a, "data_ptr", None)):
+            k = (_TORCH, None)
         else:
-            k = "ptr"
+            device_pointer(a)  # raises TypeError for unusable objects
+            k = (_DEV, None)
         self._kinds[t] = k
         return k
 
+    def _view(self, cutm) -> memoryview:
+        """A live 128-byte view of a CUtensorMap's storage (memoised per object; the object is kept alive)."""
+        v = self._views.get(id(cutm))
+        if v is None or v[0] is not cutm:
+            if len(self._views) > 4096:
+                self._views.clear()
+            v = self._views[id(cutm)] = (cutm, memoryview((ctypes.c_char * 128).from_address(cutm.getPtr())).cast("B"))
+        return v[1]
+
     def pack(self, args) -> int:
-        mv, slot = self._mv, 0
-        for i, a in enumerate(args):
-            if slot >= self.max_slots - 1:
-                raise ValueError("too many kernel arguments")
-            k = self._kind(a)
-            off = slot * _SLOT
-            if k == "ptr":
-                _U64.pack_into(mv, off, device_pointer(a))
-                n = 1
-            elif k == "cutm":
-                ctypes.memmove(self.base + off, a.getPtr(), 128)
-                n = 1
-            elif k == "tkmap":
+        if len(args) >= self.max_slots:
+            raise ValueError(f"too many kernel arguments ({len(args)})")
+        mv, kinds, views, pack_u64 = self._mv, self._kinds, self._views, _U64.pack_into
+        if not self._fixed:
+            self._reset_layout()
+        off = 0
+        for a in args:
+            k = kinds.get(a.__class__) or self._classify(a)
+            kind = k[0]
+            if kind == _CUTM:
+                v = views.get(id(a))
+                mv[off:off + 128] = v[1] if v is not None and v[0] is a else self._view(a)
+            elif kind == _RAW:
+                pack_u64(mv, off, a)
+            elif kind == _TORCH:
+                pack_u64(mv, off, a.data_ptr())
+            elif kind == _DEV:
+                pack_u64(mv, off, device_pointer(a))
+            elif kind == _TKMAP:
                 from .encode import encode_cached
 
-                ctypes.memmove(self.base + off, encode_cached(a).getPtr(), 128)
-                n = 1
+                mv[off:off + 128] = self._view(encode_cached(a))
+            elif k[1] is not None:
+                k[1].pack_into(mv, off, a.value if k[2] else a)
             else:
-                data = bytes(a) if k == "ctypes" else a.tobytes()
-                size = len(data)
-                n = max(1, -(-size // _SLOT))
-                if slot + n >= self.max_slots:
-                    raise ValueError("kernel arguments too large")
-                mv[off:off + size] = data
-            addr = self.base + off
-            if self._ptr_vals[i] != addr:
-                self._ptrs[i] = addr
-                self._ptr_vals[i] = addr
+                data = bytes(a) if isinstance(a, _CTYPES) else a.tobytes()
+                if len(data) > _SLOT:
+                    return self._pack_large(args)
+                mv[off:off + len(data)] = data
+            off += _SLOT
+        return self.ptrs_addr
+
+    def _reset_layout(self):
+        for i in range(self.max_slots):
+            self._ptrs[i] = self.base + i * _SLOT
+        self._fixed = True
+
+    def _pack_large(self, args) -> int:
+        """Slow path: some struct is larger than a slot; lay arguments out one after another."""
+        blobs = []
+        for a in args:  # first the bytes of each argument (small ones packed alone into slot 0)
+            data = bytes(a) if isinstance(a, _CTYPES) else None
+            if data is None or len(data) <= _SLOT:
+                self._fixed = True
+                self.pack([a])
+                data = bytes(self._mv[0:_SLOT])
+            blobs.append(data)
+        slot = 0
+        for i, data in enumerate(blobs):
+            n = -(-len(data) // _SLOT)
+            if slot + n > self.max_slots:
+                raise ValueError("kernel arguments too large")
+            self._mv[slot * _SLOT:slot * _SLOT + len(data)] = data
+            self._ptrs[i] = self.base + slot * _SLOT
             slot += n
+        self._fixed = False
         return self.ptrs_addr
 
 

@@ -34,7 +34,8 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">]+)[">]', re.M)
 
 stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
 _memory: dict[str, Compiled] = {}
-_header_memo: dict[str, tuple[int, int, str, str]] = {}
+_header_memo: dict[str, tuple] = {}
+_key_memo: dict[tuple, tuple] = {}
 _lock = threading.Lock()
 
 
@@ -48,44 +49,51 @@ def cache_dir() -> Path:
 
 
 def clear_memory_cache() -> None:
-    """Forget in-process entries (the disk cache stays)."""
+    """Forget in-process entries and key memos (the disk cache stays)."""
     _memory.clear()
+    _key_memo.clear()
 
 
-def _header(path: Path) -> tuple[str, str]:
-    """(sha256, text) of a header, memoised on (mtime, size)."""
-    st = path.stat()
-    key = str(path)
-    m = _header_memo.get(key)
-    if m and m[0] == st.st_mtime_ns and m[1] == st.st_size:
-        return m[2], m[3]
-    text = path.read_text()
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    _header_memo[key] = (st.st_mtime_ns, st.st_size, digest, text)
-    return digest, text
+def _header(path: str) -> tuple[str, str, tuple[str, ...], tuple[int, int]]:
+    """(sha256, text, includes, (mtime, size)) of a header, memoised on (mtime, size)."""
+    st = os.stat(path)
+    sig = (st.st_mtime_ns, st.st_size)
+    m = _header_memo.get(path)
+    if m and m[3] == sig:
+        return m
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = (hashlib.sha256(text.encode()).hexdigest(), text, tuple(_INCLUDE.findall(text)), sig)
+    _header_memo[path] = m
+    return m
 
 
-def _scan_headers(source: str, roots: list[Path], base: Path | None) -> tuple[dict[str, str], dict[str, str], bool]:
-    """Headers reachable from ``source`` under ``roots``: ({name: sha}, {name: text}, any unresolved)."""
+def _scan_headers(source: str, roots: list[str], base: str | None):
+    """Headers reachable from ``source`` under ``roots``.
+
+    Returns ({name: sha}, {name: text}, any include unresolved, [(path, (mtime, size))] to revalidate a memo).
+    """
     found: dict[str, str] = {}
     texts: dict[str, str] = {}
+    deps: list[tuple[str, tuple[int, int]]] = []
     unresolved = False
-    todo = [(source, base)]
+    todo = [(tuple(_INCLUDE.findall(source)), base)]
     while todo:
-        text, here = todo.pop()
-        for inc in _INCLUDE.findall(text):
+        incs, here = todo.pop()
+        for inc in incs:
             if inc in found:
                 continue
             for root in ([here] if here else []) + roots:
-                p = root / inc
-                if p.is_file():
-                    digest, htext = _header(p)
+                p = os.path.join(root, inc)
+                if os.path.isfile(p):
+                    digest, htext, sub, sig = _header(p)
                     found[inc], texts[inc] = digest, htext
-                    todo.append((htext, p.parent))
+                    deps.append((p, sig))
+                    todo.append((sub, os.path.dirname(p)))
                     break
             else:
                 unresolved = True
-    return found, texts, unresolved
+    return found, texts, unresolved, deps
 
 
 def _system_headers_id() -> str:
@@ -105,9 +113,16 @@ def _system_headers_id() -> str:
 
 def cache_key(source: str, name: str, options: list[str], name_expressions=(), include_dirs=(),
               base: Path | None = None) -> tuple[str, dict[str, str]]:
-    """(hex key, {header name: text}) for a compile; the texts feed error messages."""
-    roots = [Path(d) for d in include_dirs] + [PACKAGE_INCLUDE]
-    headers, texts, unresolved = _scan_headers(source, roots, base)
+    """(hex key, {header name: text}) for a compile; the texts feed error messages.
+
+    Memoised per process on the arguments; the memo is revalidated by stat-ing the headers it read.
+    """
+    memo_key = (source, name, tuple(options), tuple(name_expressions), tuple(map(str, include_dirs)), str(base))
+    m = _key_memo.get(memo_key)
+    if m is not None and all(_stat_sig(p) == sig for p, sig in m[2]):
+        return m[0], m[1]
+    roots = [str(d) for d in include_dirs] + [str(PACKAGE_INCLUDE)]
+    headers, texts, unresolved, deps = _scan_headers(source, roots, str(base) if base else None)
     material = {
         "format": _FORMAT,
         "compiler": _jit.compiler_id(),
@@ -119,7 +134,19 @@ def cache_key(source: str, name: str, options: list[str], name_expressions=(), i
         "system": _system_headers_id() if unresolved else "",
     }
     blob = json.dumps(material, sort_keys=True).encode()
-    return hashlib.sha256(blob).hexdigest()[:40], texts
+    key = hashlib.sha256(blob).hexdigest()[:40]
+    if len(_key_memo) > 1024:
+        _key_memo.clear()
+    _key_memo[memo_key] = (key, texts, deps)
+    return key, texts
+
+
+def _stat_sig(path: str):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 def _entry_path(key: str) -> Path:

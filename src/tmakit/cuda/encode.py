@@ -14,9 +14,30 @@ __all__ = ["encode_tensormap", "encode_cached", "tensormap_bytes"]
 
 
 def _validate(tm) -> None:
+    """``tm.validate(arch)`` for the current device's compute capability (when the TensorMap has a validator)."""
     v = getattr(tm, "validate", None)
     if callable(v):
-        v()
+        v(_arch())
+
+
+_arch_cc: list = []
+
+
+def _arch() -> str:
+    if not _arch_cc:
+        from .driver import compute_capability
+
+        major, minor = compute_capability(_device_ordinal())
+        _arch_cc.append(f"sm_{major}{minor}")
+    return _arch_cc[0]
+
+
+def _device_ordinal() -> int:
+    d = cu()
+    try:
+        return int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
+    except Exception:
+        return 0
 
 
 def encode_tensormap(tm, address: int | None = None, *, raw: bool = False):
@@ -27,9 +48,9 @@ def encode_tensormap(tm, address: int | None = None, *, raw: bool = False):
     """
     if address is not None and int(address) != tm.global_address:
         tm = tm.replace(global_address=int(address))
+    ensure_context()
     if not raw:
         _validate(tm)
-    ensure_context()
     d = cu()
     U64, U32 = d.cuuint64_t, d.cuuint32_t
     rank = tm.rank
