@@ -37,9 +37,10 @@ def reduce_bits(op: str, dtype, old: np.ndarray, src: np.ndarray) -> np.ndarray:
     if dtype in INT_VIEW:
         t = INT_VIEW[dtype]
         return _int_op(op, old.view(t), src.view(t)).astype(t, copy=False).view(old.dtype)
-    if op == "add":
-        return _float_add(dtype, old, src)
-    return _float_minmax(op, dtype, old, src)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if op == "add":
+            return _float_add(dtype, old, src)
+        return _float_minmax(op, dtype, old, src)
 
 
 def _int_op(op, a, b):
