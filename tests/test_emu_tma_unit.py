@@ -28,7 +28,6 @@ def reference_box(a, box, coords, es, fill):
 
 
 def tmap_for(a, dtype, box, es=None, **kw):
-    e = a.itemsize
     dims = a.shape[::-1]
     strides = tuple(a.strides[::-1][1:])
     return TensorMap(dtype, dims, strides, box, element_strides=es, **kw)

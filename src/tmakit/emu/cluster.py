@@ -16,6 +16,7 @@ class Cluster:
         self.inflight: deque = deque()
         self.gen = 0  # completed cluster-barrier generations
         self.arrived: set[int] = set()
+        self.hazards: list[str] = []  # races seen so far: raised at the end, or explained in a deadlock report
 
     @property
     def size(self) -> int:
@@ -71,6 +72,6 @@ class Cluster:
     def check_visible(self, issuer, b, what: str) -> None:
         """A peer may signal ``b`` only after its init was published by a cluster barrier both passed."""
         if b.published_gen is None or issuer.passed_gen <= b.published_gen:
-            self.launch.report(RaceError(
+            self.hazards.append(
                 f"{what} from {issuer.label} signals {b.name}, whose initialization is not yet visible to it: "
-                "initialize the barrier, fence_barrier_init(), then cluster_sync() before peers use it"))
+                "initialize the barrier, fence_barrier_init(), then cluster_sync() before peers use it")

@@ -60,7 +60,9 @@ def arrive_barrier(bar, count: int = 1, cta_id: int | None = None) -> None:
         raise ExitError(f"{cta.label} arrives on mbarrier @{addr:#x} of {peer.label}, which already exited")
     b = peer.barrier(addr)
     if not b.live:
-        raise RaceError(f"{cta.label} arrives on {b.name}, which is not initialized (missing cluster_sync?)")
+        peer.lost.setdefault(addr, []).append(f"a remote arrive from {cta.label} reached @{addr:#x} of rank "
+                                              f"{peer.rank} before an mbarrier was initialized there")
+        return
     cta.cluster.check_visible(cta, b, "remote arrive")
     b.remote_signaled = True
     b.arrive(int(count))

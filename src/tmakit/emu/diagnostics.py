@@ -42,4 +42,7 @@ def deadlock_message(cluster) -> str:
             lines.append(f"  {cta.label}: {cta.block.describe()}")
         else:
             lines.append(f"  {cta.label}: {cta.state}")
+    if cluster.hazards:
+        lines.append("  Races seen before the hang:")
+        lines += [f"    - {h}" for h in cluster.hazards]
     return "\n".join(lines)

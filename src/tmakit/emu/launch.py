@@ -142,6 +142,8 @@ class Launch:
                                   "still writing its shared memory (wait on the mbarrier / cluster_sync() first)"))
 
     def finish(self, cl: Cluster) -> None:
+        if cl.hazards:
+            self.report(RaceError("\n".join(cl.hazards)))
         for cta in cl.ctas:
             for notes in cta.lost.values():
                 self.report(RaceError(notes[0]))
