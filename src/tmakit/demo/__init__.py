@@ -1,0 +1,27 @@
+"""``tmakit demo``: the seeds' walkthroughs (load, prefetch, multicast, store, reduce) on the emulator or a GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .backends import BackendUnavailable, EmuBackend, GpuBackend, choose, gpu_status
+
+__all__ = ["BackendUnavailable", "EmuBackend", "GpuBackend", "NAMES", "choose", "gpu_status", "run"]
+
+NAMES = ("load", "prefetch", "multicast", "store", "reduce")
+
+
+def run(which: str = "all", backend=None, figures: str | Path | None = None) -> None:
+    """Run walkthrough ``which`` (one of NAMES or "all") on ``backend`` (default: ``choose("auto")``)."""
+    from .walkthroughs import WALKTHROUGHS
+
+    backend = backend or choose("auto")
+    names = NAMES if which == "all" else (which,)
+    fig_dir = Path(figures) if figures is not None else None
+    for name in names:
+        for fn in WALKTHROUGHS[name]:
+            fn(backend, fig_dir)
+    if which == "all" and fig_dir is not None:
+        from .walkthroughs import extra_figures
+
+        extra_figures(fig_dir)
