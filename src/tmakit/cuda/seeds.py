@@ -31,6 +31,8 @@ _SPAN = {0: 0, 1: 32, 2: 64, 3: 128}
 
 def box_bytes(tm) -> int:
     """Bytes one load of ``tm``'s box delivers (the mbarrier transaction count), OOB elements included."""
+    if hasattr(tm, "tx_bytes"):
+        return int(tm.tx_bytes)
     eb = tm.elem_bytes
     if tm.mode == "im2col":
         return eb * int(tm.channels_per_pixel) * int(tm.pixels_per_column)
@@ -42,6 +44,8 @@ def box_bytes(tm) -> int:
 
 def box_footprint(tm) -> int:
     """Shared-memory bytes the box occupies (swizzled rows take the full span)."""
+    if hasattr(tm, "smem_bytes"):
+        return int(tm.smem_bytes)
     rows = box_bytes(tm) // (tm.box_dim[0] * tm.elem_bytes) if tm.mode == "tiled" else int(tm.pixels_per_column)
     inner = (tm.box_dim[0] if tm.mode == "tiled" else int(tm.channels_per_pixel)) * tm.elem_bytes
     span = _SPAN.get(int(tm.swizzle), 128)

@@ -1,0 +1,202 @@
+"""The runtime on a Hopper GPU (marked ``gpu``; skipped without one): encoding, launches, clusters, the seed
+kernels against numpy references, errors that name the driver call."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from tmakit.tma import DataType, SwizzleMode, TensorMap
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def tkc():
+    from tmakit import cuda
+
+    cuda.ensure_context()
+    return cuda
+
+
+def _swz(addr: np.ndarray, mode: int) -> np.ndarray:
+    m = {0: 0, 1: 1, 2: 3, 3: 7}[mode]
+    return addr ^ (((addr >> 7) & m) << 4)
+
+
+def _map2d(buf, rows, cols, box, swizzle=SwizzleMode.NONE, dtype=DataType.FLOAT32, es=None):
+    return TensorMap(dtype=dtype, global_dim=(cols, rows), global_strides=(cols * 4,), box_dim=box,
+                     element_strides=es, swizzle=swizzle, global_address=buf.ptr)
+
+
+def _ref_load(g: np.ndarray, c0: int, c1: int, box, swizzle: int, dst_offset: int, image: np.ndarray):
+    """Reference of a 2-D fp32 tile load (OOB -> 0) into ``image`` (uint8) at ``dst_offset``."""
+    b0, b1 = box
+    tile = np.zeros((b1, b0), np.float32)
+    rows, cols = g.shape
+    for r in range(b1):
+        for c in range(b0):
+            y, x = c1 + r, c0 + c
+            if 0 <= y < rows and 0 <= x < cols:
+                tile[r, c] = g[y, x]
+    raw = tile.view(np.uint8).reshape(b1, b0 * 4)
+    pitch = b0 * 4 if swizzle == 0 else {1: 32, 2: 64, 3: 128}[swizzle]
+    out = image.copy()
+    for r in range(b1):
+        addr = dst_offset + r * pitch + np.arange(b0 * 4)
+        out[_swz(addr, swizzle)] = raw[r]
+    return out
+
+
+@pytest.mark.parametrize("swizzle", [0, 1, 2, 3])
+def test_seed_load_tile_matches_reference(tkc, swizzle):
+    from tmakit.cuda import seeds
+
+    rows, cols = 40, 72
+    g = np.random.default_rng(swizzle).standard_normal((rows, cols)).astype(np.float32)
+    buf = tkc.DeviceBuffer.from_bytes(g.tobytes())
+    b0 = {0: 16, 1: 8, 2: 16, 3: 32}[swizzle]
+    tm = _map2d(buf, rows, cols, (b0, 8), SwizzleMode(swizzle))
+    coords = [(0, 0), (b0, 8), (-3, -5), (cols - 4, rows - 2), (cols + 10, 0)]
+    jobs = [seeds.load_job(c, dst_offset=128 * (i % 3), prefetch=i % 2 == 0, prefetch_desc=True)
+            for i, c in enumerate(coords)]
+    image_bytes = 128 * 2 + seeds.box_footprint(tm)
+    init = np.random.default_rng(7).integers(0, 256, image_bytes, dtype=np.uint8)
+    images, status = seeds.load_boxes(tm, jobs, image_bytes, init=init.tobytes())
+    assert (status == 1).all()
+    for i, (c0, c1) in enumerate(coords):
+        ref = _ref_load(g, c0, c1, (b0, 8), swizzle, 128 * (i % 3), init)
+        assert np.array_equal(images[i], ref), f"CTA {i} coords {(c0, c1)}"
+
+
+@pytest.mark.parametrize("cluster", [2, 4, 8, 16])
+def test_seed_multicast_fills_every_cta(tkc, cluster):
+    from tmakit.cuda import seeds
+
+    rows, cols = 32, 32
+    g = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    buf = tkc.DeviceBuffer.from_bytes(g.tobytes())
+    tm = _map2d(buf, rows, cols, (32, 2))
+    nbytes = seeds.box_bytes(tm)  # 256 B slice per issuing CTA, each to its own offset, multicast to all
+    full = (1 << cluster) - 1
+    jobs = [seeds.load_job((0, 2 * r), mask=full, dst_offset=r * nbytes, expect=cluster * nbytes)
+            for r in range(cluster)] * 2  # two clusters
+    images, status = seeds.load_boxes(tm, jobs, cluster * nbytes, cluster=(cluster, 1, 1))
+    assert (status == 1).all()
+    want = g[: 2 * cluster].tobytes()
+    for img in images:
+        assert img.tobytes() == want
+
+
+def test_seed_store_and_reduce(tkc):
+    from tmakit.cuda import seeds
+
+    rows, cols = 16, 32
+    g = np.zeros((rows, cols), np.int32)
+    buf = tkc.DeviceBuffer.from_bytes(g.tobytes())
+    tm = TensorMap(dtype=DataType.INT32, global_dim=(cols, rows), global_strides=(cols * 4,), box_dim=(8, 4),
+                   global_address=buf.ptr)
+    tile = np.arange(32, dtype=np.int32).reshape(4, 8)
+    img = tile.view(np.uint8).reshape(1, -1)
+    st = seeds.store_boxes(tm, [seeds.store_job((4, 2))], img)
+    assert (st == 1).all()
+    out = np.frombuffer(buf.download(), np.int32).reshape(rows, cols)
+    assert np.array_equal(out[2:6, 4:12], tile) and out.sum() == tile.sum()
+    seeds.store_boxes(tm, [seeds.store_job((4, 2), op="add")], img)
+    seeds.store_boxes(tm, [seeds.store_job((28, 14), op="add")], img)  # clipped at the edge: OOB not written
+    out = np.frombuffer(buf.download(), np.int32).reshape(rows, cols)
+    assert np.array_equal(out[2:6, 4:12], 2 * tile)
+    assert np.array_equal(out[14:16, 28:32], tile[:2, :4])
+    seeds.store_boxes(tm, [seeds.store_job((4, 2), op="xor")], img)
+    out = np.frombuffer(buf.download(), np.int32).reshape(rows, cols)
+    assert np.array_equal(out[2:6, 4:12], (2 * tile) ^ tile)
+
+
+def test_seed_copy_tiles(tkc):
+    from tmakit.cuda import seeds
+
+    rows, cols = 64, 96
+    g = np.random.default_rng(1).standard_normal((rows, cols)).astype(np.float32)
+    src = tkc.DeviceBuffer.from_bytes(g.tobytes())
+    dst = tkc.DeviceBuffer(g.nbytes)
+    dst.fill(0)
+    seeds.copy_tiles(_map2d(src, rows, cols, (32, 16)), _map2d(dst, rows, cols, (32, 16)), prefetch=True)
+    tkc.synchronize()
+    assert np.frombuffer(dst.download(), np.float32).reshape(rows, cols).tobytes() == g.tobytes()
+
+
+def test_encode_validates_first(tkc):
+    from tmakit.tma import TmaDescriptorError
+
+    bad = TensorMap(dtype=DataType.FLOAT32, global_dim=(100, 10), global_strides=(100,), box_dim=(8, 8),
+                    global_address=256)
+    with pytest.raises(TmaDescriptorError):
+        tkc.encode_tensormap(bad)
+    with pytest.raises(tkc.CudaError) as ei:
+        tkc.encode_tensormap(bad, raw=True)
+    msg = str(ei.value)
+    assert "cuTensorMapEncodeTiled(" in msg and "global_strides=(100,)" in msg and "CUDA_ERROR_INVALID_VALUE" in msg
+    good = bad.replace(global_strides=(400,))
+    assert len(tkc.tensormap_bytes(tkc.encode_tensormap(good))) == 128
+
+
+def test_launch_errors_name_the_call(tkc):
+    k = tkc.kernel('extern "C" __global__ void nop(int* p) { if (p) p[0] = 1; }', "nop")
+    with pytest.raises(ValueError, match="divisible"):
+        k(3, 32, None, cluster=2)
+    with pytest.raises(ValueError, match="non_portable"):
+        k(16, 32, None, cluster=16)
+    k(16, 32, None, cluster=16, non_portable=True)
+    with pytest.raises(tkc.CudaError, match="cuLaunchKernelEx"):
+        k(1, 4096, None)  # too many threads per block
+    tkc.synchronize()
+
+
+def test_dynamic_smem_above_48k(tkc):
+    src = r"""
+extern "C" __global__ void big(unsigned* out, unsigned n) {
+  extern __shared__ unsigned s[];
+  for (unsigned i = threadIdx.x; i < n; i += blockDim.x) s[i] = i;
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = s[n - 1];
+}"""
+    k = tkc.kernel(src, "big")
+    out = tkc.DeviceBuffer(4)
+    n = 200 * 1024 // 4
+    k(1, 256, out, ctypes.c_uint32(n), smem=200 * 1024)
+    tkc.synchronize()
+    assert np.frombuffer(out.download(), np.uint32)[0] == n - 1
+
+
+def test_debug_mode_reports_instead_of_hanging(tkc):
+    src = r"""
+#include <tmakit/mbarrier.cuh>
+extern "C" __global__ void hang(unsigned* ok) {
+  __shared__ __align__(8) unsigned long long bar;
+  unsigned b = tmakit::smem_u32(&bar);
+  if (threadIdx.x == 0) tmakit::mbarrier_init(b, 2);  // never completes: one arrival short
+  __syncthreads();
+  if (threadIdx.x == 0) tmakit::mbarrier_arrive(b);
+  ok[threadIdx.x] = tmakit::mbarrier_wait(b, 0) ? 1u : 2u;
+}"""
+    k = tkc.kernel(src, "hang", debug=True, options=["-DTMAKIT_DEBUG_TIMEOUT_NS=20000000ull"])
+    out = tkc.DeviceBuffer(4 * 32)
+    k(1, 32, out)
+    tkc.synchronize()
+    assert (np.frombuffer(out.download(), np.uint32) == 2).all()
+
+
+def test_torch_interop_and_stream(tkc):
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(256, device="cuda", dtype=torch.float32)
+    k = tkc.kernel('extern "C" __global__ void fill(float* p, float v) { p[threadIdx.x] = v; }', "fill")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        k(1, 256, x, ctypes.c_float(3.5))  # torch's current stream by default
+    s.synchronize()
+    assert float(x.sum()) == 3.5 * 256
+    k(1, 128, x[128:], np.float32(1.0), stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    assert float(x.sum()) == 3.5 * 128 + 128
