@@ -1,0 +1,202 @@
+"""The tmakit command: demo on the emulator (the seeds' printed results), explain (rules named, exit codes), info."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tmakit.cli import main, parse_layout
+
+
+@pytest.fixture(scope="module")
+def demo_all(tmp_path_factory):
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["demo", "all", "--backend", "emu"])
+    return rc, buf.getvalue()
+
+
+def test_demo_all_on_emulator_exits_0(demo_all):
+    rc, out = demo_all
+    assert rc == 0
+    assert out.startswith("backend: emu")
+    assert "MISMATCH" not in out and "Traceback" not in out
+
+
+def test_demo_seed000_load_cta_1_1(demo_all):
+    _, out = demo_all
+    assert "ArithTuple(_0,_0) o (6,8):(_1@1,_1@0)" in out
+    assert "ArithTuple(4,2) o (_2,_4):(_1@1,_1@0)" in out  # CTA (1,1)'s tile starts at row 2, col 4
+    assert "block: (1, 1), value: 20.000000, 21.000000" in out
+    assert "      20  21  22  23\n      28  29  30  31" in out
+    assert "cp.async.bulk.prefetch.tensor" in out
+
+
+def test_demo_seed001_coordinate_tensor_of_cta7(demo_all):
+    _, out = demo_all
+    assert "ArithTuple(_0,_0) o (1024,1024):(_1@1,_1@0)" in out
+    assert "ArithTuple(0,112) o (_16,_16):(_1@1,_1@0):" in out
+    assert "(0,112)  (1,112)  (2,112)" in out and "(15,127)" in out
+    assert "check: all 4096 tiles equal their global tiles: OK" in out
+
+
+def test_demo_multicast_clusters(demo_all):
+    _, out = demo_all
+    assert "tma_mcast_mask = (1 << 2) - 1 = 0b11" in out
+    assert "tma_mcast_mask = (1 << 4) - 1 = 0b1111" in out
+    assert out.count("check: every CTA of every cluster holds its cluster's whole tile: OK") == 2
+    assert "not 128-byte aligned" in out  # the seed's [2,4] fp32 shares start 16 bytes apart
+
+
+def test_demo_get_slice_bug_rows(demo_all):
+    _, out = demo_all
+    assert "Tiler_MN:       (_16,_16)" in out and "TiledLayout_TV: (_2," in out and "):(_8," in out
+    i0 = out.index("WRONG: both CTAs call get_slice(0)")
+    i1 = out.index("WRONG: both CTAs call get_slice(1)")
+    i2 = out.index("RIGHT: CTA r calls get_slice(r)")
+    first, second, right = out[i0:i1], out[i1:i2], out[i2:]
+    assert "result: rows 0-7 loaded, rows 8-15 left zero" in first
+    assert "112  113  114" in first and "128  129" not in first
+    assert "result: rows 8-15 loaded, rows 0-7 left zero" in second
+    assert "240  241  242" in second and "  1    2    3" not in second
+    assert "result: the whole tile" in right
+    assert "  0    1    2    3    4    5    6    7    8    9   10   11   12   13   14   15" in first
+
+
+def test_demo_store_and_reduce(demo_all):
+    _, out = demo_all
+    assert out.count("check: all 1048576 elements as expected: OK") == 2
+    assert "[reduce.dtype]" in out  # fp32 has no .min reduction
+
+
+@pytest.mark.parametrize("which", ["load", "prefetch", "multicast", "store", "reduce"])
+def test_demo_single(which, capsys):
+    assert main(["demo", which, "--backend", "emu"]) == 0
+    out = capsys.readouterr().out
+    assert f"done: {which}" in out
+
+
+def test_demo_auto_says_which_backend_and_why(capsys):
+    from tmakit.demo import gpu_status
+
+    assert main(["demo", "prefetch"]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    ok, why = gpu_status()
+    assert first.startswith("backend: gpu" if ok else "backend: emu") and "auto:" in first and why in first
+
+
+def test_demo_gpu_unavailable_exits_2(capsys):
+    from tmakit.demo import gpu_status
+
+    ok, why = gpu_status()
+    if ok:
+        pytest.skip("a Hopper GPU is present")
+    assert main(["demo", "load", "--backend", "gpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("GPU backend unavailable: ") and why in err
+
+
+# ------------------------------------------------------------------------------------------------ explain
+def _explain(capsys, *args):
+    rc = main(["explain", *args])
+    return rc, capsys.readouterr().out
+
+
+def test_explain_valid_bf16_swizzle128(capsys):
+    rc, out = _explain(capsys, "--shape", "4096,4096", "--dtype", "bf16", "--box", "64,64", "--swizzle", "128")
+    assert rc == 0
+    assert "cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2" in out
+    assert "CU_TENSOR_MAP_SWIZZLE_128B" in out
+    assert "bytes per box:  8192" in out
+    assert "smem_layout = Sw<3,4,3> o _0 o (_64,_64):(_64,_1)" in out
+    assert "VALID" in out
+
+
+def test_explain_multicast_split_and_mask(capsys):
+    rc, out = _explain(capsys, "--shape", "4096,4096", "--dtype", "bf16", "--box", "64,64", "--swizzle", "128",
+                       "--cluster", "2", "--multicast")
+    assert rc == 0
+    assert "boxDim[2] = {64, 32}" in out
+    assert "TMA coords (0, 32)" in out and "byte 4096" in out
+    assert "mask 0b11" in out and "expects the whole tile: 8192 bytes" in out
+
+
+def test_explain_smem_layout_notation(capsys):
+    rc, out = _explain(capsys, "--shape", "1024,1024", "--smem", "(_16,_16):(_16,_1)", "--cluster", "2",
+                       "--multicast")
+    assert rc == 0
+    assert "TiledLayout_TV: (_2," in out and "):(_8," in out  # 2 CTAs, CTA 1 starts 8 rows down
+
+
+@pytest.mark.parametrize("args,rule,fix_word", [
+    (["--shape", "4096,4100", "--dtype", "bf16", "--box", "64,64"], "globalStrides.multiple16", "pad"),
+    (["--shape", "64,1024", "--dtype", "u8", "--box", "4,512"], "boxDim.range", "256"),
+    (["--shape", "4096,4096", "--dtype", "bf16", "--box", "64,128", "--swizzle", "128"], "swizzle.innerBox", "64"),
+    (["--shape", "8,8,8,8,8,8", "--box", "4,4,4,4,4,4", "--raw"], "tensorRank.range", "merge"),
+    (["--shape", "64,64", "--box", "8,300", "--raw"], "boxDim.range", "256"),
+    (["--shape", "64,63", "--raw", "--box", "8,8"], "globalStrides.multiple16", "16"),
+])
+def test_explain_invalid_names_the_rule(capsys, args, rule, fix_word):
+    rc, out = _explain(capsys, *args)
+    assert rc == 1
+    assert f"INVALID [{rule}]" in out
+    fix = [ln for ln in out.splitlines() if ln.strip().startswith("fix:")]
+    assert fix and fix_word in fix[0]
+
+
+def test_explain_bad_swizzle_value(capsys):
+    rc = main(["explain", "--shape", "64,64", "--swizzle", "48"])
+    assert rc == 1
+
+
+def test_parse_layout_roundtrip():
+    for text in ("(_64,_64):(_64,_1)", "(_2,_4):(_4,_1)", "(8,(_2,_4)):(_8,(_1,_2))", "_8:_1"):
+        assert str(parse_layout(text)) == text
+    assert str(parse_layout("Sw<3,4,3> o _0 o (_8,_64):(_64,_1)")) == "Sw<3,4,3> o _0 o (_8,_64):(_64,_1)"
+    with pytest.raises(ValueError):
+        parse_layout("(_8,_8)")
+
+
+# ------------------------------------------------------------------------------------------------ info
+def test_info_never_crashes(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMAKIT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "x.bin").write_bytes(b"\0" * 2048)
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    for key in ("platform", "python", "numpy", "cuda-bindings", "nvrtc", "gpu", "driver", "cache", "backend (auto)"):
+        assert any(line.startswith(key) for line in out.splitlines()), key
+    assert str(tmp_path / "cache") in out and "TMAKIT_CACHE_DIR; 1 files, 2.0 KiB" in out
+
+
+def test_help_and_version(capsys):
+    assert main([]) == 0
+    assert "demo" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert main(["demo", "nosuch"]) == 2
+
+
+def test_console_script_subprocess():
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = dict(os.environ, PYTHONPATH=str(src) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "tmakit.cli", "explain", "--shape", "4096,4100", "--dtype", "bf16",
+                        "--box", "64,64"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and "globalStrides.multiple16" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "tmakit.cli", "demo", "load", "--backend", "emu"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "block: (1, 1), value: 20.000000, 21.000000" in r.stdout
+
+
+def test_import_tmakit_does_not_import_matplotlib():
+    code = "import sys, tmakit, tmakit.viz, tmakit.cli, tmakit.demo; print('matplotlib' in sys.modules)"
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = dict(os.environ, PYTHONPATH=str(src))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
