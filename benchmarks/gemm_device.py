@@ -1,0 +1,289 @@
+"""One device call for the GEMM: correctness, then timing against cuBLAS, JSON under $OUT, a short table last.
+
+    python3 benchmarks/gemm_device.py                 # everything (each phase in a child process with a timeout)
+    python3 benchmarks/gemm_device.py check|bench|race|debug
+
+check: random shapes (tile remainders in M, N, K), bf16/fp16 inputs, bf16/fp16/fp32 outputs, every config;
+       reference = fp32 torch matmul of the same inputs; error = ||C - ref|| / ||ref||; outputs are poisoned with
+       NaN first and a padded out= view checks that nothing is written outside the (M, N) window.
+bench: the issue's shape suite, each config and torch.matmul (cuBLAS) in the same run, medians of
+       triton.testing.do_bench (CUDA events fallback); plus the relative error of every timed config.
+race:  compute-sanitizer racecheck + synccheck on one small problem.
+debug: only if check timed out: a small problem with TMAKIT_DEBUG=1 (barrier waits time out and report).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+OUT = Path(os.environ.get("OUT", "/tmp/gemm_out"))
+OUT.mkdir(parents=True, exist_ok=True)
+
+SUITE = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 18432, 7168), (4096, 7168, 16384),
+         (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536)]
+CHECK_SHAPES = [(128, 256, 64), (256, 512, 1024), (1, 8, 8), (100, 200, 72), (129, 264, 136), (333, 520, 1000),
+                (1000, 1000, 1000), (64, 4096, 8), (2048, 2048, 4096), (127, 255 + 1, 4104), (4100, 136, 520)]
+TOL = {"bfloat16": 1e-2, "float16": 4e-3, "float32": 1e-4}
+
+
+def rel_err(c, ref) -> float:
+    import torch
+
+    return float(torch.linalg.vector_norm(c.float() - ref) / torch.linalg.vector_norm(ref).clamp_min(1e-30))
+
+
+def inputs(m, n, k, dtype, seed=0):
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(m, k, device="cuda", dtype=dtype, generator=g)
+    w = torch.randn(n, k, device="cuda", dtype=dtype, generator=g)
+    return a, w
+
+
+def phase_check() -> dict:
+    import torch
+
+    from tmakit.kernels.gemm import CONFIGS
+    from tmakit.ops_gemm import gemm
+
+    rows, fails = [], 0
+    for cname in CONFIGS:
+        for i, (m, n, k) in enumerate(CHECK_SHAPES):
+            for dt in (torch.bfloat16, torch.float16):
+                a, w = inputs(m, n, k, dt, seed=i)
+                ref = a.float() @ w.float().t()
+                for od in (torch.bfloat16, torch.float16, torch.float32):
+                    if dt == torch.float16 and od == torch.bfloat16 and i % 2:
+                        continue
+                    # padded out view: columns [n, n + 8) must stay NaN
+                    buf = torch.full((m, n + 8), float("nan"), device="cuda", dtype=od)
+                    out = buf[:, :n]
+                    t0 = time.time()
+                    try:
+                        gemm(a, w.t(), out=out, config=cname)
+                        torch.cuda.synchronize()
+                    except Exception as ex:  # noqa: BLE001 - record and go on (a sticky CUDA error ends the phase)
+                        print("ERROR", cname, (m, n, k), dt, od, repr(ex)[:300], flush=True)
+                        fails += 1
+                        rows.append(dict(config=cname, m=m, n=n, k=k, error=repr(ex)[:300], ok=False))
+                        if "CUDA" in repr(ex) and "illegal" in repr(ex).lower():
+                            raise
+                        continue
+                    e = rel_err(out, ref)
+                    nan_in = int(torch.isnan(out).sum())
+                    pad_ok = bool(torch.isnan(buf[:, n:]).all())
+                    ok = e < TOL[str(od).split(".")[-1]] and nan_in == 0 and pad_ok
+                    fails += not ok
+                    rows.append(dict(config=cname, m=m, n=n, k=k, in_dtype=str(dt).split(".")[-1],
+                                     out_dtype=str(od).split(".")[-1], rel_err=e, nan_in_output=nan_in,
+                                     pad_untouched=pad_ok, ok=ok, s=round(time.time() - t0, 3)))
+                    if not ok:
+                        print("FAIL", rows[-1], flush=True)
+    # default path (no out=, no config) and fp16 default out dtype
+    a, w = inputs(300, 264, 200, torch.float16, seed=99)
+    c = gemm(a, w.t())
+    e = rel_err(c, a.float() @ w.float().t())
+    rows.append(dict(config="default", m=300, n=264, k=200, in_dtype="float16", out_dtype=str(c.dtype), rel_err=e,
+                     ok=e < TOL["float16"] and c.dtype == torch.float16))
+    fails += not rows[-1]["ok"]
+    print(f"check: {len(rows)} cases, {fails} failures; max rel_err by out dtype:",
+          {od: max(r["rel_err"] for r in rows if r["out_dtype"].endswith(od)) for od in ("bfloat16", "float16",
+                                                                                            "float32")}, flush=True)
+    return dict(cases=rows, failures=fails)
+
+
+def _bench(fn) -> float:
+    try:
+        from triton.testing import do_bench
+
+        return float(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+    except ImportError:  # pragma: no cover
+        import torch
+
+        for _ in range(5):
+            fn()
+        ts = []
+        for _ in range(30):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            ts.append(s.elapsed_time(e))
+        return sorted(ts)[len(ts) // 2]
+
+
+def _bench_shape(m, n, k, configs) -> dict:
+    import torch
+
+    from tmakit.ops_gemm import gemm
+
+    a, w = inputs(m, n, k, torch.bfloat16, seed=m + n + k)
+    b = w.t()
+    ref = a.float() @ w.float().t()
+    flop = 2.0 * m * n * k
+    row = dict(m=m, n=n, k=k)
+    row["cublas_rel_err"] = rel_err(torch.matmul(a, b), ref)
+    row["cublas_ms"] = _bench(lambda: torch.matmul(a, b))
+    row["cublas_tflops"] = flop / row["cublas_ms"] / 1e9
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    for cname in configs:
+        out.fill_(float("nan"))
+        gemm(a, b, out=out, config=cname)
+        torch.cuda.synchronize()
+        err = rel_err(out, ref)
+        ms = _bench(lambda: gemm(a, b, out=out, config=cname))  # noqa: B023
+        row[cname] = dict(ms=ms, tflops=flop / ms / 1e9, ratio=row["cublas_ms"] / ms, rel_err=err)
+    return row
+
+
+def phase_bench() -> dict:
+    import torch
+
+    from tmakit.kernels.gemm import CONFIGS
+
+    res = []
+    for (m, n, k) in SUITE:
+        row = _bench_shape(m, n, k, list(CONFIGS))
+        torch.cuda.empty_cache()
+        res.append(row)
+        best = max(CONFIGS, key=lambda c: row[c]["ratio"])  # noqa: B023
+        print(f"{m}x{n}x{k}: cublas {row['cublas_tflops']:.0f} TF; best {best} {row[best]['tflops']:.0f} TF "
+              f"({row[best]['ratio']:.3f}x)", flush=True)
+    return dict(rows=res)
+
+
+RACE_SRC = """
+import sys; sys.path.insert(0, %r)
+import torch
+from tmakit.ops_gemm import gemm
+a = torch.randn(200, 136, device='cuda', dtype=torch.bfloat16)
+w = torch.randn(264, 136, device='cuda', dtype=torch.bfloat16)
+c = gemm(a, w.t()); torch.cuda.synchronize()
+print('race-run rel_err', float((c.float() - a.float() @ w.float().t()).norm() / (a.float() @ w.float().t()).norm()))
+"""
+
+
+def phase_race() -> dict:
+    out = {}
+    for tool in ("racecheck", "synccheck"):
+        t0 = time.time()
+        try:
+            cmd = ["compute-sanitizer", "--tool", tool, sys.executable, "-c", RACE_SRC % str(ROOT / "src")]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
+            txt = (r.stdout + r.stderr)[-3000:]
+            out[tool] = dict(rc=r.returncode, tail=txt, s=round(time.time() - t0, 1))
+        except Exception as e:  # noqa: BLE001
+            out[tool] = dict(rc=None, tail=repr(e))
+        print(tool, out[tool].get("rc"), out[tool]["tail"][-400:], flush=True)
+    return out
+
+
+def phase_debug() -> dict:
+    import torch
+
+    os.environ["TMAKIT_DEBUG"] = "1"
+    from tmakit.kernels import gemm as gk
+
+    a, w = inputs(256, 512, 256, torch.bfloat16)
+    out = torch.empty(256, 512, device="cuda", dtype=torch.bfloat16)
+    p = gk.plan(a, w.t(), out)
+    gk.launch(p, a.data_ptr(), w.data_ptr(), out.data_ptr(), debug=True)
+    torch.cuda.synchronize()
+    return dict(rel_err=rel_err(out, a.float() @ w.float().t()))
+
+
+def env() -> dict:
+    import torch
+
+    info = dict(date=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), torch=torch.__version__,
+                device=torch.cuda.get_device_name(), python=sys.version.split()[0])
+    try:
+        info["commit"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                        text=True).stdout.strip()
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        import triton
+
+        info["triton"] = triton.__version__
+    except ImportError:
+        pass
+    from tmakit.cuda.nvrtc import compiler_id
+
+    info["compiler"] = compiler_id()
+    info["nvidia_smi"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,"
+                                         "power.draw,temperature.gpu", "--format=csv,noheader"],
+                                        capture_output=True, text=True).stdout.strip()
+    return info
+
+
+def child(phase: str, timeout: int) -> dict:
+    """Run a phase in a child process (a hung kernel then costs only ``timeout`` seconds)."""
+    f = OUT / f"gemm_{phase}.json"
+    t0 = time.time()
+    try:
+        r = subprocess.run([sys.executable, __file__, phase], timeout=timeout, capture_output=True, text=True)
+        log = r.stdout + r.stderr
+        rc = r.returncode
+    except subprocess.TimeoutExpired as e:
+        log = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace")
+        rc = "timeout"
+    print(f"--- {phase}: rc={rc} in {time.time() - t0:.0f}s\n{log[-2500:]}", flush=True)
+    got = json.loads(f.read_text()) if f.exists() else {}
+    got["rc"], got["log_tail"] = rc, log[-4000:]
+    return got
+
+
+def main() -> None:
+    if len(sys.argv) > 1:
+        phase = sys.argv[1]
+        res = {"check": phase_check, "bench": phase_bench, "race": phase_race, "debug": phase_debug}[phase]()
+        (OUT / f"gemm_{phase}.json").write_text(json.dumps(res, indent=1))
+        return
+    t0 = time.time()
+    report = dict(env=env())
+    report["check"] = chk = child("check", 240)
+    if chk["rc"] == "timeout":
+        report["debug"] = child("debug", 90)
+    if chk["rc"] == 0 and chk.get("failures") == 0:
+        report["bench"] = child("bench", 240)
+        if time.time() - t0 < 330:
+            report["race"] = child("race", 200)
+    (OUT / "gemm_report.json").write_text(json.dumps(report, indent=1))
+    # short table last
+    print("\n== env", report["env"])
+    print(f"== check: rc={chk['rc']} failures={chk.get('failures')} cases={len(chk.get('cases', []))}")
+    bench = report.get("bench", {})
+    from tmakit.kernels.gemm import CONFIGS
+
+    names = list(CONFIGS)
+    print("shape (MxNxK)        cuBLAS TF  " + "  ".join(f"{c:>18}" for c in names))
+    ratios = {c: [] for c in names}
+    for r in bench.get("rows", []):
+        cells = []
+        for c in names:
+            cells.append(f"{r[c]['tflops']:6.0f} TF {r[c]['ratio']:5.3f}x")
+            ratios[c].append(r[c]["ratio"])
+        print(f"{r['m']}x{r['n']}x{r['k']:<8} {r['cublas_tflops']:9.0f}  " + "  ".join(f"{x:>18}" for x in cells))
+    for c in names:
+        if ratios[c]:
+            g = math.exp(sum(math.log(x) for x in ratios[c]) / len(ratios[c]))
+            print(f"geomean ratio {c}: {g:.3f}  min {min(ratios[c]):.3f}")
+    for tool, v in report.get("race", {}).items():
+        if isinstance(v, dict):
+            print(tool, "rc", v.get("rc"), (v.get("tail") or "")[-200:].replace("\n", " | "))
+    print(f"total {time.time() - t0:.0f}s")
+
+
+if __name__ == "__main__":
+    main()

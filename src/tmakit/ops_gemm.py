@@ -1,0 +1,40 @@
+"""``gemm(a, b, *, out=None, out_dtype=None)``: ``C = A @ B`` on Hopper with TMA + wgmma (torch tensors).
+
+fp16/bf16 inputs, fp32 accumulation, bf16/fp16/fp32 output. A is row-major (M, K); B is (K, N) given as the
+transpose of a row-major (N, K) tensor (``w.t()``, no copy). M, N, K need not be multiples of the tile: remainders
+go through TMA's out-of-bounds zero fill. Checks that need no GPU raise ``GemmError`` / ``NotImplementedError``
+before anything is launched; see ``tmakit.kernels.gemm`` for the rules. torch is imported only when called.
+"""
+
+from __future__ import annotations
+
+from .kernels.gemm import GemmError, plan
+
+__all__ = ["GemmError", "gemm"]
+
+
+def gemm(a, b, *, out=None, out_dtype=None, config=None):
+    """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) K-major (``w.t()``), fp32 accumulation.
+
+    ``out``: optional (M, N) tensor with contiguous rows, not overlapping ``a`` or ``b``; ``out_dtype``: bfloat16,
+    float16 or float32 (default: the input dtype). ``config``: a name in ``tmakit.kernels.gemm.CONFIGS`` (tuning).
+    Runs on torch's current stream; returns ``out``.
+    """
+    import torch
+
+    from .kernels import gemm as _k
+
+    p = plan(a, b, out, out_dtype, config)
+    if not (a.is_cuda and b.is_cuda) or a.device != b.device:
+        raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
+    if out is None:
+        out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
+    elif out.device != a.device:
+        raise GemmError(f"out is on {out.device}, inputs on {a.device}")
+    if p.m == 0 or p.n == 0:
+        return out
+    if p.k == 0:
+        return out.zero_()
+    with torch.cuda.device(a.device):
+        _k.launch(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
+    return out

@@ -1,0 +1,156 @@
+"""GEMM (kernels/gemm.cu, ops_gemm.gemm): CPU checks (NVRTC compile + SASS, argument rules on fake tensors) and GPU
+checks against an fp32 torch reference (skipped without a Hopper GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tmakit.kernels import gemm as gk
+
+
+class Fake:
+    """Just enough of a tensor for ``plan``: shape, stride(), dtype, data_ptr()."""
+
+    def __init__(self, shape, stride=None, dtype="torch.bfloat16", ptr=1 << 20):
+        self.shape = tuple(shape)
+        if stride is None:
+            stride = (shape[1], 1)
+        self._stride, self.dtype, self._ptr = tuple(stride), dtype, ptr
+
+    def stride(self):
+        return self._stride
+
+    def data_ptr(self):
+        return self._ptr
+
+
+def wt(n, k, ld=None, **kw):
+    """``w.t()`` for a row-major (n, k) w: shape (k, n), strides (1, ld)."""
+    return Fake((k, n), (1, ld or k), **kw)
+
+
+def test_plan_ok():
+    p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24))
+    assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc) == (300, 264, 200, 200, 200, 264)
+    assert p.in_dtype == p.out_dtype == "bfloat16"
+    assert p.grid == 3 * 2
+    p = gk.plan(Fake((8, 64), dtype="torch.float16"), wt(16, 64, dtype="torch.float16", ptr=1 << 24),
+                out_dtype="torch.float32")
+    assert p.out_dtype == "float32" and p.in_dtype == "float16"
+
+
+@pytest.mark.parametrize("args, match", [
+    ((Fake((8, 64)), wt(16, 32)), "do not compose"),
+    ((Fake((8, 64), dtype="torch.float32"), wt(16, 64)), "bfloat16 or float16"),
+    ((Fake((8, 64)), wt(16, 64, dtype="torch.float16")), "same dtype"),
+    ((Fake((8, 60)), wt(16, 60)), "multiple of 16"),
+    ((Fake((8, 64)), wt(12, 64)), "N = 12"),
+    ((Fake((8, 64), (1, 8)), wt(16, 64)), "row-major"),
+    ((Fake((8, 64), (68, 1)), wt(16, 64)), "not a multiple of 16"),
+    ((Fake((8, 64), ptr=(1 << 20) + 16), wt(16, 64)), "128-byte aligned"),
+    ((Fake((8, 64)), Fake((64, 16), (32, 2))), "K-major"),
+    ((Fake((8, 64, 1)), wt(16, 64)), "2-D"),
+])
+def test_plan_errors(args, match):
+    with pytest.raises(gk.GemmError, match=match):
+        gk.plan(*args)
+
+
+def test_plan_row_major_b_not_yet():
+    with pytest.raises(NotImplementedError, match=r"w\.t\(\)"):
+        gk.plan(Fake((8, 64)), Fake((64, 16)))
+
+
+def test_plan_out_rules():
+    a, b = Fake((8, 64), ptr=1 << 20), wt(16, 64, ptr=1 << 21)
+    with pytest.raises(gk.GemmError, match="shape"):
+        gk.plan(a, b, out=Fake((8, 8), ptr=1 << 22))
+    with pytest.raises(gk.GemmError, match="out_dtype"):
+        gk.plan(a, b, out=Fake((8, 16), ptr=1 << 22), out_dtype="torch.float32")
+    with pytest.raises(gk.GemmError, match="overlaps a"):
+        gk.plan(a, b, out=Fake((8, 16), ptr=(1 << 20) + 64))
+    p = gk.plan(a, b, out=Fake((8, 16), (24, 1), dtype="torch.float32", ptr=1 << 22))
+    assert p.ldc == 24 and p.out_dtype == "float32"
+
+
+def test_tensormaps_validate():
+    p = gk.plan(Fake((1000, 136)), wt(520, 136, ptr=1 << 24))
+    ta, tb = gk.tensormaps(p, 1 << 20, 1 << 24)
+    assert ta.global_dim == (136, 1000) and ta.box_dim == (64, 128)
+    assert tb.global_dim == (136, 520) and tb.box_dim == (64, p.config.bn)
+    ta.validate("sm_90")
+    tb.validate("sm_90")
+    assert ta.tx_bytes + tb.tx_bytes == 64 * 2 * (128 + p.config.bn)
+
+
+def test_configs_fit_smem():
+    for c in gk.CONFIGS.values():
+        assert gk.smem_bytes(c) <= gk.SMEM_LIMIT
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# NVRTC + SASS (no GPU needed)
+
+@pytest.mark.parametrize("cfg", list(gk.CONFIGS))
+def test_kernel_compiles_with_hgmma_and_tma(cfg):
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    names = [gk.kernel_name(gk.GemmPlan(1, 8, 8, 8, 8, 8, i, o, gk.CONFIGS[cfg]))
+             for i in ("bfloat16", "float16") for o in ("bfloat16", "float32")]
+    c = tkc.compile_file(tkc.KERNELS_DIR / "gemm.cu", name_expressions=names)
+    assert "serialized" not in c.log and "C7508" not in c.log, c.log
+    try:
+        ops = sass.opcodes(c.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    assert ops["HGMMA"] > 0 and ops["UTMALDG"] > 0
+    assert ops["LDL"] == 0 and ops["STL"] == 0  # accumulators stay in registers
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GPU
+
+def _gpu():
+    torch = pytest.importorskip("torch")
+    from tmakit import cuda as tkc
+
+    if not torch.cuda.is_available() or not tkc.is_available():
+        pytest.skip("needs a Hopper GPU")
+    return torch
+
+
+TOL = {"bfloat16": 1e-2, "float16": 4e-3, "float32": 1e-4}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m, n, k", [(1, 8, 8), (100, 200, 72), (129, 264, 136), (333, 520, 1000), (256, 512, 256)])
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+@pytest.mark.parametrize("od", ["bfloat16", "float16", "float32"])
+def test_gemm_gpu(m, n, k, dt, od):
+    torch = _gpu()
+    from tmakit.ops_gemm import gemm
+
+    a = torch.randn(m, k, device="cuda", dtype=getattr(torch, dt))
+    w = torch.randn(n, k, device="cuda", dtype=getattr(torch, dt))
+    buf = torch.full((m, n + 8), float("nan"), device="cuda", dtype=getattr(torch, od))
+    out = buf[:, :n]
+    gemm(a, w.t(), out=out)
+    ref = a.float() @ w.float().t()
+    err = float((out.float() - ref).norm() / ref.norm())
+    assert err < TOL[od]
+    assert torch.isnan(buf[:, n:]).all() and not torch.isnan(out).any()
+
+
+@pytest.mark.gpu
+def test_gemm_gpu_default_out():
+    torch = _gpu()
+    from tmakit.ops_gemm import gemm
+
+    a = torch.randn(300, 200, device="cuda", dtype=torch.float16)
+    w = torch.randn(264, 200, device="cuda", dtype=torch.float16)
+    c = gemm(a, w.t())
+    assert c.dtype == torch.float16 and c.shape == (300, 264)
+    ref = a.float() @ w.float().t()
+    assert float((c.float() - ref).norm() / ref.norm()) < TOL["float16"]
