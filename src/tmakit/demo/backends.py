@@ -164,8 +164,10 @@ def gpu_status() -> tuple[bool, str]:
     try:
         n = tkc.device_count()
     except Exception as e:  # noqa: BLE001
-        msg = str(e).splitlines()[0][:110] if str(e) else ""
-        return False, f"no usable CUDA driver ({type(e).__name__}: {msg})"
+        msg = str(e).splitlines()[0] if str(e) else ""
+        if "DynamicLibNotFound" in type(e).__name__ or "driver library" in msg or "libcuda" in msg:
+            return False, "no NVIDIA driver (libcuda) on this machine"
+        return False, f"no usable CUDA driver ({type(e).__name__}: {msg[:100]})"
     if n == 0:
         return False, "no CUDA device found"
     if not tkc.is_available():

@@ -162,7 +162,8 @@ def load_000(backend, figures: Path | None = None, prefetch: bool = False) -> No
 
         _figure(figures, "load_tile_ownership", viz.tile_ownership, (N, K), (CTA_N, CTA_K), highlight=cta,
                 values=data)
-        _figure(figures, "load_smem_layout", viz.layout_grid, smem_layout, title="smem_layout (_2,_4):(_4,_1)")
+        _figure(figures, "load_smem_layout", viz.layout_grid, smem_layout, color_by=4,
+                title="smem_layout (_2,_4):(_4,_1)")
 
 
 def prefetch_000(backend, figures: Path | None = None) -> None:
