@@ -49,21 +49,32 @@ def tma_coords(t) -> tuple[int, ...]:
     return tuple(v for c in it for v in _flat_ints(c))
 
 
+def _size(shape) -> int:
+    if isinstance(shape, tuple):
+        n = 1
+        for s in shape:
+            n *= _size(s)
+        return n
+    return int(shape)
+
+
 def _rest(t):
     """The rest modes' index tuples of a ``(TMA, Rest...)`` tensor."""
-    import tmakit as tk
-
-    r = tk.rank(t.layout) if hasattr(t, "layout") else 1
-    if r <= 1:
+    shape = getattr(t, "shape", None)
+    if not isinstance(shape, tuple) or len(shape) <= 1:
         return [()]
-    sizes = [int(tk.size(t.layout[i])) for i in range(1, r)]
+    sizes = [_size(s) for s in shape[1:]]
+    if all(s == 1 for s in sizes):
+        return [(0,) * len(sizes)]
     return list(itertools.product(*(range(s) for s in sizes)))
 
 
 def _atoms(t, idx):
+    if not any(idx):
+        return t  # the first atom starts at the tensor's own iterator
     import tmakit as tk
 
-    return t if not idx else t[(tk._, *idx)]
+    return t[(tk._, *idx)]
 
 
 def _pairs(src, dst):

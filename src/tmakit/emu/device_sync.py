@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from .cta import Block
 from .device_smem import barrier_address
-from .diagnostics import describe_cluster_wait, describe_wait
-from .errors import BarrierError, RaceError
+from .diagnostics import deadlock_message, describe_cluster_wait, describe_wait
+from .errors import BarrierError, Deadlock, RaceError
 from .scheduler import SCHEDULER, current_cta
 
 
 def block_until(cta, ready, describe, barrier=None) -> None:
-    """Park the CTA until ``ready()`` (a scheduling point: in-flight TMA completes meanwhile)."""
+    """Park the CTA until ``ready()`` (a scheduling point: in-flight TMA completes meanwhile).
+
+    A lone CTA (cluster of 1) would be resumed at once after the delivery, so it delivers in place.
+    """
     if ready():
         return
+    if cta.cluster.size == 1:
+        cta.cluster.deliver_all()
+        if ready():
+            return
+        cta.block, cta.state = Block(ready, describe, barrier), "blocked"
+        raise Deadlock(deadlock_message(cta.cluster))
     cta.block, cta.state = Block(ready, describe, barrier), "blocked"
     SCHEDULER.park(cta)
     cta.block, cta.state = None, "running"

@@ -2,7 +2,8 @@
 
 Only the thread holding the baton runs. A CTA hands the baton back at a scheduling point (a wait that is not yet
 satisfied, a cluster barrier, ``tma_store_wait``, exit); the scheduler then completes every in-flight TMA operation
-and resumes the next runnable CTA in rank order. Worker threads are pooled across launches.
+and resumes the next runnable CTA in rank order. Worker threads are pooled across launches. A cluster of one CTA
+runs on the launching thread: it completes its in-flight operations in place at a wait, so it never parks.
 """
 
 from __future__ import annotations
@@ -66,6 +67,15 @@ class Scheduler:
         if cta.state in ("exited", "failed", "aborted"):
             self.idle.append(cta.worker)
             cta.worker = None
+
+    @staticmethod
+    def run_inline(cta) -> None:
+        """Run a lone CTA (cluster of 1) on the launching thread: it never needs to hand over the baton."""
+        _tls.cta = cta
+        try:
+            cta.run()
+        finally:
+            _tls.cta = None
 
     def park(self, cta) -> None:
         self.back.release()
