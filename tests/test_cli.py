@@ -200,3 +200,35 @@ def test_import_tmakit_does_not_import_matplotlib():
     env = dict(os.environ, PYTHONPATH=str(src))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
+
+
+def _normalized(text: str) -> list[str]:
+    import re
+
+    out = []
+    for line in text.splitlines()[1:-1]:  # the first and last lines name the backend
+        if "the emulator refuses it" in line:
+            continue
+        line = re.sub(r"0x[0-9a-f]{6,}", "ADDR", line)
+        line = line.replace("CPU emulator (tmakit.emu)", "BACKEND")
+        out.append(re.sub(r"GPU .*\(sm_\d+, tmakit\.cuda\)", "BACKEND", line))
+    return out
+
+
+@pytest.mark.gpu
+def test_demo_gpu_prints_what_the_emulator_prints():
+    import contextlib
+    import io
+
+    from tmakit.demo import gpu_status
+
+    ok, why = gpu_status()
+    if not ok:
+        pytest.skip(why)
+    outs = {}
+    for backend in ("emu", "gpu"):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main(["demo", "all", "--backend", backend]) == 0
+        outs[backend] = _normalized(buf.getvalue())
+    assert outs["gpu"] == outs["emu"]

@@ -185,7 +185,7 @@ def _multicast_cluster(backend, cluster_shape, N, K, CTA_N, CTA_K, figures, name
         say(f"The seed's shapes: [{N},{K}] fp32 in [{CTA_N},{CTA_K}] tiles. Each CTA's share starts at smem byte "
             f"offsets {offs}:")
         say("PTX requires the shared address of cp.async.bulk.tensor to be 128-byte aligned, so these boxes are")
-        say("illegal (on a GPU: a misaligned-address fault or silently wrong data, depending on the chip).")
+        say("illegal: on an H200 this exact launch fails with CUDA_ERROR_MISALIGNED_ADDRESS (716), a sticky error.")
         if backend.name == "emu":
             from ..emu.errors import EmuError
 
