@@ -232,3 +232,24 @@ def test_demo_gpu_prints_what_the_emulator_prints():
             assert main(["demo", "all", "--backend", backend]) == 0
         outs[backend] = _normalized(buf.getvalue())
     assert outs["gpu"] == outs["emu"]
+
+
+def test_emu_backend_launch_and_tma_unit_paths_agree():
+    import numpy as np
+
+    import tmakit as tk
+    from tmakit.demo.backends import EmuBackend, load_job
+
+    b = EmuBackend()
+    data = np.arange(256, dtype=np.float32).reshape(16, 16)
+    buf = b.gmem(data)
+    g = tk.make_tensor(tk.make_gmem_ptr("fp32", buf.address), tk.make_layout((16, 16), tk.LayoutRight))
+    tma = tk.make_tma_copy(tk.SM90_TMA_LOAD_MULTICAST, g, tk.make_layout((tk.Int(16), tk.Int(16)), tk.LayoutRight),
+                           cluster_size=2)
+    jobs = [load_job((0, 0), mask=3, expect=1024), load_job((0, 8), mask=3, expect=1024, dst_offset=512)]
+    a = b.load_boxes(tma.tensormap, buf, jobs, 1024, cluster=2)
+    u = b._load_boxes_unit(tma.tensormap, buf, jobs, 1024, 2, 0)
+    assert np.array_equal(a, u) and np.array_equal(a[1].view(np.float32).reshape(16, 16), data)
+    short = [load_job((0, 0), mask=3, expect=1024), load_job((0, 8), issue=False, expect=1024)]
+    with pytest.raises(Exception, match="hang|Deadlock|expects"):
+        b.load_boxes(tma.tensormap, buf, short, 1024, cluster=2)

@@ -46,8 +46,10 @@ class _EmuBuffer:
 
 
 class EmuBackend:
-    """The CPU emulator: ``tmakit.emu``'s TMA unit (bit-exact box gather / scatter / swizzle / reduce), with
-    per-CTA mbarrier transaction counting and multicast delivery to every CTA named in the mask."""
+    """The CPU emulator: each CTA runs an emulated kernel under ``tk.emu.launch`` (shared memory, mbarrier init,
+    ``cluster_sync``, ``fence_barrier_init``, expect-tx, the (multicast) TMA instruction, ``wait_barrier``; for
+    stores ``tma_store_fence`` / arrive / wait), the twin of ``kernels/seeds.cu``. Hangs, races and illegal
+    instructions are reported by the emulator. Falls back to the TMA unit's pure functions without ``launch``."""
 
     name = "emu"
 
@@ -64,6 +66,27 @@ class EmuBackend:
         return buf.bytes.view(buf.dtype).reshape(buf.shape).copy()
 
     def load_boxes(self, tm, buf: _EmuBuffer, jobs, image_bytes: int, cluster: int = 1, init: int = 0):
+        from .. import emu
+
+        if not hasattr(emu, "launch"):
+            return self._load_boxes_unit(tm, buf, jobs, image_bytes, cluster, init)
+        n = len(jobs)
+        images = np.zeros((n, int(image_bytes)), np.uint8)
+        box = emu.tma_unit.tx_bytes(tm)
+        emu.launch(_emu_load_kernel, (n, 1, 1), (cluster, 1, 1), tm, buf.bytes, jobs, images, int(image_bytes),
+                   int(init), box)
+        return images
+
+    def store_boxes(self, tm, buf: _EmuBuffer, jobs, images) -> None:
+        from .. import emu
+
+        if not hasattr(emu, "launch"):
+            return self._store_boxes_unit(tm, buf, jobs, images)
+        images = np.ascontiguousarray(images, dtype=np.uint8)
+        emu.launch(_emu_store_kernel, (len(jobs), 1, 1), (1, 1, 1), tm, buf.bytes, jobs, images)
+
+    # --- without tk.emu.launch: the TMA unit's pure functions, multicast and tx counting done here
+    def _load_boxes_unit(self, tm, buf, jobs, image_bytes, cluster, init):
         from ..emu import tma_unit
 
         n = len(jobs)
@@ -86,7 +109,7 @@ class EmuBackend:
                                    f"{arrived[c]} arrived")
         return images
 
-    def store_boxes(self, tm, buf: _EmuBuffer, jobs, images) -> None:
+    def _store_boxes_unit(self, tm, buf, jobs, images) -> None:
         from ..emu import tma_unit
 
         for c, job in enumerate(jobs):
@@ -94,6 +117,63 @@ class EmuBackend:
                 tma_unit.store(tm, job["coords"], buf.bytes, images[c], job["src_offset"])
             else:
                 tma_unit.reduce(tm, job["coords"], buf.bytes, images[c], job["src_offset"], job["op"])
+
+
+def _emu_load_kernel(tm, gmem, jobs, images, image_bytes, init, box):
+    """The emulated twin of ``tmakit_seed_load``: one job per CTA, mbarrier + (multicast) TMA load, dump smem."""
+    from .. import emu
+
+    cta = emu.block_idx().x
+    job = jobs[cta]
+    smem = emu.shared_array(image_bytes, np.uint8, align=1024)
+    if init:
+        smem[:] = init
+        emu.fence_proxy_async()
+    bar = emu.shared_barrier()
+    emu.initialize_barrier(bar, 1)
+    emu.syncthreads()
+    emu.cluster_sync()
+    emu.fence_barrier_init()
+    expect = job["expect"] if job["expect"] is not None else (box if job["issue"] else 0)
+    if expect:
+        emu.set_barrier_transaction_bytes(bar, expect)
+    else:
+        emu.arrive_barrier(bar)
+    if job.get("prefetch"):
+        emu.tma_prefetch(tm, job["coords"])
+    if job["issue"]:
+        dst = emu.make_smem_ptr(_addr(smem) + job["dst_offset"], np.uint8)
+        emu.tma_load(tm, job["coords"], dst, bar, job["mask"] or None)
+    emu.syncthreads()
+    emu.wait_barrier(bar, 0)
+    images[cta] = smem
+    emu.cluster_sync()
+
+
+def _emu_store_kernel(tm, gmem, jobs, images):
+    """The emulated twin of ``tmakit_seed_store``: fill smem (generic proxy), fence, TMA store / reduce, wait."""
+    from .. import emu
+
+    cta = emu.block_idx().x
+    job = jobs[cta]
+    smem = emu.shared_array(images.shape[1], np.uint8, align=1024)
+    smem[:] = images[cta]
+    emu.tma_store_fence()
+    emu.syncthreads()
+    src = emu.make_smem_ptr(_addr(smem) + job["src_offset"], np.uint8)
+    if job["op"] is None:
+        emu.tma_store(tm, job["coords"], src)
+    else:
+        emu.tma_reduce(tm, job["coords"], src, job["op"])
+    emu.tma_store_arrive()
+    emu.tma_store_wait(0)
+
+
+def _addr(smem_view) -> int:
+    from ..emu.device_smem import smem_address
+    from ..emu.scheduler import current_cta
+
+    return smem_address(current_cta(), smem_view)
 
 
 class _GpuBuffer:
