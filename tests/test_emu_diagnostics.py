@@ -289,3 +289,18 @@ def test_negative_store_coordinates_in_kernel(a):
 
     with pytest.raises(emu.IllegalInstruction, match="cudaErrorIllegalInstruction"):
         emu.launch(kernel, (1,), a)
+
+
+def test_tma_box_over_a_live_barrier(a):
+    tm = half_map(a)
+
+    def kernel(a):
+        s = emu.shared_array((8, 16))  # shared bytes [0, 512)
+        b = emu.make_smem_ptr(256, np.uint64)  # a barrier inside the tile
+        emu.initialize_barrier(b, 1)
+        emu.set_barrier_transaction_bytes(b, 512)
+        emu.tma_load(tm, (0, 0), s, b)
+        emu.wait_barrier(b, 0)
+
+    with pytest.raises(emu.RaceError, match="overwrites the live mbarrier @0x100"):
+        emu.launch(kernel, (1,), a)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from . import tma_unit
 from .device_tma import tma_load, tma_prefetch, tma_reduce, tma_store
 from .errors import EmuError, TmaUnitError
 
@@ -58,54 +59,74 @@ def _size(shape) -> int:
     return int(shape)
 
 
-def _rest(t):
-    """The rest modes' index tuples of a ``(TMA, Rest...)`` tensor."""
-    shape = getattr(t, "shape", None)
-    if not isinstance(shape, tuple) or len(shape) <= 1:
-        return [()]
-    sizes = [_size(s) for s in shape[1:]]
-    if all(s == 1 for s in sizes):
-        return [(0,) * len(sizes)]
-    return list(itertools.product(*(range(s) for s in sizes)))
+def _modes(t) -> tuple:
+    shape = getattr(t, "shape", ())
+    return shape if isinstance(shape, tuple) else (shape,)
 
 
-def _atoms(t, idx):
-    if not any(idx):
-        return t  # the first atom starts at the tensor's own iterator
+def _slices(t):
+    """The mode-0 sub-tensor ``t(_, i)`` for every index ``i`` of the later modes (CuTe's copy loop)."""
     import tmakit as tk
 
-    return t[(tk._, *idx)]
+    rest = [range(_size(m)) for m in _modes(t)[1:]]
+    for idx in itertools.product(*rest):
+        yield t.mode(0) if not any(idx) else t[(tk._, *idx)]
 
 
-def _pairs(src, dst):
-    rs, rd = _rest(src), _rest(dst)
-    if len(rs) != len(rd):
-        raise EmuError(f"copy: source has {len(rs)} TMA atoms but destination {len(rd)}")
-    for i, j in zip(rs, rd):
-        yield _atoms(src, i), _atoms(dst, j)
+def _atom_pairs(src, dst, nval: int):
+    """(src, dst) sub-tensors of ``nval`` values each: CuTe's ``copy`` + ``Copy_Atom::call`` recursion."""
+    if _size(_modes(src)) == nval:
+        yield src, dst
+        return
+    if len(_modes(src)) > 1:
+        if len(_modes(dst)) != len(_modes(src)):
+            raise EmuError(f"copy: source shape {src.shape} and destination shape {dst.shape} do not match")
+        for s, d in zip(_slices(src), _slices(dst)):
+            yield from _atom_pairs(s, d, nval)
+        return
+    if not isinstance(src.shape, tuple) or not isinstance(src.shape[0], tuple):
+        raise TmaUnitError(f"copy: a partition of {_size(_modes(src))} values cannot be cut into TMA atoms of "
+                           f"{nval} values")
+    yield from _atom_pairs(src.mode(0), dst.mode(0), nval)  # tensor<0>: split the single mode
+
+
+def atom_values(atom) -> int:
+    """Values one TMA instruction covers (CuTe's ``NumValSrc``); checked against the descriptor's box."""
+    tc = getattr(atom, "tiled_copy", atom)
+    box = tma_unit.tx_bytes(tc.tensormap) // tc.tensormap.elem_bytes
+    nval = getattr(tc, "num_val", None)
+    if nval is None:
+        return box
+    layout_tv = getattr(tc, "layout_tv", None)
+    nctas = _size(_modes(layout_tv)[0]) if layout_tv is not None else 1
+    if nval != box * nctas:
+        raise TmaUnitError(f"{tc.op.name}: the TiledCopy covers {nval} values per TMA atom but its tensor map box "
+                           f"holds {box} elements x {nctas} CTA(s): one instruction would not move the atom "
+                           f"(descriptor {tc.tensormap})")
+    return nval
 
 
 def copy(atom, src, dst) -> None:
     """Issue the TMA instructions of one partitioned copy (loads need ``atom.with_(barrier[, mask])``)."""
     op, tmap = atom.op, atom.tensormap
     bar, mask = getattr(atom, "barrier", None), getattr(atom, "mask", None)
+    pairs = _atom_pairs(src, dst, atom_values(atom))
     if op.kind == "load":
         if bar is None:
             raise EmuError(f"{op.name} needs an mbarrier: copy(tma.with_(barrier), src, dst)")
         if (mask is not None) != bool(op.multicast):
             raise TmaUnitError(f"{op.name}: a multicast mask goes with SM90_TMA_LOAD_MULTICAST (and only with it)")
-        for s, d in _pairs(src, dst):
+        for s, d in pairs:
             tma_load(tmap, tma_coords(s), d.iterator, bar, mask)
     elif op.kind == "store":
-        for s, d in _pairs(src, dst):
+        for s, d in pairs:
             tma_store(tmap, tma_coords(d), s.iterator)
     else:
-        for s, d in _pairs(src, dst):
+        for s, d in pairs:
             tma_reduce(tmap, tma_coords(d), s.iterator, op.reduce_op)
 
 
 def prefetch(atom, src) -> None:
     """``cute::prefetch(tma, src)``: one L2 prefetch per TMA atom of the coordinate tensor."""
-    tmap = atom.tensormap
-    for idx in _rest(src):
-        tma_prefetch(tmap, tma_coords(_atoms(src, idx)))
+    for s, _ in _atom_pairs(src, src, atom_values(atom)):
+        tma_prefetch(atom.tensormap, tma_coords(s))

@@ -18,6 +18,15 @@ def proxy_race(cta, addr: int, geom, what: str) -> RaceError | None:
                      "after writing shared memory)")
 
 
+def overwrites_barrier(cta, addr: int, geom) -> RaceError | None:
+    """A RaceError if the box at ``addr`` covers a live mbarrier of ``cta``."""
+    for b in cta.barriers.values():
+        if b.live and addr <= b.address < addr + geom.footprint:
+            return RaceError(f"a TMA box at [{addr:#x}, {addr + geom.footprint:#x}) of {cta.label} overwrites the live "
+                             f"{b.name}: shared buffers and barriers overlap")
+    return None
+
+
 class LoadOp:
     """``cp.async.bulk.tensor`` global -> shared of the CTAs ``ranks`` (one rank unless multicast)."""
 
@@ -33,9 +42,10 @@ class LoadOp:
             if cta.state in ("exited", "aborted"):
                 raise ExitError(f"{self.what} from {self.issuer.label} writes the shared memory of {cta.label}, "
                                 "which already exited: end the kernel with cluster_sync()")
-            race = proxy_race(cta, self.addr, self.geom, self.what)
-            if race is not None:
-                cluster.launch.report(race)
+            for race in (proxy_race(cta, self.addr, self.geom, self.what),
+                         overwrites_barrier(cta, self.addr, self.geom)):
+                if race is not None:
+                    cluster.launch.report(race)
             cta.smem.tma_write(self.addr, self.geom, data)
             cluster.signal(self.issuer, cta, self.bar, self.geom.tx_bytes, self.what)
 
