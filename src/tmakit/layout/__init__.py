@@ -31,19 +31,20 @@ from .int_tuple import (
     compatible,
     congruent,
     crd2idx,
-    flatten,
     idx2crd,
     prefix_product,
     product,
     shape_div,
 )
 from .int_tuple import depth as _tuple_depth
+from .int_tuple import flatten as _tuple_flatten
 from .int_tuple import rank as _tuple_rank
 from .integer import Int, Underscore, _, ceil_div, is_static, static
 from .layout import (
     Layout,
     LayoutLeft,
     LayoutRight,
+    coshape,
     cosize,
     get,
     make_coord,
@@ -54,27 +55,43 @@ from .layout import (
     shape,
     size,
     stride,
+    take,
 )
 from .printing import format_layout, format_tensor, print_layout, print_tensor
 from .swizzle import ComposedLayout, Swizzle, make_composed_layout
 from .tensor import ArrayPtr, Tensor, local_partition, local_tile, make_coord_tensor, make_identity_tensor, make_tensor
 
 
-def depth(x):
-    """Nesting depth of a layout's, tensor's or tuple's shape (an integer has depth 0)."""
-    return _tuple_depth(x.shape if hasattr(x, "shape") and not isinstance(x, tuple) else x)
+def _shape_of(x):
+    return x.shape if hasattr(x, "shape") and not isinstance(x, tuple) else x
 
 
-def rank(x):
-    """Number of top-level modes of a layout, tensor or tuple."""
-    return _tuple_rank(x.shape if hasattr(x, "shape") and not isinstance(x, tuple) else x)
+def rank(x, *modes):
+    """Number of top-level modes of a layout, tensor or tuple (static, as in CuTe)."""
+    return Int(_tuple_rank(_shape_of(get(x, *modes) if modes else x)))
+
+
+def depth(x, *modes):
+    """Nesting depth of a layout, tensor or tuple (static, as in CuTe): an integer has depth ``_0``."""
+    return Int(_tuple_depth(_shape_of(get(x, *modes) if modes else x)))
+
+
+def flatten(x):
+    """A layout with a flat shape and stride, or the leaves of a tuple (an integer gives a 1-tuple)."""
+    if isinstance(x, Layout):
+        return Layout(_flat_unwrap(x.shape), _flat_unwrap(x.stride))
+    return _tuple_flatten(x)
+
+
+def _flat_unwrap(t):
+    return _tuple_flatten(t) if isinstance(t, tuple) else t
 
 
 __all__ = [
     "Int", "Underscore", "_", "ceil_div", "is_static", "static", "LayoutError", "congruent", "compatible",
     "crd2idx", "idx2crd", "depth", "flatten", "prefix_product", "product", "shape_div", "rank",
-    "Layout", "LayoutLeft", "LayoutRight", "cosize", "get", "make_coord", "make_layout", "make_ordered_layout",
-    "make_shape", "make_stride", "shape", "size", "stride",
+    "Layout", "LayoutLeft", "LayoutRight", "coshape", "cosize", "get", "make_coord", "make_layout",
+    "make_ordered_layout", "make_shape", "make_stride", "shape", "size", "stride", "take",
     "append", "blocked_product", "coalesce", "complement", "composition", "filter", "filter_zeros", "flat_divide",
     "group_modes", "left_inverse", "logical_divide", "logical_product", "make_identity_layout", "max_common_layout",
     "max_common_vector", "prepend", "raked_product", "right_inverse", "tile_to_shape", "tiled_divide",

@@ -6,12 +6,15 @@ static, so results print exactly as CuTe prints them.
 
 from __future__ import annotations
 
+import functools
+
 from .arith_tuple import ScaledBasis
 from .int_tuple import (
     LayoutError,
     ceil_div_tuple,
     flatten,
     is_tuple,
+    make_int_tuple_like,
     product,
     product_each,
     rank,
@@ -19,7 +22,27 @@ from .int_tuple import (
     wrap,
 )
 from .integer import Int, _keep, ceil_div, imin, is_constant, is_int, is_static, is_underscore, signum, to_str
-from .layout import Layout, LayoutLeft, LayoutRight, compact_major, compact_order, cosize, make_layout
+from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout
+
+
+def _lift(tensors=False):
+    """Apply the decorated op to the Layout inside a ComposedLayout (keeping its swizzle and offset, as
+    layout_composed.hpp does) and, with ``tensors``, inside a Tensor (keeping its iterator, as tensor_impl.hpp)."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def lifted(x, *args, **kw):
+            from .swizzle import ComposedLayout
+
+            if isinstance(x, ComposedLayout):
+                return ComposedLayout(x.layout_a, x.offset, lifted(x.layout_b, *args, **kw))
+            if tensors and hasattr(x, "iterator") and hasattr(x, "layout"):
+                return type(x)(x.iterator, lifted(x.layout, *args, **kw))
+            return fn(x, *args, **kw)
+
+        return lifted
+
+    return deco
 
 
 def _as_layout(x):
@@ -63,6 +86,7 @@ def _replace_front(t, v):
     return (v,) + t[1:] if is_tuple(t) else v
 
 
+@_lift()
 def coalesce(layout, profile=None):
     """Merge modes that are contiguous in the codomain; size and function are preserved."""
     if not isinstance(layout, Layout):
@@ -99,7 +123,7 @@ def _by_mode(layout, tiler, fn, keep_rest):
     modes = [fn(layout[i], t) for i, t in enumerate(tiler)]
     if keep_rest:
         modes += [layout[i] for i in range(len(tiler), len(layout))]
-    return make_layout(*modes) if len(modes) != 1 or is_tuple(layout.shape) else modes[0]
+    return make_layout(*modes)
 
 
 def filter_zeros(layout):
@@ -112,6 +136,7 @@ def filter_zeros(layout):
     return Layout(fz(layout.shape, layout.stride), layout.stride)
 
 
+@_lift()
 def filter(layout, profile=None):  # noqa: A001 - CuTe's name
     """Remove stride-0 and size-1 modes, then coalesce."""
     if is_tuple(profile):
@@ -120,11 +145,12 @@ def filter(layout, profile=None):  # noqa: A001 - CuTe's name
 
 
 def _coprofile(layout):
-    flat = flatten(layout.stride)
-    modes = [d.mode for d in flat if isinstance(d, ScaledBasis) and d.mode]
-    if not modes:
-        return Int(0)
-    return tuple(Int(0) for _ in range(max(m[0] for m in modes) + 1))
+    """CuTe's coprofile: ``_0``s shaped like the codomain (the sum of the strides as an arithmetic tuple)."""
+    total = Int(0)
+    for d in flatten(layout.stride):
+        total = total + d
+    total = total.values if hasattr(total, "values") else total.expand() if isinstance(total, ScaledBasis) else total
+    return make_int_tuple_like(total, Int(0))
 
 
 def _basis_get(b, t):
@@ -171,7 +197,7 @@ def composition(a, b):
     from .swizzle import ComposedLayout, Swizzle
 
     if isinstance(a, Swizzle):
-        return ComposedLayout(a, Int(0), _as_layout(b))
+        return _as_layout(b) if a.bits == 0 else ComposedLayout(a, Int(0), _as_layout(b))
     if isinstance(a, ComposedLayout):
         return a.compose(b)
     if b is None or is_underscore(b):
@@ -189,6 +215,10 @@ def composition(a, b):
 
 def complement(layout, cotarget=None):
     """The layout of the offsets ``layout`` does not reach, up to ``cotarget`` (default: its cosize)."""
+    from .swizzle import ComposedLayout
+
+    if isinstance(layout, ComposedLayout):
+        return complement(layout.layout_b, cosize(layout) if cotarget is None else cotarget)
     layout = _as_layout(layout)
     f = filter(layout)
     if cotarget is None:
@@ -271,12 +301,9 @@ def _preprod(shape):
     return out
 
 
+@_lift(tensors=True)
 def logical_divide(layout, tiler):
     """Split each mode of ``layout`` into (tile, rest) by ``tiler`` (a layout, an integer, or a tuple by mode)."""
-    from .swizzle import ComposedLayout
-
-    if isinstance(layout, ComposedLayout):
-        return ComposedLayout(layout.layout_a, layout.offset, logical_divide(layout.layout_b, tiler))
     if tiler is None or is_underscore(tiler):
         return layout
     if is_tuple(tiler):
@@ -296,36 +323,36 @@ def tile_unzip(layout, tiler):
     return Layout(_zip2_by(layout.shape, tiler), _zip2_by(layout.stride, tiler))
 
 
+@_lift(tensors=True)
 def zipped_divide(layout, tiler):
     """``((tile modes), (rest modes))``."""
-    from .swizzle import ComposedLayout
-
-    if isinstance(layout, ComposedLayout):
-        return ComposedLayout(layout.layout_a, layout.offset, zipped_divide(layout.layout_b, tiler))
     return tile_unzip(logical_divide(layout, tiler), tiler)
 
 
+def _unpack(z, first, second):
+    """Slice a rank-2 zipped layout with ``repeat<rank>(_)`` in the modes to unpack (CuTe's tiled/flat forms)."""
+    from .integer import _
+
+    def rep(mode):
+        r = rank(mode)
+        return (_,) * r if r > 1 else _
+
+    return z((rep(z.shape[0]) if first else _, rep(z.shape[1]) if second else _))
+
+
+@_lift(tensors=True)
 def tiled_divide(layout, tiler):
     """``((tile modes), rest0, rest1, ...)``."""
-    z = zipped_divide(layout, tiler)
-    r1 = rank(z.shape[1]) if is_tuple(z.shape[1]) else 1
-    from .integer import _
-
-    return z((_, (_,) * r1) if r1 > 1 or is_tuple(z.shape[1]) else (_, _))
+    return _unpack(zipped_divide(layout, tiler), False, True)
 
 
+@_lift(tensors=True)
 def flat_divide(layout, tiler):
     """``(tile0, tile1, ..., rest0, rest1, ...)``."""
-    from .integer import _
-
-    z = zipped_divide(layout, tiler)
-    r0 = rank(z.shape[0])
-    r1 = rank(z.shape[1])
-    c0 = (_,) * r0 if is_tuple(z.shape[0]) else _
-    c1 = (_,) * r1 if is_tuple(z.shape[1]) else _
-    return z((c0, c1))
+    return _unpack(zipped_divide(layout, tiler), True, True)
 
 
+@_lift()
 def logical_product(block, tiler):
     """``(block, tiler placed in the complement of block)``."""
     if tiler is None or is_underscore(tiler):
@@ -337,16 +364,19 @@ def logical_product(block, tiler):
     return make_layout(block, composition(complement(block, block.size() * cosize(t)), t))
 
 
+@_lift()
 def zipped_product(block, tiler):
     return tile_unzip(logical_product(block, tiler), tiler)
 
 
+@_lift()
 def tiled_product(block, tiler):
-    from .integer import _
+    return _unpack(zipped_product(block, tiler), False, True)
 
-    z = zipped_product(block, tiler)
-    r1 = rank(z.shape[1])
-    return z((_, (_,) * r1) if is_tuple(z.shape[1]) else (_, _))
+
+@_lift()
+def flat_product(block, tiler):
+    return _unpack(zipped_product(block, tiler), True, True)
 
 
 def append(layout, x=None, n=None):
@@ -377,6 +407,7 @@ def _zip_layouts(a, b):
     return Layout(_zip_tuples(a.shape, b.shape), _zip_tuples(a.stride, b.stride))
 
 
+@_lift()
 def blocked_product(block, tiler):
     """Tile ``block`` by ``tiler``: mode i becomes (block_i, tiler_i)."""
     block, tiler = _as_layout(block), _as_layout(tiler)
@@ -385,6 +416,7 @@ def blocked_product(block, tiler):
     return _zip_layouts(res[0], res[1])
 
 
+@_lift()
 def raked_product(block, tiler):
     """Interleave ``block`` across ``tiler``: mode i becomes (tiler_i, block_i)."""
     block, tiler = _as_layout(block), _as_layout(tiler)
@@ -393,25 +425,20 @@ def raked_product(block, tiler):
     return _zip_layouts(res[1], res[0])
 
 
+@_lift()
 def tile_to_shape(block, target_shape, order=LayoutLeft):
     """Repeat ``block`` until it covers ``target_shape`` (blocked, in ``order``)."""
     block = _as_layout(block)
-    target_shape = wrap(target_shape)
-    r = len(target_shape)
+    r = rank(target_shape)
     if rank(block.shape) > r:
         raise LayoutError(f"tile_to_shape: block {block} has more modes than target {to_str(target_shape)}")
     padded = append(block, n=r)
     bshape = product_each(padded.shape)
     tshape = product_each(target_shape)
-    for t, b in zip(flatten(tshape), flatten(bshape)):
-        if is_static(t) and is_static(b) and int(t) % int(b) != 0:
-            raise LayoutError(f"tile_to_shape: block shape {to_str(bshape)} does not divide {to_str(tshape)}")
-    pshape = tuple(ceil_div(t, b) for t, b in zip(tshape, bshape))
-    if order is LayoutLeft or order is LayoutRight:
-        tiler = Layout(pshape, compact_major(pshape, order))
-    else:
-        tiler = Layout(pshape, compact_order(pshape, order))
-    return blocked_product(padded, tiler)
+    if is_static(tshape) and is_static(bshape) and any(int(t) % int(b) for t, b in zip(wrap(tshape), wrap(bshape))):
+        raise LayoutError(f"tile_to_shape: block shape {to_str(bshape)} does not divide {to_str(tshape)}")
+    pshape = ceil_div_tuple(tshape, bshape)
+    return blocked_product(padded, Layout(pshape, compact_order(pshape, order)))
 
 
 def max_common_layout(a, b):

@@ -19,7 +19,8 @@ class ScaledBasis:
         self.mode = tuple(mode) if isinstance(mode, tuple) else (int(mode),)
 
     def __str__(self):
-        return to_str(self.value) + "".join(f"@{m}" for m in self.mode)
+        """CuTe prints the modes innermost first: ``E<1,0>`` is ``_1@0@1``."""
+        return to_str(self.value) + "".join(f"@{m}" for m in reversed(self.mode))
 
     __repr__ = __str__
 
@@ -41,6 +42,9 @@ class ScaledBasis:
 
     def __neg__(self):
         return ScaledBasis(-self.value, self.mode)
+
+    def __abs__(self):
+        return ScaledBasis(abs(self.value), self.mode)
 
     def __add__(self, o):
         if isinstance(o, ScaledBasis) and o.mode == self.mode:
@@ -140,10 +144,11 @@ class ArithTupleIterator:
     __slots__ = ("coord",)
 
     def __init__(self, coord):
-        self.coord = coord if isinstance(coord, ArithTuple) else ArithTuple(coord)
+        """``coord``: an ArithTuple, a (nested) tuple, or an integer for a rank-0 codomain."""
+        self.coord = ArithTuple(coord) if isinstance(coord, tuple) else coord
 
     def __str__(self):
-        return "ArithTuple" + str(self.coord)
+        return "ArithTuple" + to_str(self.coord)
 
     __repr__ = __str__
 
@@ -151,7 +156,7 @@ class ArithTupleIterator:
         return ArithTupleIterator(self.coord + offset)
 
     def __iter__(self):
-        return iter(self.coord)
+        return iter(self.coord if isinstance(self.coord, ArithTuple) else (self.coord,))
 
     def __eq__(self, o):
         return isinstance(o, ArithTupleIterator) and self.coord == o.coord

@@ -58,7 +58,8 @@ def product(t):
 
 
 def product_each(t):
-    return tuple(product(v) for v in t) if is_tuple(t) else product(t)
+    """The product of each mode, always as a tuple (an integer gives a 1-tuple), as CuTe's ``product_each``."""
+    return tuple(product(v) for v in wrap(t))
 
 
 def tsum(t):
@@ -93,39 +94,47 @@ def prefix_product(a, init=Int(1)):
 
 
 def shape_div(a, b):
-    """CuTe's ``shape_div``: a / b where one divides the other; b may be a tuple (its product is used)."""
+    """CuTe's ``shape_div``: a / b (rounding up) where one divides the other; b may be a tuple (its product).
+
+    As in CuTe, the divisibility condition is checked only when both values are static."""
     if is_tuple(a):
         if is_tuple(b):
             if len(a) != len(b):
-                raise LayoutError(f"shape_div: rank mismatch {a} vs {b}")
+                raise LayoutError(f"shape_div: rank mismatch {_s(a)} vs {_s(b)}")
             return tuple(shape_div(x, y) for x, y in zip(a, b))
         out = []
         for v in a:
             out.append(shape_div(v, b))
-            b = shape_div(b, product(v))
+            b = shape_div(b, v)
         return tuple(out)
     if is_tuple(b):
         return shape_div(a, product(b))
-    ia, ib = int(a), int(b)
-    if ia % ib != 0 and ib % ia != 0:
-        raise LayoutError(f"shape_div: neither of {a} and {b} divides the other")
-    q = ia // ib if ia // ib != 0 else ((ia > 0) - (ia < 0)) * ((ib > 0) - (ib < 0))
-    return _keep(a, b, q)
+    if is_static(a) and is_static(b) and int(a) % int(b) != 0 and int(b) % int(a) != 0:
+        raise LayoutError(f"shape_div: neither of {_s(a)} and {_s(b)} divides the other")
+    return _ceil(a, b)
+
+
+def _ceil(a, b):
+    """``(a + b - _1) / b`` with CuTe's staticness."""
+    return _keep(a, b, -(-int(a) // int(b)))
 
 
 def ceil_div_tuple(a, b):
     """CuTe's tuple ``ceil_div``: each mode of a divided (rounding up) by what remains of b."""
     if is_tuple(a):
         if is_tuple(b):
-            return tuple(ceil_div_tuple(x, y) for x, y in zip(a, b)) + tuple(a[len(b):])
+            if len(b) > len(a):
+                raise LayoutError(f"ceil_div: {_s(b)} has more modes than {_s(a)}")
+            b = tuple(b) + (Int(1),) * (len(a) - len(b))
+            return tuple(ceil_div_tuple(x, y) for x, y in zip(a, b))
         out = []
         for v in a:
             out.append(ceil_div_tuple(v, b))
-            b = ceil_div_tuple(b, product(v))
+            b = ceil_div_tuple(b, v)
         return tuple(out)
     if is_tuple(b):
         return ceil_div_tuple(a, product(b))
-    return _keep(a, b, -(-int(a) // int(b)))
+    return _ceil(a, b)
 
 
 def elem_scale(a, b):
@@ -160,16 +169,37 @@ def compatible(a, b) -> bool:
 
 
 def idx2crd(idx, shape, stride=None):
-    """Index (or hierarchical coordinate) to the natural coordinate of ``shape`` (colexicographic)."""
-    if stride is None:
-        stride = compact_left_strides(shape)
+    """Index to the natural coordinate of ``shape`` (colexicographic), or, with ``stride``, CuTe's
+    ``idx2crd(idx, shape, stride)``: each mode's coordinate is ``(idx / stride) % shape``."""
     if is_tuple(idx):
         if not is_tuple(shape) or len(idx) != len(shape):
-            raise LayoutError(f"idx2crd: coordinate {idx} does not match shape {shape}")
+            raise LayoutError(f"idx2crd: coordinate {_s(idx)} does not match shape {_s(shape)}")
+        if stride is None:
+            return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
         return tuple(idx2crd(i, s, d) for i, s, d in zip(idx, shape, stride))
+    if stride is None:
+        return _idx2crd_colex(idx, shape)
     if is_tuple(shape):
+        if not is_tuple(stride):
+            stride = compact_left_strides(shape, stride)
         return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
+    if type(shape) is Int and int(shape) == 1:
+        return Int(0)
     return (idx // stride) % shape
+
+
+def _idx2crd_colex(idx, shape):
+    """CuTe's 2-argument idx2crd: divmod by each mode's size, the last mode takes the rest."""
+    if not is_tuple(shape):
+        return idx
+    out = []
+    for s in shape[:-1]:
+        n = product(s)
+        out.append(_idx2crd_colex(idx % n, s))
+        idx = idx // n
+    if shape:
+        out.append(_idx2crd_colex(idx, shape[-1]))
+    return tuple(out)
 
 
 def compact_left_strides(shape, current=Int(1)):
@@ -182,26 +212,46 @@ def compact_left_strides(shape, current=Int(1)):
     return current
 
 
-def crd2idx(crd, shape, stride):
-    """Coordinate (an integer, a hierarchical tuple, or a mix) to offset through ``stride``."""
+def crd2idx(crd, shape, stride=None):
+    """Coordinate (an integer, a hierarchical tuple, or a mix) to offset through ``stride``; without ``stride``,
+    the colexicographic index of the coordinate in ``shape`` (CuTe's 2-argument crd2idx)."""
+    if stride is None:
+        return _crd2idx_colex(crd, shape)
     if crd is None:
         crd = Int(0)
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
-            raise LayoutError(f"crd2idx: coordinate {crd} is not compatible with shape {shape}")
+            raise LayoutError(f"crd2idx: coordinate {_s(crd)} is not compatible with shape {_s(shape)}")
         return inner_product_crd(crd, shape, stride)
     if is_tuple(shape):
         if not shape:
             return Int(0)
-        result = None
+        if type(crd) is Int and int(crd) == 0:  # CuTe keeps a static zero static in every mode
+            return reduce(lambda x, y: x + y, (crd2idx(crd, s, d) for s, d in zip(shape, stride)))
+        terms = []
         for s, d in zip(shape[:-1], stride[:-1]):
             n = product(s)
-            term = crd2idx(crd % n, s, d)
-            result = term if result is None else result + term
+            terms.append(crd2idx(crd % n, s, d))
             crd = crd // n
-        last = crd2idx(crd, shape[-1], stride[-1])
-        return last if result is None else result + last
+        terms.append(crd2idx(crd, shape[-1], stride[-1]))
+        return reduce(lambda x, y: y + x, reversed(terms))
     return crd * stride
+
+
+def _crd2idx_colex(crd, shape):
+    if not is_tuple(crd):
+        return crd
+    flat_c, flat_s = flatten(crd), flatten(_product_like(shape, crd))
+    idx = flat_c[-1]
+    for c, s in zip(reversed(flat_c[:-1]), reversed(flat_s[:-1])):
+        idx = c + s * idx
+    return idx
+
+
+def _product_like(shape, guide):
+    if is_tuple(guide):
+        return tuple(_product_like(s, g) for s, g in zip(shape, guide))
+    return product(shape)
 
 
 def inner_product_crd(crd, shape, stride):
@@ -209,16 +259,11 @@ def inner_product_crd(crd, shape, stride):
     return reduce(lambda x, y: x + y, terms)
 
 
-def crd2crd(crd, dst_shape, src_shape=None):
-    if is_tuple(crd):
-        if is_tuple(dst_shape):
-            return tuple(crd2crd(x, y) for x, y in zip(crd, dst_shape))
-        if src_shape is None:
-            raise LayoutError("crd2crd: ambiguous without the source shape")
-        return crd2idx(crd, src_shape, compact_left_strides(src_shape))
-    if is_tuple(dst_shape):
-        return idx2crd(crd, dst_shape)
-    return crd
+def crd2crd(crd, src_shape, dst_shape):
+    """CuTe's crd2crd: re-express a coordinate of ``src_shape`` as a coordinate of ``dst_shape``."""
+    if is_tuple(crd) and is_tuple(src_shape) and is_tuple(dst_shape):
+        return tuple(crd2crd(c, s, d) for c, s, d in zip(crd, src_shape, dst_shape))
+    return idx2crd(crd2idx(crd, src_shape), dst_shape)
 
 
 def has_underscore(c) -> bool:
@@ -228,29 +273,29 @@ def has_underscore(c) -> bool:
 
 
 def slice_(crd, trg):
-    """Keep the modes of ``trg`` where ``crd`` has ``_`` (flattening one level per ``_``, like CuTe)."""
+    """CuTe's slice: keep the modes of ``trg`` where ``crd`` has ``_`` (nested ones are flattened into the tuple);
+    a bare ``_`` keeps all of ``trg``."""
+    if is_underscore(crd):
+        return trg
+    return _lift(crd, trg, keep_underscore=True) if is_tuple(crd) else ()
+
+
+def dice(crd, trg):
+    """CuTe's dice, the complement of ``slice_``: keep the modes where ``crd`` is an integer."""
+    if is_tuple(crd):
+        return _lift(crd, trg, keep_underscore=False)
+    return () if is_underscore(crd) else trg
+
+
+def _lift(crd, trg, keep_underscore):
     if is_tuple(crd):
         if not is_tuple(trg) or len(crd) != len(trg):
             raise LayoutError(f"slice: coordinate {_s(crd)} does not match {_s(trg)}")
         out = []
         for c, t in zip(crd, trg):
-            out.extend(slice_(c, t))
+            out.extend(_lift(c, t, keep_underscore))
         return tuple(out)
-    if is_underscore(crd):
-        return (trg,)
-    return ()
-
-
-def dice(crd, trg):
-    """The complement of ``slice_``: keep the modes where ``crd`` is an integer."""
-    if is_tuple(crd):
-        out = []
-        for c, t in zip(crd, trg):
-            out.extend(dice(c, t))
-        return tuple(out)
-    if is_underscore(crd):
-        return ()
-    return (trg,)
+    return (trg,) if is_underscore(crd) == keep_underscore else ()
 
 
 def fill_underscore(crd):

@@ -25,13 +25,17 @@ class Int(int):
     def __str__(self):
         return f"_{int(self)}"
 
-    def _bin(self, other, op):
+    def _bin(self, other, op, zero_if=None):
+        """``op`` keeping staticness; ``zero_if(self)`` names CuTe's mixed cases that stay a static ``_0``."""
         if type(other) is Int:
             return Int(op(int(self), int(other)))
         if isinstance(other, int) and not isinstance(other, bool):
+            if zero_if is not None and zero_if(int(self)):
+                return Int(0)
             return op(int(self), other)
         return NotImplemented
 
+    # CuTe (integral_constant.hpp): _0 * x, x * _0, _0 / x, _0 % x, x % _1, _0 & x, x & _0 are the static _0.
     def __add__(self, o):
         return self._bin(o, int.__add__)
 
@@ -45,22 +49,22 @@ class Int(int):
         return self._bin(o, lambda a, b: b - a)
 
     def __mul__(self, o):
-        return self._bin(o, int.__mul__)
+        return self._bin(o, int.__mul__, _is_zero)
 
     def __rmul__(self, o):
-        return self._bin(o, lambda a, b: b * a)
+        return self._bin(o, lambda a, b: b * a, _is_zero)
 
     def __floordiv__(self, o):
-        return self._bin(o, int.__floordiv__)
+        return self._bin(o, int.__floordiv__, _is_zero)
 
     def __rfloordiv__(self, o):
         return self._bin(o, lambda a, b: b // a)
 
     def __mod__(self, o):
-        return self._bin(o, int.__mod__)
+        return self._bin(o, int.__mod__, _is_zero)
 
     def __rmod__(self, o):
-        return self._bin(o, lambda a, b: b % a)
+        return self._bin(o, lambda a, b: b % a, lambda v: abs(v) == 1)
 
     def __lshift__(self, o):
         return self._bin(o, int.__lshift__)
@@ -69,7 +73,10 @@ class Int(int):
         return self._bin(o, int.__rshift__)
 
     def __and__(self, o):
-        return self._bin(o, int.__and__)
+        return self._bin(o, int.__and__, _is_zero)
+
+    def __rand__(self, o):
+        return self._bin(o, lambda a, b: b & a, _is_zero)
 
     def __or__(self, o):
         return self._bin(o, int.__or__)
@@ -91,6 +98,10 @@ class Int(int):
 
     def __ne__(self, o):
         return int.__ne__(self, o)
+
+
+def _is_zero(v: int) -> bool:
+    return v == 0
 
 
 class Underscore:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .int_tuple import (
     LayoutError,
+    crd2crd,
     crd2idx,
     depth,
     fill_underscore,
@@ -14,6 +15,7 @@ from .int_tuple import (
     product,
     rank,
     slice_,
+    wrap,
 )
 from .integer import Int, is_constant, is_int, to_str
 
@@ -69,7 +71,7 @@ class Layout:
     def __call__(self, *coord):
         crd = coord[0] if len(coord) == 1 else tuple(coord)
         if has_underscore(crd):
-            return Layout(_unwrap1(slice_(crd, self.shape)), _unwrap1(slice_(crd, self.stride)))
+            return Layout(slice_(crd, self.shape), slice_(crd, self.stride))
         return crd2idx(crd, self.shape, self.stride)
 
     def size(self):
@@ -79,16 +81,21 @@ class Layout:
         return cosize(self)
 
     def get_hier_coord(self, idx):
-        return idx2crd(idx, self.shape)
+        """The coordinate whose offset is ``idx`` (for compact layouts): CuTe's ``idx2crd(idx, shape, stride)``."""
+        return idx2crd(idx, self.shape, self.stride)
+
+    def get_flat_coord(self, idx):
+        """``get_hier_coord`` with each top-level mode's coordinate folded into one integer."""
+        return crd2crd(self.get_hier_coord(idx), self.shape, tuple(Int(1) for _m in wrap(self.shape))
+                       if is_tuple(self.shape) else Int(1))
+
+    def get_1d_coord(self, idx):
+        return crd2idx(self.get_hier_coord(idx), self.shape)
 
     def slice_and_offset(self, crd):
         """(sub-layout, offset) for a coordinate containing ``_`` (CuTe's slice_and_offset)."""
         sub = self(crd) if has_underscore(crd) else Layout(Int(1), Int(0))
         return sub, crd2idx(fill_underscore(crd), self.shape, self.stride)
-
-
-def _unwrap1(t):
-    return t[0] if len(t) == 1 else t
 
 
 def _eq(a, b):
@@ -128,14 +135,30 @@ def compact_major(shape, major=LayoutLeft, current=Int(1)):
 
 
 def compact_order(shape, order):
-    """Compact strides with modes ordered by ``order`` (smallest order gets stride ``_1``)."""
-    flat_s, flat_o = flatten(shape), flatten(order)
-    strides = [None] * len(flat_s)
-    current = Int(1)
-    for i in sorted(range(len(flat_o)), key=lambda k: int(flat_o[k])):
-        strides[i] = Int(0) if is_constant(1, flat_s[i]) else current
-        current = current * flat_s[i]
-    return _unflatten(tuple(strides), shape)
+    """CuTe's compact_order: compact strides visiting the modes in ``order`` (weakly congruent with ``shape``);
+    dynamic order values count as larger than every static one, left to right."""
+    if order is LayoutLeft or order is LayoutRight:
+        return compact_major(shape, order)
+    ref_shape = flatten(_product_like(shape, order))
+    flat_order = flatten(order)
+    top = max((int(o) for o in flat_order if type(o) is Int), default=0)
+    ref_order = tuple(int(o) if type(o) is Int else top + 1 + i for i, o in enumerate(flat_order))
+    return _compact_order(shape, _unflatten(ref_order, order), ref_shape, ref_order)
+
+
+def _compact_order(shape, order, ref_shape, ref_order):
+    if is_tuple(order):
+        if not is_tuple(shape) or len(shape) != len(order):
+            raise LayoutError(f"make_ordered_layout: order {to_str(order)} does not match shape {to_str(shape)}")
+        return tuple(_compact_order(s, o, ref_shape, ref_order) for s, o in zip(shape, order))
+    start = product(tuple(s if o < order else Int(1) for s, o in zip(ref_shape, ref_order)))
+    return compact_major(shape, LayoutLeft, start)
+
+
+def _product_like(shape, guide):
+    if is_tuple(guide):
+        return tuple(_product_like(s, g) for s, g in zip(shape, guide))
+    return product(shape)
 
 
 def _unflatten(flat, profile):
@@ -190,13 +213,36 @@ def size(x, *modes):
     return product(x)
 
 
-def cosize(layout):
-    """One past the largest offset the layout produces (CuTe's cosize)."""
+def cosize(layout, *modes):
+    """One past the largest offset the layout produces (CuTe's cosize = size(coshape))."""
+    if modes:
+        layout = get(layout, *modes)
     if hasattr(layout, "layout") and not isinstance(layout, Layout):
         layout = layout.layout
     if not isinstance(layout, Layout) and hasattr(layout, "cosize"):
         return layout.cosize()
-    return layout(layout.size() - 1) + Int(1)
+    return product(coshape(layout))
+
+
+def coshape(layout):
+    """CuTe's coshape: ``inner_product(shape - 1, |stride|) + 1`` per codomain mode."""
+    m1 = _map_leaves(layout.shape, lambda s: s - Int(1))
+    co = _inner(m1, _map_leaves(layout.stride, abs))
+    co = co.values if hasattr(co, "values") else co.expand() if hasattr(co, "expand") else co
+    return _map_leaves(co, lambda c: c + Int(1))
+
+
+def _inner(a, b):
+    if is_tuple(a):
+        out = Int(0)
+        for x, y in zip(a, b):
+            out = out + _inner(x, y)
+        return out
+    return a * b
+
+
+def _map_leaves(t, fn):
+    return tuple(_map_leaves(v, fn) for v in t) if is_tuple(t) else fn(t)
 
 
 def shape(x, *modes):
@@ -222,6 +268,11 @@ def _int_mode(x, m):
     if m != 0:
         raise IndexError(f"mode {m} of integer {x}")
     return x
+
+
+def take(layout, begin, end):
+    """Modes ``[begin, end)`` of a layout (CuTe's ``take<B,E>``)."""
+    return Layout(wrap(layout.shape)[begin:end], wrap(layout.stride)[begin:end])
 
 
 def layout_depth(x):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .algebra import zipped_divide
-from .arith_tuple import ArithTuple, ArithTupleIterator, make_basis_like
-from .int_tuple import LayoutError, has_underscore, is_tuple, rank, wrap
-from .integer import Int, _
+from .arith_tuple import ArithTuple, ArithTupleIterator
+from .int_tuple import LayoutError, dice, has_underscore, is_tuple, product_each, rank
+from .integer import _, to_str
 from .layout import Layout, make_layout
 from .swizzle import ComposedLayout
 
@@ -119,82 +119,64 @@ def make_tensor(engine, layout=None, *, stride=None):
     return Tensor(engine, layout)
 
 
-def _zeros_like(profile):
-    if is_tuple(profile):
-        return tuple(_zeros_like(p) for p in profile)
-    return Int(0)
-
-
 def make_identity_tensor(shape):
     """``ArithTuple(_0,...) o shape:(_1@0,_1@1,...)``: each coordinate maps to itself."""
-    shape = tuple(shape) if isinstance(shape, list) else shape
-    return Tensor(ArithTupleIterator(ArithTuple(_zeros_like(wrap(shape)))), Layout(shape, make_basis_like(wrap(shape))
-                                                                                     if is_tuple(shape) else
-                                                                                     make_basis_like((shape,))[0]))
+    from .algebra import make_identity_layout
+
+    return make_coord_tensor(make_identity_layout(tuple(shape) if isinstance(shape, list) else shape))
 
 
 def make_coord_tensor(layout):
-    """A counting tensor over ``layout`` whose strides are scaled bases (e.g. ``(_1@1,_1@0)``)."""
-    width = _codomain_rank(layout.stride)
-    return Tensor(ArithTupleIterator(ArithTuple(tuple(Int(0) for _i in range(width)))), layout)
+    """A counting tensor over ``layout`` (strides are scaled bases such as ``(_1@1,_1@0)``), starting at the
+    coprofile of the layout (``_0``s shaped like its codomain)."""
+    from .algebra import _coprofile
 
-
-def _codomain_rank(stride):
-    from .arith_tuple import ScaledBasis
-    from .int_tuple import flatten
-
-    modes = [d.mode[0] for d in flatten(stride) if isinstance(d, ScaledBasis) and d.mode]
-    return max(modes) + 1 if modes else 1
-
-
-def _divide_tensor(t: Tensor, fn, tiler):
-    lay = fn(t.layout, tiler)
-    return Tensor(t.iterator, lay)
-
-
-def tensor_zipped_divide(t: Tensor, tiler):
-    return _divide_tensor(t, zipped_divide, tiler)
-
-
-def _tiler_tuple(tiler):
-    if isinstance(tiler, list):
-        return tuple(tiler)
-    return tiler
+    return Tensor(ArithTupleIterator(_coprofile(layout)), layout)
 
 
 def local_tile(tensor: Tensor, tiler, coord, proj=None):
     """The tile of ``tensor`` at tile coordinate ``coord`` (CuTe's local_tile / inner_partition).
 
-    With ``proj`` (a tuple of 1 / ``None`` / ``_`` per mode, as CuTe's ``Step<_1,X,_1>``), modes whose entry is
-    ``None`` (CuTe's ``X``) are removed from both the tiler and the coordinate first.
+    With ``proj`` (per mode ``1`` to keep, ``None`` or ``_`` for CuTe's ``X``, as in ``Step<_1,X,_1>``), the
+    ``X`` modes are removed from both the tiler and the coordinate first (CuTe's ``dice``).
     """
-    tiler, coord = _tiler_tuple(tiler), _tiler_tuple(coord)
+    tiler, coord = _tuple(tiler), _tuple(coord)
     if proj is not None:
-        proj = tuple(_ if p is None else 1 for p in proj)
-        tiler = tuple(t for t, p in zip(wrap(tiler), proj) if p is not _)
-        coord = tuple(c for c, p in zip(wrap(coord), proj) if p is not _)
-        tiler, coord = _unwrap1(tiler), _unwrap1(coord)
-    tiled = tensor_zipped_divide(tensor, tiler)
-    r0 = rank(tiled.layout.shape[0])
-    r1 = rank(tiled.layout.shape[1])
-    first = (_,) * r0 if is_tuple(tiled.layout.shape[0]) else _
-    if is_tuple(coord):
-        second = tuple(coord) + (_,) * (r1 - len(coord)) if is_tuple(tiled.layout.shape[1]) else coord
-        if is_tuple(second) and len(second) == 1 and not is_tuple(tiled.layout.shape[1]):
-            second = second[0]
-    else:
-        second = coord if not is_tuple(tiled.layout.shape[1]) else (coord,) + (_,) * (r1 - 1)
-    return tiled((first, second))
+        proj = _x_to_underscore(_tuple(proj))
+        tiler, coord = dice(proj, tiler), dice(proj, coord)
+    tiled = zipped_divide(tensor, tiler)
+    first = _repeat(rank(tiled.layout.shape[0]))
+    if is_tuple(coord):  # a tuple coordinate gets trailing _ for the remaining rest modes
+        r1 = rank(tiled.layout.shape[1])
+        if len(coord) > r1:
+            raise LayoutError(f"local_tile: coordinate {to_str(coord)} has more modes than the tiles "
+                              f"{to_str(tiled.layout.shape[1])}")
+        return tiled(first, coord + (_,) * (r1 - len(coord)))
+    return tiled(first, coord)
 
 
-def _unwrap1(t):
-    return t[0] if is_tuple(t) and len(t) == 1 else t
-
-
-def local_partition(tensor: Tensor, thr_layout, thr_idx):
+def local_partition(tensor: Tensor, thr_layout: Layout, thr_idx, proj=None):
     """The elements of ``tensor`` owned by thread ``thr_idx`` of ``thr_layout`` (CuTe's outer_partition)."""
-    tiled = tensor_zipped_divide(tensor, thr_layout.shape if isinstance(thr_layout, Layout) else thr_layout)
-    coord = thr_layout.get_hier_coord(thr_idx) if isinstance(thr_layout, Layout) else thr_idx
-    r1 = rank(tiled.layout.shape[1])
-    second = (_,) * r1 if is_tuple(tiled.layout.shape[1]) else _
-    return tiled((coord, second))
+    if proj is not None:
+        proj = _x_to_underscore(_tuple(proj))
+        thr_layout = Layout(dice(proj, thr_layout.shape), dice(proj, thr_layout.stride))
+    tiled = zipped_divide(tensor, product_each(thr_layout.shape))
+    coord = thr_layout.get_flat_coord(thr_idx)
+    if is_tuple(coord):
+        coord = coord + (_,) * (rank(tiled.layout.shape[0]) - len(coord))
+    return tiled(coord, _repeat(rank(tiled.layout.shape[1])))
+
+
+def _repeat(r):
+    """CuTe's ``repeat<R>(_)``: ``_`` itself for R == 1."""
+    return (_,) * r if r > 1 else _
+
+
+def _tuple(x):
+    return tuple(x) if isinstance(x, list) else x
+
+
+def _x_to_underscore(proj):
+    if is_tuple(proj):
+        return tuple(_x_to_underscore(p) for p in proj)
+    return _ if proj is None else proj
