@@ -1,6 +1,9 @@
-"""Seed 000 §5 on the emulator: multicast load. A 1x2 cluster shares one [2,4] tile (each CTA issues one row, both
-CTAs receive both), and §5.4's 2x2 cluster shares a [4,4] tile (each of the 4 CTAs issues one row).
+"""Seed 000 §5 on the emulator: multicast load. A 1x2 cluster shares one tile of 2 rows (each CTA issues one row,
+both CTAs receive both), and §5.4's 2x2 cluster shares a tile of 4 rows (each of the 4 CTAs issues one row).
 
+The seed draws [2,4] and [4,4] fp32 tiles: CTA 1's row would land 16 bytes into the tile, and tensor copies need
+128-byte aligned shared memory (an H200 fails that launch with CUDA_ERROR_MISALIGNED_ADDRESS, 716; the emulator
+refuses it too). So the rows here are 32 floats (128 bytes) wide; everything else is the seed's program.
 Run: ``python examples/seed000_tma_multicast.py``.
 """
 
@@ -35,9 +38,10 @@ def cute_tma_multicast_kernel(tma_load, gmem_tensor, smem_layout, cta_n, cta_k, 
     emu.syncthreads()
     emu.wait_barrier(tma_load_mbar, 0)
     b = emu.block_idx()
+    tile = smem_tensor.iterator.view((cta_n, cta_k))
     log.append(f"block: ({b.x}, {b.y}), value: {float(smem_tensor[(0, 0)]):f}, {float(smem_tensor[(0, 1)]):f}"
                f"   [cluster rank {rank} multicast the box at {emu.tma_coords(src)}; "
-               f"tile = {smem_tensor.iterator.view((cta_n, cta_k)).reshape(-1).astype(int).tolist()}]")
+               f"smem rows start with {tile[:, 0].astype(int).tolist()}]")
     emu.cluster_sync()  # no CTA exits while peers may still write its shared memory
 
 
@@ -48,20 +52,22 @@ def cute_host_multicast(data, N, K, cta_n, cta_k, cluster_n, cluster_k):  # noqa
                                 cluster_size=tk.Int(cluster_n * cluster_k))
     grid = (N // cta_n * cluster_n, K // cta_k * cluster_k, 1)
     log = []
-    # The toy tiles split into 16-byte rows, so rank r's slice starts 16*r bytes into the tile: the CUDA guide asks
-    # 128-byte aligned shared addresses, hence smem_align=16 (accepted by the emulator, UNVERIFIED on hardware).
     emu.launch(cute_tma_multicast_kernel, grid, (cluster_n, cluster_k, 1), tma_load, gmem_tensor, smem_layout,
-               cta_n, cta_k, log, smem_align=16)
+               cta_n, cta_k, log)
     return log
 
 
 def main():
-    data = np.arange(6 * 8, dtype=np.float32).reshape(6, 8)
-    print("1x2 cluster, [6,8] tensor, [2,4] tiles, grid (3,4):")
-    print("\n".join(cute_host_multicast(data, 6, 8, 2, 4, 1, 2)))
-    data = np.arange(8 * 8, dtype=np.float32).reshape(8, 8)
-    print("\n2x2 cluster (seed 000 §5.4), [8,8] tensor, [4,4] tiles, grid (4,4):")
-    print("\n".join(cute_host_multicast(data, 8, 8, 4, 4, 2, 2)))
+    data = np.arange(6 * 64, dtype=np.float32).reshape(6, 64)
+    print("1x2 cluster, [6,64] tensor, [2,32] tiles, grid (3,4):")
+    print("\n".join(cute_host_multicast(data, 6, 64, 2, 32, 1, 2)))
+    data = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
+    print("\n2x2 cluster (seed 000 §5.4), [8,64] tensor, [4,32] tiles, grid (4,4):")
+    print("\n".join(cute_host_multicast(data, 8, 64, 4, 32, 2, 2)))
+    try:
+        cute_host_multicast(np.arange(48, dtype=np.float32).reshape(6, 8), 6, 8, 2, 4, 1, 2)
+    except emu.IllegalInstruction as e:
+        print(f"\nThe seed's exact [2,4] tiles: {e}")
 
 
 if __name__ == "__main__":

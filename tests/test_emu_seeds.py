@@ -34,7 +34,7 @@ def test_seed000_prefetch():
     assert "block: (1, 1), prefetched the box at TMA coordinates (4, 2)" in log
 
 
-@pytest.mark.parametrize("n,k,cta_n,cta_k,cluster", [(6, 8, 2, 4, (1, 2)), (8, 8, 4, 4, (2, 2))])
+@pytest.mark.parametrize("n,k,cta_n,cta_k,cluster", [(6, 64, 2, 32, (1, 2)), (8, 64, 4, 32, (2, 2))])
 def test_seed000_multicast(n, k, cta_n, cta_k, cluster):
     mod = example("seed000_tma_multicast")
     data = np.arange(n * k, dtype=np.float32).reshape(n, k)
@@ -46,13 +46,20 @@ def test_seed000_multicast(n, k, cta_n, cta_k, cluster):
         bx, by = (int(v) for v in line[len("block: ("):line.index(")")].split(", "))
         cx, cy = bx // cluster[0], by // cluster[1]
         tile = data[cx * cta_n:(cx + 1) * cta_n, cy * cta_k:(cy + 1) * cta_k]
-        assert f"tile = {tile.reshape(-1).astype(int).tolist()}" in line  # every CTA gets the whole tile
+        assert f"smem rows start with {tile[:, 0].astype(int).tolist()}" in line  # every CTA gets the whole tile
         rank = int(line.split("cluster rank ")[1].split()[0])
         assert rank == (bx % cluster[0]) + (by % cluster[1]) * cluster[0]
         row = cx * cta_n + rank * cta_n // (cluster[0] * cluster[1])
         assert f"the box at ({cy * cta_k}, {row})" in line  # rank r multicasts row r of the tile (§5.4)
         ranks.add(rank)
     assert ranks == set(range(cluster[0] * cluster[1]))
+
+
+def test_seed000_multicast_exact_toy_tiles_are_misaligned():
+    """[2,4] fp32 tiles put CTA 1's row 16 bytes into the tile: the H200 fails with 716, the emulator refuses."""
+    mod = example("seed000_tma_multicast")
+    with pytest.raises(tk.emu.IllegalInstruction, match="0x10 is not 128-byte aligned.*716"):
+        mod.cute_host_multicast(np.arange(48, dtype=np.float32).reshape(6, 8), 6, 8, 2, 4, 1, 2)
 
 
 def test_seed001_load_prints_coordinates():

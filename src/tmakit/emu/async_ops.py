@@ -66,9 +66,9 @@ class BulkOp:
             cluster.launch.report(RaceError(
                 f"{self.what}: {self.issuer.label} overwrote the store's shared source before the bulk read "
                 "completed (tma_store_arrive() + tma_store_wait<N>() before reusing the buffer)"))
-        smem, align = self.issuer.smem.data, cluster.launch.smem_align
+        smem = self.issuer.smem.data
         if self.reduce_op:
-            tma_unit.reduce(self.tmap, self.coords, self.gmem, smem, self.addr, self.reduce_op, align)
+            tma_unit.reduce(self.tmap, self.coords, self.gmem, smem, self.addr, self.reduce_op)
         else:
-            tma_unit.store(self.tmap, self.coords, self.gmem, smem, self.addr, align)
+            tma_unit.store(self.tmap, self.coords, self.gmem, smem, self.addr)
         self.done = True

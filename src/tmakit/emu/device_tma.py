@@ -34,7 +34,7 @@ def tma_load(tmap, coords, dst, bar, mask=None, im2col_offsets=()) -> None:
     geom = tma_unit.checked_geometry(tmap)
     coords, offsets = tma_unit.check_coords(tmap, coords, im2col_offsets)
     addr, baddr = smem_address(cta, dst), barrier_address(cta, bar)
-    check_smem_range(cta.smem.data, addr, geom, "TMA load", cta.cluster.launch.smem_align)
+    check_smem_range(cta.smem.data, addr, geom, "TMA load")
     gmem = cta.cluster.launch.memory.resolve(tmap.global_address)
     cta.cluster.issue(LoadOp(cta, tmap, coords, offsets, addr, baddr, _mask_ranks(cta, mask), gmem, geom))
     _count(cta, "load")
@@ -57,7 +57,7 @@ def _bulk(tmap, coords, src, reduce_op) -> None:
         raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
                                  "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
     addr = smem_address(cta, src)
-    check_smem_range(cta.smem.data, addr, geom, what, cta.cluster.launch.smem_align)
+    check_smem_range(cta.smem.data, addr, geom, what)
     race = proxy_race(cta, addr, geom, f"{what} at {coords}")
     if race is not None:
         cta.cluster.launch.report(race)

@@ -59,9 +59,9 @@ def _arrays(args, kwargs):
 class Launch:
     """One emulated kernel launch. ``stats`` counts TMA instructions by kind."""
 
-    def __init__(self, program, grid: Dim3, cluster: Dim3, smem_bytes: int, strict: bool, memory, smem_align: int):
+    def __init__(self, program, grid: Dim3, cluster: Dim3, smem_bytes: int, strict: bool, memory):
         self.program, self.grid, self.cluster, self.strict, self.memory = program, grid, cluster, strict, memory
-        self.smem_bytes, self.smem_align = smem_bytes, smem_align
+        self.smem_bytes = smem_bytes
         self.stats: dict[str, int] = {}
         self._pool: list[SharedMemory] = []
 
@@ -164,13 +164,12 @@ class Launch:
 
 
 def launch(kernel, grid, cluster=(1, 1, 1), *args, smem_bytes: int = DEFAULT_SMEM_BYTES, strict: bool = True,
-           memory=None, non_portable_cluster: bool = False, smem_align: int = 128, **kwargs) -> dict:
+           memory=None, non_portable_cluster: bool = False, **kwargs) -> dict:
     """Run ``kernel(*args, **kwargs)`` once per CTA of ``grid`` (in CTAs), cluster by cluster.
 
     ``cluster`` may be omitted when the first argument is not a 1-3 tuple of ints. Numpy arrays among the
     arguments are global memory for the launch. ``strict=False`` turns race/exit reports into warnings (deadlocks
-    and illegal instructions always raise). ``smem_align=16`` accepts TMA boxes at 16-byte aligned shared addresses
-    (the CUDA guide requires 128; UNVERIFIED on hardware). Returns the TMA instruction counts.
+    and illegal instructions always raise). Returns the TMA instruction counts.
     """
     if not _is_dim(cluster):
         args, cluster = (cluster, *args), (1, 1, 1)
@@ -195,7 +194,7 @@ def launch(kernel, grid, cluster=(1, 1, 1), *args, smem_bytes: int = DEFAULT_SME
         for a in arrays:
             memory.register(a)
         try:
-            run = Launch(functools.partial(kernel, *args, **kwargs), g, c, smem_bytes, strict, memory, smem_align)
+            run = Launch(functools.partial(kernel, *args, **kwargs), g, c, smem_bytes, strict, memory)
             run.run()
         finally:
             for a in arrays:

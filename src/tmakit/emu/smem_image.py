@@ -19,12 +19,12 @@ from .swizzle import swizzle_address
 SMEM_ALIGN = 128
 
 
-def check_smem_range(smem: np.ndarray, addr: int, geom: BoxGeometry, what: str, align: int = SMEM_ALIGN) -> None:
-    """Alignment (128 bytes as documented; ``align=16`` relaxes it, UNVERIFIED on hardware) and bounds of the box."""
-    if align not in (16, 32, 64, 128) or addr % align:
-        raise IllegalInstruction(f"{what}: shared address {addr:#x} is not {align}-byte aligned; tensor copies need "
-                                 "128-byte aligned shared memory (CUDA guide). launch(..., smem_align=16) models "
-                                 "16-byte aligned boxes, which is UNVERIFIED on hardware")
+def check_smem_range(smem: np.ndarray, addr: int, geom: BoxGeometry, what: str) -> None:
+    """128-byte alignment and bounds of the box at ``addr`` (what the GPU faults on)."""
+    if addr % SMEM_ALIGN:
+        raise IllegalInstruction(f"{what}: shared address {addr:#x} is not 128-byte aligned; tensor copies need "
+                                 "128-byte aligned shared memory (an H200 fails the launch with "
+                                 "CUDA_ERROR_MISALIGNED_ADDRESS, 716)")
     if addr < 0 or addr + geom.footprint > smem.size:
         raise IllegalAddress(f"{what}: box [{addr:#x}, {addr + geom.footprint:#x}) lies outside the "
                              f"{smem.size}-byte shared memory")

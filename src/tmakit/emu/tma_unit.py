@@ -74,15 +74,15 @@ def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
     return out
 
 
-def load(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, im2col_offsets=(), align: int = 128) -> int:
+def load(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, im2col_offsets=()) -> int:
     """``cp.async.bulk.tensor`` global -> shared: write the box at ``smem_addr``; return its transaction bytes."""
     geom = checked_geometry(tmap)
-    check_smem_range(smem, smem_addr, geom, "TMA load", align)
+    check_smem_range(smem, smem_addr, geom, "TMA load")
     write_box(smem, smem_addr, geom, gather(tmap, coords, gmem, im2col_offsets))
     return geom.tx_bytes
 
 
-def _store_target(tmap, coords, gmem, smem, smem_addr, what, align):
+def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     geom = checked_geometry(tmap)
     if tmap.mode == "im2col":
         raise TmaUnitError(f"{what}: im2col_no_offs stores are not modeled by the emulator")
@@ -90,25 +90,25 @@ def _store_target(tmap, coords, gmem, smem, smem_addr, what, align):
     if any(c < 0 for c in coords):
         raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
                                  "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
-    check_smem_range(smem, smem_addr, geom, what, align)
+    check_smem_range(smem, smem_addr, geom, what)
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes))
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
     slices, view = global_box(gel, tmap, geom, coords, writeable=True)
     return box.reshape(geom.shape), slices, view
 
 
-def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, align: int = 128) -> int:
+def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
     """``cp.async.bulk.tensor`` shared -> global: write the in-bounds part of the box; OOB parts are skipped."""
-    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store", align)
+    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
     if slices is not None:
         view[...] = box[slices]
     return checked_geometry(tmap).tx_bytes
 
 
-def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str, align: int = 128) -> int:
+def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int:
     """``cp.reduce.async.bulk.tensor``: ``global = global (op) shared`` element-wise on the in-bounds part."""
     op = check_reduce(op, tmap.dtype)
-    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}", align)
+    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}")
     if slices is not None:
         view[...] = reduce_bits(op, tmap.dtype, np.array(view), box[slices])
     return checked_geometry(tmap).tx_bytes
