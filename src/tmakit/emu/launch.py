@@ -142,7 +142,8 @@ class Launch:
         pending = cl.targets(cta)
         if pending:
             self.report(ExitError(f"{cta.label} exited while {pending[0].what} from {pending[0].issuer.label} is "
-                                  "still writing its shared memory (wait on the mbarrier / cluster_sync() first)"))
+                                  "still writing its shared memory: wait on its mbarrier (or cluster_sync()) first; "
+                                  "a parity wait naming the previous phase returns at once"))
 
     def finish(self, cl: Cluster) -> None:
         if cl.hazards:
