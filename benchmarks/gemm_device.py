@@ -88,6 +88,24 @@ def phase_check() -> dict:
                                      pad_untouched=pad_ok, ok=ok, s=round(time.time() - t0, 3)))
                     if not ok:
                         print("FAIL", rows[-1], flush=True)
+    # explicit split-K (fp32 atomics into out, or an fp32 workspace for 16-bit outputs)
+    for i, (m, n, k) in enumerate([(129, 264, 1000), (64, 4096, 520), (300, 136, 4104)]):
+        a, w = inputs(m, n, k, torch.bfloat16, seed=50 + i)
+        ref = a.float() @ w.float().t()
+        for split in (2, 3, 7):
+            for od in (torch.bfloat16, torch.float32):
+                buf = torch.full((m, n + 8), float("nan"), device="cuda", dtype=od)
+                out = buf[:, :n]
+                gemm(a, w.t(), out=out, split=split)
+                torch.cuda.synchronize()
+                e = rel_err(out, ref)
+                pad_ok = bool(torch.isnan(buf[:, n:]).all())
+                ok = e < TOL[str(od).split(".")[-1]] and not torch.isnan(out).any() and pad_ok
+                fails += not ok
+                rows.append(dict(config="auto", split=split, m=m, n=n, k=k, in_dtype="bfloat16",
+                                 out_dtype=str(od).split(".")[-1], rel_err=e, pad_untouched=pad_ok, ok=ok))
+                if not ok:
+                    print("FAIL", rows[-1], flush=True)
     # default path (no out=, no config) and fp16 default out dtype
     a, w = inputs(300, 264, 200, torch.float16, seed=99)
     c = gemm(a, w.t())
@@ -136,13 +154,18 @@ def _bench_shape(m, n, k, configs) -> dict:
     row["cublas_ms"] = _bench(lambda: torch.matmul(a, b))
     row["cublas_tflops"] = flop / row["cublas_ms"] / 1e9
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    from tmakit.kernels.gemm import plan
+
     for cname in configs:
+        cfg = None if cname == "auto" else cname
+        p = plan(a, b, out, config=cfg)
         out.fill_(float("nan"))
-        gemm(a, b, out=out, config=cname)
+        gemm(a, b, out=out, config=cfg)
         torch.cuda.synchronize()
         err = rel_err(out, ref)
-        ms = _bench(lambda: gemm(a, b, out=out, config=cname))  # noqa: B023
-        row[cname] = dict(ms=ms, tflops=flop / ms / 1e9, ratio=row["cublas_ms"] / ms, rel_err=err)
+        ms = _bench(lambda: gemm(a, b, out=out, config=cfg))  # noqa: B023
+        row[cname] = dict(ms=ms, tflops=flop / ms / 1e9, ratio=row["cublas_ms"] / ms, rel_err=err,
+                          config=p.config.name, split=p.split)
     return row
 
 
@@ -153,10 +176,10 @@ def phase_bench() -> dict:
 
     res = []
     for (m, n, k) in SUITE:
-        row = _bench_shape(m, n, k, list(CONFIGS))
+        row = _bench_shape(m, n, k, [*CONFIGS, "auto"])
         torch.cuda.empty_cache()
         res.append(row)
-        best = max(CONFIGS, key=lambda c: row[c]["ratio"])  # noqa: B023
+        best = max([*CONFIGS, "auto"], key=lambda c: row[c]["ratio"])  # noqa: B023
         print(f"{m}x{n}x{k}: cublas {row['cublas_tflops']:.0f} TF; best {best} {row[best]['tflops']:.0f} TF "
               f"({row[best]['ratio']:.3f}x)", flush=True)
     return dict(rows=res)
@@ -266,7 +289,7 @@ def main() -> None:
     bench = report.get("bench", {})
     from tmakit.kernels.gemm import CONFIGS
 
-    names = list(CONFIGS)
+    names = [*CONFIGS, "auto"]
     print("shape (MxNxK)        cuBLAS TF  " + "  ".join(f"{c:>18}" for c in names))
     ratios = {c: [] for c in names}
     for r in bench.get("rows", []):

@@ -33,7 +33,7 @@ def test_plan_ok():
     p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24))
     assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc) == (300, 264, 200, 200, 200, 264)
     assert p.in_dtype == p.out_dtype == "bfloat16"
-    assert p.grid == 3 * 2
+    assert p.grid == 3 * 2 and p.config.bn == 256
     p = gk.plan(Fake((8, 64), dtype="torch.float16"), wt(16, 64, dtype="torch.float16", ptr=1 << 24),
                 out_dtype="torch.float32")
     assert p.out_dtype == "float32" and p.in_dtype == "float16"
@@ -83,6 +83,17 @@ def test_tensormaps_validate():
     assert ta.tx_bytes + tb.tx_bytes == 64 * 2 * (128 + p.config.bn)
 
 
+def test_heuristics():
+    assert gk.choose_config(4096, 4096, 4096).bn == 256
+    assert gk.choose_split(4096, 4096, 4096, gk.choose_config(4096, 4096, 4096)) == (1, 4096)
+    cfg = gk.choose_config(1024, 1024, 65536)
+    split, kps = gk.choose_split(1024, 1024, 65536, cfg)
+    assert split > 1 and kps % gk.BK == 0 and (split - 1) * kps < 65536 <= split * kps
+    p = gk.plan(Fake((300, 4104)), wt(136, 4104, ptr=1 << 26), split=7)
+    assert p.split == 7 and p.k_per_split % gk.BK == 0 and (p.split - 1) * p.k_per_split < p.k
+    assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1>")
+
+
 def test_configs_fit_smem():
     for c in gk.CONFIGS.values():
         assert gk.smem_bytes(c) <= gk.SMEM_LIMIT
@@ -97,8 +108,9 @@ def test_kernel_compiles_with_hgmma_and_tma(cfg):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    names = [gk.kernel_name(gk.GemmPlan(1, 8, 8, 8, 8, 8, i, o, gk.CONFIGS[cfg]))
-             for i in ("bfloat16", "float16") for o in ("bfloat16", "float32")]
+    names = [gk.kernel_name(gk.GemmPlan(1, 8, 8, 8, 8, 8, i, o, gk.CONFIGS[cfg], split))
+             for i in ("bfloat16", "float16") for o in ("bfloat16", "float32") for split in (1, 2)]
+    names = list(dict.fromkeys(names))
     c = tkc.compile_file(tkc.KERNELS_DIR / "gemm.cu", name_expressions=names)
     assert "serialized" not in c.log and "C7508" not in c.log, c.log
     try:
@@ -141,6 +153,20 @@ def test_gemm_gpu(m, n, k, dt, od):
     err = float((out.float() - ref).norm() / ref.norm())
     assert err < TOL[od]
     assert torch.isnan(buf[:, n:]).all() and not torch.isnan(out).any()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("split", [2, 5])
+@pytest.mark.parametrize("od", ["bfloat16", "float32"])
+def test_gemm_gpu_split_k(split, od):
+    torch = _gpu()
+    from tmakit.ops_gemm import gemm
+
+    a = torch.randn(129, 1000, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(264, 1000, device="cuda", dtype=torch.bfloat16)
+    c = gemm(a, w.t(), out_dtype=getattr(torch, od), split=split)
+    ref = a.float() @ w.float().t()
+    assert float((c.float() - ref).norm() / ref.norm()) < TOL[od]
 
 
 @pytest.mark.gpu

@@ -13,18 +13,21 @@ from .kernels.gemm import GemmError, plan
 __all__ = ["GemmError", "gemm"]
 
 
-def gemm(a, b, *, out=None, out_dtype=None, config=None):
+def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None):
     """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) K-major (``w.t()``), fp32 accumulation.
 
     ``out``: optional (M, N) tensor with contiguous rows, not overlapping ``a`` or ``b``; ``out_dtype``: bfloat16,
-    float16 or float32 (default: the input dtype). ``config``: a name in ``tmakit.kernels.gemm.CONFIGS`` (tuning).
+    float16 or float32 (default: the input dtype). ``config``: a name in ``tmakit.kernels.gemm.CONFIGS``, ``split``:
+    number of K ranges (tuning knobs; default: the heuristics ``choose_config`` / ``choose_split``). With split-K the
+    partial tiles are summed in fp32 with atomics (an fp32 workspace unless ``out`` is fp32): results are not bitwise
+    deterministic from run to run.
     Runs on torch's current stream; returns ``out``.
     """
     import torch
 
     from .kernels import gemm as _k
 
-    p = plan(a, b, out, out_dtype, config)
+    p = plan(a, b, out, out_dtype, config, split)
     if not (a.is_cuda and b.is_cuda) or a.device != b.device:
         raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
     if out is None:
@@ -36,5 +39,13 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None):
     if p.k == 0:
         return out.zero_()
     with torch.cuda.device(a.device):
-        _k.launch(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
+        if p.split == 1:
+            _k.launch(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
+        elif p.out_dtype == "float32":
+            out.zero_()
+            _k.launch(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
+        else:
+            ws = torch.zeros((p.m, p.n), dtype=torch.float32, device=a.device)
+            _k.launch(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=p.n)
+            out.copy_(ws)
     return out

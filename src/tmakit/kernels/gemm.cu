@@ -11,6 +11,8 @@
 //   warpgroups 1,2 consumers: setmaxnreg.inc to 232; wait full[s], 4 x wgmma m64nBNk16 over the 64-wide K slab,
 //                 release the stage on empty[s] (one arrival per consumer warp: 8) once the wgmmas reading it retired.
 // OVERLAP=1 keeps one wgmma group in flight (wait_group 1) and releases the previous stage instead of the current one.
+// SPLITK=1: blockIdx.y picks a K range of k_per_split elements (a multiple of BK); the fp32 partial tile is added
+// into C (fp32, zeroed by the host) with red.global.add.f32 -- for shapes with too few output tiles to fill the GPU.
 // Grid: one CTA per output tile, grouped rasterization (GROUP_M tile rows at a time) for L2 reuse.
 #include <tmakit/fence.cuh>
 #include <tmakit/mbarrier.cuh>
@@ -69,11 +71,17 @@ template <> TMAKIT_DEVICE u32 pack2<1>(float lo, float hi) {
 }  // namespace gemm
 }  // namespace tmakit
 
-// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {128, 256}.
-template <int IN_F16, int OUT, int BN, int STAGES, int OVERLAP>
+// PTX: red.global.add.f32 [addr], v;   (split-K partial sums; order of additions is not deterministic)
+TMAKIT_DEVICE void red_add_f32(float* addr, float v) {
+  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(addr), "f"(v) : "memory");
+}
+
+// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {128, 256}. SPLITK needs OUT = 2.
+template <int IN_F16, int OUT, int BN, int STAGES, int OVERLAP, int SPLITK>
 __global__ void __launch_bounds__(384, 1)
 tmakit_gemm_tn(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b, void* __restrict__ c,
-               int M, int N, int K, long long ldc, int group_m) {
+               int M, int N, int K, long long ldc, int group_m, int k_per_split) {
+  static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
   using namespace tmakit::gemm;
   constexpr u32 A_BYTES = BM * BK * 2;
   constexpr u32 B_BYTES = BN * BK * 2;
@@ -96,7 +104,9 @@ tmakit_gemm_tn(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ Tma
   const int tile_m = first_m + (pid % per_group) % gsize;
   const int tile_n = (pid % per_group) / gsize;
   const int m0 = tile_m * BM, n0 = tile_n * BN;
-  const int kt_count = (K + BK - 1) / BK;
+  const int k_begin = SPLITK ? (int)blockIdx.y * k_per_split : 0;
+  const int k_end = SPLITK ? min(K, k_begin + k_per_split) : K;
+  const int kt_count = (k_end - k_begin + BK - 1) / BK;  // OOB past K (last range only) reads zeros
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -117,8 +127,8 @@ tmakit_gemm_tn(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ Tma
         if (kt >= STAGES) mbarrier_wait(bars + 8 * (STAGES + s), ((kt / STAGES) & 1) ^ 1);
         const u32 full = bars + 8 * s;
         mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
-        tma_load_tile<2>(s_a + s * A_BYTES, &tm_a, full, kt * BK, m0);
-        tma_load_tile<2>(s_b + s * B_BYTES, &tm_b, full, kt * BK, n0);
+        tma_load_tile<2>(s_a + s * A_BYTES, &tm_a, full, k_begin + kt * BK, m0);
+        tma_load_tile<2>(s_b + s * B_BYTES, &tm_b, full, k_begin + kt * BK, n0);
       }
     }
   } else {
@@ -164,7 +174,10 @@ tmakit_gemm_tn(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ Tma
           if (row < M) {
             const long long off = (long long)row * ldc + col;
             const float x0 = acc[4 * j + 2 * h], x1 = acc[4 * j + 2 * h + 1];
-            if (OUT == 2) {
+            if (SPLITK) {
+              red_add_f32(static_cast<float*>(c) + off, x0);
+              red_add_f32(static_cast<float*>(c) + off + 1, x1);
+            } else if (OUT == 2) {
               *reinterpret_cast<float2*>(static_cast<float*>(c) + off) = make_float2(x0, x1);
             } else {
               *reinterpret_cast<u32*>(static_cast<u16*>(c) + off) = pack2<OUT == 1 ? 1 : 0>(x0, x1);

@@ -15,7 +15,7 @@ import ctypes
 from dataclasses import dataclass
 
 __all__ = ["BM", "BK", "CONFIGS", "DEFAULT_CONFIG", "GemmConfig", "GemmError", "GemmPlan", "choose_config",
-           "kernel_for", "launch", "plan", "smem_bytes"]
+           "choose_split", "kernel_for", "launch", "plan", "smem_bytes"]
 
 BM = 128  # tile rows (two consumer warpgroups of 64)
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
@@ -52,7 +52,7 @@ CONFIGS = {
     "n256_s4_ov0": GemmConfig(256, 4, 0, 8),
     "n128_s6_ov1": GemmConfig(128, 6, 1, 8),
 }
-DEFAULT_CONFIG = "n256_s4_ov1"
+DEFAULT_CONFIG = "n256_s4_ov0"  # run 1: ov0 >= ov1 by 1-2% on every large shape
 
 
 def smem_bytes(cfg: GemmConfig) -> int:
@@ -64,10 +64,33 @@ for _c in CONFIGS.values():
     assert smem_bytes(_c) <= SMEM_LIMIT, _c
 
 
+NUM_SMS = 132  # H100 SXM / H200; only used by the heuristics below
+
+
+def _tiles(m: int, n: int, bn: int) -> int:
+    return -(-m // BM) * -(-n // bn)
+
+
 def choose_config(m: int, n: int, k: int) -> GemmConfig:
-    """The configuration for a shape. First step: one config everywhere (the ratio table in docs/GEMM.md says
-    which shapes need another one: split-K / smaller tiles for few output tiles)."""
+    """The configuration for a shape. Device runs 1-2 (docs/GEMM.md): 128x256 tiles beat 128x128 on every suite
+    shape, also with split-K on the few-tile shapes, so one config for now; split-K (:func:`choose_split`) supplies
+    the CTAs when the output has few tiles."""
     return CONFIGS[DEFAULT_CONFIG]
+
+
+def choose_split(m: int, n: int, k: int, cfg: GemmConfig) -> tuple[int, int]:
+    """(splits, k_per_split): split K when the output tiles fill less than ~3/4 of the SMs, keeping >= 4 K-slabs
+    (256 elements) per split and at most one wave of CTAs. Returns (1, k) when no split pays."""
+    tiles = _tiles(m, n, cfg.bn)
+    kt = -(-k // BK)
+    if tiles >= NUM_SMS * 3 // 4 or kt < 8:
+        return 1, k
+    split = max(1, min(NUM_SMS // tiles, kt // 4, 16))
+    if split == 1:
+        return 1, k
+    kt_per = -(-kt // split)
+    split = -(-kt // kt_per)  # no empty ranges
+    return split, kt_per * BK
 
 
 def _dtype_name(dt) -> str:
@@ -86,10 +109,12 @@ class GemmPlan:
     in_dtype: str  # "bfloat16" | "float16"
     out_dtype: str  # "bfloat16" | "float16" | "float32"
     config: GemmConfig
+    split: int = 1  # K ranges (split-K: fp32 partial tiles added with red.global.add)
+    k_per_split: int = 0
 
     @property
     def grid(self) -> int:
-        return -(-self.m // BM) * -(-self.n // self.config.bn)
+        return _tiles(self.m, self.n, self.config.bn)
 
 
 def _shape2(x, name: str) -> tuple[int, int]:
@@ -99,7 +124,7 @@ def _shape2(x, name: str) -> tuple[int, int]:
     return shp
 
 
-def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None) -> GemmPlan:
+def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None, split: int | None = None) -> GemmPlan:
     """Check ``C = a @ b`` (no GPU needed) and return the plan. Raises :class:`GemmError` (or ``NotImplementedError``
     for layouts not supported yet) with the rule and a fix."""
     (m, k), (kb, n) = _shape2(a, "a"), _shape2(b, "b")
@@ -170,7 +195,14 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None)
         _check_no_alias(out, so, ldc, _ELEM[od], ((a, m, lda, eb, k), (b, n, ldb, eb, k)))
     if isinstance(config, str):
         config = CONFIGS[config]
-    return GemmPlan(m, n, k, lda, ldb, ldc, ta, od, config or choose_config(m, n, k))
+    config = config or choose_config(m, n, k)
+    if split is None:
+        nsplit, kps = choose_split(m, n, k, config)
+    else:
+        kt = -(-k // BK) if k else 1
+        kt_per = -(-kt // max(1, min(int(split), kt)))
+        nsplit, kps = -(-kt // kt_per), kt_per * BK
+    return GemmPlan(m, n, k, lda, ldb, ldc, ta, od, config, nsplit, kps)
 
 
 def _check_no_alias(out, shape, ldc, eo, inputs) -> None:
@@ -189,7 +221,8 @@ _kernels: dict = {}
 
 def kernel_name(p: GemmPlan) -> str:
     c = p.config
-    return f"tmakit_gemm_tn<{_IN[p.in_dtype]}, {_OUT[p.out_dtype]}, {c.bn}, {c.stages}, {c.overlap}>"
+    out = 2 if p.split > 1 else _OUT[p.out_dtype]
+    return f"tmakit_gemm_tn<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.overlap}, {int(p.split > 1)}>"
 
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):
@@ -219,13 +252,16 @@ def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int):
             _tensormap(b_ptr, p.n, p.k, p.ldb, p.in_dtype, p.config.bn))
 
 
-def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: bool | None = None) -> None:
-    """Launch the plan's kernel: ``grid`` CTAs of 384 threads on ``stream`` (default: torch's current stream)."""
+def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: bool | None = None,
+           ldc: int | None = None) -> None:
+    """Launch the plan's kernel: ``grid x split`` CTAs of 384 threads on ``stream`` (default: torch's current
+    stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N) buffer with row stride ``ldc``."""
     from tmakit.cuda import Ptr
     from tmakit.cuda.encode import encode_cached
 
     k = kernel_for(p, debug)
     tm_a, tm_b = tensormaps(p, a_ptr, b_ptr)
-    k(p.grid, THREADS, encode_cached(tm_a), encode_cached(tm_b), Ptr(c_ptr), ctypes.c_int32(p.m),
-      ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int64(p.ldc), ctypes.c_int32(p.config.group_m),
-      smem=smem_bytes(p.config), stream=stream)
+    k((p.grid, p.split), THREADS, encode_cached(tm_a), encode_cached(tm_b), Ptr(c_ptr), ctypes.c_int32(p.m),
+      ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int64(p.ldc if ldc is None else ldc),
+      ctypes.c_int32(p.config.group_m), ctypes.c_int32(p.k_per_split or p.k), smem=smem_bytes(p.config),
+      stream=stream)

@@ -1,0 +1,59 @@
+"""Regenerate src/tmakit/kernels/gemm_wgmma.cuh (one wgmma asm statement per N and input type).
+
+    python3 benchmarks/gemm_gen_wgmma.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DST = Path(__file__).resolve().parent.parent / "src/tmakit/kernels/gemm_wgmma.cuh"
+
+HEAD = """\
+// gemm_wgmma.cuh -- wgmma.mma_async wrappers for the GEMM kernel (sm_90a), SS form: A and B from shared memory
+// through 64-bit matrix descriptors, fp32 accumulators in registers (N/2 per thread of the warpgroup).
+// Generated text (one asm statement per shape and input type); the operand order is d[0..N/2-1], descA, descB,
+// scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} d, descA, descB, p, 1, 1, 0, 0;
+// (imm-scale-a = imm-scale-b = 1, imm-trans-a = imm-trans-b = 0: both operands K-major).
+#pragma once
+#include <tmakit/types.cuh>
+
+namespace tmakit {
+namespace gemm {
+
+template <int N, int IN_F16> struct Wgmma;
+"""
+
+
+def one(n: int, f16: int, t: str) -> str:
+    nr = n // 2
+    body = f"""template <> struct Wgmma<{n}, {f16}> {{
+  static TMAKIT_DEVICE void mma(float* d, u64 desc_a, u64 desc_b, int scale_d) {{
+    asm volatile(
+        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n"
+        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{"
+"""
+    regl = [f"%{i}" for i in range(nr)]
+    chunks = [", ".join(regl[i:i + 16]) for i in range(0, nr, 16)]
+    for ci, c in enumerate(chunks):
+        sep = ", " if ci < len(chunks) - 1 else ""
+        body += f'        "{c}{sep}"\n'
+    body += f'        "}}, %{nr}, %{nr + 1}, p, 1, 1, 0, 0;\\n}}\\n"\n'
+    opl = [f'"+f"(d[{i}])' for i in range(nr)]
+    ochunks = [", ".join(opl[i:i + 6]) for i in range(0, nr, 6)]
+    body += "        : " + ",\n          ".join(ochunks) + "\n"
+    body += '        : "l"(desc_a), "l"(desc_b), "r"(scale_d));\n  }\n};\n'
+    return body
+
+
+def main() -> None:
+    parts = [HEAD]
+    for n in (64, 128, 256):
+        for f16, t in ((0, "bf16"), (1, "f16")):
+            parts.append(one(n, f16, t))
+    parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
+    DST.write_text("\n".join(parts))
+
+
+if __name__ == "__main__":
+    main()
