@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..layout import Int, Layout, Tensor, coalesce, composition, make_coord_tensor, make_layout, zipped_divide
 from ..layout.int_tuple import is_tuple, rank
@@ -58,6 +58,7 @@ class TiledCopy:
     tma_gbasis: Layout
     g_stride: tuple
     slayout: object
+    _tidfrg_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # --- CuTe's Copy_Atom ---
     @property
@@ -100,14 +101,22 @@ class TiledCopy:
         return ThrCopy(self, idx)
 
     def tidfrg(self, layout):
-        """(M,N,...) -> (cta, val, (RestM,RestN,...)) (CuTe's tidfrg_S; TMA's src/dst/ref layouts coincide)."""
+        """(M,N,...) -> (cta, val, (RestM,RestN,...)) (CuTe's tidfrg_S; TMA's src/dst/ref layouts coincide).
+
+        Memoised per layout: every CTA partitions a tile of the same layout (only the iterator differs)."""
+        key = str(layout)
+        if key not in self._tidfrg_cache:
+            self._tidfrg_cache[key] = self._tidfrg(layout)
+        return self._tidfrg_cache[key]
+
+    def _tidfrg(self, layout):
         tiled = zipped_divide(layout, self.tiler_mn)
         atom_tv = zipped_divide(self.layout_tv, (Int(1), Int(self.num_val)))
         ref2trg = self.val_layout_src
         trg_tv = composition(atom_tv, (ref2trg, _))
         thrval2mn = coalesce(_zip_layout(trg_tv), (Int(1), (Int(1), Int(1))))
         tv = _compose_mode0(tiled, thrval2mn)
-        return tv(((_, _), _)) if not isinstance(tv, ComposedLayout) else tv(((_, _), _))
+        return tv(((_, _), _))
 
 
 @dataclass(frozen=True)
