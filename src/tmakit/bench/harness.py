@@ -1,0 +1,357 @@
+"""Timing harness and report writers for ``tmakit bench`` (see the package docstring)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["main", "run_suite", "parse_size", "time_op", "markdown", "plot"]
+
+MiB = 1 << 20
+DEFAULT_SIZES = [1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB, 4096 * MiB]
+WORKLOADS = ("copy", "transpose", "permute", "reduce")
+
+
+def parse_size(s: str) -> int:
+    """``"64M"`` / ``"1G"`` / ``"4096"`` (bytes) -> bytes."""
+    s = s.strip().upper().removesuffix("IB").removesuffix("B")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
+    return int(float(s[:-1] if mult > 1 else s) * mult)
+
+
+def _fmt_size(n: int) -> str:
+    for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k:
+            v = n / k
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n} B"
+
+
+def time_op(fn, nsets: int, warmup: int = 5, reps: int = 30) -> float:
+    """Median milliseconds of ``fn(i)`` (i = buffer set), timed with CUDA events around each call."""
+    import torch
+
+    for i in range(warmup):
+        fn(i % nsets)
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        starts[i].record()
+        fn((i + warmup) % nsets)
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def _nsets(nbytes_per_set: int) -> int:
+    import torch
+
+    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 60 * MiB) or 60 * MiB
+    return max(1, min(64, -(-4 * l2 // max(nbytes_per_set, 1))))
+
+
+def _rand(shape, dtype):
+    import torch
+
+    if dtype.is_floating_point:
+        return torch.randn(shape, device="cuda", dtype=torch.float32).to(dtype)
+    info = torch.iinfo(dtype)
+    lo, hi = max(info.min, -(1 << 20)), min(info.max, 1 << 20)
+    return torch.randint(lo, hi, shape, device="cuda", dtype=torch.int64).to(dtype)
+
+
+def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None):
+    t_tk = time_op(tk_fn, nsets, reps=reps)
+    t_peer = time_op(peer_fn, nsets, reps=reps)
+    row = dict(
+        op=op,
+        case=name,
+        bytes=nbytes_moved,
+        tmakit_ms=t_tk,
+        peer_ms=t_peer,
+        tmakit_tbs=nbytes_moved / t_tk / 1e9,
+        peer_tbs=nbytes_moved / t_peer / 1e9,
+        ratio=t_peer / t_tk,
+    )
+    if extra:
+        row.update(extra)
+    return row
+
+
+def _copy_cases(sizes, reps, dtype_name="bfloat16"):
+    import torch
+
+    from .. import ops
+
+    dtype = getattr(torch, dtype_name)
+    for size in sizes:
+        n = size // torch.tensor([], dtype=dtype).element_size()
+        k = _nsets(2 * size)
+        xs = [_rand((n,), dtype) for _ in range(k)]
+        ys = [torch.empty_like(xs[0]) for _ in range(k)]
+        ops.copy(xs[0], ys[0])
+        assert torch.equal(xs[0], ys[0]), "copy mismatch"
+        yield _case(
+            "copy",
+            f"{dtype_name} {_fmt_size(size)}",
+            2 * size,
+            lambda i, xs=xs, ys=ys: ops.copy(xs[i], ys[i]),
+            lambda i, xs=xs, ys=ys: ys[i].copy_(xs[i]),
+            k,
+            reps,
+            dict(size=size, path=ops.last_path, peer="y.copy_(x)"),
+        )
+
+
+def _transpose_cases(sizes, reps):
+    import torch
+
+    from .. import ops
+
+    for dtype_name in ("bfloat16", "float32"):
+        dtype = getattr(torch, dtype_name)
+        e = torch.tensor([], dtype=dtype).element_size()
+        for size in sizes:
+            n = int((size // e) ** 0.5)
+            n -= n % 8 if n > 64 else 0
+            nb = n * n * e
+            k = _nsets(2 * nb)
+            xs = [_rand((n, n), dtype) for _ in range(k)]
+            ys = [torch.empty_like(xs[0]) for _ in range(k)]
+            ops.transpose(xs[0], 0, 1, out=ys[0])
+            assert torch.equal(ys[0], xs[0].t()), "transpose mismatch"
+            yield _case(
+                "transpose",
+                f"{dtype_name} {n}x{n}",
+                2 * nb,
+                lambda i, xs=xs, ys=ys: ops.transpose(xs[i], 0, 1, out=ys[i]),
+                lambda i, xs=xs, ys=ys: ys[i].copy_(xs[i].t()),
+                k,
+                reps,
+                dict(size=nb, path=ops.last_path, peer="y.copy_(x.t())"),
+            )
+
+
+PERMUTE_CASES = (
+    ((32, 64, 128, 128), (0, 2, 1, 3)),
+    ((32, 64, 128, 128), (0, 3, 1, 2)),
+    ((8, 128, 256, 64), (0, 2, 1, 3)),
+    ((64, 64, 64, 64), (3, 2, 1, 0)),
+)
+
+
+def _permute_cases(reps):
+    import torch
+
+    from .. import ops
+
+    dtype = torch.bfloat16
+    for shape, dims in PERMUTE_CASES:
+        nb = 2
+        for s in shape:
+            nb *= s
+        k = _nsets(2 * nb)
+        xs = [_rand(shape, dtype) for _ in range(k)]
+        out_shape = tuple(shape[d] for d in dims)
+        ys = [torch.empty(out_shape, dtype=dtype, device="cuda") for _ in range(k)]
+        ops.permute(xs[0], dims, out=ys[0])
+        assert torch.equal(ys[0], xs[0].permute(dims)), "permute mismatch"
+        yield _case(
+            "permute",
+            f"bf16 {shape} -> {dims}",
+            2 * nb,
+            lambda i, xs=xs, ys=ys, dims=dims: ops.permute(xs[i], dims, out=ys[i]),
+            lambda i, xs=xs, ys=ys, dims=dims: ys[i].copy_(xs[i].permute(dims)),
+            k,
+            reps,
+            dict(size=nb, path=ops.last_path, peer="y.copy_(x.permute(dims))"),
+        )
+
+
+def _reduce_cases(sizes, reps):
+    import torch
+
+    from .. import ops
+
+    for dtype_name in ("float32", "bfloat16"):
+        dtype = getattr(torch, dtype_name)
+        e = torch.tensor([], dtype=dtype).element_size()
+        for size in sizes:
+            n = size // e
+            k = _nsets(2 * size)
+            ds = [_rand((n,), dtype) for _ in range(k)]
+            ss = [_rand((n,), dtype) for _ in range(k)]
+            ref = ds[0].float() + ss[0].float()
+            ops.reduce_into(ds[0], ss[0], "add")
+            err = ((ds[0].float() - ref).norm() / ref.norm()).item()
+            assert err < 1e-2, f"reduce mismatch {err}"
+            yield _case(
+                "reduce",
+                f"add {dtype_name} {_fmt_size(size)}",
+                3 * size,
+                lambda i, ds=ds, ss=ss: ops.reduce_into(ds[i], ss[i], "add"),
+                lambda i, ds=ds, ss=ss: ds[i].add_(ss[i]),
+                k,
+                reps,
+                dict(size=size, path=ops.last_path, peer="d.add_(s)"),
+            )
+
+
+def _env() -> dict:
+    import torch
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent,
+            timeout=5,
+        ).stdout.strip()
+    except Exception:
+        commit = ""
+    p = torch.cuda.get_device_properties(0)
+    return dict(
+        date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        commit=commit,
+        device=p.name,
+        sms=p.multi_processor_count,
+        torch=torch.__version__,
+        python=sys.version.split()[0],
+    )
+
+
+def run_suite(which=("all",), sizes=None, reps: int = 30, progress: bool = True) -> dict:
+    """Run the workloads; returns ``{"env": ..., "rows": [...], "ceiling_tbs": ...}``."""
+    sizes = sorted(sizes or DEFAULT_SIZES)
+    which = WORKLOADS if "all" in which else tuple(which)
+    gens = []
+    if "copy" in which:
+        gens.append(_copy_cases(sizes, reps))
+    if "transpose" in which:
+        gens.append(_transpose_cases([s for s in sizes if s >= 4 * MiB] or sizes, reps))
+    if "permute" in which:
+        gens.append(_permute_cases(reps))
+    if "reduce" in which:
+        gens.append(_reduce_cases(sizes, reps))
+    rows = []
+    for g in gens:
+        for row in g:
+            rows.append(row)
+            if progress:
+                print(
+                    f"  [{len(rows):3d}] {row['op']:9s} {row['case']:34s} tmakit {row['tmakit_tbs']:5.2f} TB/s"
+                    f"  peer {row['peer_tbs']:5.2f} TB/s  x{row['ratio']:.3f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    copies = [r for r in rows if r["op"] == "copy"]
+    ceiling = max(copies, key=lambda r: r["bytes"])["peer_tbs"] if copies else None
+    if ceiling is None:
+        ceiling = _measure_ceiling(reps)
+    for r in rows:
+        r["frac_ceiling"] = r["tmakit_tbs"] / ceiling
+        r["peer_frac_ceiling"] = r["peer_tbs"] / ceiling
+    return dict(env=_env(), ceiling_tbs=ceiling, rows=rows)
+
+
+def _measure_ceiling(reps) -> float:
+    import torch
+
+    n = 1 << 30
+    x = torch.empty(n, dtype=torch.uint8, device="cuda").random_()
+    y = torch.empty_like(x)
+    ms = time_op(lambda i: y.copy_(x), 1, reps=reps)
+    return 2 * n / ms / 1e9
+
+
+def markdown(result: dict) -> str:
+    env = result["env"]
+    lines = [
+        f"{env['date']} · commit `{env['commit']}` · {env['device']} ({env['sms']} SMs) · torch {env['torch']} · "
+        f"copy ceiling (torch copy_, largest size) {result['ceiling_tbs']:.2f} TB/s",
+        "",
+        "| op | case | bytes moved | tmakit TB/s | peer TB/s | tmakit / peer | tmakit / ceiling | path |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['op']} | {r['case']} | {_fmt_size(r['bytes'])} | {r['tmakit_tbs']:.2f} | "
+            f"{r['peer_tbs']:.2f} | {r['ratio']:.3f} | {r['frac_ceiling']:.3f} | {r.get('path', '')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot(result: dict, path) -> bool:
+    """Bandwidth vs size, tmakit vs peer, one panel per op. False when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:
+        return False
+    groups: dict = {}
+    for r in result["rows"]:
+        if r["op"] == "permute":
+            continue
+        key = (r["op"], r["case"].split()[0] if r["op"] != "reduce" else " ".join(r["case"].split()[:2]))
+        groups.setdefault(key, []).append(r)
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for i, ((op, sub), rs) in enumerate(sorted(groups.items())):
+        rs = sorted(rs, key=lambda r: r["size"])
+        xs = [r["size"] / MiB for r in rs]
+        c = f"C{i}"
+        ax.plot(xs, [r["tmakit_tbs"] for r in rs], "-o", color=c, label=f"tmakit {op} {sub}")
+        ax.plot(xs, [r["peer_tbs"] for r in rs], "--x", color=c, alpha=0.6, label=f"torch {op} {sub}")
+    ax.axhline(result["ceiling_tbs"], color="k", lw=0.8, ls=":", label="measured copy ceiling")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("tensor size (MiB)")
+    ax.set_ylabel("TB/s (bytes read + written)")
+    env = result["env"]
+    ax.set_title(f"tmakit vs torch, {env['device']}, {env['date']}, {env['commit']}")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="tmakit bench", description=__doc__)
+    ap.add_argument(
+        "workloads", nargs="*", default=["all"], choices=[*WORKLOADS, "all"], help="what to run (default: all)"
+    )
+    ap.add_argument("--sizes", default=None, help="comma-separated tensor sizes, e.g. 1M,64M,1G (default 1M..4G)")
+    ap.add_argument("--reps", type=int, default=30, help="timed calls per case (median reported)")
+    ap.add_argument("--json", default=None, help="write results JSON here")
+    ap.add_argument("--md", default=None, help="write the markdown table here")
+    ap.add_argument("--plot", default=None, help="write a PNG plot here")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    args = ap.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("tmakit bench needs torch", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("tmakit bench needs a CUDA GPU (sm_90)", file=sys.stderr)
+        return 2
+    sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else None
+    result = run_suite(args.workloads or ["all"], sizes, args.reps, progress=not args.quiet)
+    md = markdown(result)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    if args.md:
+        Path(args.md).write_text(md)
+    if args.plot and not plot(result, args.plot):
+        print("matplotlib not available: no plot", file=sys.stderr)
+    print(md)
+    return 0

@@ -1,0 +1,401 @@
+"""Host side of the bandwidth kernels (``copy.cu``, ``transpose.cu``, ``reduce.cu``): layout planning, tensor maps,
+tile shapes, launches. Used by :mod:`tmakit.ops`; needs torch tensors (imported lazily by the caller).
+
+A *plan* turns a (src, dst) pair of equal-shape tensors into one of:
+
+- ``flat``      both contiguous: a 2-D view ``(rows, W)`` of the bytes (8/4/2/1-byte words; W a power of two from
+                256 up to ``CopyConfig.flat_width``) plus, when W does not divide the size, one tail box of a
+                ``{256 + tail, 1}`` map, both handled by the same persistent kernel (OOB clipping, no tail kernel).
+                Rank-1 maps are never used: the H200 driver refused every rank-1 tiled map we tried;
+- ``strided``   both have the same unit-stride dim: one map per tensor over the same dims in the same order (the
+                destination map may carry any strides: a permute that keeps the innermost dim is a pure TMA copy);
+- ``transpose`` the unit-stride dims differ: TMA load of T x (KQ*T) boxes, a bank-conflict-free transpose through
+                128B-swizzled shared memory, TMA store of T x T boxes;
+- ``None``      TMA cannot describe it (no unit-stride dim, strides not multiples of 16 bytes, misaligned base,
+                rank > 5 after merging dims, broadcast strides ...): ``reason`` says why, the caller falls back.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import math
+
+from ..tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
+
+__all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "plan_copy", "launcher_for", "COPY_CONFIG",
+           "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "REDUCE_OPS"]
+
+REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+_WORD = {8: DataType.UINT64, 4: DataType.UINT32, 2: DataType.UINT16, 1: DataType.UINT8}
+SMEM_PER_SM = 227 * 1024  # usable dynamic shared memory per block on sm_90 (228 KiB per SM, 1 KiB reserved)
+
+
+@dataclasses.dataclass(frozen=True)
+class CopyConfig:
+    """Tile shape and pipeline of the load->store (and load->reduce) kernel.
+
+    ``box_bytes``: target bytes per box; ``stages``: boxes in the smem ring per CTA; ``ctas_per_sm``: persistent CTAs
+    per SM (grid = SMs x ctas_per_sm, capped by the tile count); ``lag``: stores allowed in flight before a stage is
+    refilled; ``order``: 0 round-robin tiles, 1 a contiguous run per CTA; ``hint``: L2 evict_first on loads/stores;
+    ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce);
+    ``l2``: L2 promotion of the maps (0 none .. 3 256B). Compile-time knobs become ``-D`` options (cached kernels).
+    Defaults chosen from the H200 sweep in NOTES-perf.md.
+    """
+
+    box_bytes: int = 32 * 1024
+    stages: int = 6
+    ctas_per_sm: int = 1
+    lag: int = 1
+    order: int = 0
+    hint: int = 0
+    prefetch: int = 0
+    l2: int = 3
+    flat_width: int = 256
+
+
+@dataclasses.dataclass(frozen=True)
+class TransposeConfig:
+    """``kq``: T x T slabs per load box; ``stages``: input ring depth; ``ctas_per_sm``: persistent CTAs per SM;
+    ``consumers``: transposing warps per CTA; ``no``: output staging buffers (recycled with wait_group.read no-2)."""
+
+    kq: int = 4
+    stages: int = 4
+    ctas_per_sm: int = 1
+    consumers: int = 4
+    no: int = 3
+
+
+COPY_CONFIG = CopyConfig()
+REDUCE_CONFIG = CopyConfig()
+#: per element size (bytes); missing sizes use the 2-byte entry
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4), 4: TransposeConfig(kq=2, stages=3, ctas_per_sm=2)}
+
+
+class StreamParams(ctypes.Structure):
+    _fields_ = [("tiles", ctypes.c_int32 * 5), ("box", ctypes.c_int32 * 5), ("rank", ctypes.c_int32),
+                ("main_bytes", ctypes.c_uint32), ("tail_bytes", ctypes.c_uint32), ("stages", ctypes.c_uint32),
+                ("stage_stride", ctypes.c_uint32), ("op", ctypes.c_int32), ("tail_coord", ctypes.c_int32),
+                ("main_tiles", ctypes.c_int64)]
+
+
+class TransposeParams(ctypes.Structure):
+    _fields_ = [("tiles", ctypes.c_int32 * 5), ("qdim", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("stages", ctypes.c_uint32), ("kq", ctypes.c_uint32), ("ntiles", ctypes.c_int64)]
+
+
+assert ctypes.sizeof(StreamParams) == 80 and ctypes.sizeof(TransposeParams) == 48
+
+
+@dataclasses.dataclass
+class Plan:
+    kind: str | None  # "flat" | "strided" | "transpose" | None
+    reason: str = ""
+    dims: list = dataclasses.field(default_factory=list)  # [(size, src_stride, dst_stride)] in elements, inner first
+    elem: int = 0
+
+
+def _merge_dims(shape, s_src, s_dst):
+    """Drop size-1 dims and merge neighbours that are contiguous in both tensors; inner first."""
+    dims = [(n, a, b) for n, a, b in zip(shape, s_src, s_dst) if n != 1]
+    out: list = []
+    for n, a, b in reversed(dims):  # innermost first
+        if out:
+            m, x, y = out[-1]
+            if a == x * m and b == y * m:
+                out[-1] = (m * n, x, y)
+                continue
+        out.append((n, a, b))
+    return out
+
+
+def plan_copy(src, dst, *, allow_transpose: bool = True) -> Plan:
+    """How to move ``src`` into ``dst`` (same shape and dtype, CUDA tensors) with TMA; see the module docstring."""
+    e = src.element_size()
+    if src.numel() == 0:
+        return Plan(None, "empty tensor")
+    for name, t in (("src", src), ("dst", dst)):
+        if t.data_ptr() % 16:
+            return Plan(None, f"{name} base address is not 16-byte aligned")
+    dims = _merge_dims(tuple(src.shape), tuple(src.stride()), tuple(dst.stride()))
+    if not dims:  # a single element
+        dims = [(1, 1, 1)]
+    if any(a == 0 or b == 0 for _, a, b in dims):
+        return Plan(None, "broadcast (stride-0) dimension")
+    if any(a < 0 or b < 0 for _, a, b in dims):
+        return Plan(None, "negative stride")
+    if len(dims) == 1 and dims[0][1] == 1 and dims[0][2] == 1:
+        return Plan("flat", dims=dims, elem=e)
+    ps = [i for i, d in enumerate(dims) if d[1] == 1]
+    qs = [i for i, d in enumerate(dims) if d[2] == 1]
+    if not ps or not qs:
+        return Plan(None, "no unit-stride dimension in " + ("src" if not ps else "dst"))
+    p, q = ps[0], qs[0]
+    if len(dims) > 5:
+        return Plan(None, f"{len(dims)} dimensions after merging contiguous ones (TMA maps have at most 5)")
+    for i, (n, a, b) in enumerate(dims):
+        if n >= 2 ** 32:
+            return Plan(None, "a dimension has 2^32 or more elements")
+        if i != p and (a * e) % 16:
+            return Plan(None, f"src stride {a * e} bytes is not a multiple of 16")
+        if i != q and (b * e) % 16:
+            return Plan(None, f"dst stride {b * e} bytes is not a multiple of 16")
+    if p == q:
+        rest = sorted((d for i, d in enumerate(dims) if i != p), key=lambda d: d[1])
+        return Plan("strided", dims=[dims[p]] + rest, elem=e)
+    if not allow_transpose:
+        return Plan(None, "the unit-stride dimension differs between src and dst")
+    for name, t in (("src", src), ("dst", dst)):
+        if t.data_ptr() % 128:
+            return Plan(None, f"{name} base address is not 128-byte aligned (needed with a swizzled map)")
+    rest = sorted((d for i, d in enumerate(dims) if i not in (p, q)), key=lambda d: d[2])
+    return Plan("transpose", dims=[dims[p], dims[q]] + rest, elem=e)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# kernels, device facts, tensor-map templates
+
+_kernels: dict = {}
+_sm_count: dict = {}
+
+
+def _kernel(filename: str, name: str, options=()):
+    key = (filename, name, tuple(options))
+    k = _kernels.get(key)
+    if k is None:
+        from .. import cuda as tkc
+
+        k = _kernels[key] = tkc.package_kernel(filename, name, options=list(options))
+    return k
+
+
+def sm_count(t) -> int:
+    dev = t.device.index if t.device.index is not None else 0
+    n = _sm_count.get(dev)
+    if n is None:
+        import torch
+
+        n = _sm_count[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
+    return n
+
+
+def _map(dtype, ptr, dims, strides_b, box, swizzle=SwizzleMode.NONE, l2=3) -> TensorMap:
+    return TensorMap(dtype=dtype, global_dim=tuple(dims), global_strides=tuple(strides_b), box_dim=tuple(box),
+                     swizzle=swizzle, l2_promotion=L2Promotion(l2), global_address=int(ptr))
+
+
+class MapTemplate:
+    """A validated, encoded tensor map whose address is patched per call (``cuTensorMapReplaceAddress``): the
+    geometry is checked and encoded once, each call costs one small driver call instead of validate + encode.
+    (A private helper: tmakit.cuda's ``encode_cached`` keys on the address, which changes with every new tensor.)"""
+
+    def __init__(self, tm: TensorMap, offset: int = 0):
+        from ..cuda import encode_tensormap
+        from ..cuda.driver import cu
+
+        self.tm, self.offset = tm, offset
+        self._d = cu()
+        self._tmpl = encode_tensormap(tm)
+        self._last = (tm.global_address - offset, self._tmpl)
+
+    def at(self, base: int):
+        if self._last[0] == base:
+            return self._last[1]
+        d = self._d
+        m = d.CUtensorMap()
+        ctypes.memmove(m.getPtr(), self._tmpl.getPtr(), 128)
+        r = d.cuTensorMapReplaceAddress(m, base + self.offset)
+        if int(r[0]) != 0:
+            from ..cuda.driver import check
+
+            check(r, "cuTensorMapReplaceAddress", address=hex(base + self.offset))
+        self._last = (base, m)
+        return m
+
+
+def _fit_inner_box(n, elem, cap=256):
+    """Inner box: a multiple of 16 bytes, at most ``cap`` elements, at most ``n`` unless ``n`` is under 16 bytes."""
+    unit = max(1, 16 // elem)
+    if n < unit:
+        return unit  # overhangs the tensor: zero-filled on load, clipped on store (accepted for rank >= 2 maps)
+    return min(cap, (n // unit) * unit)
+
+
+def _boxes(sizes, elem, target_bytes):
+    """Box per dim (inner first): inner up to 256 elements (a multiple of 16 bytes, <= the dim), then fill outer dims
+    (each <= its dim) up to about ``target_bytes``. None when the inner dim is under 16 bytes."""
+    b0 = _fit_inner_box(sizes[0], elem)
+    if b0 is None:
+        return None
+    box = [b0]
+    budget = max(1, target_bytes // (b0 * elem))
+    for n in sizes[1:]:
+        b = max(1, min(256, n, budget))
+        box.append(b)
+        budget = max(1, budget // b)
+    return box
+
+
+class Launcher:
+    """Everything about one (layout, dtype, op) problem that does not depend on the addresses: maps as templates,
+    params, grid, kernel. ``launcher(src_ptr, dst_ptr)`` launches on torch's current stream."""
+
+    def __init__(self, kernel, grid, block, smem, params, maps):
+        self.kernel, self.grid, self.block, self.smem, self.params, self.maps = kernel, grid, block, smem, params, maps
+
+    def __call__(self, sp: int, dp: int):
+        args = [m.at(sp if is_src else dp) for m, is_src in self.maps]
+        self.kernel(self.grid, self.block, *args, self.params, smem=self.smem)
+
+
+def _stream_options(cfg: CopyConfig, lag: int):
+    return (f"-DTMAKIT_STREAM_LAG={lag}", f"-DTMAKIT_STREAM_ORDER={cfg.order}", f"-DTMAKIT_STREAM_HINT={cfg.hint}",
+            f"-DTMAKIT_STREAM_PREFETCH={cfg.prefetch}")
+
+
+def _stream_launcher(kfile, kname, maps, sizes, box, elem_bytes, tail_bytes, tail_coord, op, cfg, nsm):
+    rank = len(sizes)
+    tiles = [-(-n // b) for n, b in zip(sizes, box)]
+    main_tiles = math.prod(tiles) if sizes else 0
+    main_bytes = math.prod(box) * elem_bytes if sizes else 0
+    stage = -(-max(main_bytes, tail_bytes) // 1024) * 1024
+    stages = max(2, min(cfg.stages, 32, (SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512) // stage))
+    lag = min(cfg.lag, stages - 1)
+    p = StreamParams()
+    for i in range(5):
+        p.tiles[i] = tiles[i] if i < rank else 1
+        p.box[i] = box[i] if i < rank else 1
+    p.rank, p.main_bytes, p.tail_bytes, p.tail_coord = max(rank, 1), main_bytes, tail_bytes, tail_coord
+    p.stages, p.stage_stride, p.op, p.main_tiles = stages, stage, op, main_tiles
+    total = main_tiles + (1 if tail_bytes else 0)
+    grid = max(1, min(total, nsm * cfg.ctas_per_sm))
+    k = _kernel(kfile, kname, _stream_options(cfg, lag))
+    return Launcher(k, grid, 32, stages * stage + 1024, p, maps)
+
+
+def _row_map(dt, ptr, n, box0, word, l2, offset=0):
+    """A ``{n, 1}`` map (rank 2: rank-1 maps were refused by the driver) over ``n`` contiguous words."""
+    pitch = -(-max(n, box0) * word // 16) * 16
+    return MapTemplate(_map(dt, ptr, [n, 1], [pitch], [box0, 1], l2=l2), offset)
+
+
+def _flat_launcher(nbytes, elem, op, dtype, cfg, nsm, sp, dp):
+    """Contiguous bytes: a (rows, W) view + at most one tail box; copies use the widest word dividing the size."""
+    if op < 0:
+        word = next(w for w in (8, 4, 2, 1) if nbytes % w == 0)
+        dt = _WORD[word]
+        kfile, kname = "copy.cu", "tmakit_copy"
+    else:
+        word, dt = elem, dtype
+        kfile, kname = "reduce.cu", "tmakit_reduce"
+    n = nbytes // word
+    unit = max(1, 16 // word)
+    l2 = cfg.l2
+    if n < 256:  # tiny: one box over a {n, 1} map (the box may overhang the tensor: clipped / zero-filled)
+        box0 = -(-n // unit) * unit
+        t_s, t_d = _row_map(dt, sp, n, box0, word, l2), _row_map(dt, dp, n, box0, word, l2)
+        maps = [(t_s, True), (t_d, False), (t_s, True), (t_d, False)]
+        return _stream_launcher(kfile, kname, maps, [n, 1], [box0, 1], word, 0, 0, op, cfg, nsm)
+    w = 256
+    while w * 2 <= cfg.flat_width and n % (w * 2) == 0:
+        w *= 2
+    rows, tail = divmod(n, w)
+    sizes = [w, rows]
+    box = _boxes(sizes, word, cfg.box_bytes)
+    m_s = MapTemplate(_map(dt, sp, sizes, [w * word], box, l2=l2))
+    m_d = MapTemplate(_map(dt, dp, sizes, [w * word], box, l2=l2))
+    tail_bytes = 0
+    tt_s, tt_d = m_s, m_d
+    if tail:  # {256 + tail, 1} over the last 256 words of the full rows and the tail; one box at coordinate 256
+        off = (rows * w - 256) * word
+        tt_s = _row_map(dt, sp + off, 256 + tail, 256, word, l2, off)
+        tt_d = _row_map(dt, dp + off, 256 + tail, 256, word, l2, off)
+        tail_bytes = 256 * word
+    maps = [(m_s, True), (m_d, False), (tt_s, True), (tt_d, False)]
+    return _stream_launcher(kfile, kname, maps, sizes, box, word, tail_bytes, 256, op, cfg, nsm)
+
+
+def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
+    e = plan.elem
+    sizes = [d[0] for d in plan.dims]
+    if op < 0:
+        dt = _WORD[e]
+        kfile, kname = "copy.cu", "tmakit_copy"
+    else:
+        dt = dtype
+        kfile, kname = "reduce.cu", "tmakit_reduce"
+    box = _boxes(sizes, e, cfg.box_bytes)
+    if box is None:
+        return None
+    m_s = MapTemplate(_map(dt, sp, sizes, [d[1] * e for d in plan.dims[1:]], box, l2=cfg.l2))
+    m_d = MapTemplate(_map(dt, dp, sizes, [d[2] * e for d in plan.dims[1:]], box, l2=cfg.l2))
+    maps = [(m_s, True), (m_d, False), (m_s, True), (m_d, False)]
+    return _stream_launcher(kfile, kname, maps, sizes, box, e, 0, 0, op, cfg, nsm)
+
+
+def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
+    e = plan.elem
+    t_ = 128 // e
+    dims = plan.dims
+    sizes = [d[0] for d in dims]
+    kq = max(1, min(cfg.kq, 256 // t_, -(-sizes[1] // t_)))  # boxes may overhang small dims (OOB fill / clip)
+    rank = len(dims)
+    dt = _WORD[e]
+    lbox = [t_, kq * t_] + [1] * (rank - 2)
+    sbox = [t_, t_] + [1] * (rank - 2)
+    m_s = MapTemplate(_map(dt, sp, sizes, [d[1] * e for d in dims[1:]], lbox, SwizzleMode.B128))
+    dsizes = [sizes[1], sizes[0]] + sizes[2:]
+    dstr = [dims[0][2] * e] + [d[2] * e for d in dims[2:]]
+    m_d = MapTemplate(_map(dt, dp, dsizes, dstr, sbox, SwizzleMode.B128))
+    in_bytes = t_ * 128 * kq
+    fit = (SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512) // in_bytes  # stage buffers that fit (in + out)
+    no = max(2, min(cfg.no, fit - 2))
+    stages = max(2, min(cfg.stages, 16, fit - no))
+    tiles = [-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + sizes[2:]
+    p = TransposeParams()
+    for i in range(5):
+        p.tiles[i] = tiles[i] if i < rank else 1
+    p.qdim, p.rank, p.stages, p.kq = sizes[1], rank, stages, kq
+    p.ntiles = math.prod(tiles)
+    grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm))
+    k = _kernel("transpose.cu", f"tmakit_transpose_e{e}", (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}"))
+    return Launcher(k, grid, 32 * (cfg.consumers + 1), (stages + no) * in_bytes + 1024, p,
+                    [(m_s, True), (m_d, False)])
+
+
+_launchers: dict = {}
+
+
+def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = True):
+    """A cached :class:`Launcher` for this (shape, strides, dtype, alignment, op, config), or a ``Plan`` with
+    ``kind=None`` saying why TMA cannot do it."""
+    sp, dp = src.data_ptr(), dst.data_ptr()
+    cfg = COPY_CONFIG if op < 0 else REDUCE_CONFIG
+    key = (tuple(src.shape), tuple(src.stride()), tuple(dst.stride()), src.element_size(), op, dtype,
+           sp % 128 == 0, dp % 128 == 0, sp % 16 == 0, dp % 16 == 0, allow_transpose, cfg,
+           tuple(sorted(TRANSPOSE_CONFIG.items())), src.device.index)
+    got = _launchers.get(key)
+    if got is not None:
+        return got
+    plan = plan_copy(src, dst, allow_transpose=allow_transpose)
+    nsm = sm_count(src) if plan.kind else 0
+    if plan.kind == "flat":
+        got = _flat_launcher(src.numel() * src.element_size(), plan.elem, op, dtype, cfg, nsm, sp, dp)
+        reason = "no flat TMA view"
+    elif plan.kind == "strided":
+        got = _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp)
+        reason = "no strided TMA view"
+    elif plan.kind == "transpose":
+        tcfg = TRANSPOSE_CONFIG.get(plan.elem) or TRANSPOSE_CONFIG[2]
+        got = _transpose_launcher(plan, tcfg, nsm, sp, dp)
+        reason = "no transposing TMA view"
+    else:
+        got, reason = None, plan.reason
+    if got is None:
+        got = Plan(None, reason)
+    else:
+        got.kind = plan.kind
+    if len(_launchers) > 1024:
+        _launchers.clear()
+    _launchers[key] = got
+    return got

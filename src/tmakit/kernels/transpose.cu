@@ -1,0 +1,174 @@
+// transpose.cu -- tmakit.ops.transpose / permute when the innermost (unit-stride) dimension changes.
+//
+// Maps (built by tmakit/kernels/bandwidth.py), both SWIZZLE_128B, rank R = 2..5:
+//   load  map over the input,  dims (p, q, rest...): p = the input's unit-stride dim, box (T, KQ*T, 1, ...)
+//   store map over the output, dims (q, p, rest...): q = the output's unit-stride dim, box (T, T, 1, ...)
+// with T = 128 / sizeof(elem), so a box row is exactly one 128-byte swizzle span. One load brings KQ slabs of
+// T x T elements; consumers transpose each slab into its own 128B-swizzled output image and one thread stores it.
+//
+// Bank conflicts: lane = row r of the input slab, all lanes read the same logical 16-byte chunk; under SW128 the
+// physical chunk is chunk ^ (r & 7), so every 8-lane phase of the 16-byte loads hits 8 different chunks. The writes
+// (element k of the chunk goes to output row j = chunk*EPC + k, column r) land in chunk (r*E/16) ^ (j & 7): distinct
+// words for distinct r, so the scalar stores are conflict-free too (lanes sharing a word write different bytes).
+//
+// Warp 0 (one lane) is the producer: a ring of S input stages with full/empty mbarriers. Warps 1..TP_CONSUMERS
+// consume; the
+// output images form a ring of NO buffers, recycled with cp.async.bulk.wait_group.read NO-2 before the named barrier.
+#include <tmakit/all.cuh>
+
+using namespace tmakit;
+
+#define TP_MAX_STAGES 16
+#ifndef TP_CONSUMERS
+#define TP_CONSUMERS 4
+#endif
+#ifndef TP_NO
+#define TP_NO 3
+#endif
+
+struct TransposeParams {
+  i32 tiles[5];      // tiles per dim of the load map: ceil(P/T), ceil(Q/(KQ*T)), rest dims
+  i32 qdim;          // Q (extent of the output's inner dim), to skip slabs that start past the end
+  i32 rank;          // 2..5
+  u32 stages;        // input ring depth
+  u32 kq;            // slabs per load box
+  i64 ntiles;
+};
+
+template <int E> struct ElemT;
+template <> struct ElemT<1> { typedef u8 T; };
+template <> struct ElemT<2> { typedef u16 T; };
+template <> struct ElemT<4> { typedef u32 T; };
+template <> struct ElemT<8> { typedef u64 T; };
+
+__device__ __forceinline__ void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+
+__device__ __forceinline__ void tile_coords(const TransposeParams& p, i64 t, i32* c) {
+#pragma unroll
+  for (int d = 0; d < 5; ++d) {
+    if (d < p.rank) {
+      i64 n = p.tiles[d];
+      c[d] = static_cast<i32>(t % n);
+      t /= n;
+    } else {
+      c[d] = 0;
+    }
+  }
+}
+
+template <int E>
+__device__ __forceinline__ void transpose_slab(u32 in_img, u32 out_img, u32 warp, u32 lane) {
+  typedef typename ElemT<E>::T Elem;
+  constexpr int T = 128 / E;     // rows and columns of a slab
+  constexpr int EPC = 16 / E;    // elements per 16-byte chunk
+  constexpr int G = (T + 31) / 32;  // row groups of 32 lanes
+  for (int item = warp; item < G * 8; item += TP_CONSUMERS) {
+    const int g = item >> 3, ch = item & 7;
+    const int r = g * 32 + (int)lane;
+    if (r < T) {
+      const u32 a = in_img + (u32)r * 128u + ((u32)(ch ^ (r & 7)) << 4);
+      u32 w0, w1, w2, w3;
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3) : "r"(a));
+      Elem v[EPC];
+      u32 wv[4] = {w0, w1, w2, w3};
+#pragma unroll
+      for (int k = 0; k < EPC; ++k) {
+        if (E == 8) v[k] = (Elem)(((u64)wv[2 * k + 1] << 32) | wv[2 * k]);
+        else v[k] = (Elem)(wv[(k * E) / 4] >> (8 * ((k * E) % 4)));
+      }
+      const u32 rb = (u32)r * E;  // byte column in the output row
+#pragma unroll
+      for (int k = 0; k < EPC; ++k) {
+        const u32 j = (u32)(ch * EPC + k);
+        const u32 o = out_img + j * 128u + ((((rb >> 4) ^ (j & 7u)) << 4) | (rb & 15u));
+        if (E == 1) asm volatile("st.shared.u8 [%0], %1;" ::"r"(o), "r"((u32)v[k]) : "memory");
+        else if (E == 2) asm volatile("st.shared.u16 [%0], %1;" ::"r"(o), "h"((u16)v[k]) : "memory");
+        else if (E == 4) asm volatile("st.shared.u32 [%0], %1;" ::"r"(o), "r"((u32)v[k]) : "memory");
+        else asm volatile("st.shared.u64 [%0], %1;" ::"r"(o), "l"((u64)v[k]) : "memory");
+      }
+    }
+  }
+}
+
+template <int E>
+__device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc* dst, const TransposeParams& p,
+                                              u8* dyn, u64* full, u64* empty) {
+  constexpr int T = 128 / E;
+  constexpr u32 SLAB = (u32)T * 128u;
+  const u32 S = p.stages, KQ = p.kq;
+  const u32 in_bytes = SLAB * KQ;
+  const u32 base = (smem_u32(dyn) + 1023u) & ~1023u;
+  const u32 out_base = base + S * in_bytes;
+  const u32 tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  if (tid == 0) {
+    for (u32 s = 0; s < S; ++s) {
+      mbarrier_init(smem_u32(&full[s]), 1);
+      mbarrier_init(smem_u32(&empty[s]), TP_CONSUMERS);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  const i64 first = blockIdx.x, step = gridDim.x;
+  const i64 mine = first < p.ntiles ? (p.ntiles - first + step - 1) / step : 0;
+  if (warp == 0) {
+    if (lane != 0) return;
+    prefetch_tensormap(src);
+    prefetch_tensormap(dst);
+    u32 s = 0, phase = 0;
+    for (i64 k = 0; k < mine; ++k) {
+      mbarrier_wait(smem_u32(&empty[s]), phase ^ 1);
+      i32 c[5];
+      tile_coords(p, first + k * step, c);
+      c[0] *= T;
+      c[1] *= T * (i32)KQ;
+      const u32 bar = smem_u32(&full[s]);
+      mbarrier_arrive_expect_tx(bar, in_bytes);
+      tma_load_tile_n(p.rank, base + s * in_bytes, src, bar, c);
+      if (++s == S) { s = 0; phase ^= 1; }
+    }
+    return;
+  }
+  const u32 cw = warp - 1;  // consumer warp 0..3
+  const bool leader = (cw == 0 && lane == 0);
+  u32 s = 0, phase = 0, o = 0;
+  for (i64 k = 0; k < mine; ++k) {
+    mbarrier_wait(smem_u32(&full[s]), phase);
+    const u32 in_img = base + s * in_bytes;
+    const u32 out_img = out_base + o * in_bytes;
+    for (u32 q = 0; q < KQ; ++q) transpose_slab<E>(in_img + q * SLAB, out_img + q * SLAB, cw, lane);
+    fence_proxy_async_smem();
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(smem_u32(&empty[s]));
+    if (leader) bulk_wait_group_read<TP_NO - 2>();
+    named_sync(1, 32 * TP_CONSUMERS);
+    if (leader) {
+      i32 c[5];
+      tile_coords(p, first + k * step, c);
+      const i32 p0 = c[0] * T, q0 = c[1] * T * (i32)KQ;
+      for (u32 q = 0; q < KQ; ++q) {
+        const i32 qs = q0 + (i32)q * T;
+        if (qs >= p.qdim) break;
+        i32 d[5] = {qs, p0, c[2], c[3], c[4]};
+        tma_store_tile_n(p.rank, dst, out_img + q * SLAB, d);
+      }
+      bulk_commit_group();
+    }
+    if (++s == S) { s = 0; phase ^= 1; }
+    if (++o == TP_NO) o = 0;
+  }
+  if (leader) bulk_wait_group<0>();
+}
+
+#define TP_KERNEL(E)                                                                                               \
+  extern "C" __global__ void __launch_bounds__(32 * (TP_CONSUMERS + 1), 1)                                         \
+  tmakit_transpose_e##E(const __grid_constant__ TmaDesc src, const __grid_constant__ TmaDesc dst,                  \
+                        const TransposeParams p) {                                                                 \
+    extern __shared__ __align__(1024) u8 dyn[];                                                                    \
+    __shared__ __align__(8) u64 full[TP_MAX_STAGES];                                                               \
+    __shared__ __align__(8) u64 empty[TP_MAX_STAGES];                                                              \
+    transpose_run<E>(&src, &dst, p, dyn, full, empty);                                                             \
+  }
+TP_KERNEL(1)
+TP_KERNEL(2)
+TP_KERNEL(4)
+TP_KERNEL(8)

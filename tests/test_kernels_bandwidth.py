@@ -1,0 +1,117 @@
+"""CPU tests of the bandwidth kernels: NVRTC compiles them for sm_90a with the TMA instructions in their SASS and no
+local-memory traffic; the layout planner picks the right path (flat / strided / transpose / fallback) without a GPU."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tmakit.kernels import bandwidth as bw
+
+
+class FakeTensor:
+    """Just enough of a torch tensor for the planner: shape, strides (elements), element size, address."""
+
+    def __init__(self, shape, strides=None, elem=2, ptr=1 << 20):
+        self.shape = tuple(shape)
+        if strides is None:
+            strides, acc = [], 1
+            for n in reversed(self.shape):
+                strides.insert(0, acc)
+                acc *= n
+        self._strides, self._elem, self._ptr = tuple(strides), elem, ptr
+
+    def stride(self):
+        return self._strides
+
+    def element_size(self):
+        return self._elem
+
+    def data_ptr(self):
+        return self._ptr
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def permute(self, dims):
+        return FakeTensor([self.shape[d] for d in dims], [self._strides[d] for d in dims], self._elem, self._ptr)
+
+
+def test_plan_flat_contiguous():
+    p = bw.plan_copy(FakeTensor((3, 5, 7)), FakeTensor((3, 5, 7)))
+    assert p.kind == "flat" and p.dims == [(105, 1, 1)]
+
+
+def test_plan_permute_keeping_inner_dim_is_strided_copy():
+    x = FakeTensor((32, 64, 128, 128)).permute((0, 2, 1, 3))
+    p = bw.plan_copy(x, FakeTensor(x.shape))
+    assert p.kind == "strided"
+    assert p.dims[0] == (128, 1, 1) and len(p.dims) == 4
+
+
+def test_plan_transpose_when_inner_dim_moves():
+    x = FakeTensor((32, 64, 128, 128)).permute((0, 3, 1, 2))
+    p = bw.plan_copy(x, FakeTensor(x.shape))
+    assert p.kind == "transpose"
+    assert p.dims[0][1] == 1 and p.dims[1][2] == 1  # p = src inner, q = dst inner
+    assert bw.plan_copy(x, FakeTensor(x.shape), allow_transpose=False).kind is None
+
+
+def test_plan_2d_transpose_merges_nothing_and_keeps_rank_2():
+    x = FakeTensor((4096, 1000)).permute((1, 0))
+    p = bw.plan_copy(x, FakeTensor(x.shape))
+    assert p.kind == "transpose" and len(p.dims) == 2
+
+
+@pytest.mark.parametrize("src,reason", [
+    (FakeTensor((64, 64), ptr=(1 << 20) + 8), "16-byte aligned"),
+    (FakeTensor((64, 64), strides=(65, 1), elem=2), "multiple of 16"),
+    (FakeTensor((64, 64), strides=(2, 2), elem=2), "no unit-stride"),
+    (FakeTensor((64, 64), strides=(0, 1), elem=2), "broadcast"),
+    (FakeTensor((2,) * 6, strides=(4096, 1024, 256, 64, 16, 1), elem=4), "at most 5"),
+])
+def test_plan_fallback_reasons(src, reason):
+    p = bw.plan_copy(src, FakeTensor(src.shape, src.stride(), elem=src.element_size()))
+    assert p.kind is None and reason in p.reason
+
+
+def test_boxes_heuristic_limits():
+    box = bw._boxes([256, 100000], 8, 32 * 1024)
+    assert box == [256, 16]
+    box = bw._boxes([9, 3, 1000], 2, 16 * 1024)
+    assert box[0] == 8 and box[1] == 3 and all(1 <= b <= 256 for b in box)  # never larger than the tensor
+    assert bw._boxes([7, 3], 2, 16 * 1024)[0] == 8  # inner dim under 16 bytes: one 16-byte box overhanging it
+
+
+def test_param_structs_match_device_layout():
+    assert bw.StreamParams.main_tiles.offset == 72
+    assert bw.TransposeParams.ntiles.offset == 40
+
+
+nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
+
+
+@pytest.mark.parametrize("filename,expect", [
+    ("copy.cu", {"UTMALDG", "UTMASTG"}),
+    ("reduce.cu", {"UTMALDG", "UTMAREDG"}),
+    ("transpose.cu", {"UTMALDG", "UTMASTG"}),
+])
+def test_kernels_compile_sm90a_with_tma_sass(filename, expect):
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    c = tkc.compile_file(tkc.KERNELS_DIR / filename)
+    try:
+        ops = sass.opcodes(c.cubin)
+    except Exception as e:  # no disassembler in this environment
+        pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    assert expect <= set(ops), sorted(ops)
+    assert not ({"LDL", "STL"} & set(ops)), "local-memory traffic in a bandwidth kernel"
+
+
+@pytest.mark.parametrize("lag", [0, 1, 2, 3])
+def test_copy_kernel_compiles_for_every_store_lag(lag):
+    from tmakit import cuda as tkc
+
+    tkc.compile_file(tkc.KERNELS_DIR / "copy.cu", options=[f"-DTMAKIT_STREAM_LAG={lag}"])

@@ -1,0 +1,129 @@
+"""tk.ops on the GPU: results equal torch's for many shapes, dtypes, remainders and strided inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tmakit import ops  # noqa: E402
+
+
+def _gpu_ok() -> bool:
+    try:
+        from tmakit import cuda as tkc
+
+        return torch.cuda.is_available() and tkc.is_available()
+    except Exception:
+        return False
+
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not _gpu_ok(), reason="needs a Hopper GPU and tmakit.cuda")]
+
+
+def rand(shape, dtype):
+    if dtype.is_floating_point:
+        return torch.randn(shape, device="cuda").to(dtype)
+    return torch.randint(-1000, 1000, shape, device="cuda").to(dtype)
+
+
+def poisoned(shape, dtype):
+    return torch.full(shape, 77, device="cuda").to(dtype)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 255, 256, 257, 4095, 65537, 1 << 20, (1 << 22) + 13])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
+def test_copy_flat(n, dtype):
+    x = rand((n,), dtype)
+    y = poisoned((n,), dtype)
+    ops.copy(x, y, strict=True)
+    assert ops.last_path == "tma:flat"
+    assert torch.equal(x, y)
+
+
+@pytest.mark.parametrize("shape,dims", [((32, 64, 128, 128), (0, 2, 1, 3)), ((5, 33, 17, 24), (1, 0, 2, 3)),
+                                        ((3, 300, 40), (1, 0, 2)), ((2, 3, 4, 5, 16), (4, 3, 2, 1, 0))])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_permute(shape, dims, dtype):
+    x = rand(shape, dtype)
+    out = poisoned(tuple(shape[d] for d in dims), dtype)
+    ops.permute(x, dims, out=out)
+    if shape != (2, 3, 4, 5, 16):  # that one has a 12-byte dst stride: torch fallback
+        assert ops.last_path.startswith("tma:"), ops.last_path
+    assert torch.equal(out, x.permute(dims))
+
+
+@pytest.mark.parametrize("shape", [(64, 64), (1000, 777), (16384, 96), (33, 4096), (1, 5000), (4096, 4096), (7, 4000),
+                                   (3000, 8)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.int64])
+def test_transpose_2d(shape, dtype):
+    x = rand(shape, dtype)
+    out = poisoned(shape[::-1], dtype)
+    ops.transpose(x, 0, 1, out=out)
+    assert torch.equal(out, x.t())
+
+
+def test_permute_0312():
+    x = rand((32, 64, 128, 128), torch.bfloat16)
+    y = ops.permute(x, (0, 3, 1, 2))
+    assert ops.last_path == "tma:transpose"
+    assert torch.equal(y, x.permute(0, 3, 1, 2))
+
+
+def test_strided_source_slice():
+    base = rand((512, 1024), torch.float32)
+    x = base[:, 128:640]  # row stride 4096 B, inner contiguous
+    y = poisoned(x.shape, torch.float32)
+    ops.copy(x, y, strict=True)
+    assert ops.last_path == "tma:strided" and torch.equal(x, y)
+
+
+def test_fallback_for_unaligned_stride():
+    base = rand((64, 67), torch.bfloat16)
+    x = base[:, :64]  # row stride 134 bytes: not a multiple of 16
+    y = torch.empty_like(x)
+    ops.copy(x, y)
+    assert ops.last_path.startswith("torch:") and torch.equal(x, y)
+
+
+@pytest.mark.parametrize("n", [104, 256, 1000, 1 << 20, (1 << 21) + 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32])
+def test_reduce_add(n, dtype):
+    d, s = rand((n,), dtype), rand((n,), dtype)
+    ref = (d.double() + s.double())
+    ops.reduce_into(d, s, "add", strict=True)
+    assert ops.last_path == "tma:flat"
+    if dtype.is_floating_point:
+        err = ((d.double() - ref).norm() / ref.norm()).item()
+        assert err < (1e-6 if dtype == torch.float32 else 1e-2)
+    else:
+        assert torch.equal(d.double(), ref)
+
+
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.int32, torch.int64])
+def test_reduce_minmax(op, dtype):
+    d, s = rand((3, 1000, 96), dtype), rand((3, 1000, 96), dtype)
+    want = torch.minimum(d, s) if op == "min" else torch.maximum(d, s)
+    ops.reduce_into(d, s, op, strict=True)
+    assert torch.equal(d, want)
+
+
+@pytest.mark.parametrize("op", ["and", "or", "xor"])
+def test_reduce_bitwise(op):
+    d, s = rand((70000,), torch.int64), rand((70000,), torch.int64)
+    want = {"and": d & s, "or": d | s, "xor": d ^ s}[op]
+    ops.reduce_into(d, s, op, strict=True)
+    assert torch.equal(d, want)
+
+
+def test_reduce_strided_and_fallback_dtype():
+    d = rand((256, 512), torch.float32)[:, :256]
+    s = rand((256, 256), torch.float32)
+    want = d + s
+    ops.reduce_into(d, s, "add", strict=True)
+    assert ops.last_path == "tma:strided" and torch.allclose(d, want)
+    d64, s64 = rand((100,), torch.float64), rand((100,), torch.float64)
+    want = d64 + s64
+    ops.reduce_into(d64, s64, "add")
+    assert ops.last_path.startswith("torch:") and torch.equal(d64, want)
