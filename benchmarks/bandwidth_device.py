@@ -48,35 +48,28 @@ def phase(name, argv, limit):
 # sweep (runs in a subprocess: `bandwidth_device.py _sweep`)
 
 COPY_CFGS = [
-    dict(box_bytes=32768, stages=6),
-    dict(box_bytes=32768, stages=6, flat_width=16384),
-    dict(box_bytes=32768, stages=6, flat_width=2048),
-    dict(box_bytes=16384, stages=12, lag=3, flat_width=16384),
-    dict(box_bytes=32768, stages=6, lag=3),
-    dict(box_bytes=24576, stages=8, lag=3, flat_width=16384),
-    dict(box_bytes=16384, stages=6, ctas_per_sm=2, lag=2, flat_width=16384),
-    dict(box_bytes=32768, stages=6, l2=0, flat_width=16384),
-    dict(box_bytes=65536, stages=3, lag=1, flat_width=16384),
+    dict(),
+    dict(box_bytes=65536, stages=3),
 ]
 TP_CFGS = [
+    dict(kq=4, stages=4, batch=1),
     dict(kq=4, stages=4),
-    dict(kq=4, stages=3, no=4),
+    dict(kq=4, stages=4, consumers=8),
+    dict(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1),
     dict(kq=2, stages=4, ctas_per_sm=2, no=4),
-    dict(kq=2, stages=6, no=6),
-    dict(kq=4, stages=3, no=4, consumers=8),
-    dict(kq=2, stages=4, no=8),
-    dict(kq=1, stages=8, no=8),
-    dict(kq=2, stages=3, ctas_per_sm=2, no=3),
-    dict(kq=1, stages=6, ctas_per_sm=2, no=6),
+    dict(kq=2, stages=3, ctas_per_sm=3, no=3),
+    dict(kq=1, stages=4, ctas_per_sm=4, no=4),
+    dict(kq=2, stages=4, ctas_per_sm=2, no=4, consumers=8),
+]
+PERM_CFGS = [
+    dict(),
+    dict(rest_order=1),
+    dict(box_bytes=16384, stages=12),
+    dict(box_bytes=16384, stages=12, rest_order=1),
 ]
 RED_CFGS = [
-    dict(box_bytes=32768, stages=6),
-    dict(box_bytes=32768, stages=6, prefetch=1),
-    dict(box_bytes=32768, stages=6, prefetch=1, flat_width=16384),
-    dict(box_bytes=32768, stages=6, lag=3, prefetch=1),
-    dict(box_bytes=16384, stages=12, lag=2, prefetch=1),
-    dict(box_bytes=16384, stages=6, ctas_per_sm=2, prefetch=1),
-    dict(box_bytes=32768, stages=6, lag=3, flat_width=16384),
+    dict(lag=3, prefetch=1),
+    dict(lag=3, prefetch=1, flat_width=256),
 ]
 
 
@@ -137,6 +130,22 @@ def _sweep():
         row = dict(cfg=kw, ok=ok, tbs=2 * n * 2 / ms / 1e9, ratio=peer / ms)
         res["copy"].append(row)
         print("copy", row, flush=True)
+    res["permute"] = []
+    for shape, dims in (((32, 64, 128, 128), (0, 2, 1, 3)), ((8, 128, 256, 64), (0, 2, 1, 3))):
+        a = torch.randn(shape, device="cuda").to(torch.bfloat16)
+        b = torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16)
+        nb = a.numel() * 2
+        peer = time_op(lambda i: b.copy_(a.permute(dims)), 1, reps=15)
+        for kw in PERM_CFGS:
+            bw.COPY_CONFIG = bw.CopyConfig(**kw)
+            b.zero_()
+            ops.permute(a, dims, out=b)
+            ok = torch.equal(b, a.permute(dims))
+            ms = time_op(lambda i: ops.permute(a, dims, out=b), 1, reps=15)
+            row = dict(case=str((shape, dims)), cfg=kw, ok=ok, tbs=2 * nb / ms / 1e9, ratio=peer / ms)
+            res["permute"].append(row)
+            print("permute", row, flush=True)
+    bw.COPY_CONFIG = bw.CopyConfig()
     for dt in (torch.bfloat16, torch.float32):
         a = torch.randn(16384, 16384, device="cuda").to(dt)
         b = torch.empty_like(a)
@@ -191,6 +200,10 @@ def _best():
         b = pick(r[op], score)
         if b is not None:
             best[op] = b
+    if r.get("permute"):
+        b = pick(r["permute"], lambda c: c["ratio"])
+        if b is not None:
+            best["permute"] = b
     for dt, e in (("torch.bfloat16", 2), ("torch.float32", 4)):
         b = pick([c for c in r["transpose"] if c["dtype"] == dt], lambda c: c["vs_copy"])
         if b is not None:
@@ -210,6 +223,10 @@ def _bench(args):
         bw.TRANSPOSE_CONFIG = {**bw.TRANSPOSE_CONFIG, **t}
     if "reduce" in best:
         bw.REDUCE_CONFIG = bw.CopyConfig(**best["reduce"])
+    if "permute" in best:
+        import dataclasses
+
+        bw.COPY_CONFIG = dataclasses.replace(bw.COPY_CONFIG, rest_order=best["permute"].get("rest_order", 0))
     print("configs:", bw.COPY_CONFIG, bw.TRANSPOSE_CONFIG, bw.REDUCE_CONFIG, flush=True)
     which = [a for a in args if a in harness.WORKLOADS] or ["all"]
     result = harness.run_suite(which, None, reps=int(os.environ.get("REPS", "20")))

@@ -186,9 +186,12 @@ def reduce_into(dst, src, op: str = "add", *, strict: bool = False):
     if not reason:
         from .tma.dtypes import tma_dtype
         from .tma.errors import TmaDescriptorError
+        from .tma.tensormap import DataType
 
         try:
             dt = tma_dtype(dst.dtype)
+            if op in ("and", "or", "xor"):  # bitwise: the sign does not matter; INT64 maps raised an illegal
+                dt = {4: DataType.UINT32, 8: DataType.UINT64}.get(dst.element_size(), dt)  # instruction on H200
             check_reduce(op, dt)
         except TmaDescriptorError as e:
             if strict:

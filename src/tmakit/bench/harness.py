@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -206,8 +207,9 @@ def _reduce_cases(sizes, reps):
 def _env() -> dict:
     import torch
 
+    commit = os.environ.get("TMAKIT_COMMIT", "")
     try:
-        commit = subprocess.run(
+        commit = commit or subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,

@@ -39,7 +39,9 @@ class CopyConfig:
     per SM (grid = SMs x ctas_per_sm, capped by the tile count); ``lag``: stores allowed in flight before a stage is
     refilled; ``order``: 0 round-robin tiles, 1 a contiguous run per CTA; ``hint``: L2 evict_first on loads/stores;
     ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce);
-    ``l2``: L2 promotion of the maps (0 none .. 3 256B). Compile-time knobs become ``-D`` options (cached kernels).
+    ``l2``: L2 promotion of the maps (0 none .. 3 256B); ``flat_width``: widest row (words) of the flat 2-D view;
+    ``rest_order``: strided copies order the outer dims of their maps by src (0) or dst (1) stride.
+    Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
 
@@ -51,25 +53,28 @@ class CopyConfig:
     hint: int = 0
     prefetch: int = 0
     l2: int = 3
-    flat_width: int = 256
+    flat_width: int = 16384
+    rest_order: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
 class TransposeConfig:
     """``kq``: T x T slabs per load box; ``stages``: input ring depth; ``ctas_per_sm``: persistent CTAs per SM;
-    ``consumers``: transposing warps per CTA; ``no``: output staging buffers (recycled with wait_group.read no-2)."""
+    ``consumers``: transposing warps per CTA; ``no``: output staging buffers (recycled with wait_group.read no-2);
+    ``batch``: 16-byte chunks a lane loads from smem before storing any (``-DTP_BATCH``)."""
 
     kq: int = 4
     stages: int = 4
     ctas_per_sm: int = 1
     consumers: int = 4
     no: int = 3
+    batch: int = 4
 
 
 COPY_CONFIG = CopyConfig()
-REDUCE_CONFIG = CopyConfig()
+REDUCE_CONFIG = CopyConfig(lag=3, prefetch=1)
 #: per element size (bytes); missing sizes use the 2-byte entry
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4), 4: TransposeConfig(kq=2, stages=3, ctas_per_sm=2)}
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4), 4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4)}
 
 
 class StreamParams(ctypes.Structure):
@@ -196,11 +201,12 @@ class MapTemplate:
         self.tm, self.offset = tm, offset
         self._d = cu()
         self._tmpl = encode_tensormap(tm)
-        self._last = (tm.global_address - offset, self._tmpl)
+        self._by_base = {tm.global_address - offset: self._tmpl}
 
     def at(self, base: int):
-        if self._last[0] == base:
-            return self._last[1]
+        m = self._by_base.get(base)
+        if m is not None:
+            return m
         d = self._d
         m = d.CUtensorMap()
         ctypes.memmove(m.getPtr(), self._tmpl.getPtr(), 128)
@@ -209,7 +215,9 @@ class MapTemplate:
             from ..cuda.driver import check
 
             check(r, "cuTensorMapReplaceAddress", address=hex(base + self.offset))
-        self._last = (base, m)
+        if len(self._by_base) >= 64:
+            self._by_base.clear()
+        self._by_base[base] = m
         return m
 
 
@@ -317,6 +325,10 @@ def _flat_launcher(nbytes, elem, op, dtype, cfg, nsm, sp, dp):
 
 def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
     e = plan.elem
+    dims = plan.dims
+    if cfg.rest_order == 1:
+        dims = dims[:1] + sorted(dims[1:], key=lambda d: d[2])
+    plan = Plan(plan.kind, plan.reason, dims, e)
     sizes = [d[0] for d in plan.dims]
     if op < 0:
         dt = _WORD[e]
@@ -358,7 +370,8 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     p.qdim, p.rank, p.stages, p.kq = sizes[1], rank, stages, kq
     p.ntiles = math.prod(tiles)
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm))
-    k = _kernel("transpose.cu", f"tmakit_transpose_e{e}", (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}"))
+    k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
+                (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}"))
     return Launcher(k, grid, 32 * (cfg.consumers + 1), (stages + no) * in_bytes + 1024, p,
                     [(m_s, True), (m_d, False)])
 

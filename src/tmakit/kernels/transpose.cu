@@ -56,35 +56,62 @@ __device__ __forceinline__ void tile_coords(const TransposeParams& p, i64 t, i32
   }
 }
 
+#ifndef TP_BATCH
+#define TP_BATCH 4  // 16-byte chunks each lane loads before it stores any (independent smem loads in flight)
+#endif
+
+// Element k of a loaded 16-byte chunk (4 words) as the element type.
 template <int E>
-__device__ __forceinline__ void transpose_slab(u32 in_img, u32 out_img, u32 warp, u32 lane) {
+__device__ __forceinline__ typename ElemT<E>::T chunk_elem(const u32 (&w)[4], int k) {
   typedef typename ElemT<E>::T Elem;
-  constexpr int T = 128 / E;     // rows and columns of a slab
-  constexpr int EPC = 16 / E;    // elements per 16-byte chunk
+  if (E == 8) return (Elem)(((u64)w[2 * k + 1] << 32) | w[2 * k]);
+  return (Elem)(w[(k * E) / 4] >> (8 * ((k * E) % 4)));
+}
+
+template <int E>
+__device__ __forceinline__ void store_elem(u32 o, typename ElemT<E>::T v) {
+  if (E == 1) asm volatile("st.shared.u8 [%0], %1;" ::"r"(o), "r"((u32)v) : "memory");
+  else if (E == 2) asm volatile("st.shared.u16 [%0], %1;" ::"r"(o), "h"((u16)v) : "memory");
+  else if (E == 4) asm volatile("st.shared.u32 [%0], %1;" ::"r"(o), "r"((u32)v) : "memory");
+  else asm volatile("st.shared.u64 [%0], %1;" ::"r"(o), "l"((u64)v) : "memory");
+}
+
+// Transpose the `kq` slabs of one input stage into `kq` output images. Work items are (slab, row group, chunk); this
+// warp takes items warp, warp + C, ... in batches of TP_BATCH: all loads of a batch, then all of its stores.
+template <int E>
+__device__ __forceinline__ void transpose_stage(u32 in_img, u32 out_img, u32 kq, u32 warp, u32 lane) {
+  constexpr int T = 128 / E;        // rows and columns of a slab
+  constexpr int EPC = 16 / E;       // elements per 16-byte chunk
   constexpr int G = (T + 31) / 32;  // row groups of 32 lanes
-  for (int item = warp; item < G * 8; item += TP_CONSUMERS) {
-    const int g = item >> 3, ch = item & 7;
-    const int r = g * 32 + (int)lane;
-    if (r < T) {
-      const u32 a = in_img + (u32)r * 128u + ((u32)(ch ^ (r & 7)) << 4);
-      u32 w0, w1, w2, w3;
-      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3) : "r"(a));
-      Elem v[EPC];
-      u32 wv[4] = {w0, w1, w2, w3};
+  constexpr u32 SLAB = (u32)T * 128u;
+  const int total = (int)kq * G * 8;
+  for (int base = (int)warp; base < total; base += TP_CONSUMERS * TP_BATCH) {
+    u32 w[TP_BATCH][4];
+    int rr[TP_BATCH], cc[TP_BATCH], ss[TP_BATCH];
 #pragma unroll
-      for (int k = 0; k < EPC; ++k) {
-        if (E == 8) v[k] = (Elem)(((u64)wv[2 * k + 1] << 32) | wv[2 * k]);
-        else v[k] = (Elem)(wv[(k * E) / 4] >> (8 * ((k * E) % 4)));
+    for (int b = 0; b < TP_BATCH; ++b) {
+      const int item = base + b * TP_CONSUMERS;
+      const int slab = item / (G * 8), rem = item % (G * 8);
+      rr[b] = (rem >> 3) * 32 + (int)lane;
+      cc[b] = rem & 7;
+      ss[b] = slab;
+      if (item < total && rr[b] < T) {
+        const u32 a = in_img + (u32)slab * SLAB + (u32)rr[b] * 128u + ((u32)(cc[b] ^ (rr[b] & 7)) << 4);
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[b][0]), "=r"(w[b][1]), "=r"(w[b][2]), "=r"(w[b][3]) : "r"(a));
       }
-      const u32 rb = (u32)r * E;  // byte column in the output row
+    }
 #pragma unroll
-      for (int k = 0; k < EPC; ++k) {
-        const u32 j = (u32)(ch * EPC + k);
-        const u32 o = out_img + j * 128u + ((((rb >> 4) ^ (j & 7u)) << 4) | (rb & 15u));
-        if (E == 1) asm volatile("st.shared.u8 [%0], %1;" ::"r"(o), "r"((u32)v[k]) : "memory");
-        else if (E == 2) asm volatile("st.shared.u16 [%0], %1;" ::"r"(o), "h"((u16)v[k]) : "memory");
-        else if (E == 4) asm volatile("st.shared.u32 [%0], %1;" ::"r"(o), "r"((u32)v[k]) : "memory");
-        else asm volatile("st.shared.u64 [%0], %1;" ::"r"(o), "l"((u64)v[k]) : "memory");
+    for (int b = 0; b < TP_BATCH; ++b) {
+      const int item = base + b * TP_CONSUMERS;
+      if (item < total && rr[b] < T) {
+        const u32 rb = (u32)rr[b] * E;  // byte column in the output row
+        const u32 img = out_img + (u32)ss[b] * SLAB;
+#pragma unroll
+        for (int k = 0; k < EPC; ++k) {
+          const u32 j = (u32)(cc[b] * EPC + k);
+          store_elem<E>(img + j * 128u + ((((rb >> 4) ^ (j & 7u)) << 4) | (rb & 15u)), chunk_elem<E>(w[b], k));
+        }
       }
     }
   }
@@ -135,7 +162,7 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     mbarrier_wait(smem_u32(&full[s]), phase);
     const u32 in_img = base + s * in_bytes;
     const u32 out_img = out_base + o * in_bytes;
-    for (u32 q = 0; q < KQ; ++q) transpose_slab<E>(in_img + q * SLAB, out_img + q * SLAB, cw, lane);
+    transpose_stage<E>(in_img, out_img, KQ, cw, lane);
     fence_proxy_async_smem();
     __syncwarp();
     if (lane == 0) mbarrier_arrive(smem_u32(&empty[s]));
