@@ -118,9 +118,10 @@ def _transpose_cases(sizes, reps):
     for dtype_name in ("bfloat16", "float32"):
         dtype = getattr(torch, dtype_name)
         e = torch.tensor([], dtype=dtype).element_size()
-        for size in sizes:
-            n = int((size // e) ** 0.5)
-            n -= n % 8 if n > 64 else 0
+        lo, hi = min(sizes), max(sizes)
+        for n in (1024, 2048, 4096, 8192, 16384, 32768):
+            if not lo <= n * n * e <= hi:
+                continue
             nb = n * n * e
             k = _nsets(2 * nb)
             xs = [_rand((n, n), dtype) for _ in range(k)]

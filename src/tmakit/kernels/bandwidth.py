@@ -74,7 +74,8 @@ class TransposeConfig:
 COPY_CONFIG = CopyConfig()
 REDUCE_CONFIG = CopyConfig(lag=3, prefetch=1)
 #: per element size (bytes); missing sizes use the 2-byte entry
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4), 4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4)}
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8),
+                          4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1)}
 
 
 class StreamParams(ctypes.Structure):
