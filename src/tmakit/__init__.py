@@ -13,3 +13,12 @@ from .tma import *  # noqa: F401,F403
 from .tma import __all__ as _tma_all
 
 __all__ = ["__version__", "emu", *_layout_all, *_tma_all]
+
+
+def __getattr__(name):
+    """``tk.ops`` is imported on first use, so ``import tmakit`` needs neither torch nor the GPU runtime."""
+    if name == "ops":
+        import importlib
+
+        return importlib.import_module(".ops", __name__)
+    raise AttributeError(f"module 'tmakit' has no attribute {name!r}")

@@ -368,10 +368,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("info", help="platform, GPU, driver, NVRTC, cache, which backend `auto` picks")
     i.set_defaults(func=cmd_info)
+
+    b = sub.add_parser("bench", help="tmakit ops vs torch on the GPU (copy, transpose, permute, reduce)",
+                       add_help=False)
+    b.add_argument("rest", nargs=argparse.REMAINDER)
+    b.set_defaults(func=cmd_bench)
     return p
 
 
+def cmd_bench(args) -> int:
+    """``tmakit bench ...``: the benchmark harness (tmakit.bench), arguments passed through."""
+    from .bench import main as bench_main
+
+    return int(bench_main(args.rest) or 0)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:  # the harness parses its own arguments
+        from .bench import main as bench_main
+
+        return int(bench_main(argv[1:]) or 0)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

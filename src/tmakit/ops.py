@@ -18,7 +18,9 @@ torch is imported lazily: ``import tmakit`` does not need it.
 
 from __future__ import annotations
 
-__all__ = ["copy", "transpose", "permute", "reduce_into", "last_path", "REDUCE_OPS"]
+from .ops_gemm import gemm  # noqa: E402,F401  (torch is imported lazily inside)
+
+__all__ = ["copy", "transpose", "permute", "reduce_into", "gemm", "last_path", "REDUCE_OPS"]
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
