@@ -1,7 +1,8 @@
 """Which element types each TMA store-reduce op accepts (``cp.reduce.async.bulk.tensor``, TMA.md §4).
 
-The element type comes from the tensor map. PTX's ``b32``/``b64`` for the bitwise ops means any 32/64-bit integer
-map (UINT32/INT32/UINT64/INT64); ``f32`` means FLOAT32 only: FLOAT32_FTZ and TFLOAT32* are load-side conversions
+The element type comes from the tensor map. PTX's ``b32``/``b64`` for the bitwise ops: UINT32/INT32/UINT64 maps.
+An INT64 map with .and/.or/.xor killed the kernel on the H200 (cudaErrorIllegalInstruction, 2026-11-22, seen by
+the bandwidth kernels), so tmakit refuses it: encode 64-bit bitwise reductions as UINT64 (the bits are the same). ``f32`` means FLOAT32 only: FLOAT32_FTZ and TFLOAT32* are load-side conversions
 that PTX does not list for reductions, so tmakit refuses them (encode the destination map as FLOAT32 instead).
 """
 
@@ -16,9 +17,9 @@ REDUCE_DTYPES: dict[str, frozenset[D]] = {
     "max": frozenset({D.UINT32, D.INT32, D.UINT64, D.INT64, D.FLOAT16, D.BFLOAT16}),
     "inc": frozenset({D.UINT32}),
     "dec": frozenset({D.UINT32}),
-    "and": frozenset({D.UINT32, D.INT32, D.UINT64, D.INT64}),
-    "or": frozenset({D.UINT32, D.INT32, D.UINT64, D.INT64}),
-    "xor": frozenset({D.UINT32, D.INT32, D.UINT64, D.INT64}),
+    "and": frozenset({D.UINT32, D.INT32, D.UINT64}),
+    "or": frozenset({D.UINT32, D.INT32, D.UINT64}),
+    "xor": frozenset({D.UINT32, D.INT32, D.UINT64}),
 }
 
 
