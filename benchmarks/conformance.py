@@ -35,8 +35,8 @@ HERE = Path(__file__).resolve()
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-PARTS = ["env", "jit", "launch", "validator", "emu_load", "emu_multicast", "emu_store", "emu_reduce", "emu_im2col",
-         "sanitizer"]
+PARTS = ["env", "jit", "launch", "validator", "probes", "emu_load", "emu_multicast", "emu_store", "emu_reduce",
+         "emu_im2col", "sanitizer"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -329,6 +329,7 @@ def part_validator(args):
     tkc.ensure_context()
     arch = _cc_arch()
     rng = np.random.default_rng(args.seed)
+    footprints = {"accepted_by_driver": [], "rejected_by_driver": []}
     stats = {"cases": 0, "both_accept": 0, "both_reject": 0, "doc_ne_hw": 0, "disagree": 0, "unrepresentable": 0,
              "valid_fraction": 0.0}
     by_rule: dict[str, dict[str, int]] = {}
@@ -359,6 +360,9 @@ def part_validator(args):
             stats["unrepresentable"] += 1
             continue
         stats["cases"] += 1
+        if rule is None and tm.mode == "tiled":
+            fp_key = "accepted_by_driver" if drv else "rejected_by_driver"
+            footprints[fp_key].append((tm.smem_bytes, tm.rank, tm.box_dim, _jsonable(tm.dtype)))
         r = by_rule.setdefault(rule or "(accepted)", {"driver_accepts": 0, "driver_rejects": 0})
         r["driver_accepts" if drv else "driver_rejects"] += 1
         val = rule is None
@@ -372,14 +376,84 @@ def part_validator(args):
                 doc_cases.append({"rule": rule, "spec": _jsonable(spec)})
         else:
             stats["disagree"] += 1
-            if len(disagreements) < 40:
+            if len(disagreements) < 60:
                 disagreements.append({"validator": rule or "accept", "driver": "accept" if drv else f"reject({code})",
+                                      "smem_bytes": tm.smem_bytes if tm.mode == "tiled" else None,
+                                      "fixed_by": _diagnose(tkc, tmm, tm) if not drv else [],
                                       "spec": _jsonable(spec)})
     stats["valid_fraction"] = stats["both_accept"] / max(1, stats["cases"])
     stats["agreement_outside_doc_ne_hw"] = 1 - stats["disagree"] / max(1, stats["cases"] - stats["doc_ne_hw"])
     stats["seconds"] = time.time() - t0
+    acc = footprints["accepted_by_driver"]
+    rej = footprints["rejected_by_driver"]
+    fp = {"max_accepted_smem_bytes": max((a[0] for a in acc), default=None),
+          "min_rejected_smem_bytes": min((a[0] for a in rej), default=None),
+          "rejected_sample": sorted(rej)[:15], "accepted_largest": sorted(acc)[-10:]}
     return {"arch": arch, "doc_ne_hw_rules": list(DOC_NE_HW_RULES), "stats": stats, "by_rule": by_rule,
+            "footprints": fp, "sweeps": _encode_sweeps(tkc, tmm),
             "disagreements": disagreements, "doc_ne_hw_examples": doc_cases}
+
+
+def _try_encode(tkc, tm) -> str:
+    try:
+        tkc.encode_tensormap(tm, raw=True)
+        return "ok"
+    except tkc.CudaError as e:
+        return f"rej{e.code}"
+    except Exception as e:
+        return f"{type(e).__name__}"
+
+
+def _diagnose(tkc, tmm, tm) -> list[str]:
+    """Which single change makes the driver accept a map the validator accepted."""
+    r = tm.rank
+    variants = {
+        "address=0": dict(global_address=0),
+        "l2=NONE": dict(l2_promotion=0),
+        "oob=NONE": dict(oob_fill=0),
+        "swizzle=NONE": dict(swizzle=0),
+        "elementStrides=1": dict(element_strides=(1,) * r),
+        "outer box<=4": dict(box_dim=(tm.box_dim[0],) + tuple(min(b, 4) for b in tm.box_dim[1:])),
+        "box<=dims": dict(box_dim=tuple(min(b, d) for b, d in zip(tm.box_dim, tm.global_dim))),
+        "inner box 16B": dict(box_dim=(max(1, 16 // tm.elem_bytes),) + tuple(tm.box_dim[1:])),
+        "dims>=256": dict(global_dim=tuple(max(d, 256) for d in tm.global_dim)),
+        "interleave=NONE": dict(interleave=0),
+    }
+    out = []
+    for name, ch in variants.items():
+        try:
+            v = tm.replace(**ch)
+        except Exception:
+            continue
+        if _try_encode(tkc, v) == "ok":
+            out.append(name)
+    return out
+
+
+def _encode_sweeps(tkc, tmm):
+    """Targeted encodes that isolate driver rules the random fuzz hints at."""
+    DT = tmm.DataType
+    base = tmm.TensorMap(dtype=DT.FLOAT32, global_dim=(1024, 1024), global_strides=(4096,), box_dim=(32, 8),
+                         global_address=1 << 30)
+    out = {}
+    # rank 1
+    r1 = tmm.TensorMap(dtype=DT.FLOAT32, global_dim=(1024,), global_strides=(), box_dim=(32,), global_address=1 << 30)
+    out["rank1 f32 dim1024 box32"] = _try_encode(tkc, r1)
+    out["rank1 f32 dim1024 box32 sw128"] = _try_encode(tkc, r1.replace(swizzle=3))
+    out["rank2 f32 (1024,1) box (32,1)"] = _try_encode(tkc, base.replace(global_dim=(1024, 1), box_dim=(32, 1)))
+    # outer box extent vs footprint
+    for b1 in (8, 32, 64, 128, 256):
+        out[f"2d f32 box (32,{b1}) = {128 * b1} B"] = _try_encode(tkc, base.replace(box_dim=(32, b1)))
+    for b2 in (2, 4, 8, 16, 64):
+        t = tmm.TensorMap(dtype=DT.FLOAT32, global_dim=(1024, 256, 256), global_strides=(4096, 4096 * 256),
+                          box_dim=(32, 256, b2), global_address=1 << 30)
+        out[f"3d f32 box (32,256,{b2}) = {128 * 256 * b2} B"] = _try_encode(tkc, t)
+    # box larger than the tensor
+    out["2d box (32,8) on dims (16,4)"] = _try_encode(tkc, base.replace(global_dim=(16, 4)))
+    # address forms
+    for a in (0, 256, 1 << 20, 1 << 40, (1 << 47) + 256, (1 << 48) + 256, (1 << 56) + 256):
+        out[f"address {a:#x}"] = _try_encode(tkc, base.replace(global_address=a))
+    return out
 
 
 def _jsonable(x):
@@ -516,15 +590,28 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384):
 
 
 def _rand_coords(rng, tm, nonneg=False):
+    """Start coordinates: loads anywhere around the tensor (negative and past the end); ``nonneg``: start inside."""
     out = []
     for i, d in enumerate(tm.global_dim):
         b = tm.box_dim[i] if tm.mode == "tiled" else 4
-        lo = 0 if nonneg else -b - 2
-        c = int(rng.integers(lo, d + 3))
-        if rng.random() < 0.5:  # in-bounds start more often
+        if nonneg:
             c = int(rng.integers(0, max(1, d)))
+        else:
+            c = int(rng.integers(-b - 2, d + 3))
+            if rng.random() < 0.5:  # in-bounds start more often
+                c = int(rng.integers(0, max(1, d)))
         out.append(c)
     return out
+
+
+def _start_inside(tm, coords) -> bool:
+    return all(0 <= c < d for c, d in zip(coords, tm.global_dim))
+
+
+def _note_case(args, what):
+    """Written before each launch, so a crashed chunk names the case that killed its context."""
+    if getattr(args, "case_file", None):
+        Path(args.case_file).write_text(json.dumps(_jsonable(what), default=str))
 
 
 def _diff_summary(a: np.ndarray, b: np.ndarray) -> dict:
@@ -545,8 +632,8 @@ def _fuzz_loads(args, im2col: bool):
 
     tu = _emu()
     tkc.ensure_context()
-    rng = np.random.default_rng(args.seed + (7 if im2col else 3))
-    target = args.n_emu_im2col if im2col else args.n_emu_load
+    rng = np.random.default_rng([args.seed, 7 if im2col else 3, args.chunk])
+    target = args.chunk_cases
     res = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "timeouts": 0, "emu_errors": 0,
            "by_dtype": {}, "by_swizzle": {}, "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
@@ -579,11 +666,13 @@ def _fuzz_loads(args, im2col: bool):
                 ok = False
                 break
             emu_images.append(smem)
+            pf = bool(rng.random() < 0.3) and not im2col and _start_inside(tm, coords)
             jobs.append(seeds.load_job(coords, dst_offset=d, expect=tu.tx_bytes(tm), offsets=offs,
-                                       mode="im2col" if im2col else "tile", prefetch=bool(rng.random() < 0.3),
+                                       mode="im2col" if im2col else "tile", prefetch=pf,
                                        prefetch_desc=bool(rng.random() < 0.3)))
         if not ok:
             continue
+        _note_case(args, {"map": spec, "jobs": jobs})
         hw, status = seeds.load_boxes(tm, jobs, image_bytes, init=init.tobytes(), debug=True, timeout_ns=200_000_000)
         for c in range(ncta):
             res["cases"] += 1
@@ -621,10 +710,10 @@ def part_emu_multicast(args):
 
     tu = _emu()
     tkc.ensure_context()
-    rng = np.random.default_rng(args.seed + 11)
+    rng = np.random.default_rng([args.seed, 11, args.chunk])
     res = {"cases": 0, "launches": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "timeouts": 0,
            "by_cluster": {}, "examples": []}
-    while res["cases"] < args.n_emu_multicast:
+    while res["cases"] < args.chunk_cases:
         cs = int(rng.choice([2, 4, 8, 16] if rng.random() < 0.15 else [2, 4, 8]))
         nclusters = int(rng.integers(1, 3))
         spec, total = _rand_tiled_for_hw(rng, tmm, max_box_bytes=4096, allow_interleave=False)
@@ -653,6 +742,7 @@ def part_emu_multicast(args):
                             tu.load(tm, coords, gm, sm, r * region)
         jobs = [seeds.load_job(c, mask=m, issue=i, expect=int(expect[k]), dst_offset=(k % cs) * region)
                 for k, (i, m, c) in enumerate(issues)]
+        _note_case(args, {"map": spec, "cluster": cs, "jobs": jobs})
         hw, status = seeds.load_boxes(tm, jobs, image_bytes, init=init.tobytes(), cluster=(cs, 1, 1), debug=True,
                                       timeout_ns=200_000_000)
         res["launches"] += 1
@@ -684,8 +774,8 @@ def _fuzz_store(args, reduce: bool):
     except ImportError:
         check_reduce = None
     tkc.ensure_context()
-    rng = np.random.default_rng(args.seed + (23 if reduce else 17))
-    target = args.n_emu_reduce if reduce else args.n_emu_store
+    rng = np.random.default_rng([args.seed, 23 if reduce else 17, args.chunk])
+    target = args.chunk_cases
     res = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "emu_errors": 0, "by_op_dtype": {},
            "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
@@ -717,6 +807,7 @@ def _fuzz_store(args, reduce: bool):
                 res["emu_error_examples"].append({"error": f"{type(e).__name__}: {e}"[:300], "map": _jsonable(spec),
                                                   "coords": coords, "op": op})
             continue
+        _note_case(args, {"map": spec, "coords": coords, "op": op, "src_offset": src_off})
         st = seeds.store_boxes(tm, [seeds.store_job(coords, op=op, src_offset=src_off)], img.reshape(1, -1))
         hw = g.device_view()
         res["cases"] += 1
@@ -768,6 +859,96 @@ def part_emu_store(args):
 
 def part_emu_reduce(args):
     return _fuzz_store(args, reduce=True)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# probes: single behaviours, each in its own process (an illegal instruction kills only that process's context)
+
+def _probe_map(tkc, tmm, dtype=None, rows=48, cols=64, box=(16, 8), swizzle=0):
+    dtype = tmm.DataType.FLOAT32 if dtype is None else dtype
+    eb = tmm.DTYPE_BITS[dtype] // 8
+    rng = np.random.default_rng(5)
+    buf = tkc.DeviceBuffer.from_bytes(rng.integers(0, 256, rows * cols * eb, dtype=np.uint8).tobytes())
+    tm = tmm.TensorMap(dtype=dtype, global_dim=(cols, rows), global_strides=(cols * eb,), box_dim=box,
+                       swizzle=swizzle, global_address=buf.ptr)
+    return buf, tm
+
+
+def _probe(name):
+    tkc, tmm = _tk()
+    from tmakit.cuda import seeds
+
+    tkc.ensure_context()
+    DT = tmm.DataType
+    buf, tm = _probe_map(tkc, tmm)
+    cols, rows = tm.global_dim
+    nb = tm.tx_bytes
+
+    def load(coords, **kw):
+        imgs, st = seeds.load_boxes(tm, [seeds.load_job(coords, **kw)], 512 + tm.smem_bytes, check=False)
+        return st
+
+    def store(coords, op=None, t=tm):
+        img = np.zeros((1, t.smem_bytes), np.uint8)
+        return seeds.store_boxes(t, [seeds.store_job(coords, op=op)], img, check=False)
+
+    P = {
+        "load_start_negative": lambda: load((-3, -5)),
+        "load_start_past_end": lambda: load((cols + 5, 0)),
+        "load_partial_oob": lambda: load((cols - 4, rows - 2)),
+        "load_sw128_dst_384": lambda: seeds.load_boxes(tm.replace(box_dim=(32, 8), swizzle=3),
+                                                         [seeds.load_job((0, 0), dst_offset=384)], 2048)[1],
+        "prefetch_desc_only": lambda: load((0, 0), prefetch_desc=True),
+        "prefetch_inside": lambda: load((0, 0), prefetch=True),
+        "prefetch_partial_oob": lambda: load((cols - 4, rows - 2), prefetch=True),
+        "prefetch_start_negative": lambda: load((-3, 0), prefetch=True),
+        "prefetch_start_past_end": lambda: load((0, rows), prefetch=True),
+        "multicast2_inside": lambda: seeds.load_boxes(
+            tm, [seeds.load_job((0, 8 * r), mask=3, dst_offset=r * nb, expect=2 * nb) for r in range(2)], 2 * nb,
+            cluster=(2, 1, 1))[1],
+        "multicast2_oob": lambda: seeds.load_boxes(
+            tm, [seeds.load_job((-5, -3 + 50 * r), mask=3, dst_offset=r * nb, expect=2 * nb) for r in range(2)],
+            2 * nb, cluster=(2, 1, 1))[1],
+        "multicast2_mask_excludes_issuer": lambda: seeds.load_boxes(
+            tm, [seeds.load_job((0, 0), mask=2, expect=0), seeds.load_job((0, 0), issue=False, expect=nb)], nb,
+            cluster=(2, 1, 1))[1],
+        "multicast16_inside": lambda: seeds.load_boxes(
+            tm, [seeds.load_job((0, 0), mask=0xFFFF if r == 0 else 0, issue=r == 0, expect=nb) for r in range(16)],
+            nb, cluster=(16, 1, 1))[1],
+        "store_inside": lambda: store((0, 0)),
+        "store_partial_oob": lambda: store((cols - 4, rows - 2)),
+        "store_start_past_end": lambda: store((cols + 4, 0)),
+        "reduce_add_f32": lambda: store((0, 0), "add"),
+        "reduce_min_f32 (not in the PTX table)": lambda: store((0, 0), "min"),
+        "reduce_add_u64": lambda: store((0, 0), "add", _probe_map(tkc, tmm, DT.UINT64, box=(8, 8))[1]),
+        "reduce_inc_u32": lambda: store((0, 0), "inc", _probe_map(tkc, tmm, DT.UINT32)[1]),
+        "reduce_and_f32 (not in the PTX table)": lambda: store((0, 0), "and"),
+    }
+    if name == "list":
+        return list(P)
+    st = P[name]()
+    tkc.synchronize()
+    print("PROBE_OK status", list(np.asarray(st).tolist()))
+
+
+def part_probes(args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    names = subprocess.run([sys.executable, str(HERE), "--probe", "list"], env=env, capture_output=True, text=True,
+                           timeout=120)
+    out = {}
+    for name in json.loads(names.stdout.strip().splitlines()[-1]):
+        try:
+            r = subprocess.run([sys.executable, str(HERE), "--probe", name], env=env, capture_output=True, text=True,
+                               timeout=60)
+            text = r.stdout + r.stderr
+            ok = "PROBE_OK" in r.stdout
+            err = re.findall(r"(CUDA_ERROR_\w+ \(\d+\))", text)
+            line = [x for x in r.stdout.splitlines() if "PROBE_OK" in x]
+            out[name] = {"ok": ok, "status": line[-1][len("PROBE_OK "):] if line else None,
+                         "error": err[-1] if err else (None if ok else text[-300:])}
+        except subprocess.TimeoutExpired:
+            out[name] = {"ok": False, "error": "timeout (hang)"}
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -869,7 +1050,11 @@ def _fmt_row(name, res):
     if name.startswith("emu_"):
         extra = f", timeouts {res.get('timeouts', 0)}" if "timeouts" in res else ""
         return (f"{name:16s} {res['cases']} cases: {res['mismatching_cases']} mismatching "
-                f"({res['mismatching_bytes']} bytes){extra}, emu errors {res.get('emu_errors', 0)}")
+                f"({res['mismatching_bytes']} bytes){extra}, emu errors {res.get('emu_errors', 0)}, "
+                f"crashed chunks {res.get('crashes', 0)}/{res.get('chunks', 0)}")
+    if name == "probes":
+        return name.ljust(16) + " " + ", ".join(f"{k}: {'ok' if v['ok'] else v['error']}" for k, v in res.items()
+                                                 if isinstance(v, dict))
     if name == "sanitizer":
         return name.ljust(16) + " " + ", ".join(
             f"{t}: rc {res[t]['rc']} errors {res[t]['errors']}" for t in ("memcheck", "racecheck", "synccheck")
@@ -889,6 +1074,67 @@ def _fmt_row(name, res):
     return f"{name:16s} {str(res)[:100]}"
 
 
+EMU_TARGET = {"emu_load": "n_emu_load", "emu_multicast": "n_emu_multicast", "emu_store": "n_emu_store",
+              "emu_reduce": "n_emu_reduce", "emu_im2col": "n_emu_im2col"}
+
+
+def _run_part(part, args, env, extra, timeout):
+    rfile = Path(tempfile.mkdtemp()) / "r.json"
+    cmd = [sys.executable, str(HERE), "--child", part, "--result", str(rfile), "--out", args.out,
+           "--seed", str(args.seed)] + extra
+    for k in ("n_validator",):
+        cmd += ["--" + k.replace("_", "-"), str(getattr(args, k))]
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        res = json.loads(rfile.read_text()) if rfile.exists() else {
+            "error": f"child exited {r.returncode}", "stderr": r.stderr[-3000:]}
+        if r.returncode and "error" not in res:
+            res["child_rc"] = r.returncode
+    except subprocess.TimeoutExpired as e:
+        res = {"error": f"timed out after {timeout} s", "stderr": str(e.stderr)[-2000:]}
+    return res
+
+
+def _merge(total, res):
+    for k, v in res.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            total[k] = total.get(k, 0) + v
+        elif isinstance(v, dict):
+            d = total.setdefault(k, {})
+            for kk, vv in v.items():
+                if isinstance(vv, list) and len(vv) == 2:
+                    cur = d.setdefault(kk, [0, 0])
+                    cur[0] += vv[0]
+                    cur[1] += vv[1]
+        elif isinstance(v, list):
+            total.setdefault(k, []).extend(v[: max(0, 12 - len(total.get(k, [])))])
+
+
+def _run_chunked(part, args, env):
+    """Run an emulator-vs-hardware part in chunks of ``--chunk-cases``, one process each, until the target count;
+    a chunk whose context dies is recorded (with the case that was running) and the next chunk goes on."""
+    target = getattr(args, EMU_TARGET[part])
+    total = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "crashed_chunks": [], "chunks": 0}
+    deadline = time.time() + args.timeout
+    chunk = 0
+    while total["cases"] < target and time.time() < deadline and chunk < 4 * (target // args.chunk_cases + 1):
+        case_file = Path(tempfile.mkdtemp()) / "case.json"
+        res = _run_part(part, args, env, ["--chunk", str(chunk), "--chunk-cases", str(args.chunk_cases),
+                                          "--case-file", str(case_file)], max(10, int(deadline - time.time())))
+        total["chunks"] += 1
+        if "error" in res:
+            crash = {"chunk": chunk, "error": res["error"][:300]}
+            if case_file.exists():
+                crash["case"] = json.loads(case_file.read_text())
+            if len(total["crashed_chunks"]) < 6:
+                total["crashed_chunks"].append(crash)
+            total["crashes"] = total.get("crashes", 0) + 1
+        else:
+            _merge(total, res)
+        chunk += 1
+    return total
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.environ.get("OUT", "conformance-out"))
@@ -905,9 +1151,18 @@ def main():
     ap.add_argument("--child")
     ap.add_argument("--result")
     ap.add_argument("--sanitize-workload", action="store_true")
+    ap.add_argument("--probe")
+    ap.add_argument("--chunk", type=int, default=0)
+    ap.add_argument("--chunk-cases", type=int, default=100)
+    ap.add_argument("--case-file")
     args = ap.parse_args()
     if args.sanitize_workload:
         return sanitize_workload()
+    if args.probe:
+        r = _probe(args.probe)
+        if args.probe == "list":
+            print(json.dumps(r))
+        return None
     if args.child:
         return run_child(args)
     Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -917,19 +1172,10 @@ def main():
     env.setdefault("TMAKIT_CACHE_DIR", tempfile.mkdtemp(prefix="tmakit-conf-"))
     for part in args.parts.split(","):
         t0 = time.time()
-        rfile = Path(tempfile.mkdtemp()) / "r.json"
-        cmd = [sys.executable, str(HERE), "--child", part, "--result", str(rfile), "--out", args.out,
-               "--seed", str(args.seed)]
-        for k in ("n_validator", "n_emu_load", "n_emu_multicast", "n_emu_store", "n_emu_reduce", "n_emu_im2col"):
-            cmd += ["--" + k.replace("_", "-"), str(getattr(args, k))]
-        try:
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
-            res = json.loads(rfile.read_text()) if rfile.exists() else {
-                "error": f"child exited {r.returncode}", "stderr": r.stderr[-3000:]}
-            if r.returncode and "error" not in res:
-                res["child_rc"] = r.returncode
-        except subprocess.TimeoutExpired as e:
-            res = {"error": f"timed out after {args.timeout} s", "stderr": str(e.stderr)[-2000:]}
+        if part.startswith("emu_"):
+            res = _run_chunked(part, args, env)
+        else:
+            res = _run_part(part, args, env, [], args.timeout)
         res["part_seconds"] = round(time.time() - t0, 1)
         results["parts"][part] = res
         Path(args.out, "conformance.json").write_text(json.dumps(results, indent=1, default=str))

@@ -60,7 +60,8 @@ def test_seed_load_tile_matches_reference(tkc, swizzle):
     b0 = {0: 16, 1: 8, 2: 16, 3: 32}[swizzle]
     tm = _map2d(buf, rows, cols, (b0, 8), SwizzleMode(swizzle))
     coords = [(0, 0), (b0, 8), (-3, -5), (cols - 4, rows - 2), (cols + 10, 0)]
-    jobs = [seeds.load_job(c, dst_offset=128 * (i % 3), prefetch=i % 2 == 0, prefetch_desc=True)
+    inside = [0 <= c0 < cols and 0 <= c1 < rows for c0, c1 in coords]
+    jobs = [seeds.load_job(c, dst_offset=128 * (i % 3), prefetch=inside[i], prefetch_desc=True)
             for i, c in enumerate(coords)]
     image_bytes = 128 * 2 + seeds.box_footprint(tm)
     init = np.random.default_rng(7).integers(0, 256, image_bytes, dtype=np.uint8)
@@ -112,6 +113,17 @@ def test_seed_store_and_reduce(tkc):
     seeds.store_boxes(tm, [seeds.store_job((4, 2), op="xor")], img)
     out = np.frombuffer(buf.download(), np.int32).reshape(rows, cols)
     assert np.array_equal(out[2:6, 4:12], (2 * tile) ^ tile)
+
+
+def test_host_checks_refuse_what_traps(tkc):
+    from tmakit.cuda import seeds
+
+    buf = tkc.DeviceBuffer(64 * 64 * 4)
+    tm = _map2d(buf, 64, 64, (16, 8))
+    with pytest.raises(ValueError, match="prefetch"):
+        seeds.load_boxes(tm, [seeds.load_job((-1, 0), prefetch=True)], tm.smem_bytes)
+    with pytest.raises(ValueError, match="negative"):
+        seeds.store_boxes(tm, [seeds.store_job((-1, 0))], np.zeros((1, tm.smem_bytes), np.uint8))
 
 
 def test_seed_copy_tiles(tkc):
@@ -189,7 +201,10 @@ extern "C" __global__ void hang(unsigned* ok) {
 
 
 def test_torch_interop_and_stream(tkc):
-    torch = pytest.importorskip("torch")
+    try:
+        import torch
+    except Exception as e:  # not installed, or broken in this environment
+        pytest.skip(f"torch unavailable: {e}")
     x = torch.zeros(256, device="cuda", dtype=torch.float32)
     k = tkc.kernel('extern "C" __global__ void fill(float* p, float v) { p[threadIdx.x] = v; }', "fill")
     s = torch.cuda.Stream()

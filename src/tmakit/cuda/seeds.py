@@ -125,13 +125,35 @@ def _encoded(tm):
     return tm if type(tm).__name__ == "CUtensorMap" else encode_cached(tm)
 
 
+def _check_load_jobs(tm, packed) -> None:
+    """Host-side checks of what would kill the context: an L2 prefetch whose box starts outside the tensor traps
+    (illegal instruction on H200), and images must hold the boxes."""
+    for i, j in enumerate(packed):
+        if j["flags"] & 1 and j["mode"] == 0:
+            c = j["coords"][: j["rank"]]
+            if any(not 0 <= int(x) < d for x, d in zip(c, tm.global_dim)):
+                raise ValueError(f"job {i}: L2 prefetch of a box starting at {tuple(int(x) for x in c)}, outside "
+                                 f"global_dim {tm.global_dim}: the hardware traps (illegal instruction); drop prefetch")
+
+
+def _check_store_jobs(tm, packed) -> None:
+    for i, j in enumerate(packed):
+        c = j["coords"][: j["rank"]]
+        if any(int(x) < 0 for x in c):
+            raise ValueError(f"job {i}: TMA store/reduce at negative start coordinates {tuple(int(x) for x in c)} "
+                             "kills the context (cudaErrorIllegalInstruction, TMA.md §3)")
+
+
 def load_boxes(tm, jobs, image_bytes: int, *, cluster=None, init=None, block: int = 128, stream=None,
-               debug: bool | None = None, timeout_ns: int | None = None, encoded=None, grid=None):
+               debug: bool | None = None, timeout_ns: int | None = None, encoded=None, grid=None,
+               check: bool = True):
     """Run ``tmakit_seed_load``: CTA i does ``jobs[i]`` through tensor map ``tm`` and dumps ``image_bytes`` of its
     shared memory. ``init`` (bytes, per CTA or one image for all) pre-fills the images (default 0xA5 everywhere).
     Returns ``(images [ncta, image_bytes] uint8, status [ncta])`` -- status 1 = ok, 2 = barrier wait timed out.
     """
     packed = _pack_load(tm, jobs)
+    if check:
+        _check_load_jobs(tm, packed)
     n = len(packed)
     image_bytes = int(image_bytes)
     dj = DeviceBuffer.from_bytes(packed.tobytes())
@@ -154,10 +176,13 @@ def load_boxes(tm, jobs, image_bytes: int, *, cluster=None, init=None, block: in
     return images, st
 
 
-def store_boxes(tm, jobs, images, *, block: int = 128, stream=None, encoded=None):
+def store_boxes(tm, jobs, images, *, block: int = 128, stream=None, encoded=None, check: bool = True):
     """Run ``tmakit_seed_store``: CTA i stores/reduces ``images[i]`` (uint8 [ncta, image_bytes]) per ``jobs[i]``.
-    Global memory is whatever ``tm.global_address`` points at. Returns the status array."""
+    Global memory is whatever ``tm.global_address`` points at. Returns the status array.
+    ``check=False`` skips the host-side checks (for probing the hardware)."""
     packed = _pack_store(jobs)
+    if check:
+        _check_store_jobs(tm, packed)
     imgs = np.ascontiguousarray(images, dtype=np.uint8)
     n, image_bytes = imgs.shape
     dj = DeviceBuffer.from_bytes(packed.tobytes())
