@@ -440,6 +440,12 @@ def _encode_sweeps(tkc, tmm):
     r1 = tmm.TensorMap(dtype=DT.FLOAT32, global_dim=(1024,), global_strides=(), box_dim=(32,), global_address=1 << 30)
     out["rank1 f32 dim1024 box32"] = _try_encode(tkc, r1)
     out["rank1 f32 dim1024 box32 sw128"] = _try_encode(tkc, r1.replace(swizzle=3))
+    big = (1024, 256, 256)
+    for dims, box in (((32, 256, 8), (32, 256, 8)), (big, (32, 64, 32)), (big, (32, 8, 256)), (big, (32, 128, 8)),
+                      (big, (32, 255, 5)), ((1024, 16, 16), (32, 16, 16)), ((64, 64, 64), (32, 64, 64))):
+        t = tmm.TensorMap(dtype=DT.FLOAT32, global_dim=dims, global_strides=(dims[0] * 4, dims[0] * dims[1] * 4),
+                          box_dim=box, global_address=1 << 30)
+        out[f"3d f32 dims {dims} box {box}"] = _try_encode(tkc, t)
     out["rank2 f32 (1024,1) box (32,1)"] = _try_encode(tkc, base.replace(global_dim=(1024, 1), box_dim=(32, 1)))
     # outer box extent vs footprint
     for b1 in (8, 32, 64, 128, 256):
@@ -614,6 +620,15 @@ def _note_case(args, what):
         Path(args.case_file).write_text(json.dumps(_jsonable(what), default=str))
 
 
+def _encode_or_none(tkc, tm, res):
+    """Encode a validator-approved map; count (and skip) the ones the driver refuses (reported under (a))."""
+    try:
+        return tkc.encode_tensormap(tm)
+    except tkc.CudaError:
+        res["driver_rejected_maps"] = res.get("driver_rejected_maps", 0) + 1
+        return None
+
+
 def _diff_summary(a: np.ndarray, b: np.ndarray) -> dict:
     bad = np.nonzero(a != b)[0]
     return {"bytes": int(bad.size), "first": [int(x) for x in bad[:8]],
@@ -641,6 +656,9 @@ def _fuzz_loads(args, im2col: bool):
         offset = 128 * int(rng.integers(0, 4)) if spec["swizzle"] else 16 * int(rng.integers(0, 16))
         g = Gmem(tkc, rng, total, offset)
         tm = tmm.TensorMap(global_address=g.address, **spec)
+        enc = _encode_or_none(tkc, tm, res)
+        if enc is None:
+            continue
         gm = g.view()
         ncta = int(rng.integers(2, 9))
         jobs, emu_images = [], []
@@ -649,7 +667,7 @@ def _fuzz_loads(args, im2col: bool):
         init = rng.integers(0, 256, (ncta, image_bytes), dtype=np.uint8)
         ok = True
         for c in range(ncta):
-            coords = _rand_coords(rng, tm)
+            coords = _rand_coords(rng, tm, nonneg=True)
             offs = []
             if im2col:
                 lim = {3: 2**16 - 1, 4: 2**8 - 1, 5: 2**5 - 1}[tm.rank]
@@ -673,7 +691,8 @@ def _fuzz_loads(args, im2col: bool):
         if not ok:
             continue
         _note_case(args, {"map": spec, "jobs": jobs})
-        hw, status = seeds.load_boxes(tm, jobs, image_bytes, init=init.tobytes(), debug=True, timeout_ns=200_000_000)
+        hw, status = seeds.load_boxes(tm, jobs, image_bytes, init=init.tobytes(), debug=True, timeout_ns=200_000_000,
+                                      encoded=enc)
         for c in range(ncta):
             res["cases"] += 1
             key_d, key_s = tm.dtype.name, tm.swizzle.name
@@ -719,6 +738,9 @@ def part_emu_multicast(args):
         spec, total = _rand_tiled_for_hw(rng, tmm, max_box_bytes=4096, allow_interleave=False)
         g = Gmem(tkc, rng, total, 128 * int(rng.integers(0, 2)))
         tm = tmm.TensorMap(global_address=g.address, **spec)
+        enc = _encode_or_none(tkc, tm, res)
+        if enc is None:
+            continue
         gm = g.view()
         region = -(-tm.smem_bytes // 128) * 128
         image_bytes = cs * region
@@ -732,7 +754,7 @@ def part_emu_multicast(args):
             for r in range(cs):
                 issue = rng.random() < 0.75
                 mask = int(rng.integers(1, 1 << cs)) if issue else 0
-                coords = _rand_coords(rng, tm)
+                coords = _rand_coords(rng, tm, nonneg=True)
                 issues.append((issue, mask, coords))
                 if issue:
                     for dst in range(cs):
@@ -744,7 +766,7 @@ def part_emu_multicast(args):
                 for k, (i, m, c) in enumerate(issues)]
         _note_case(args, {"map": spec, "cluster": cs, "jobs": jobs})
         hw, status = seeds.load_boxes(tm, jobs, image_bytes, init=init.tobytes(), cluster=(cs, 1, 1), debug=True,
-                                      timeout_ns=200_000_000)
+                                      timeout_ns=200_000_000, encoded=enc)
         res["launches"] += 1
         bc = res["by_cluster"].setdefault(str(cs), [0, 0])
         for k in range(n):
@@ -780,6 +802,7 @@ def _fuzz_store(args, reduce: bool):
            "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
         spec, total = _rand_tiled_for_hw(rng, tmm, allow_interleave=False)
+        spec["element_strides"] = [1] * len(spec["global_dim"])  # stores with element strides trap (probes)
         op = None
         if reduce:
             ops = [o for o in seeds.REDUCE_OPS if _reduce_ok(check_reduce, o, spec["dtype"])]
@@ -788,6 +811,9 @@ def _fuzz_store(args, reduce: bool):
             op = str(rng.choice(ops))
         g = Gmem(tkc, rng, total, 128 * int(rng.integers(0, 2)))
         tm = tmm.TensorMap(global_address=g.address, **spec)
+        enc = _encode_or_none(tkc, tm, res)
+        if enc is None:
+            continue
         gm = g.view()
         src_off = 128 * int(rng.integers(0, 3))
         image_bytes = -(-(src_off + tm.smem_bytes) // 16) * 16
@@ -808,7 +834,8 @@ def _fuzz_store(args, reduce: bool):
                                                   "coords": coords, "op": op})
             continue
         _note_case(args, {"map": spec, "coords": coords, "op": op, "src_offset": src_off})
-        st = seeds.store_boxes(tm, [seeds.store_job(coords, op=op, src_offset=src_off)], img.reshape(1, -1))
+        st = seeds.store_boxes(tm, [seeds.store_job(coords, op=op, src_offset=src_off)], img.reshape(1, -1),
+                               encoded=enc)
         hw = g.device_view()
         res["cases"] += 1
         key = f"{op or 'store'}/{tm.dtype.name}"
@@ -896,6 +923,18 @@ def _probe(name):
         "load_start_negative": lambda: load((-3, -5)),
         "load_start_past_end": lambda: load((cols + 5, 0)),
         "load_partial_oob": lambda: load((cols - 4, rows - 2)),
+        "load_neg_dim0_only (-1,0)": lambda: load((-1, 0)),
+        "load_neg_dim1_only (0,-1)": lambda: load((0, -1)),
+        "load_start_eq_dim0 (64,0)": lambda: load((cols, 0)),
+        "load_start_eq_dim1 (0,48)": lambda: load((0, rows)),
+        "load_neg_l2_256B (-3,-5)": lambda: seeds.load_boxes(tm.replace(l2_promotion=3),
+                                                               [seeds.load_job((-3, -5))], tm.smem_bytes,
+                                                               check=False)[1],
+        "load_box_larger_than_tensor": lambda: seeds.load_boxes(
+            _probe_map(tkc, tmm, rows=4, cols=8)[1], [seeds.load_job((0, 0))], tm.smem_bytes, check=False)[1],
+        "load_elem_stride_2": lambda: seeds.load_boxes(tm.replace(element_strides=(1, 2)),
+                                                       [seeds.load_job((0, 0))], tm.smem_bytes, check=False)[1],
+        "store_elem_stride_2": lambda: store((0, 0), None, tm.replace(element_strides=(1, 2))),
         "load_sw128_dst_384": lambda: seeds.load_boxes(tm.replace(box_dim=(32, 8), swizzle=3),
                                                          [seeds.load_job((0, 0), dst_offset=384)], 2048)[1],
         "prefetch_desc_only": lambda: load((0, 0), prefetch_desc=True),
@@ -967,7 +1006,7 @@ def sanitize_workload():
     for swz, b0 in ((0, 16), (1, 8), (2, 16), (3, 32)):
         tm = tmm.TensorMap(dtype=tmm.DataType.FLOAT32, global_dim=(cols, rows), global_strides=(cols * 4,),
                            box_dim=(b0, 8), swizzle=swz, global_address=src.ptr)
-        jobs = [seeds.load_job(c, prefetch=True, prefetch_desc=True) for c in ((0, 0), (-3, -2), (cols - 2, rows))]
+        jobs = [seeds.load_job(c, prefetch=True, prefetch_desc=True) for c in ((0, 0), (cols - 2, rows - 3), (5, 1))]
         seeds.load_boxes(tm, jobs, tm.smem_bytes)
     tm = tmm.TensorMap(dtype=tmm.DataType.FLOAT32, global_dim=(cols, rows), global_strides=(cols * 4,),
                        box_dim=(32, 2), global_address=src.ptr)
@@ -978,7 +1017,7 @@ def sanitize_workload():
     dst.fill(0)
     tmd = tm.replace(global_address=dst.ptr, box_dim=(32, 8))
     img = rng.integers(0, 256, (2, tmd.smem_bytes), dtype=np.uint8)
-    seeds.store_boxes(tmd, [seeds.store_job((0, 0)), seeds.store_job((32, 40))], img)
+    seeds.store_boxes(tmd, [seeds.store_job((0, 0)), seeds.store_job((40, 44))], img)
     seeds.store_boxes(tmd, [seeds.store_job((0, 8), op="add"), seeds.store_job((32, 0), op="max")], img)
     seeds.copy_tiles(tm.replace(box_dim=(32, 8)), tmd, prefetch=True)
     tkc.synchronize()

@@ -57,6 +57,10 @@ def encode_tensormap(tm, address: int | None = None, *, raw: bool = False):
     try:
         gdim = [U64(int(x)) for x in tm.global_dim]
         gstr = [U64(int(x)) for x in tm.global_strides]
+        if rank == 1 and not gstr:
+            # cuda-bindings turns an empty list into a NULL pointer, which the driver refuses even for rank 1;
+            # it reads no entry for rank 1, so any well-formed stride will do.
+            gstr = [U64(max(16, -(-int(tm.global_dim[0]) * tm.elem_bits // 8 // 16) * 16))]
         estr = [U32(int(x)) for x in tm.element_strides]
         box = [U32(int(x)) for x in tm.box_dim]
     except (OverflowError, ValueError, TypeError) as e:

@@ -126,21 +126,27 @@ def _encoded(tm):
 
 
 def _check_load_jobs(tm, packed) -> None:
-    """Host-side checks of what would kill the context: an L2 prefetch whose box starts outside the tensor traps
-    (illegal instruction on H200), and images must hold the boxes."""
+    """Host-side checks of what kills the context on H200 (driver 580.159.04, see docs/CONFORMANCE.md): a load or
+    L2 prefetch whose box *starts* outside the tensor (negative, or at/after ``globalDim``) traps with an illegal
+    instruction; boxes that start inside and run past the end are fine (OOB elements are filled)."""
     for i, j in enumerate(packed):
-        if j["flags"] & 1 and j["mode"] == 0:
-            c = j["coords"][: j["rank"]]
-            if any(not 0 <= int(x) < d for x, d in zip(c, tm.global_dim)):
-                raise ValueError(f"job {i}: L2 prefetch of a box starting at {tuple(int(x) for x in c)}, outside "
-                                 f"global_dim {tm.global_dim}: the hardware traps (illegal instruction); drop prefetch")
+        if not j["issue"] and not j["flags"] & 1:
+            continue
+        c = [int(x) for x in j["coords"][: j["rank"]]]
+        if any(not 0 <= x < d for x, d in zip(c, tm.global_dim)):
+            raise ValueError(f"job {i}: a TMA load/prefetch starting at {tuple(c)}, outside global_dim "
+                             f"{tm.global_dim}, traps on sm_90 (illegal instruction); start inside the tensor")
 
 
 def _check_store_jobs(tm, packed) -> None:
+    """Stores/reductions: negative start coordinates and element strides other than 1 trap on sm_90."""
+    if any(int(e) != 1 for e in tm.element_strides[1:]):
+        raise ValueError(f"TMA store/reduce through a map with element_strides {tm.element_strides} traps on sm_90 "
+                         "(illegal instruction); use element strides of 1")
     for i, j in enumerate(packed):
-        c = j["coords"][: j["rank"]]
-        if any(int(x) < 0 for x in c):
-            raise ValueError(f"job {i}: TMA store/reduce at negative start coordinates {tuple(int(x) for x in c)} "
+        c = [int(x) for x in j["coords"][: j["rank"]]]
+        if any(x < 0 for x in c):
+            raise ValueError(f"job {i}: TMA store/reduce at negative start coordinates {tuple(c)} "
                              "kills the context (cudaErrorIllegalInstruction, TMA.md §3)")
 
 
