@@ -354,7 +354,19 @@ EXTRA = [
     "local_partition(make_identity_tensor((_16, _64, 8)), L((_2, _16, _1), (_16, _1, _0)), 17, (_1, None, _1))",
     "local_partition(make_identity_tensor((_16, 64)), L((_2, _16, _1), (_16, _1, _0)), 5, (None, _1, _1))",
     "local_tile(make_identity_tensor((256, 128, 64)), (_32, _64, _8), (1, 2, _), (_1, None, _1))",
+    "zipped_divide(L(L(((_2, _1),), ((_1, _4),)), L(_1, _1)), (1, 1))",
+    "logical_divide(L(L(((_2, _1),), ((_1, _4),)), L(_1, _1)), (1, 1))",
+    "logical_divide(L(_8), 1)",
+    "complement(L(1, _1), _2)",
+    "complement(L((_2, 1), (_1, _2)), _8)",
+    "zipped_divide(L((_8, (_2, _4))), (_4, _))",
     "right_inverse(L((_2, _2), (_2, _1)))",
+    "right_inverse(L((_4, _2), (_1, _1)))",
+    "right_inverse(L((_2, _4), (_1, _1)))",
+    "right_inverse(L((_2, _3, _4), (_2, _2, _1)))",
+    "right_inverse(L((_3, _2, _2), (_2, _2, _1)))",
+    "left_inverse(L((_3, _2, _2), (_2, _2, _1)))",
+    "left_inverse(L((_4, _2), (_1, _1)))",
     "left_inverse(L((_2, _2), (_2, _1)))",
     "complement(L((_2, _2), (_2, _1)), _8)",
     "call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _, _3)",
@@ -380,6 +392,21 @@ EXTRA = [
     "slice_and_offset((3, _), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))))",
     "slice_and_offset((_, 2), L((_8, _64), (_64, _1)))",
     "slice_and_offset((_, (1, _)), L((_8, (_4, 16)), (_64, (_1, _4))))",
+]
+
+SEEDS = [  # values the seed documents print or describe (../shared/seeds/004_*)
+    "group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3)",
+    "L(((_128, _16), _1, _4, 4), ((E(1), E(0)), _0, E(0) * _16, E(0) * _64))",
+    "group_modes(L(((_128, _16), _1, _4, 4), ((E(1), E(0)), _0, E(0) * _16, E(0) * _64)), 0, 3)",
+    "right_inverse(mode(group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3), 0))",
+    "tile_to_shape(L(right_inverse(mode(group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3), 0))),"
+    " _8192)",
+    "logical_divide(tile_to_shape(L(right_inverse(mode(group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)),"
+    " 0, 3), 0))), _8192), L(_8192))",
+    "slice_and_offset((0, 1, _, 0), L((2, 2, 4, 1), (8, 4, 1, 0)))",
+    "slice_and_offset((0, 1, _, 0), L((_2, _2, _4, _1), (_8, _4, _1, _0)))",
+    "slice_and_offset((_0, _1, _, _0), L((_2, _2, _4, _1), (_8, _4, _1, _0)))",
+    "L(size(L((_2, _2, _4, _1), (_8, _4, _1, _0)), 2))",
 ]
 
 PRINT_LAYOUT = [
@@ -467,4 +494,4 @@ def _flat(t):
 
 
 CASES = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + TENSOR + BASIS \
-    + EXTRA + PRINT_LAYOUT + _generated()
+    + EXTRA + SEEDS + PRINT_LAYOUT + _generated()

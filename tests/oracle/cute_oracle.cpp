@@ -344,13 +344,25 @@ void cases_7() {
   { printf(">>> %s\n", R"__(local_partition(make_identity_tensor((_16, _64, 8)), L((_2, _16, _1), (_16, _1, _0)), 17, (_1, None, _1)))__"); print(local_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, Int<64>{}, 8)), make_layout(cute::make_tuple(Int<2>{}, Int<16>{}, Int<1>{}), cute::make_tuple(Int<16>{}, Int<1>{}, Int<0>{})), 17, cute::make_tuple(Int<1>{}, X{}, Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(local_partition(make_identity_tensor((_16, 64)), L((_2, _16, _1), (_16, _1, _0)), 5, (None, _1, _1)))__"); print(local_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, 64)), make_layout(cute::make_tuple(Int<2>{}, Int<16>{}, Int<1>{}), cute::make_tuple(Int<16>{}, Int<1>{}, Int<0>{})), 5, cute::make_tuple(X{}, Int<1>{}, Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(local_tile(make_identity_tensor((256, 128, 64)), (_32, _64, _8), (1, 2, _), (_1, None, _1)))__"); print(local_tile(make_identity_tensor(cute::make_tuple(256, 128, 64)), cute::make_tuple(Int<32>{}, Int<64>{}, Int<8>{}), cute::make_tuple(1, 2, _), cute::make_tuple(Int<1>{}, X{}, Int<1>{}))); printf("\n"); }
-  { printf(">>> %s\n", R"__(right_inverse(L((_2, _2), (_2, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(left_inverse(L((_2, _2), (_2, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(complement(L((_2, _2), (_2, _1)), _8))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})), Int<8>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _, _3))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(_, Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L(L(((_2, _1),), ((_1, _4),)), L(_1, _1)), (1, 1)))__"); print(zipped_divide(make_layout(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<1>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<4>{}))), make_layout(Int<1>{}, Int<1>{})), cute::make_tuple(1, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L(L(((_2, _1),), ((_1, _4),)), L(_1, _1)), (1, 1)))__"); print(logical_divide(make_layout(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<1>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<4>{}))), make_layout(Int<1>{}, Int<1>{})), cute::make_tuple(1, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L(_8), 1))__"); print(logical_divide(make_layout(Int<8>{}), 1)); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L(1, _1), _2))__"); print(complement(make_layout(1, Int<1>{}), Int<2>{})); printf("\n"); }
 }
 
 void cases_8() {
+  { printf(">>> %s\n", R"__(complement(L((_2, 1), (_1, _2)), _8))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, 1), cute::make_tuple(Int<1>{}, Int<2>{})), Int<8>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_8, (_2, _4))), (_4, _)))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<2>{}, Int<4>{}))), cute::make_tuple(Int<4>{}, _))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_2, _2), (_2, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_4, _2), (_1, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_2, _4), (_1, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_2, _3, _4), (_2, _2, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_3, _2, _2), (_2, _2, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<3>{}, Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L((_3, _2, _2), (_2, _2, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<3>{}, Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L((_4, _2), (_1, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L((_2, _2), (_2, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_2, _2), (_2, _1)), _8))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})), Int<8>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _, _3))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(_, Int<3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 5, _))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(5, _)); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _5, _))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(Int<5>{}, _)); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(2, 3, 3), L((_8, _32), (_32, _1))), _, 9))__"); print((composition(Swizzle<2,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<32>{}), cute::make_tuple(Int<32>{}, Int<1>{}))))(_, 9)); printf("\n"); }
@@ -373,6 +385,19 @@ void cases_8() {
   { printf(">>> %s\n", R"__(slice_and_offset((3, _), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1)))))__"); print(slice_and_offset(cute::make_tuple(3, _), composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(slice_and_offset((_, 2), L((_8, _64), (_64, _1))))__"); print(slice_and_offset(cute::make_tuple(_, 2), make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(slice_and_offset((_, (1, _)), L((_8, (_4, 16)), (_64, (_1, _4)))))__"); print(slice_and_offset(cute::make_tuple(_, cute::make_tuple(1, _)), make_layout(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<4>{}, 16)), cute::make_tuple(Int<64>{}, cute::make_tuple(Int<1>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3))__"); print(group<0,3>(make_layout(cute::make_tuple(cute::make_tuple(Int<128>{}, Int<16>{}), Int<1>{}, Int<4>{}), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<1>{}), Int<0>{}, Int<16>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(L(((_128, _16), _1, _4, 4), ((E(1), E(0)), _0, E(0) * _16, E(0) * _64)))__"); print(make_layout(cute::make_tuple(cute::make_tuple(Int<128>{}, Int<16>{}), Int<1>{}, Int<4>{}, 4), cute::make_tuple(cute::make_tuple(E<1>{}, E<0>{}), Int<0>{}, (E<0>{} * Int<16>{}), (E<0>{} * Int<64>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group_modes(L(((_128, _16), _1, _4, 4), ((E(1), E(0)), _0, E(0) * _16, E(0) * _64)), 0, 3))__"); print(group<0,3>(make_layout(cute::make_tuple(cute::make_tuple(Int<128>{}, Int<16>{}), Int<1>{}, Int<4>{}, 4), cute::make_tuple(cute::make_tuple(E<1>{}, E<0>{}), Int<0>{}, (E<0>{} * Int<16>{}), (E<0>{} * Int<64>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(mode(group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3), 0)))__"); print(right_inverse(layout<0>(group<0,3>(make_layout(cute::make_tuple(cute::make_tuple(Int<128>{}, Int<16>{}), Int<1>{}, Int<4>{}), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<1>{}), Int<0>{}, Int<16>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(tile_to_shape(L(right_inverse(mode(group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3), 0))), _8192))__"); print(tile_to_shape(make_layout(right_inverse(layout<0>(group<0,3>(make_layout(cute::make_tuple(cute::make_tuple(Int<128>{}, Int<16>{}), Int<1>{}, Int<4>{}), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<1>{}), Int<0>{}, Int<16>{})))))), Int<8192>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(tile_to_shape(L(right_inverse(mode(group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3), 0))), _8192), L(_8192)))__"); print(logical_divide(tile_to_shape(make_layout(right_inverse(layout<0>(group<0,3>(make_layout(cute::make_tuple(cute::make_tuple(Int<128>{}, Int<16>{}), Int<1>{}, Int<4>{}), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<1>{}), Int<0>{}, Int<16>{})))))), Int<8192>{}), make_layout(Int<8192>{}))); printf("\n"); }
+}
+
+void cases_9() {
+  { printf(">>> %s\n", R"__(slice_and_offset((0, 1, _, 0), L((2, 2, 4, 1), (8, 4, 1, 0))))__"); print(slice_and_offset(cute::make_tuple(0, 1, _, 0), make_layout(cute::make_tuple(2, 2, 4, 1), cute::make_tuple(8, 4, 1, 0)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice_and_offset((0, 1, _, 0), L((_2, _2, _4, _1), (_8, _4, _1, _0))))__"); print(slice_and_offset(cute::make_tuple(0, 1, _, 0), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<4>{}, Int<1>{}), cute::make_tuple(Int<8>{}, Int<4>{}, Int<1>{}, Int<0>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice_and_offset((_0, _1, _, _0), L((_2, _2, _4, _1), (_8, _4, _1, _0))))__"); print(slice_and_offset(cute::make_tuple(Int<0>{}, Int<1>{}, _, Int<0>{}), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<4>{}, Int<1>{}), cute::make_tuple(Int<8>{}, Int<4>{}, Int<1>{}, Int<0>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(L(size(L((_2, _2, _4, _1), (_8, _4, _1, _0)), 2)))__"); print(make_layout(size<2>(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<4>{}, Int<1>{}), cute::make_tuple(Int<8>{}, Int<4>{}, Int<1>{}, Int<0>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(print_layout(L((4, _3))))__"); print_layout(make_layout(cute::make_tuple(4, Int<3>{}))); }
   { printf(">>> %s\n", R"__(print_layout(L((_4, _8), (_8, _1))))__"); print_layout(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))); }
   { printf(">>> %s\n", R"__(print_layout(L((_2, (_2, _2)), (_4, (_1, _2)))))__"); print_layout(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}, Int<2>{})), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<1>{}, Int<2>{})))); }
@@ -391,9 +416,6 @@ void cases_8() {
   { printf(">>> %s\n", R"__(blocked_product(L((_4, _8), (_1, _4)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((_4, _8), (_1, _4)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_4, _8), (_1, _4)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
-}
-
-void cases_9() {
   { printf(">>> %s\n", R"__(coalesce(L((4, 8), (_1, _4))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((4, 8), (_1, _4)), _128))__"); print(complement(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), Int<128>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((4, 8), (_1, _4)), 128))__"); print(complement(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), 128)); printf("\n"); }
@@ -412,6 +434,9 @@ void cases_9() {
   { printf(">>> %s\n", R"__(left_inverse(L((_4, 8), (_1, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_4, 8), (_1, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_4, 8), (_1, _4)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
+}
+
+void cases_10() {
   { printf(">>> %s\n", R"__(logical_product(L((_4, 8), (_1, _4)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((_4, 8), (_1, _4)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((_4, 8), (_1, _4)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
@@ -434,9 +459,6 @@ void cases_9() {
   { printf(">>> %s\n", R"__(coalesce(L((_4, _8), (_8, _1))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, _8), (_8, _1)), _128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Int<128>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, _8), (_8, _1)), 128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), 128)); printf("\n"); }
-}
-
-void cases_10() {
   { printf(">>> %s\n", R"__(right_inverse(L((_4, _8), (_8, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_4, _8), (_8, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_4, _8), (_8, _1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Int<2>{})); printf("\n"); }
@@ -455,6 +477,9 @@ void cases_10() {
   { printf(">>> %s\n", R"__(logical_product(L((4, 8), (_8, _1)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((4, 8), (_8, _1)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((4, 8), (_8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+}
+
+void cases_11() {
   { printf(">>> %s\n", R"__(composition(L((4, 8), (_8, _1)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_4, 8), (_8, _1))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, 8), (_8, _1)), _128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<8>{}, Int<1>{})), Int<128>{})); printf("\n"); }
@@ -477,9 +502,6 @@ void cases_10() {
   { printf(">>> %s\n", R"__(logical_product(L((4, _8), (_8, _1)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((4, _8), (_8, _1)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((4, _8), (_8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
-}
-
-void cases_11() {
   { printf(">>> %s\n", R"__(composition(L((4, _8), (_8, _1)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((4, 8), (8, 1))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple(8, 1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((4, 8), (8, 1))))__"); print(right_inverse(make_layout(cute::make_tuple(4, 8), cute::make_tuple(8, 1)))); printf("\n"); }
@@ -498,6 +520,9 @@ void cases_11() {
   { printf(">>> %s\n", R"__(composition(L((_2, (_3, _4)), (_12, (_1, _3))), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((2, (3, 4)), (_12, (_1, _3)))))__"); print(coalesce(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((2, (3, 4)), (_12, (_1, _3))), _96))__"); print(complement(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<96>{})); printf("\n"); }
+}
+
+void cases_12() {
   { printf(">>> %s\n", R"__(complement(L((2, (3, 4)), (_12, (_1, _3))), 96))__"); print(complement(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((2, (3, 4)), (_12, (_1, _3)))))__"); print(right_inverse(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((2, (3, 4)), (_12, (_1, _3)))))__"); print(left_inverse(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
@@ -520,9 +545,6 @@ void cases_11() {
   { printf(">>> %s\n", R"__(composition(L((_2, (3, _4)), (_12, (_1, _3))), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((2, (_3, 4)), (_12, (_1, _3)))))__"); print(coalesce(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((2, (_3, 4)), (_12, (_1, _3))), _96))__"); print(complement(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<96>{})); printf("\n"); }
-}
-
-void cases_12() {
   { printf(">>> %s\n", R"__(complement(L((2, (_3, 4)), (_12, (_1, _3))), 96))__"); print(complement(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((2, (_3, 4)), (_12, (_1, _3)))))__"); print(right_inverse(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((2, (_3, 4)), (_12, (_1, _3)))))__"); print(left_inverse(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
@@ -541,6 +563,9 @@ void cases_12() {
   { printf(">>> %s\n", R"__(complement(L(((_2, _2), _8), ((_1, _16), _2)), 128))__"); print(complement(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), 128)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L(((_2, _2), _8), ((_1, _16), _2))))__"); print(right_inverse(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L(((_2, _2), _8), ((_1, _16), _2))))__"); print(left_inverse(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
+}
+
+void cases_13() {
   { printf(">>> %s\n", R"__(logical_divide(L(((_2, _2), _8), ((_1, _16), _2)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L(((_2, _2), _8), ((_1, _16), _2)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L(((_2, _2), _8), ((_1, _16), _2)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
@@ -563,9 +588,6 @@ void cases_12() {
   { printf(">>> %s\n", R"__(complement(L(((_2, 2), _8), ((_1, _16), _2)), 128))__"); print(complement(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), 128)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L(((_2, 2), _8), ((_1, _16), _2))))__"); print(right_inverse(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L(((_2, 2), _8), ((_1, _16), _2))))__"); print(left_inverse(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
-}
-
-void cases_13() {
   { printf(">>> %s\n", R"__(logical_divide(L(((_2, 2), _8), ((_1, _16), _2)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L(((_2, 2), _8), ((_1, _16), _2)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L(((_2, 2), _8), ((_1, _16), _2)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
@@ -584,6 +606,9 @@ void cases_13() {
   { printf(">>> %s\n", R"__(raked_product(L(((2, _2), 8), ((_1, _16), _2)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(((2, _2), 8), ((_1, _16), _2)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L(((2, 2), 8), ((1, 16), 2))))__"); print(coalesce(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(1, 16), 2)))); printf("\n"); }
+}
+
+void cases_14() {
   { printf(">>> %s\n", R"__(right_inverse(L(((2, 2), 8), ((1, 16), 2))))__"); print(right_inverse(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(1, 16), 2)))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L(((2, 2), 8), ((1, 16), 2)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(1, 16), 2)), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(((2, 2), 8), ((1, 16), 2)), _4))__"); print(composition(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(1, 16), 2)), Int<4>{})); printf("\n"); }
@@ -606,9 +631,6 @@ void cases_13() {
   { printf(">>> %s\n", R"__(logical_divide(L((8, 4, 2), (_1, _16, _8)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((8, 4, 2), (_1, _16, _8)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((8, 4, 2), (_1, _16, _8)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
-}
-
-void cases_14() {
   { printf(">>> %s\n", R"__(blocked_product(L((8, 4, 2), (_1, _16, _8)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((8, 4, 2), (_1, _16, _8)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((8, 4, 2), (_1, _16, _8)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
@@ -627,6 +649,9 @@ void cases_14() {
   { printf(">>> %s\n", R"__(complement(L((8, _4, 2), (_1, _16, _8)), _256))__"); print(complement(make_layout(cute::make_tuple(8, Int<4>{}, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), Int<256>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((8, _4, 2), (_1, _16, _8)), 256))__"); print(complement(make_layout(cute::make_tuple(8, Int<4>{}, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), 256)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((8, _4, 2), (_1, _16, _8))))__"); print(right_inverse(make_layout(cute::make_tuple(8, Int<4>{}, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
+}
+
+void cases_15() {
   { printf(">>> %s\n", R"__(left_inverse(L((8, _4, 2), (_1, _16, _8))))__"); print(left_inverse(make_layout(cute::make_tuple(8, Int<4>{}, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((8, _4, 2), (_1, _16, _8)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(8, Int<4>{}, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((8, _4, 2), (_1, _16, _8)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(8, Int<4>{}, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
@@ -649,9 +674,6 @@ void cases_14() {
   { printf(">>> %s\n", R"__(blocked_product(L((_2, _4, _8), (_32, _8, _1)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((_2, _4, _8), (_32, _8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_2, _4, _8), (_32, _8, _1)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
-}
-
-void cases_15() {
   { printf(">>> %s\n", R"__(coalesce(L((2, 4, 8), (_32, _8, _1))))__"); print(coalesce(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((2, 4, 8), (_32, _8, _1)), _256))__"); print(complement(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), Int<256>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((2, 4, 8), (_32, _8, _1)), 256))__"); print(complement(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), 256)); printf("\n"); }
@@ -670,6 +692,9 @@ void cases_15() {
   { printf(">>> %s\n", R"__(left_inverse(L((_2, 4, _8), (_32, _8, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_2, 4, _8), (_32, _8, _1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_2, 4, _8), (_32, _8, _1)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
+}
+
+void cases_16() {
   { printf(">>> %s\n", R"__(logical_product(L((_2, 4, _8), (_32, _8, _1)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((_2, 4, _8), (_32, _8, _1)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((_2, 4, _8), (_32, _8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
@@ -692,9 +717,6 @@ void cases_15() {
   { printf(">>> %s\n", R"__(coalesce(L((_16, _8), (_1, _16))))__"); print(coalesce(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_16, _8), (_1, _16)), _512))__"); print(complement(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), Int<512>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_16, _8), (_1, _16)), 512))__"); print(complement(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), 512)); printf("\n"); }
-}
-
-void cases_16() {
   { printf(">>> %s\n", R"__(right_inverse(L((_16, _8), (_1, _16))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_16, _8), (_1, _16))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_16, _8), (_1, _16)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), Int<2>{})); printf("\n"); }
@@ -713,6 +735,9 @@ void cases_16() {
   { printf(">>> %s\n", R"__(logical_product(L((16, 8), (_1, _16)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(16, 8), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((16, 8), (_1, _16)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(16, 8), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((16, 8), (_1, _16)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(16, 8), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+}
+
+void cases_17() {
   { printf(">>> %s\n", R"__(composition(L((16, 8), (_1, _16)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(16, 8), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_16, 8), (_1, _16))))__"); print(coalesce(make_layout(cute::make_tuple(Int<16>{}, 8), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_16, 8), (_1, _16)), _512))__"); print(complement(make_layout(cute::make_tuple(Int<16>{}, 8), cute::make_tuple(Int<1>{}, Int<16>{})), Int<512>{})); printf("\n"); }
@@ -735,9 +760,6 @@ void cases_16() {
   { printf(">>> %s\n", R"__(logical_product(L((16, _8), (_1, _16)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((16, _8), (_1, _16)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((16, _8), (_1, _16)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
-}
-
-void cases_17() {
   { printf(">>> %s\n", R"__(composition(L((16, _8), (_1, _16)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((16, 8), (1, 16))))__"); print(coalesce(make_layout(cute::make_tuple(16, 8), cute::make_tuple(1, 16)))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((16, 8), (1, 16))))__"); print(right_inverse(make_layout(cute::make_tuple(16, 8), cute::make_tuple(1, 16)))); printf("\n"); }
@@ -756,6 +778,9 @@ void cases_17() {
   { printf(">>> %s\n", R"__(composition(L((_4, _1, _6), (_1, _0, _4)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((4, 1, 6), (_1, _0, _4))))__"); print(coalesce(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((4, 1, 6), (_1, _0, _4)), _96))__"); print(complement(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<96>{})); printf("\n"); }
+}
+
+void cases_18() {
   { printf(">>> %s\n", R"__(complement(L((4, 1, 6), (_1, _0, _4)), 96))__"); print(complement(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((4, 1, 6), (_1, _0, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((4, 1, 6), (_1, _0, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
@@ -778,9 +803,6 @@ void cases_17() {
   { printf(">>> %s\n", R"__(composition(L((_4, 1, _6), (_1, _0, _4)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((4, _1, 6), (_1, _0, _4))))__"); print(coalesce(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((4, _1, 6), (_1, _0, _4)), _96))__"); print(complement(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<96>{})); printf("\n"); }
-}
-
-void cases_18() {
   { printf(">>> %s\n", R"__(complement(L((4, _1, 6), (_1, _0, _4)), 96))__"); print(complement(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((4, _1, 6), (_1, _0, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((4, _1, 6), (_1, _0, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }

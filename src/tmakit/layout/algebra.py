@@ -260,7 +260,7 @@ def right_inverse(layout):
     c = coalesce(layout)
     ls, ld = wrap(c.shape), wrap(c.stride)
     pre = _preprod(ls)
-    order = sorted((i for i in range(len(ld)) if is_static(ld[i])), key=lambda i: int(ld[i]))
+    order = _sort_by_stride([i for i in range(len(ld)) if is_static(ld[i])], ld)
     rs, rd, curr = [Int(1)], [Int(0)], Int(1)
     for i in order:
         if is_static(curr) and int(ld[i]) == int(curr):
@@ -280,7 +280,7 @@ def left_inverse(layout):
     if not is_static(ld):
         raise LayoutError(f"left_inverse needs static strides, got {layout}")
     pre = _preprod(ls)
-    order = sorted(range(len(ld)), key=lambda i: int(ld[i]))
+    order = _sort_by_stride(list(range(len(ld))), ld)
     rs, rd = [], [Int(0)]
     for i in order:
         if is_constant(0, ld[i]):
@@ -291,6 +291,15 @@ def left_inverse(layout):
         rs.append(ld[i] // sz)
         rd.append(pre[i])
     return coalesce(Layout(tuple(rs) + (ls[order[-1]],), tuple(rd)))
+
+
+def _sort_by_stride(idx, stride):
+    """Mode indices ordered by stride with CuTe's SortByKey (an exchange sort: equal strides may swap)."""
+    for i in range(len(idx)):
+        for j in range(i + 1, len(idx)):
+            if int(stride[idx[j]]) < int(stride[idx[i]]):
+                idx[i], idx[j] = idx[j], idx[i]
+    return idx
 
 
 def _preprod(shape):
@@ -313,8 +322,14 @@ def logical_divide(layout, tiler):
 
 
 def _zip2_by(shape, guide):
+    """CuTe's zip2_by: follow ``guide``; at its leaves the mode must be rank 2 (tile, rest)."""
     if not is_tuple(guide):
+        if not is_tuple(shape) or len(shape) != 2:
+            raise LayoutError(f"zip2_by: mode {to_str(shape)} is not a (tile, rest) pair; a '_' tiler mode cannot be "
+                              "zipped (CuTe rejects it too)")
         return shape
+    if not is_tuple(shape) or len(shape) < len(guide):
+        raise LayoutError(f"zip2_by: tiler {to_str(guide)} has more modes than {to_str(shape)}")
     split = [_zip2_by(shape[i], g) for i, g in enumerate(guide)]
     return (tuple(s[0] for s in split), tuple(s[1] for s in split) + tuple(shape[len(guide):]))
 
