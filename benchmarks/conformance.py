@@ -596,16 +596,18 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384):
 
 
 def _rand_coords(rng, tm, nonneg=False):
-    """Start coordinates: loads anywhere around the tensor (negative and past the end); ``nonneg``: start inside."""
+    """Start coordinates around the tensor (negative and past the end); the innermost one on a 16-byte boundary
+    (unaligned ones trap, see the probes). ``nonneg``: no negative starts (stores)."""
     out = []
     for i, d in enumerate(tm.global_dim):
         b = tm.box_dim[i] if tm.mode == "tiled" else 4
-        if nonneg:
+        lo = 0 if nonneg else -b - 2
+        c = int(rng.integers(lo, d + 3))
+        if rng.random() < 0.5:  # in-bounds start more often
             c = int(rng.integers(0, max(1, d)))
-        else:
-            c = int(rng.integers(-b - 2, d + 3))
-            if rng.random() < 0.5:  # in-bounds start more often
-                c = int(rng.integers(0, max(1, d)))
+        if i == 0 and int(tm.interleave) == 0:
+            q = max(1, 16 // (tm.elem_bits // 8))
+            c = (c // q) * q
         out.append(c)
     return out
 
@@ -667,7 +669,7 @@ def _fuzz_loads(args, im2col: bool):
         init = rng.integers(0, 256, (ncta, image_bytes), dtype=np.uint8)
         ok = True
         for c in range(ncta):
-            coords = _rand_coords(rng, tm, nonneg=True)
+            coords = _rand_coords(rng, tm, nonneg=im2col)
             offs = []
             if im2col:
                 lim = {3: 2**16 - 1, 4: 2**8 - 1, 5: 2**5 - 1}[tm.rank]
@@ -754,7 +756,7 @@ def part_emu_multicast(args):
             for r in range(cs):
                 issue = rng.random() < 0.75
                 mask = int(rng.integers(1, 1 << cs)) if issue else 0
-                coords = _rand_coords(rng, tm, nonneg=True)
+                coords = _rand_coords(rng, tm)
                 issues.append((issue, mask, coords))
                 if issue:
                     for dst in range(cs):
@@ -802,7 +804,6 @@ def _fuzz_store(args, reduce: bool):
            "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
         spec, total = _rand_tiled_for_hw(rng, tmm, allow_interleave=False)
-        spec["element_strides"] = [1] * len(spec["global_dim"])  # stores with element strides trap (probes)
         op = None
         if reduce:
             ops = [o for o in seeds.REDUCE_OPS if _reduce_ok(check_reduce, o, spec["dtype"])]
@@ -924,6 +925,10 @@ def _probe(name):
         "load_start_past_end": lambda: load((cols + 5, 0)),
         "load_partial_oob": lambda: load((cols - 4, rows - 2)),
         "load_neg_dim0_only (-1,0)": lambda: load((-1, 0)),
+        "load_neg_aligned (-4,-3)": lambda: load((-4, -3)),
+        "load_unaligned_inside (1,0)": lambda: load((1, 0)),
+        "store_unaligned_inside (1,0)": lambda: store((1, 0)),
+        "store_neg_aligned (-4,0)": lambda: store((-4, 0)),
         "load_neg_dim1_only (0,-1)": lambda: load((0, -1)),
         "load_start_eq_dim0 (64,0)": lambda: load((cols, 0)),
         "load_start_eq_dim1 (0,48)": lambda: load((0, rows)),
@@ -1006,7 +1011,7 @@ def sanitize_workload():
     for swz, b0 in ((0, 16), (1, 8), (2, 16), (3, 32)):
         tm = tmm.TensorMap(dtype=tmm.DataType.FLOAT32, global_dim=(cols, rows), global_strides=(cols * 4,),
                            box_dim=(b0, 8), swizzle=swz, global_address=src.ptr)
-        jobs = [seeds.load_job(c, prefetch=True, prefetch_desc=True) for c in ((0, 0), (cols - 2, rows - 3), (5, 1))]
+        jobs = [seeds.load_job(c, prefetch=True, prefetch_desc=True) for c in ((0, 0), (cols - 4, rows - 3), (8, 1))]
         seeds.load_boxes(tm, jobs, tm.smem_bytes)
     tm = tmm.TensorMap(dtype=tmm.DataType.FLOAT32, global_dim=(cols, rows), global_strides=(cols * 4,),
                        box_dim=(32, 2), global_address=src.ptr)

@@ -125,26 +125,28 @@ def _encoded(tm):
     return tm if type(tm).__name__ == "CUtensorMap" else encode_cached(tm)
 
 
+def _inner_misaligned(tm, c0: int) -> bool:
+    """The innermost start coordinate must address a 16-byte boundary (``c0 * elemsize % 16 == 0``)."""
+    return int(tm.interleave) == 0 and (c0 * tm.elem_bits // 8) % 16 != 0
+
+
 def _check_load_jobs(tm, packed) -> None:
-    """Host-side checks of what kills the context on H200 (driver 580.159.04, see docs/CONFORMANCE.md): a load or
-    L2 prefetch whose box *starts* outside the tensor (negative, or at/after ``globalDim``) traps with an illegal
-    instruction; boxes that start inside and run past the end are fine (OOB elements are filled)."""
+    """Host-side check of what kills the context on H200 (driver 580.159.04, docs/CONFORMANCE.md): a load or L2
+    prefetch whose innermost start coordinate is not on a 16-byte boundary (``c0 * elemsize % 16 != 0``) traps with
+    an illegal instruction. Boxes that start or run out of bounds are fine otherwise (OOB elements are filled)."""
     for i, j in enumerate(packed):
-        if not j["issue"] and not j["flags"] & 1:
-            continue
-        c = [int(x) for x in j["coords"][: j["rank"]]]
-        if any(not 0 <= x < d for x, d in zip(c, tm.global_dim)):
-            raise ValueError(f"job {i}: a TMA load/prefetch starting at {tuple(c)}, outside global_dim "
-                             f"{tm.global_dim}, traps on sm_90 (illegal instruction); start inside the tensor")
+        if (j["issue"] or j["flags"] & 1) and _inner_misaligned(tm, int(j["coords"][0])):
+            raise ValueError(f"job {i}: innermost start coordinate {int(j['coords'][0])} x {tm.elem_bits // 8} B is "
+                             "not a multiple of 16 bytes: the TMA traps on sm_90 (illegal instruction)")
 
 
 def _check_store_jobs(tm, packed) -> None:
-    """Stores/reductions: negative start coordinates and element strides other than 1 trap on sm_90."""
-    if any(int(e) != 1 for e in tm.element_strides[1:]):
-        raise ValueError(f"TMA store/reduce through a map with element_strides {tm.element_strides} traps on sm_90 "
-                         "(illegal instruction); use element strides of 1")
+    """Stores/reductions: the same 16-byte rule, and negative start coordinates trap (TMA.md §3)."""
     for i, j in enumerate(packed):
         c = [int(x) for x in j["coords"][: j["rank"]]]
+        if _inner_misaligned(tm, c[0]):
+            raise ValueError(f"job {i}: innermost start coordinate {c[0]} x {tm.elem_bits // 8} B is not a multiple "
+                             "of 16 bytes: the TMA traps on sm_90 (illegal instruction)")
         if any(x < 0 for x in c):
             raise ValueError(f"job {i}: TMA store/reduce at negative start coordinates {tuple(c)} "
                              "kills the context (cudaErrorIllegalInstruction, TMA.md §3)")
