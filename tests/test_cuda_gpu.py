@@ -126,6 +126,10 @@ def test_host_checks_refuse_what_traps(tkc):
         seeds.load_boxes(tm, [seeds.load_job((6, 0), prefetch=True)], tm.smem_bytes)
     with pytest.raises(ValueError, match="negative"):
         seeds.store_boxes(tm, [seeds.store_job((0, -1))], np.zeros((1, tm.smem_bytes), np.uint8))
+    from tmakit.tma import TmaDescriptorError
+
+    with pytest.raises(TmaDescriptorError):  # .min is not defined for FLOAT32 (traps on the GPU)
+        seeds.store_boxes(tm, [seeds.store_job((0, 0), op="min")], np.zeros((1, tm.smem_bytes), np.uint8))
 
 
 def test_seed_copy_tiles(tkc):

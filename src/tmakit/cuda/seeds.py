@@ -141,8 +141,15 @@ def _check_load_jobs(tm, packed) -> None:
 
 
 def _check_store_jobs(tm, packed) -> None:
-    """Stores/reductions: the same 16-byte rule, and negative start coordinates trap (TMA.md §3)."""
+    """Stores/reductions: the same 16-byte rule, negative start coordinates trap (TMA.md §3), and so does a
+    reduction the dtype does not support (e.g. .min on FLOAT32: checked with ``tmakit.tma.check_reduce``)."""
+    try:
+        from ..tma import check_reduce
+    except ImportError:  # pragma: no cover
+        check_reduce = None
     for i, j in enumerate(packed):
+        if check_reduce is not None and int(j["op"]) >= 0:
+            check_reduce(REDUCE_OPS[int(j["op"])], tm.dtype)
         c = [int(x) for x in j["coords"][: j["rank"]]]
         if _inner_misaligned(tm, c[0]):
             raise ValueError(f"job {i}: innermost start coordinate {c[0]} x {tm.elem_bits // 8} B is not a multiple "
