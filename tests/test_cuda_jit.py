@@ -3,6 +3,7 @@ header compiles (each file alone, everything together, debug mode), and compile 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,24 @@ def test_name_expressions_for_templates():
     src = "template <int N> __global__ void fill(int* p) { p[threadIdx.x] = N; }\n"
     c = tkc.compile(src, "tmpl.cu", name_expressions=["fill<3>"], cache=False)
     assert c.symbol("fill<3>").startswith("_Z")
+
+
+def test_nvcc_is_optional(monkeypatch, tmp_path):
+    """TMAKIT_NVCC=1 compiles with nvcc when one is installed (never required); the cache key names the compiler."""
+    import shutil
+
+    from tmakit.cuda import cache, nvrtc
+
+    if not shutil.which("nvcc") and not os.environ.get("CUDA_HOME"):
+        pytest.skip("no nvcc here (it is optional)")
+    monkeypatch.setenv("TMAKIT_NVCC", "1")
+    nvrtc.compiler_id.cache_clear()
+    cache.clear_memory_cache()
+    try:
+        c = tkc.compile_file(tkc.KERNELS_DIR / "seeds.cu")
+        assert nvrtc.compiler_id().startswith("nvcc-")
+        assert sass.opcodes(c.cubin)["UTMALDG"] > 0
+    finally:
+        monkeypatch.delenv("TMAKIT_NVCC")
+        nvrtc.compiler_id.cache_clear()
+        cache.clear_memory_cache()
