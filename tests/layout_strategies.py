@@ -166,3 +166,46 @@ def values(layout) -> np.ndarray:
 
 def size(layout) -> int:
     return prod(int(s) for s in flat(layout.shape))
+
+
+def _flat_coalesced(layout):
+    """Static flat (shape, stride) modes with size-1 modes dropped and contiguous neighbours merged."""
+    modes = []
+    for s, d in zip(flat(layout.shape), flat(layout.stride)):
+        s, d = int(s), int(d)
+        if s == 1:
+            continue
+        if modes and modes[-1][0] * modes[-1][1] == d:
+            modes[-1] = (modes[-1][0] * s, modes[-1][1])
+        else:
+            modes.append((s, d))
+    return modes or [(1, 0)]
+
+
+def admissible(a, b) -> bool:
+    """Whether ``composition(a, b)`` is exact: every mode of ``b`` must start at a stride that divides (or is a
+    multiple of) the prefix sizes of ``a``'s coalesced modes and then cover whole pieces of them -- the strong form
+    of CuTe's divisibility conditions (CuTe itself checks only a weaker, static form)."""
+    shapes_a = [s for s, _d in _flat_coalesced(a)]
+    for n, d in zip((int(s) for s in flat(b.shape)), (int(d) for d in flat(b.stride))):
+        if n == 1 or d == 0:
+            continue
+        i, r = 0, d
+        while i < len(shapes_a) - 1 and r % shapes_a[i] == 0:
+            r //= shapes_a[i]
+            i += 1
+        if i == len(shapes_a) - 1:
+            continue  # the last mode of a extends without bound
+        if shapes_a[i] % r:
+            return False
+        avail = shapes_a[i] // r
+        while n > 1 and i < len(shapes_a) - 1:
+            if n % avail == 0:
+                n //= avail
+                i += 1
+                avail = shapes_a[i]
+            elif avail % n == 0:
+                n = 1
+            else:
+                return False
+    return True

@@ -8,7 +8,8 @@ Where pycute departs from CuTe 4.x we compare only what CuTe defines the same wa
   does not name; CuTe 4.x drops them. We compare the modes the tiler names.
 - pycute's ``logical_product`` with an integer tiler calls ``logical_divide`` (a bug); we always pass layouts.
 - pycute's ``right_inverse`` stops at a stride-0 mode, CuTe skips it; and pycute sorts equal strides stably by
-  shape, CuTe with an exchange sort (checked by the C++ oracle): right_inverse inputs have distinct non-zero strides.
+  shape, CuTe with an exchange sort (checked by the C++ oracle): right_inverse inputs have distinct non-zero strides;
+  CuTe coalesces first, so on overlapping layouts its right inverse may extend pycute's (which must be a prefix).
 - pycute's ``logical_divide`` uses ``size(A)`` as the complement's cotarget, CuTe ``shape(coalesce(A))``; they agree
   when the tiler divides the layout, which is what we generate.
 - blocked/raked products are not in pycute: we check them against CuTe's definition built from pycute's
@@ -94,7 +95,11 @@ def test_right_inverse_of_non_injective(data, world):
     spec = data.draw(any_specs(values=vals, shape_static="static", stride_static="static"))
     moving = [d for s, d in zip(spec.shape, spec.stride) if s != 1]
     assume(all(moving) and len(set(moving)) == len(moving))
-    same_function(tk.right_inverse(spec.tk()), pycute.right_inverse(spec.py()))
+    r, p = values(tk.right_inverse(spec.tk())), values(pycute.right_inverse(spec.py()))
+    # CuTe coalesces before sorting, pycute does not: where a gap or overlap stops pycute early, CuTe's inverse may
+    # continue past it. Both are right inverses; pycute's is then a prefix of CuTe's.
+    assert r.size >= p.size
+    np.testing.assert_array_equal(r[: p.size], p)
 
 
 @SETTINGS

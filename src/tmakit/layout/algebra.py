@@ -169,10 +169,14 @@ def _composition_impl(ls, ld, rs, rd):
         return Layout(rs, rd)
     if not is_tuple(ls):
         return Layout(rs, rd * ld)
+    if int(rd) == 0:
+        raise LayoutError(f"the dynamic stride 0 of {to_str(rs)}:{rd} divides by zero (as in CuTe); "
+                          "make it static (tk.Int(0))")
     result_s, result_d, rest_s, rest_d = [], [], rs, rd
     for cs, cd in zip(ls[:-1], ld[:-1]):
         if is_static(cs) and is_static(rest_d) and not (int(rest_d) % int(cs) == 0 or abs(int(rest_d)) < int(cs)):
-            raise LayoutError(f"composition: stride divisibility condition fails ({rest_d} vs shape {cs})")
+            raise LayoutError(f"stride divisibility fails: stride {rest_d} is neither below nor a multiple of mode "
+                              f"size {cs}")
         next_s = ceil_div(cs, abs(rest_d))
         next_d = ceil_div(abs(rest_d), cs) * signum(rest_d)
         if is_constant(1, next_s) or is_constant(1, rest_s):
@@ -180,7 +184,7 @@ def _composition_impl(ls, ld, rs, rd):
             continue
         new_s = imin(next_s, rest_s)
         if is_static(new_s) and is_static(rest_s) and int(rest_s) % int(new_s) != 0:
-            raise LayoutError(f"composition: shape divisibility condition fails ({rest_s} vs {new_s})")
+            raise LayoutError(f"shape divisibility fails: {new_s} does not divide shape {rest_s}")
         result_s.append(new_s)
         result_d.append(rest_d * cd)
         rest_s = _keep(rest_s, new_s, int(rest_s) // int(new_s))
@@ -206,11 +210,14 @@ def composition(a, b):
         raise LayoutError(f"composition(layout, {type(b).__name__}) is not supported: {a} o {b}")
     if is_tuple(b):
         return _by_mode(a, b, composition, keep_rest=False)
-    if is_int(b):
-        flat = _coalesce_x(a)
-        return _composition_impl(flat.shape, flat.stride, b, Int(1))
-    flat = _coalesce_x(a, _coprofile(b))
-    return _composition_impl(flat.shape, flat.stride, b.shape, b.stride)
+    try:
+        if is_int(b):
+            flat = _coalesce_x(a)
+            return _composition_impl(flat.shape, flat.stride, b, Int(1))
+        flat = _coalesce_x(a, _coprofile(b))
+        return _composition_impl(flat.shape, flat.stride, b.shape, b.stride)
+    except LayoutError as e:
+        raise LayoutError(f"composition({a}, {to_str(b)}): {e}") from None
 
 
 def complement(layout, cotarget=None):
@@ -287,7 +294,8 @@ def left_inverse(layout):
             continue
         sz = product(tuple(rs))
         if int(ld[i]) % int(sz) != 0:
-            raise LayoutError(f"left_inverse: divisibility condition fails for {layout}")
+            raise LayoutError(f"left_inverse({layout}): stride {ld[i]} is not a multiple of {sz}, the size "
+                              "inverted so far")
         rs.append(ld[i] // sz)
         rd.append(pre[i])
     return coalesce(Layout(tuple(rs) + (ls[order[-1]],), tuple(rd)))

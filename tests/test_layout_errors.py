@@ -1,0 +1,67 @@
+"""Invalid inputs raise ``tk.LayoutError`` with a message that names the offending values.
+
+These are the inputs CuTe rejects at compile time (static_assert) or that would be undefined there.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import tmakit as tk
+
+I = tk.Int  # noqa: E741 - CuTe's Int
+
+
+def L(*args):  # noqa: N802 - short for make_layout
+    return tk.make_layout(*args)
+
+
+ROW_MAJOR_4x8 = L((I(4), I(8)), (I(8), I(1)))
+
+CASES = [
+    ("incongruent shape and stride", lambda: L((4, 8), (1,)), ["(4,8)", "(1)", "congruent"]),
+    ("bool is not an integer", lambda: L(True), ["True"]),
+    ("composition stride divisibility", lambda: tk.composition(ROW_MAJOR_4x8, L(I(2), I(6))),
+     ["(_4,_8):(_8,_1)", "_2:_6", "stride _6", "_4"]),
+    ("composition shape divisibility", lambda: tk.composition(ROW_MAJOR_4x8, L(I(6), I(1))),
+     ["(_4,_8):(_8,_1)", "_6:_1", "_6"]),
+    ("composition dynamic zero stride", lambda: tk.composition(ROW_MAJOR_4x8, L(4, 0)), ["4:0", "tk.Int(0)"]),
+    ("composition tiler has too many modes", lambda: tk.composition(L(I(8)), (I(2), I(2))), ["(_2,_2)", "_8:_1"]),
+    ("product that does not compose", lambda: tk.logical_product(L((I(2), I(2)), (I(4), I(1))),
+                                                                 L((I(3), I(2)), (I(1), I(3)))), ["(_3,_2):(_1,_3)"]),
+    ("complement with dynamic strides", lambda: tk.complement(L((I(2), I(4)), (1, 2)), 64), ["(_2,_4):(1,2)"]),
+    ("complement of a non-injective layout", lambda: tk.complement(L((I(2), I(2)), (I(1), I(1)))),
+     ["non-injective", "_1"]),
+    ("complement of a non-layout", lambda: tk.complement("x"), ["'x'"]),
+    ("left_inverse with dynamic strides", lambda: tk.left_inverse(L((I(2), I(4)), (1, 2))), ["(_2,_4):(1,2)"]),
+    ("left_inverse divisibility", lambda: tk.left_inverse(L((I(2), I(3)), (I(3), I(2)))),
+     ["(_2,_3):(_3,_2)", "_3"]),
+    ("shape_div of coprime statics", lambda: tk.shape_div(I(6), I(4)), ["_6", "_4"]),
+    ("tile_to_shape does not divide", lambda: tk.tile_to_shape(L((I(3), I(2))), (I(8), I(8))),
+     ["(_3,_2)", "(_8,_8)"]),
+    ("tile_to_shape rank", lambda: tk.tile_to_shape(L((I(2), I(2), I(2))), (I(8), I(8))), ["(_2,_2,_2)", "(_8,_8)"]),
+    ("divide tiler has too many modes", lambda: tk.logical_divide(L((I(8), I(8))), (I(2), I(2), I(2))),
+     ["(_2,_2,_2)", "(_8,_8)"]),
+    ("zipped_divide with '_'", lambda: tk.zipped_divide(L((I(8), I(8))), (tk._, I(4))), ["_8", "'_'"]),
+    ("coordinate of the wrong rank", lambda: L((I(4), I(8)))((1, 2, 3)), ["(1,2,3)", "(_4,_8)"]),
+    ("slice of the wrong rank", lambda: L((I(4), I(8)))((tk._, 1, 2)), ["(_,1,2)", "(_4,_8)"]),
+    ("idx2crd of the wrong rank", lambda: tk.idx2crd((1, 2), (I(4),)), ["(1,2)", "(_4)"]),
+    ("overlapping swizzle bits", lambda: tk.Swizzle(3, 4, 2), ["Swizzle<3,4,2>"]),
+    ("slicing a dynamic swizzled layout", lambda: tk.composition(tk.Swizzle(3, 4, 3), L((8, 64), (64, 1)))(tk._, 3),
+     ["static"]),
+    ("print_layout of rank 3", lambda: tk.format_layout(L((I(2), I(2), I(2)))), ["(_2,_2,_2)"]),
+    ("local_tile coordinate with too many modes",
+     lambda: tk.local_tile(tk.make_identity_tensor((64, 64)), (I(16), I(16)), (1, 2, 3)), ["(1,2,3)", "(4,4)"]),
+]
+
+
+@pytest.mark.parametrize("what,fn,names", CASES, ids=[c[0] for c in CASES])
+def test_raises_layout_error_naming_values(what, fn, names):
+    with pytest.raises(tk.LayoutError) as err:
+        fn()
+    for name in names:
+        assert name in str(err.value), f"{what}: {name!r} not in {str(err.value)!r}"
+
+
+def test_layout_error_is_a_value_error():
+    assert issubclass(tk.LayoutError, ValueError)
