@@ -2,7 +2,8 @@
 
 The element type comes from the tensor map. PTX's ``b32``/``b64`` for the bitwise ops: UINT32/INT32/UINT64 maps.
 An INT64 map with .and/.or/.xor killed the kernel on the H200 (cudaErrorIllegalInstruction, 2026-11-22, seen by
-the bandwidth kernels), so tmakit refuses it: encode 64-bit bitwise reductions as UINT64 (the bits are the same). ``f32`` means FLOAT32 only: FLOAT32_FTZ and TFLOAT32* are load-side conversions
+the bandwidth kernels), so tmakit refuses it: encode 64-bit bitwise reductions as UINT64 (the bits are the same).
+``f32`` means FLOAT32 only: FLOAT32_FTZ and TFLOAT32* are load-side conversions
 that PTX does not list for reductions, so tmakit refuses them (encode the destination map as FLOAT32 instead).
 """
 
