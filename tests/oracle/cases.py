@@ -391,6 +391,18 @@ EXTRA = [
     "slice_and_offset((_, 3), composition(Sw(2, 4, 3), L((_8, _64), (_64, _1))))",
     "slice_and_offset((3, _), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))))",
     "slice_and_offset((_, 2), L((_8, _64), (_64, _1)))",
+    "call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _3, _17)",
+    "call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _3, 17)",
+    "max_common_vector(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L((_8, _64), (_64, _1)))",
+    "max_common_vector(L((_8, _64), (_64, _1)), composition(Sw(2, 4, 3), L((_8, _64), (_64, _1))))",
+    "max_common_vector(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))),"
+    " composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "max_common_vector(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))),"
+    " composition(Sw(2, 3, 3), L((_8, _64), (_64, _1))))",
+    "max_common_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L((_8, _64), (_64, _1)))",
+    "max_common_layout(L((_8, _64), (_64, _1)), composition(Sw(1, 2, 3), L((_8, _64), (_64, _1))))",
+    "max_common_layout(composition(Sw(3, 4, 3), L((_8, _8), (_8, _1))), L((_8, _8), (_8, _1)))",
+    "group_modes(composition(Sw(3, 4, 3), L((_8, _64, _2), (_64, _1, _512))), 0, 2)",
     "slice_and_offset((_, (1, _)), L((_8, (_4, 16)), (_64, (_1, _4))))",
 ]
 

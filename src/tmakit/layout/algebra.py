@@ -464,12 +464,24 @@ def tile_to_shape(block, target_shape, order=LayoutLeft):
     return blocked_product(padded, Layout(pshape, compact_order(pshape, order)))
 
 
+def _swizzled(x):
+    from .swizzle import ComposedLayout, Swizzle
+
+    return isinstance(x, ComposedLayout) and isinstance(x.layout_a, Swizzle)
+
+
 def max_common_layout(a, b):
-    """The largest layout ``R`` with ``a(R(i)) == i == b(R(i))`` (contiguous elements both layouts agree on)."""
+    """The largest layout ``R`` with ``a(R(i)) == i == b(R(i))`` (contiguous elements both layouts agree on).
+    A swizzled layout only keeps its first ``2^M`` elements contiguous (swizzle_layout.hpp)."""
+    if _swizzled(b) and not _swizzled(a):
+        a, b = b, a
+    if _swizzled(a):
+        common = max_common_layout(a.layout_b, b)
+        base = Int(1 << a.layout_a.base)
+        return composition(common, base) if int(base) < int(common.size()) else common
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
-    s0 = common.shape[0] if is_tuple(common.shape) else common.shape
-    d0 = common.stride[0] if is_tuple(common.stride) else common.stride
+    s0, d0 = _front(common.shape), _front(common.stride)
     if is_static(s0) and is_constant(1, d0):
         return composition(inv_b, common[0])
     return Layout(Int(1), Int(0))
@@ -477,14 +489,23 @@ def max_common_layout(a, b):
 
 def max_common_vector(a, b):
     """Number of contiguous elements that ``a`` and ``b`` map identically (static, >= 1)."""
+    if _swizzled(a) and _swizzled(b):
+        vec = max_common_vector(a.layout_b, b.layout_b)
+        if a.layout_a == b.layout_a:
+            return vec
+        return imin(imin(vec, Int(1 << a.layout_a.base)), Int(1 << b.layout_a.base))
+    if _swizzled(b):
+        a, b = b, a
+    if _swizzled(a):
+        return imin(max_common_vector(a.layout_b, b), Int(1 << a.layout_a.base))
     common = coalesce(composition(a, right_inverse(b)))
-    s0 = common.shape[0] if is_tuple(common.shape) else common.shape
-    d0 = common.stride[0] if is_tuple(common.stride) else common.stride
+    s0, d0 = _front(common.shape), _front(common.stride)
     if is_static(s0) and is_constant(1, d0):
         return s0
     return Int(1)
 
 
+@_lift(tensors=True)
 def group_modes(layout, begin, end=None):
     """Group modes ``[begin, end)`` into one mode."""
     shape, stride = wrap(layout.shape), wrap(layout.stride)

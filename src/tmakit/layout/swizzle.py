@@ -95,7 +95,8 @@ class ComposedLayout:
         crd = coord[0] if len(coord) == 1 else tuple(coord)
         if has_underscore(crd):
             return self.slice_and_offset(crd)[0]
-        return self.layout_a(int(self.offset) + self.layout_b(crd))
+        off = self.offset
+        return self.layout_a((int(off) if isinstance(off, MixedBits) else off) + self.layout_b(crd))
 
     def slice_and_offset(self, crd):
         """(sliced layout, pointer offset). A general composed layout keeps the offset inside (``A o O+o o B'``);
