@@ -406,6 +406,24 @@ EXTRA = [
     "slice_and_offset((_, (1, _)), L((_8, (_4, 16)), (_64, (_1, _4))))",
 ]
 
+NEGATIVE = [  # negative strides (C++ truncating division vs Python floor division)
+    "L((_4, _8), (_m1, _4))",
+    "coalesce(L((_4, _8), (_m1, _m4)))",
+    "coalesce(L((_4, _8), (_m8, _m1)))",
+    "composition(L(_8, _m1), L((_2, _4), (_4, _1)))",
+    "composition(L((_4, _8), (_1, _m4)), L(_8, _m4))",
+    "composition(L((_4, _8), (_m1, _4)), L((_2, _2), (_m2, _4)))",
+    "composition(L((4, 8), (-1, 4)), L((_2, _2), (_2, _4)))",
+    "composition(L((_4, _8), (_1, _4)), L(_8, _m4))",
+    "call(L((_4, _8), (_m1, _m4)), 13)",
+    "call(L((_4, _8), (_m1, _m4)), (3, _7))",
+    "cosize(L((_4, _8), (_m1, _4)))",
+    "right_inverse(L((_4, _8), (_m1, _4)))",
+    "logical_divide(L((_4, _8), (_1, _m4)), (_2, _4))",
+    "idx2crd(-5, (4, 8))",
+    "crd2idx(-5, (4, _8), (_1, 4))",
+]
+
 SEEDS = [  # values the seed documents print or describe (../shared/seeds/004_*)
     "group_modes(L(((_128, _16), _1, _4), ((_64, _1), _0, _16)), 0, 3)",
     "L(((_128, _16), _1, _4, 4), ((E(1), E(0)), _0, E(0) * _16, E(0) * _64))",
@@ -506,4 +524,4 @@ def _flat(t):
 
 
 CASES = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + TENSOR + BASIS \
-    + EXTRA + SEEDS + PRINT_LAYOUT + _generated()
+    + EXTRA + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated()

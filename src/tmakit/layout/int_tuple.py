@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-from .integer import Int, Underscore, _keep, is_int, is_static, is_underscore  # noqa: F401
+from .integer import Int, Underscore, _keep, cdiv, cmod, is_int, is_static, is_underscore  # noqa: F401
 
 
 class LayoutError(ValueError):
@@ -185,7 +185,7 @@ def idx2crd(idx, shape, stride=None):
         return tuple(idx2crd(idx, s, d) for s, d in zip(shape, stride))
     if type(shape) is Int and int(shape) == 1:
         return Int(0)
-    return (idx // stride) % shape
+    return cmod(cdiv(idx, stride), shape)
 
 
 def _idx2crd_colex(idx, shape):
@@ -195,8 +195,8 @@ def _idx2crd_colex(idx, shape):
     out = []
     for s in shape[:-1]:
         n = product(s)
-        out.append(_idx2crd_colex(idx % n, s))
-        idx = idx // n
+        out.append(_idx2crd_colex(cmod(idx, n), s))
+        idx = cdiv(idx, n)
     if shape:
         out.append(_idx2crd_colex(idx, shape[-1]))
     return tuple(out)
@@ -231,8 +231,8 @@ def crd2idx(crd, shape, stride=None):
         terms = []
         for s, d in zip(shape[:-1], stride[:-1]):
             n = product(s)
-            terms.append(crd2idx(crd % n, s, d))
-            crd = crd // n
+            terms.append(crd2idx(cmod(crd, n), s, d))
+            crd = cdiv(crd, n)
         terms.append(crd2idx(crd, shape[-1], stride[-1]))
         return reduce(lambda x, y: y + x, reversed(terms))
     return crd * stride

@@ -164,6 +164,17 @@ def _keep(a, b, value):
     return Int(value) if type(a) is Int and type(b) is Int else int(value)
 
 
+def cdiv(a, b):
+    """C++ ``a / b`` (truncating toward zero, as CuTe computes coordinates) with Python's staticness rules."""
+    q = a // b
+    return q + Int(1) if q < 0 and q * b != a else q
+
+
+def cmod(a, b):
+    """C++ ``a % b`` (the sign of ``a``) with Python's staticness rules."""
+    return a - cdiv(a, b) * b if int(a) < 0 or int(b) < 0 else a % b
+
+
 def ceil_div(a, b):
     """Ceiling division that keeps staticness (for integers; tuples handled in int_tuple)."""
     return _keep(a, b, -(-int(a) // int(b)))
