@@ -142,7 +142,7 @@ def test_from_tensor_errors():
 
 def test_from_tensor_packed_reinterprets_bytes():
     a = aligned_empty((64, 128), np.uint8)  # 64 rows of 256 u4 values
-    tm = TensorMap.from_tensor(a, (16, 128), dtype=D.U4_ALIGN16B)
+    tm = TensorMap.from_tensor(a, (16, 128), dtype=D.U4_ALIGN16B, arch="sm_100")  # packed: sm_100+
     assert tm.global_dim == (256, 64) and tm.global_strides == (128,) and tm.dtype is D.U4_ALIGN16B
 
 
@@ -163,10 +163,10 @@ def test_from_shape_strides_in_elements():
     with pytest.raises(TmaDescriptorError) as ei:
         TensorMap.from_shape((64, 64), "fp16", (8, 8), strides=(1, 64))
     assert ei.value.rule == "fromTensor.innerStride"
-    tm = TensorMap.from_shape((16, 256), D.U4_ALIGN8B, (16, 64))
+    tm = TensorMap.from_shape((16, 256), D.U4_ALIGN8B, (16, 64), arch="sm_100")
     assert tm.global_strides == (128,)
     with pytest.raises(TmaDescriptorError) as ei:
-        TensorMap.from_shape((16, 256), D.U4_ALIGN8B, (16, 64), strides=(33, 1))
+        TensorMap.from_shape((16, 256), D.U4_ALIGN8B, (16, 64), strides=(33, 1), arch="sm_100")
     assert ei.value.rule == "fromTensor.strideBytes"
 
 

@@ -18,7 +18,7 @@ from tmakit.tma import (
     TmaError,
     check_reduce,
 )
-from tmakit.tma.tensormap_rules import RULES, UNVERIFIED_RULES, parse_arch
+from tmakit.tma.tensormap_rules import HW_DERIVED_RULES, RULES, UNVERIFIED_RULES, parse_arch
 
 D, IL, SW = DataType, Interleave, SwizzleMode
 
@@ -32,6 +32,8 @@ PACKED = TensorMap(D.U4_ALIGN16B, (256, 64), (128,), (128, 16))
 IM2COL = TensorMap(D.FLOAT16, (64, 9, 14, 4), (128, 1152, 16128), (), mode="im2col",
                    pixel_box_lower_corner=(-1, -1), pixel_box_upper_corner=(-1, -1),
                    channels_per_pixel=64, pixels_per_column=128)
+# A valid rank-3 f32 map with a 224 KiB box (the driver's limit is 228 KiB).
+BIG = TensorMap(D.FLOAT32, (1024, 256, 256), (4096, 4096 * 256), (32, 256, 7))
 
 
 def fails(tm, rule, shown, arch="sm_90"):
@@ -64,7 +66,7 @@ CASES = [
     ("elementStrides.count", TILED, dict(element_strides=(1,)), "1 element strides",
      dict(element_strides=(1, 1)), None),
     ("globalAddress.range", TILED, dict(global_address=-16), "globalAddress = -16",
-     dict(global_address=2**64 - 16), None),
+     dict(global_address=2**57 - 16), None),
     ("globalAddress.align16", TILED, dict(global_address=0x1008), "0x1008", dict(global_address=0x1010), None),
     ("globalAddress.align32", INTERLEAVED, dict(global_address=0x1010), "0x1010 with INTERLEAVE_32B",
      dict(global_address=0x1080), None),  # INTERLEAVE_32B implies SWIZZLE_32B, hence 128 B (DOC≠HW)
@@ -96,7 +98,7 @@ CASES = [
     ("boxDim.inner16", TILED, dict(box_dim=(12, 64)), "boxDim[0] = 12 elements = 24 bytes",
      dict(box_dim=(8, 64)), None),
     ("boxDim.inner16", INTERLEAVED, dict(interleave=IL.NONE, swizzle=SW.NONE, box_dim=(4, 32, 4)),
-     "boxDim[0] = 4", dict(box_dim=(4, 32, 4)), None),
+     "boxDim[0] = 4", dict(interleave=IL.NONE, swizzle=SW.NONE, box_dim=(8, 32, 4)), None),
     ("boxDim.packed", PACKED, dict(box_dim=(64, 16)), "boxDim[0] = 64", dict(box_dim=(128, 16)), None),
     ("swizzle.innerBox", TILED, dict(swizzle=SW.B128, box_dim=(72, 64)), "144 bytes > SWIZZLE_128B",
      dict(swizzle=SW.B128, box_dim=(64, 64)), None),
@@ -168,16 +170,45 @@ CASES = [
     ("oobFill.nanFloat", IM2COL, dict(dtype=D.UINT16, oob_fill=1), "UINT16", dict(oob_fill=1), None),
     ("elementStrides.range", IM2COL, dict(element_strides=(1, 1, 9, 1)), "elementStrides[2] = 9",
      dict(element_strides=(1, 1, 8, 1)), None),
+    # hardware-derived (H200 driver 580.159.04 sweeps, docs/CONFORMANCE.md)
+    ("globalAddress.va57", TILED, dict(global_address=2**57), "globalAddress = 0x200000000000000",
+     dict(global_address=2**57 - 256), None),
+    ("tensorDataType.packedArch", TILED, dict(dtype=D.U4_ALIGN16B, box_dim=(128, 64)), "U4_ALIGN16B on sm_90",
+     dict(dtype=D.U4_ALIGN16B, box_dim=(128, 64)), "sm_100"),
+    ("tensorDataType.packedArch", TILED, dict(dtype=D.U4_ALIGN8B, box_dim=(128, 64)), "U4_ALIGN8B on sm_90",
+     dict(dtype=D.UINT8, box_dim=(128, 64)), None),
+    ("boxDim.interleave16", INTERLEAVED, dict(box_dim=(4, 32, 4)), "boxDim[0] = 4 elements = 8 bytes",
+     dict(box_dim=(8, 32, 4)), None),
+    ("boxDim.maxBytes", BIG, dict(box_dim=(32, 256, 8)), "holds 262144 bytes", dict(box_dim=(32, 256, 7)), None),
+    # floor(boxDim / elementStride), not ceil: 15 / 2 counts 7 rows
+    ("boxDim.maxBytes", BIG, dict(box_dim=(32, 256, 16), element_strides=(1, 1, 2)), "262144",
+     dict(box_dim=(32, 256, 15), element_strides=(1, 1, 2)), None),
+    # elementStrides[0] counts although TMA ignores it for the data with INTERLEAVE_NONE
+    ("boxDim.maxBytes", BIG, dict(box_dim=(32, 256, 14)), "458752", dict(box_dim=(32, 256, 14),
+                                                                            element_strides=(2, 1, 1)), None),
+    ("im2col.maxBytes", IM2COL, dict(channels_per_pixel=256, pixels_per_column=457), "= 233984 bytes",
+     dict(channels_per_pixel=256, pixels_per_column=456), None),
+    ("im2col.boxArea32", IM2COL, dict(global_dim=(64, 2**31, 14, 4)), "-2147483648 as a 32-bit int",
+     dict(global_dim=(64, 2**31 - 2**16, 14, 4)), None),
+    ("im2col.boxArea32", IM2COL, dict(global_dim=(2**31, 9, 14, 4), interleave=IL.B16),
+     "globalDim[0] 2147483648", dict(global_dim=(2**31, 9, 14, 4)), None),
+    ("im2col.channelsInterleave16", IM2COL, dict(interleave=IL.B16, channels_per_pixel=4),
+     "channelsPerPixel = 4 = 8 bytes", dict(interleave=IL.B16, channels_per_pixel=8), None),
 ]
 
 
 @pytest.mark.parametrize("rule,base,bad,shown,good,arch", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_rule_fails_and_passes(rule, base, bad, shown, good, arch):
     assert rule in RULES
-    ok(base)
-    e = fails(base.replace(**bad), rule, shown)
+    # packed types exist only on sm_100+ (tensorDataType.packedArch): their documented rules are tested there
+    a = "sm_100" if base.is_packed or base.replace(**bad).is_packed and rule != "tensorDataType.packedArch" \
+        else "sm_90"
+    ok(base, a)
+    e = fails(base.replace(**bad), rule, shown, a)
     assert RULES[rule] in str(e)
-    ok(base.replace(**good), arch or "sm_90")
+    ok(base.replace(**good), arch or a)
+    if rule in HW_DERIVED_RULES:
+        assert "hardware-derived" in RULES[rule]
 
 
 @pytest.mark.parametrize("rank,lo,hi", [(3, -32768, 32767), (4, -128, 127), (5, -16, 15)])
@@ -252,8 +283,9 @@ def test_error_shape():
 
 
 def test_rule_lists():
-    assert set(DOC_NE_HW_RULES) == {"interleave.swizzle32", "globalAddress.swizzle128"}
+    assert set(DOC_NE_HW_RULES) == {"interleave.swizzle32", "globalAddress.swizzle128", "im2col.boxArea"}
     assert set(DOC_NE_HW_RULES) <= set(RULES) and set(UNVERIFIED_RULES) <= set(RULES)
+    assert set(HW_DERIVED_RULES) <= set(RULES) and not set(HW_DERIVED_RULES) & set(DOC_NE_HW_RULES)
     tested = {c[0] for c in CASES} | {"arch.sm90", "tensorDataType.enum", "interleave.enum", "swizzle.enum",
                                      "l2Promotion.enum", "oobFill.enum", "tensorDataType.known"}
     descriptor_rules = {r for r in RULES if not r.startswith(("fromTensor.", "reduce."))}
@@ -275,9 +307,15 @@ SPANS = {SW.NONE: None, SW.B32: 32, SW.B64: 64, SW.B128: 128}
 
 def oracle(dt, dims, strides, box, es, swz, addr):
     e = SIZES[dt]
-    return (all(1 <= d <= 2**32 for d in dims) and all(s % 16 == 0 and 0 <= s < 2**40 for s in strides)
-            and all(1 <= b <= 256 for b in box) and (box[0] * e) % 16 == 0 and all(1 <= x <= 8 for x in es)
-            and addr % 16 == 0 and (swz == SW.NONE or (box[0] * e <= SPANS[swz] and addr % 128 == 0)))
+    ok = (all(1 <= d <= 2**32 for d in dims) and all(s % 16 == 0 and 0 <= s < 2**40 for s in strides)
+          and all(1 <= b <= 256 for b in box) and (box[0] * e) % 16 == 0 and all(1 <= x <= 8 for x in es)
+          and addr % 16 == 0 and (swz == SW.NONE or (box[0] * e <= SPANS[swz] and addr % 128 == 0)))
+    if ok:  # the driver's 228 KiB box limit: elemsize * prod(floor(box / es)) over every dim
+        n = e
+        for b, x in zip(box, es):
+            n *= b // x
+        ok = n <= 228 * 1024
+    return ok
 
 
 @settings(max_examples=400, deadline=None)

@@ -3,6 +3,8 @@
 ``validate(tm, arch)`` runs them in order and raises :class:`TmaDescriptorError` at the first broken rule.
 ``RULES`` maps every rule id to the rule in words. ``DOC_NE_HW_RULES`` names the documented rules we enforce that
 the H200 driver (580.159.04) accepts anyway; ``UNVERIFIED_RULES`` the documented ones never checked on hardware.
+``HW_DERIVED_RULES`` names the rules that no document states, found by sweeping the H200 driver (580.159.04,
+CUDA 13.0) with ``benchmarks/conformance_explore.py`` (docs/CONFORMANCE.md); they run after the documented ones.
 Rules not enforced on purpose: the ``tensorMap`` object's 64-byte alignment (not a field here) and the
 "stride includes the previous dimension" formula of the driver docs (illustrative; permuted and overlapping views
 encode and work).
@@ -32,6 +34,10 @@ MAX_BOX_DIM = 256
 MAX_ELEMENT_STRIDE = 8
 MAX_CHANNELS_PER_PIXEL = 256
 MAX_PIXELS_PER_COLUMN = 1024
+# Largest box the H200 driver encodes, in data bytes (hardware-derived): 228 KiB, the shared memory of one SM.
+MAX_BOX_BYTES = 228 * 1024
+# Global addresses the H200 driver encodes: below 2^57 (hardware-derived; 2^57 - 256 accepted, 2^57 refused).
+MAX_GLOBAL_ADDRESS = 2**57  # exclusive
 # im2col corner ranges by tensor rank (inclusive), TMA.md §1.
 IM2COL_CORNER_RANGE = {3: (-(2**15), 2**15 - 1), 4: (-(2**7), 2**7 - 1), 5: (-(2**4), 2**4 - 1)}
 ATOM_SWIZZLES = frozenset({SwizzleMode.B128_ATOM_32B, SwizzleMode.B128_ATOM_32B_FLIP_8B, SwizzleMode.B128_ATOM_64B})
@@ -51,6 +57,7 @@ RULES: dict[str, str] = {
     "boxDim.count": "boxDim must have tensorRank entries",
     "elementStrides.count": "elementStrides must have tensorRank entries",
     "globalAddress.range": "globalAddress must be a 64-bit unsigned address",
+    "globalAddress.va57": "globalAddress must be below 2^57 (the driver refuses higher addresses; hardware-derived)",
     "globalAddress.align16": "globalAddress must be 16-byte aligned",
     "globalAddress.align32": "globalAddress must be 32-byte aligned with INTERLEAVE_32B or a packed ALIGN16B type",
     "globalAddress.swizzle128": "globalAddress must be 128-byte aligned when swizzling (CUDA Programming Guide)",
@@ -65,6 +72,12 @@ RULES: dict[str, str] = {
     "boxDim.packed": "packed ALIGN16B types need boxDim[0] == 128",
     "swizzle.innerBox": "with INTERLEAVE_NONE and a swizzle, the inner box row (boxDim[0] * elemsize; im2col: "
                         "channelsPerPixel * elemsize) must fit in the swizzle span",
+    "boxDim.interleave16": "with an interleave, boxDim[0] * elemsize must still be a multiple of 16 bytes "
+                           "(hardware-derived)",
+    "boxDim.maxBytes": "a box may hold at most 228 KiB (233472 bytes) of data, counted as elemsize * "
+                       "prod(floor(boxDim[i] / elementStrides[i])) over every dim incl. dim 0 (hardware-derived)",
+    "tensorDataType.packedArch": "the packed 16U4/16U6 types need compute capability 10.0 or higher (the sm_90 "
+                                 "driver refuses them; hardware-derived)",
     "swizzle.atomArch": "the SWIZZLE_128B_ATOM_* modes need compute capability 10.0 or higher",
     "elementStrides.range": "every elementStride must be in [1, 8]",
     "interleave.swizzle32": "INTERLEAVE_32B requires SWIZZLE_32B (driver documentation)",
@@ -74,6 +87,13 @@ RULES: dict[str, str] = {
                           "[-16, 15] (rank 5)",
     "im2col.boxArea": "the im2col bounding box must have non-zero area "
                       "(globalDim[d] + upperCorner - lowerCorner >= 1 in every spatial dim)",
+    "im2col.maxBytes": "an im2col box may hold at most 228 KiB (233472 bytes): channelsPerPixel * "
+                       "pixelsPerColumn * elemsize (hardware-derived)",
+    "im2col.boxArea32": "each bounding-box extent globalDim[j] + upper[i] - lower[i], taken as a 32-bit signed int, "
+                        "must be >= 1, with j = i + 1 (INTERLEAVE_NONE) or j = i (interleaved): the driver's "
+                        "arithmetic (hardware-derived)",
+    "im2col.channelsInterleave16": "with an interleave, channelsPerPixel * elemsize must still be a multiple of 16 "
+                                   "bytes (hardware-derived)",
     "im2col.channelsPerPixel": "channelsPerPixel must be in [1, 256]",
     "im2col.pixelsPerColumn": "pixelsPerColumn must be in [1, 1024]",
     "im2col.channels16": "with INTERLEAVE_NONE, channelsPerPixel * elemsize must be a multiple of 16 bytes",
@@ -91,9 +111,16 @@ RULES: dict[str, str] = {
 }
 
 # Documented rules the H200 driver does not enforce (TMA.md "DOC≠HW"); tmakit enforces them anyway.
-DOC_NE_HW_RULES: list[str] = ["interleave.swizzle32", "globalAddress.swizzle128"]
-# Documented (or, for im2col.channels16, inferred from the 16-byte granule) but never checked against hardware.
-UNVERIFIED_RULES: list[str] = ["globalDim.packed", "boxDim.packed", "im2col.channels16", "im2col.channelsPacked"]
+# im2col.boxArea: with an interleave the driver checks the extent on dim i, not on the spatial dim i + 1
+# (im2col.boxArea32), so interleaved maps with an empty spatial box encode (corner/area grid in docs/CONFORMANCE.md).
+DOC_NE_HW_RULES: list[str] = ["interleave.swizzle32", "globalAddress.swizzle128", "im2col.boxArea"]
+# Rules found on the hardware (H200, driver 580.159.04), stated in no document: the driver's, measured by sweeps.
+HW_DERIVED_RULES: list[str] = ["globalAddress.va57", "boxDim.interleave16", "boxDim.maxBytes",
+                               "tensorDataType.packedArch", "im2col.maxBytes", "im2col.boxArea32",
+                               "im2col.channelsInterleave16"]
+# Documented but never checked against hardware.
+# (The packed-type rules cannot be checked on sm_90, whose driver refuses packed types altogether.)
+UNVERIFIED_RULES: list[str] = ["globalDim.packed", "boxDim.packed", "im2col.channelsPacked"]
 
 
 def _fail(rule: str, value, where: str, fix: str):
@@ -173,6 +200,53 @@ def check_address(tm: TensorMap, cc: int):
     if _needs_32b(tm) and a % 32:
         _fail("globalAddress.align32", a, f"globalAddress = {a:#x} with {_why_32b(tm)}",
               "start the tensor at a 32-byte-aligned address")
+
+
+def check_address_va57(tm: TensorMap, cc: int):
+    """Hardware-derived (H200 driver 580.159.04): addresses from 2^57 up are refused (57-bit virtual addresses)."""
+    a = tm.global_address
+    if a >= MAX_GLOBAL_ADDRESS:
+        _fail("globalAddress.va57", a, f"globalAddress = {a:#x} (>= 2^57 = {MAX_GLOBAL_ADDRESS:#x})",
+              "pass a real device pointer (CUDA virtual addresses are below 2^57), or 0 for an unbound map")
+
+
+def check_packed_arch(tm: TensorMap, cc: int):
+    """Hardware-derived: the sm_90 driver refused every packed-type map (tiled and im2col, all swizzles)."""
+    if tm.dtype in PACKED_DTYPES and cc < 100:
+        _fail("tensorDataType.packedArch", tm.dtype, f"{tm.dtype.name} on sm_{cc}",
+              "unpack to UINT8 (one value per byte) on Hopper, or pass arch='sm_100' for Blackwell")
+
+
+def _box_bytes_driver(tm: TensorMap) -> int:
+    """The driver's box size in bytes: elemsize * prod(floor(boxDim[i] / elementStrides[i])) over all dims (floor,
+    not ceil, and elementStrides[0] counts even without interleave: both measured)."""
+    n = tm.elem_bits
+    for i, b in enumerate(tm.box_dim):
+        n *= b // tm.element_strides[i]
+    return n // 8
+
+
+def check_box_bytes(tm: TensorMap, cc: int):
+    """Hardware-derived: the H200 driver refuses boxes above 228 KiB of data. Swizzle padding is not counted; the
+    count is elemsize * prod(floor(boxDim[i] / elementStrides[i])), i.e. floor division and elementStrides[0]
+    included even with INTERLEAVE_NONE (sweeps with 16..256-byte rows, every swizzle, element strides 1..8)."""
+    n = _box_bytes_driver(tm)
+    if n > MAX_BOX_BYTES:
+        _fail("boxDim.maxBytes", n, f"box {tm.box_dim} with elementStrides {tm.element_strides} holds {n} bytes "
+              f"({tm.dtype.name}) > {MAX_BOX_BYTES}",
+              "split the box: issue several smaller boxes (a box must fit in one SM's 228 KiB of shared memory)")
+
+
+def check_box_interleave16(tm: TensorMap, cc: int):
+    """Hardware-derived: the 16-byte inner-row rule holds for interleaved maps too (2..56-byte rows refused)."""
+    if tm.interleave == Interleave.NONE or not tm.box_dim:
+        return
+    b0 = tm.box_dim[0]
+    if (b0 * tm.elem_bits) % 128:
+        per16 = 128 // _gcd(128, tm.elem_bits)
+        _fail("boxDim.interleave16", b0, f"boxDim[0] = {b0} elements = {b0 * tm.elem_bits / 8:g} bytes "
+              f"({tm.dtype.name}) with {c_name(tm.interleave)}",
+              f"make boxDim[0] a multiple of {per16} elements ({_round_up(b0, per16)} is the next)")
 
 
 def check_address_swizzle(tm: TensorMap, cc: int):
@@ -319,6 +393,49 @@ def check_im2col_channels(tm: TensorMap, cc: int):
               "use channelsPerPixel = 128 for packed ALIGN16B types")
 
 
+def check_im2col_channels_interleave(tm: TensorMap, cc: int):
+    """Hardware-derived: interleaved im2col maps also need 16-byte multiples of channels (2..8-byte rows refused)."""
+    c = tm.channels_per_pixel
+    if tm.interleave != Interleave.NONE and (c * tm.elem_bits) % 128:
+        per16 = 128 // _gcd(128, tm.elem_bits)
+        _fail("im2col.channelsInterleave16", c, f"channelsPerPixel = {c} = {c * tm.elem_bits / 8:g} bytes "
+              f"({tm.dtype.name}) with {c_name(tm.interleave)}", f"use a multiple of {per16} channels (16 bytes)")
+
+
+def check_im2col_bytes(tm: TensorMap, cc: int):
+    """Hardware-derived: channelsPerPixel * pixelsPerColumn * elemsize <= 228 KiB (e.g. 256 B x 912 pixels is
+    the most; 256 B x 913 refused)."""
+    n = tm.channels_per_pixel * tm.pixels_per_column * tm.elem_bits // 8
+    if n > MAX_BOX_BYTES:
+        most = MAX_BOX_BYTES * 8 // max(1, tm.channels_per_pixel * tm.elem_bits)
+        _fail("im2col.maxBytes", n, f"channelsPerPixel {tm.channels_per_pixel} x pixelsPerColumn "
+              f"{tm.pixels_per_column} x {tm.elem_bits // 8} B = {n} bytes > {MAX_BOX_BYTES}",
+              f"use pixelsPerColumn <= {most}, or fewer channels per load")
+
+
+def _s32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - 2**32 if x >= 2**31 else x
+
+
+def check_im2col_box_area32(tm: TensorMap, cc: int):
+    """Hardware-derived: the driver computes each bounding-box extent ``globalDim[j] + upper[i] - lower[i]`` in
+    32-bit signed arithmetic and refuses it unless it is >= 1, pairing corner i with dim j = i + 1 (W, H, D) for
+    INTERLEAVE_NONE but with dim j = i for interleaved maps. So dims of 2^31 .. 2^32 - 1 (plus the corners) are
+    refused although their true extent is positive, and extents that wrap back to >= 1 (2^32 + 1) are accepted: we
+    mirror the driver (sweeps: 2^31, 2^32 - 1, 2^32 with corners -4..3, every interleave)."""
+    j0 = 1 if tm.interleave == Interleave.NONE else 0
+    for i, (a, b) in enumerate(zip(tm.pixel_box_lower_corner, tm.pixel_box_upper_corner)):
+        d = tm.global_dim[i + j0]
+        ext = _s32(d + b - a)
+        if ext < 1:
+            _fail("im2col.boxArea32", d + b - a,
+                  f"globalDim[{i + j0}] {d} + upper[{i}] {b} - lower[{i}] {a} = {d + b - a}, {ext} as a 32-bit int"
+                  f"{'' if j0 else ' (interleaved: the driver pairs corner i with dim i)'}",
+                  "keep every dimension below 2^31 - 2^16 (split the activation tensor) and the corners so that "
+                  "the box is not empty")
+
+
 def check_im2col_pixels(tm: TensorMap, cc: int):
     p = tm.pixels_per_column
     if not 1 <= p <= MAX_PIXELS_PER_COLUMN:
@@ -341,12 +458,16 @@ TILED_CHECKS = (
     check_rank_interleave, check_counts, check_address, check_global_dim, check_global_dim_packed,
     check_global_strides, check_box_dim, check_box_inner16, check_box_packed, check_element_strides,
     check_interleave_swizzle, check_swizzle_arch, check_swizzle_inner, check_oob_fill, check_address_swizzle,
+    # hardware-derived (after the documented rules, so a map breaking both names the documented one)
+    check_packed_arch, check_address_va57, check_box_interleave16, check_box_bytes,
 )
 IM2COL_CHECKS = (
     check_im2col_rank, check_rank_interleave, check_counts, check_address, check_global_dim,
     check_global_dim_packed, check_global_strides, check_im2col_corners, check_im2col_channels,
     check_im2col_pixels, check_element_strides, check_interleave_swizzle, check_swizzle_arch, check_swizzle_inner,
     check_oob_fill, check_address_swizzle,
+    check_packed_arch, check_address_va57, check_im2col_box_area32, check_im2col_channels_interleave,
+    check_im2col_bytes,
 )
 
 
