@@ -37,6 +37,7 @@ CASES = [
     ("left_inverse divisibility", lambda: tk.left_inverse(L((I(2), I(3)), (I(3), I(2)))),
      ["(_2,_3):(_3,_2)", "_3"]),
     ("shape_div of coprime statics", lambda: tk.shape_div(I(6), I(4)), ["_6", "_4"]),
+    ("blocked_product of mismatched ranks", lambda: tk.blocked_product(L((I(4),)), L(I(3))), ["(_4)", "_3"]),
     ("tile_to_shape does not divide", lambda: tk.tile_to_shape(L((I(3), I(2))), (I(8), I(8))),
      ["(_3,_2)", "(_8,_8)"]),
     ("tile_to_shape rank", lambda: tk.tile_to_shape(L((I(2), I(2), I(2))), (I(8), I(8))), ["(_2,_2,_2)", "(_8,_8)"]),

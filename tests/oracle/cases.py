@@ -360,6 +360,8 @@ EXTRA = [
     "complement(L(1, _1), _2)",
     "complement(L((_2, 1), (_1, _2)), _8)",
     "zipped_divide(L((_8, (_2, _4))), (_4, _))",
+    "blocked_product(L(_4), L((_3,)))",
+    "blocked_product(L(((_2, _2),)), L((_3,)))",
     "right_inverse(L((_2, _2), (_2, _1)))",
     "right_inverse(L((_4, _2), (_1, _1)))",
     "right_inverse(L((_2, _4), (_1, _1)))",

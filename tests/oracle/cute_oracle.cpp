@@ -353,6 +353,8 @@ void cases_7() {
 void cases_8() {
   { printf(">>> %s\n", R"__(complement(L((_2, 1), (_1, _2)), _8))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, 1), cute::make_tuple(Int<1>{}, Int<2>{})), Int<8>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_8, (_2, _4))), (_4, _)))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<2>{}, Int<4>{}))), cute::make_tuple(Int<4>{}, _))); printf("\n"); }
+  { printf(">>> %s\n", R"__(blocked_product(L(_4), L((_3,))))__"); print(blocked_product(make_layout(Int<4>{}), make_layout(cute::make_tuple(Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(blocked_product(L(((_2, _2),)), L((_3,))))__"); print(blocked_product(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}))), make_layout(cute::make_tuple(Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_2, _2), (_2, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_4, _2), (_1, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_2, _4), (_1, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
@@ -389,11 +391,11 @@ void cases_8() {
   { printf(">>> %s\n", R"__(max_common_vector(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L((_8, _64), (_64, _1))))__"); print(max_common_vector(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_vector(L((_8, _64), (_64, _1)), composition(Sw(2, 4, 3), L((_8, _64), (_64, _1)))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})), composition(Swizzle<2,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_vector(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(max_common_vector(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
-  { printf(">>> %s\n", R"__(max_common_vector(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), composition(Sw(2, 3, 3), L((_8, _64), (_64, _1)))))__"); print(max_common_vector(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), composition(Swizzle<2,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
-  { printf(">>> %s\n", R"__(max_common_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L((_8, _64), (_64, _1))))__"); print(max_common_layout(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
 }
 
 void cases_9() {
+  { printf(">>> %s\n", R"__(max_common_vector(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), composition(Sw(2, 3, 3), L((_8, _64), (_64, _1)))))__"); print(max_common_vector(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), composition(Swizzle<2,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L((_8, _64), (_64, _1))))__"); print(max_common_layout(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_layout(L((_8, _64), (_64, _1)), composition(Sw(1, 2, 3), L((_8, _64), (_64, _1)))))__"); print(max_common_layout(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})), composition(Swizzle<1,2,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_layout(composition(Sw(3, 4, 3), L((_8, _8), (_8, _1))), L((_8, _8), (_8, _1))))__"); print(max_common_layout(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))), make_layout(cute::make_tuple(Int<8>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(group_modes(composition(Sw(3, 4, 3), L((_8, _64, _2), (_64, _1, _512))), 0, 2))__"); print(group<0,2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}, Int<2>{}), cute::make_tuple(Int<64>{}, Int<1>{}, Int<512>{}))))); printf("\n"); }
@@ -432,11 +434,11 @@ void cases_9() {
   { printf(">>> %s\n", R"__(print_layout(L((_3, _2), (_100, _1))))__"); print_layout(make_layout(cute::make_tuple(Int<3>{}, Int<2>{}), cute::make_tuple(Int<100>{}, Int<1>{}))); }
   { printf(">>> %s\n", R"__(coalesce(L((_4, _8), (_1, _4))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, _8), (_1, _4)), _128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), Int<128>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(complement(L((_4, _8), (_1, _4)), 128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), 128)); printf("\n"); }
-  { printf(">>> %s\n", R"__(right_inverse(L((_4, _8), (_1, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
 }
 
 void cases_10() {
+  { printf(">>> %s\n", R"__(complement(L((_4, _8), (_1, _4)), 128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), 128)); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_4, _8), (_1, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_4, _8), (_1, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_4, _8), (_1, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_4, _8), (_1, _4)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
@@ -475,11 +477,11 @@ void cases_10() {
   { printf(">>> %s\n", R"__(zipped_divide(L((4, _8), (_1, _4)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((4, _8), (_1, _4)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((4, _8), (_1, _4)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(raked_product(L((4, _8), (_1, _4)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(composition(L((4, _8), (_1, _4)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
 }
 
 void cases_11() {
+  { printf(">>> %s\n", R"__(raked_product(L((4, _8), (_1, _4)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((4, _8), (_1, _4)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((4, 8), (1, 4))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple(1, 4)))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((4, 8), (1, 4))))__"); print(right_inverse(make_layout(cute::make_tuple(4, 8), cute::make_tuple(1, 4)))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((4, 8), (1, 4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(4, 8), cute::make_tuple(1, 4)), Int<2>{})); printf("\n"); }
@@ -518,11 +520,11 @@ void cases_11() {
   { printf(">>> %s\n", R"__(raked_product(L((_4, 8), (_8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_4, 8), (_8, _1)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((4, _8), (_8, _1))))__"); print(coalesce(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(complement(L((4, _8), (_8, _1)), _128))__"); print(complement(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Int<128>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(complement(L((4, _8), (_8, _1)), 128))__"); print(complement(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), 128)); printf("\n"); }
 }
 
 void cases_12() {
+  { printf(">>> %s\n", R"__(complement(L((4, _8), (_8, _1)), _128))__"); print(complement(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Int<128>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((4, _8), (_8, _1)), 128))__"); print(complement(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), 128)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((4, _8), (_8, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((4, _8), (_8, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((4, _8), (_8, _1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(4, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Int<2>{})); printf("\n"); }
@@ -561,11 +563,11 @@ void cases_12() {
   { printf(">>> %s\n", R"__(complement(L((_2, (3, _4)), (_12, (_1, _3))), _96))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<96>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_2, (3, _4)), (_12, (_1, _3))), 96))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_2, (3, _4)), (_12, (_1, _3)))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
-  { printf(">>> %s\n", R"__(left_inverse(L((_2, (3, _4)), (_12, (_1, _3)))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
-  { printf(">>> %s\n", R"__(logical_divide(L((_2, (3, _4)), (_12, (_1, _3))), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<2>{})); printf("\n"); }
 }
 
 void cases_13() {
+  { printf(">>> %s\n", R"__(left_inverse(L((_2, (3, _4)), (_12, (_1, _3)))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_2, (3, _4)), (_12, (_1, _3))), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_2, (3, _4)), (_12, (_1, _3))), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((_2, (3, _4)), (_12, (_1, _3))), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((_2, (3, _4)), (_12, (_1, _3))), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
@@ -604,11 +606,11 @@ void cases_13() {
   { printf(">>> %s\n", R"__(left_inverse(L(((2, 2), 8), ((_1, _16), _2))))__"); print(left_inverse(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L(((2, 2), 8), ((_1, _16), _2)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L(((2, 2), 8), ((_1, _16), _2)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(logical_product(L(((2, 2), 8), ((_1, _16), _2)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(blocked_product(L(((2, 2), 8), ((_1, _16), _2)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
 }
 
 void cases_14() {
+  { printf(">>> %s\n", R"__(logical_product(L(((2, 2), 8), ((_1, _16), _2)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(blocked_product(L(((2, 2), 8), ((_1, _16), _2)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L(((2, 2), 8), ((_1, _16), _2)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(((2, 2), 8), ((_1, _16), _2)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L(((_2, 2), _8), ((_1, _16), _2))))__"); print(coalesce(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
@@ -647,11 +649,11 @@ void cases_14() {
   { printf(">>> %s\n", R"__(logical_product(L((_8, _4, _2), (_1, _16, _8)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((_8, _4, _2), (_1, _16, _8)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((_8, _4, _2), (_1, _16, _8)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(composition(L((_8, _4, _2), (_1, _16, _8)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(coalesce(L((8, 4, 2), (_1, _16, _8))))__"); print(coalesce(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
 }
 
 void cases_15() {
+  { printf(">>> %s\n", R"__(composition(L((_8, _4, _2), (_1, _16, _8)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((8, 4, 2), (_1, _16, _8))))__"); print(coalesce(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((8, 4, 2), (_1, _16, _8)), _256))__"); print(complement(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), Int<256>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((8, 4, 2), (_1, _16, _8)), 256))__"); print(complement(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), 256)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((8, 4, 2), (_1, _16, _8))))__"); print(right_inverse(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
@@ -690,11 +692,11 @@ void cases_15() {
   { printf(">>> %s\n", R"__(composition(L((8, 4, 2), (1, 16, 8)), _4))__"); print(composition(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(1, 16, 8)), Int<4>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_2, _4, _8), (_32, _8, _1))))__"); print(coalesce(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_2, _4, _8), (_32, _8, _1)), _256))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), Int<256>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(complement(L((_2, _4, _8), (_32, _8, _1)), 256))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), 256)); printf("\n"); }
-  { printf(">>> %s\n", R"__(right_inverse(L((_2, _4, _8), (_32, _8, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
 }
 
 void cases_16() {
+  { printf(">>> %s\n", R"__(complement(L((_2, _4, _8), (_32, _8, _1)), 256))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), 256)); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_2, _4, _8), (_32, _8, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_2, _4, _8), (_32, _8, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_2, _4, _8), (_32, _8, _1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_2, _4, _8), (_32, _8, _1)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
@@ -733,11 +735,11 @@ void cases_16() {
   { printf(">>> %s\n", R"__(zipped_divide(L((2, _4, 8), (_32, _8, _1)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(2, Int<4>{}, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((2, _4, 8), (_32, _8, _1)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(2, Int<4>{}, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((2, _4, 8), (_32, _8, _1)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(2, Int<4>{}, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(raked_product(L((2, _4, 8), (_32, _8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(2, Int<4>{}, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(composition(L((2, _4, 8), (_32, _8, _1)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(2, Int<4>{}, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
 }
 
 void cases_17() {
+  { printf(">>> %s\n", R"__(raked_product(L((2, _4, 8), (_32, _8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(2, Int<4>{}, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((2, _4, 8), (_32, _8, _1)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(2, Int<4>{}, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((2, 4, 8), (32, 8, 1))))__"); print(coalesce(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(32, 8, 1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((2, 4, 8), (32, 8, 1))))__"); print(right_inverse(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(32, 8, 1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((2, 4, 8), (32, 8, 1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(32, 8, 1)), Int<2>{})); printf("\n"); }
@@ -776,11 +778,11 @@ void cases_17() {
   { printf(">>> %s\n", R"__(raked_product(L((_16, 8), (_1, _16)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<16>{}, 8), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_16, 8), (_1, _16)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<16>{}, 8), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((16, _8), (_1, _16))))__"); print(coalesce(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(complement(L((16, _8), (_1, _16)), _512))__"); print(complement(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), Int<512>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(complement(L((16, _8), (_1, _16)), 512))__"); print(complement(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), 512)); printf("\n"); }
 }
 
 void cases_18() {
+  { printf(">>> %s\n", R"__(complement(L((16, _8), (_1, _16)), _512))__"); print(complement(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), Int<512>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((16, _8), (_1, _16)), 512))__"); print(complement(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), 512)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((16, _8), (_1, _16))))__"); print(right_inverse(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((16, _8), (_1, _16))))__"); print(left_inverse(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((16, _8), (_1, _16)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(16, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), Int<2>{})); printf("\n"); }
@@ -819,11 +821,11 @@ void cases_18() {
   { printf(">>> %s\n", R"__(complement(L((_4, 1, _6), (_1, _0, _4)), _96))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<96>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, 1, _6), (_1, _0, _4)), 96))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_4, 1, _6), (_1, _0, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(left_inverse(L((_4, 1, _6), (_1, _0, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
-  { printf(">>> %s\n", R"__(logical_divide(L((_4, 1, _6), (_1, _0, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<2>{})); printf("\n"); }
 }
 
 void cases_19() {
+  { printf(">>> %s\n", R"__(left_inverse(L((_4, 1, _6), (_1, _0, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_4, 1, _6), (_1, _0, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_4, 1, _6), (_1, _0, _4)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((_4, 1, _6), (_1, _0, _4)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((_4, 1, _6), (_1, _0, _4)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<4>{}, 1, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }

@@ -421,9 +421,12 @@ def prepend(layout, x=None):
 
 
 def _zip_tuples(a, b):
-    if is_tuple(a) and is_tuple(b) and len(a) == len(b):
-        return tuple((x, y) for x, y in zip(a, b))
-    return ((a, b),)
+    """CuTe's ``zip(a, b)``: pair the modes of ``a`` with those of ``b`` (two integers make one pair)."""
+    if not is_tuple(a):
+        return ((a, b),)
+    if not is_tuple(b) or len(a) != len(b):
+        raise LayoutError(f"zip: ranks of {to_str(a)} and {to_str(b)} differ")
+    return tuple(zip(a, b))
 
 
 def _zip_layouts(a, b):
