@@ -116,18 +116,18 @@ def test_round_to_nearest_even_cases():
 
 
 def test_reduce_through_tensor_map_wraps_and_clips():
-    g = np.full((4, 8), 0xFFFFFFFF, np.uint32)
-    tm = TensorMap(D.UINT32, (8, 4), (32,), (4, 4))
+    g = np.full((4, 12), 0xFFFFFFFF, np.uint32)
+    tm = TensorMap(D.UINT32, (12, 4), (48,), (8, 4))
     smem = np.zeros(1024, np.uint8)
-    smem[:64].view(np.uint32)[:] = 2
-    tma_unit.reduce(tm, (6, 2), g, smem, 0, "add")
-    assert (g[2:4, 6:8] == 1).all() and (g[:2] == 0xFFFFFFFF).all() and (g[:, :6] == 0xFFFFFFFF).all()
-    tma_unit.reduce(tm, (6, 2), g, smem, 0, "inc")  # old 1 < 2 -> 2
-    assert (g[2:4, 6:8] == 2).all()
-    tma_unit.reduce(tm, (6, 2), g, smem, 0, "inc")  # old 2 >= 2 -> 0
-    assert (g[2:4, 6:8] == 0).all()
-    tma_unit.reduce(tm, (6, 2), g, smem, 0, "dec")  # old 0 -> b
-    assert (g[2:4, 6:8] == 2).all()
+    smem[:128].view(np.uint32)[:] = 2
+    tma_unit.reduce(tm, (8, 2), g, smem, 0, "add")
+    assert (g[2:4, 8:12] == 1).all() and (g[:2] == 0xFFFFFFFF).all() and (g[:, :8] == 0xFFFFFFFF).all()
+    tma_unit.reduce(tm, (8, 2), g, smem, 0, "inc")  # old 1 < 2 -> 2
+    assert (g[2:4, 8:12] == 2).all()
+    tma_unit.reduce(tm, (8, 2), g, smem, 0, "inc")  # old 2 >= 2 -> 0
+    assert (g[2:4, 8:12] == 0).all()
+    tma_unit.reduce(tm, (8, 2), g, smem, 0, "dec")  # old 0 -> b
+    assert (g[2:4, 8:12] == 2).all()
 
 
 @pytest.mark.parametrize("op,dt", [("add", D.FLOAT64), ("add", D.INT64), ("min", D.FLOAT32), ("inc", D.INT32),

@@ -43,10 +43,10 @@ def test_seed_tile_and_tx_bytes():
 
 def test_oob_zero_and_negative_start():
     a = np.arange(1, 49, dtype=np.float32).reshape(6, 8)
-    tm = tmap_for(a, DataType.FLOAT32, (4, 2))
+    tm = tmap_for(a, DataType.FLOAT32, (8, 2))
     smem = np.full(1024, 0xFF, np.uint8)
-    tma_unit.load(tm, (-2, -1), a, smem, 0)
-    assert smem[:32].view(np.float32).tolist() == [0, 0, 0, 0, 0, 0, 1, 2]
+    tma_unit.load(tm, (-4, -1), a, smem, 0)  # -16 bytes: a negative start on a 16-byte boundary is fine
+    assert smem[:64].view(np.float32).tolist() == [0] * 12 + [1, 2, 3, 4]
 
 
 def test_fully_out_of_bounds_box_still_signals_full_bytes():
@@ -96,6 +96,7 @@ def test_load_matches_elementwise_reference(rank, seed, nan):
     box = (4 * int(rng.integers(1, 5)),) + tuple(int(rng.integers(1, 6)) for _ in range(rank - 1))
     es = (1,) + tuple(int(rng.integers(1, 4)) for _ in range(rank - 1))
     coords = tuple(int(rng.integers(-6, 8)) for _ in range(rank))
+    coords = (coords[0] // 4 * 4,) + coords[1:]  # innermost start on a 16-byte boundary (else the GPU traps)
     tm = tmap_for(a, DataType.FLOAT32, box, es=es, oob_fill=NAN if nan else OobFill.NONE)
     smem = np.zeros(1 << 16, np.uint8)
     n = tma_unit.load(tm, coords, a, smem, 256)
@@ -110,10 +111,137 @@ def test_store_clips_out_of_bounds_and_rejects_negative_start():
     tm = tmap_for(g, DataType.FLOAT32, (4, 4))
     smem = np.zeros(1024, np.uint8)
     smem[:64].view(np.float32)[:] = np.arange(1, 17)
-    tma_unit.store(tm, (6, 4), g, smem, 0)
-    assert g[4:6, 6:8].tolist() == [[1, 2], [5, 6]] and g.sum() == 14
+    tma_unit.store(tm, (4, 4), g, smem, 0)
+    assert g[4:6, 4:8].tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]] and g.sum() == 36
     with pytest.raises(IllegalInstruction, match="kills the context with cudaErrorIllegalInstruction"):
         tma_unit.store(tm, (-4, -3), g, smem, 0)
+
+
+# ---- hardware behaviours found by the H200 conformance runs (docs/CONFORMANCE.md) -----------------------------
+
+def test_store_writes_dim0_up_to_the_next_16_byte_boundary():
+    # f32 rows of 6 elements (24 bytes) at a 32-byte stride: the store also writes elements 6 and 7
+    g = np.zeros((6, 8), np.float32)
+    tm = TensorMap(DataType.FLOAT32, (6, 6), (32,), (4, 4))
+    smem = np.zeros(1024, np.uint8)
+    smem[:64].view(np.float32)[:] = np.arange(1, 17)
+    tma_unit.store(tm, (4, 4), g, smem, 0)
+    assert g[4:6, 4:8].tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]] and g.sum() == 36
+    # rank 1, bytes: globalDim 449 -> bytes 449..463 are written too, 464.. are not
+    b = np.zeros(600, np.uint8)
+    t1 = TensorMap(DataType.UINT8, (449,), (), (240,))
+    src = np.arange(240, dtype=np.uint8)
+    sm = np.zeros(256, np.uint8)
+    sm[:240] = src
+    tma_unit.store(t1, (416,), b, sm, 0)
+    assert np.array_equal(b[416:464], src[:48]) and not b[464:].any() and not b[:416].any()
+    # a load still treats the tail as out of bounds
+    sm2 = np.full(256, 0xFF, np.uint8)
+    tma_unit.load(t1, (416,), b, sm2, 0)
+    assert np.array_equal(sm2[:33], src[:33]) and not sm2[33:240].any()
+
+
+def test_store_tail_is_dropped_past_the_end_of_the_buffer():
+    g = np.zeros(8 * 5 + 6, np.float32)  # the last row ends 8 bytes before its 16-byte boundary
+    tm = TensorMap(DataType.FLOAT32, (6, 6), (32,), (4, 4))
+    smem = np.zeros(1024, np.uint8)
+    smem[:64].view(np.float32)[:] = np.arange(1, 17)
+    tma_unit.store(tm, (4, 4), g, smem, 0)
+    assert g[36:38].tolist() == [1, 2] and g[44:46].tolist() == [5, 6]
+
+
+def test_reduce_combines_the_16_byte_tail():
+    g = np.full((4, 8), 10, np.uint32)
+    tm = TensorMap(DataType.UINT32, (5, 4), (32,), (4, 2))
+    smem = np.zeros(1024, np.uint8)
+    smem[:32].view(np.uint32)[:] = 1
+    tma_unit.reduce(tm, (4, 1), g, smem, 0, "add")
+    assert g[1:3, 4:8].tolist() == [[11, 11, 11, 11]] * 2 and (g[1:3, :4] == 10).all() and (g[0] == 10).all()
+
+
+@pytest.mark.parametrize("dtype", [DataType.TFLOAT32, DataType.TFLOAT32_FTZ])
+def test_tf32_load_rounds_to_nearest_even(dtype):
+    cases = {  # input bits -> H200 result bits (crafted patterns of the conformance probe)
+        0x3F801000: 0x3F800000,  # tie, even kept bit -> down
+        0x3F803000: 0x3F804000,  # tie, odd kept bit -> up
+        0x3F801001: 0x3F802000,  # above half -> up
+        0x3F800FFF: 0x3F800000,  # below half -> down
+        0x7F7FF000: 0x7F800000,  # largest floats round to infinity
+        0x7F7FEFFF: 0x7F7FE000,
+        0x7F800000: 0x7F800000, 0xFF800000: 0xFF800000,  # infinities unchanged
+        0x7F800001: 0x7FFFE000, 0xFFC00000: 0x7FFFE000, 0x7FF77FF7: 0x7FFFE000,  # any NaN -> canonical
+        0x007FF000: 0x00800000, 0x00001000: 0x00000000, 0x80001000: 0x80000000,  # denormals round, no flush
+        0xBF8FFFFF: 0xBF900000,
+    }
+    src = np.array(list(cases) + [0] * (32 - len(cases)), np.uint32)
+    want = np.array(list(cases.values()) + [0] * (32 - len(cases)), np.uint32)
+    tm = TensorMap(dtype, (32,), (), (32,))
+    smem = np.zeros(256, np.uint8)
+    tma_unit.load(tm, (0,), src, smem, 0)
+    assert [hex(x) for x in smem[:128].view(np.uint32)] == [hex(x) for x in want]
+    # FLOAT32 moves the same bits unchanged; a TF32 store copies bits too
+    tma_unit.load(tm.replace(dtype=DataType.FLOAT32), (0,), src, smem, 0)
+    assert np.array_equal(smem[:128].view(np.uint32), src)
+    out = np.zeros(32, np.uint32)
+    tma_unit.store(tm, (0,), out, smem, 0)
+    assert np.array_equal(out, src)
+
+
+def test_tf32_nan_fill_is_not_rounded():
+    src = np.full(32, 0x3F801001, np.uint32)
+    tm = TensorMap(DataType.TFLOAT32, (32,), (), (32,), oob_fill=NAN)
+    smem = np.zeros(256, np.uint8)
+    tma_unit.load(tm, (16,), src, smem, 0)
+    bits = smem[:128].view(np.uint32)
+    assert (bits[:16] == 0x3F802000).all() and (bits[16:] == 0x7FF77FF7).all()
+
+
+@pytest.mark.parametrize("c0,dt,ok", [(1, DataType.FLOAT32, False), (-1, DataType.FLOAT32, False),
+                                      (69, DataType.FLOAT32, False), (-4, DataType.FLOAT32, True),
+                                      (4, DataType.FLOAT32, True), (8, DataType.UINT8, False),
+                                      (16, DataType.UINT8, True), (2, DataType.FLOAT64, True),
+                                      (3, DataType.FLOAT64, False)])
+def test_innermost_start_off_16_bytes_kills_the_context(c0, dt, ok):
+    e = {DataType.FLOAT32: 4, DataType.UINT8: 1, DataType.FLOAT64: 8}[dt]
+    g = np.zeros(64 * 48 * e, np.uint8)
+    tm = TensorMap(dt, (64, 48), (64 * e,), (16, 8))
+    smem = np.zeros(4096, np.uint8)
+    calls = [lambda: tma_unit.load(tm, (c0, 0), g, smem, 0), lambda: tma_unit.prefetch(tm, (c0, 0)),
+             lambda: tma_unit.gather(tm, (c0, 0), g)]
+    if c0 >= 0:
+        calls += [lambda: tma_unit.store(tm, (c0, 0), g, smem, 0)]
+        if dt == DataType.FLOAT32:
+            calls += [lambda: tma_unit.reduce(tm.replace(dtype=DataType.UINT32), (c0, 0), g, smem, 0, "add")]
+    for call in calls:
+        if ok:
+            call()
+        else:
+            with pytest.raises(IllegalInstruction, match="16-byte boundary.*GPU would kill the context"):
+                call()
+
+
+def test_narrow_swizzled_box_footprint_is_its_smem_bytes():
+    # a 32-byte row with SWIZZLE_64B takes 64 bytes, a 16-byte row with SWIZZLE_32B 32 (not a 128-byte line)
+    for dt, box, swz, n in ((DataType.UINT64, (4,), 2, 64), (DataType.BFLOAT16, (8,), 1, 32),
+                            (DataType.FLOAT32, (4, 3), 3, 384)):
+        tm = TensorMap(dt, (64,) + (8,) * (len(box) - 1), tuple(512 for _ in box[1:]), box, swizzle=swz)
+        assert tm.smem_bytes == n
+        g = np.arange(4096, dtype=np.uint8)
+        smem = np.full(384 + n, 0xEE, np.uint8)
+        tma_unit.load(tm, (0,) * len(box), g, smem, 384)
+        assert (smem[:384] == 0xEE).all()
+        back = np.zeros_like(g)
+        tma_unit.store(tm, (0,) * len(box), back, smem, 384)
+        c = (0,) * len(box)
+        assert np.array_equal(tma_unit.gather(tm, c, back), tma_unit.gather(tm, c, g))
+        with pytest.raises(IllegalAddress):
+            tma_unit.load(tm, (0,) * len(box), g, np.zeros(384 + n - 16, np.uint8), 384)
+
+
+def test_interleaved_layouts_are_refused():
+    tm = TensorMap(DataType.FLOAT16, (8, 16, 8), (32, 512), (8, 4, 2), interleave=1)
+    with pytest.raises(TmaUnitError, match="interleaved layouts are not modeled"):
+        tma_unit.load(tm, (0, 0, 0), np.zeros(8192, np.uint8), np.zeros(4096, np.uint8), 0)
 
 
 def test_store_beyond_buffer_is_illegal_address():
@@ -175,3 +303,14 @@ def test_im2col_offsets_checked():
         tma_unit.load(tm, (0, 0, 0, 0), x, np.zeros(4096, np.uint8), 0, im2col_offsets=(0,))
     with pytest.raises(TmaUnitError, match=r"\[0, 255\]"):
         tma_unit.load(tm, (0, 0, 0, 0), x, np.zeros(4096, np.uint8), 0, im2col_offsets=(300, 0))
+
+
+def test_tf32_im2col_load_rounds_in_bounds_pixels_only():
+    # NWC, C = 4 floats (16 bytes), W = 4, N = 1; the pixel box starts one pixel left of the tensor (lower -1)
+    g = np.full((1, 4, 4), 0x3F803000, np.uint32)
+    tm = TensorMap(DataType.TFLOAT32, (4, 4, 1), (16, 64), (), mode="im2col", pixel_box_lower_corner=(-1,),
+                   pixel_box_upper_corner=(0,), channels_per_pixel=4, pixels_per_column=4, oob_fill=NAN)
+    smem = np.zeros(256, np.uint8)
+    tma_unit.load(tm, (0, -1, 0), g, smem, 0, (0,))
+    bits = smem[:64].view(np.uint32).reshape(4, 4)
+    assert (bits[0] == 0x7FF77FF7).all() and (bits[1:] == 0x3F804000).all()

@@ -32,7 +32,8 @@ def tma_load(tmap, coords, dst, bar, mask=None, im2col_offsets=()) -> None:
     the same offsets in every selected CTA of the cluster. Completes at the next scheduling point."""
     cta = current_cta()
     geom = tma_unit.checked_geometry(tmap)
-    coords, offsets = tma_unit.check_coords(tmap, coords, im2col_offsets)
+    coords, offsets = tma_unit.check_coords(tmap, coords, im2col_offsets,
+                                            what="TMA multicast load" if mask is not None else "TMA load")
     addr, baddr = smem_address(cta, dst), barrier_address(cta, bar)
     check_smem_range(cta.smem.data, addr, geom, "TMA load")
     gmem = cta.cluster.launch.memory.resolve(tmap.global_address)
@@ -52,7 +53,7 @@ def _bulk(tmap, coords, src, reduce_op) -> None:
     what = f"TMA reduce .{reduce_op}" if reduce_op else "TMA store"
     if reduce_op:
         reduce_op = tma_unit.check_reduce(reduce_op, tmap.dtype)
-    coords, _ = tma_unit.check_coords(tmap, coords)
+    coords, _ = tma_unit.check_coords(tmap, coords, what=what)
     if any(c < 0 for c in coords):
         raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
                                  "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")

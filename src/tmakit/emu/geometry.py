@@ -53,24 +53,27 @@ class BoxGeometry:
 
     @property
     def footprint(self) -> int:
-        """Shared bytes from the box start that the box may touch (swizzle stays inside each 128-byte line)."""
-        span = self.pitch * self.rows
-        return span if self.swizzle == SwizzleMode.NONE else -(-span // 128) * 128
+        """Shared bytes from the box start that the box touches: ``pitch * rows``. The swizzle XORs address bits 4..6
+        only up to the span (bit 4 for 32B, bits 4-5 for 64B, 4-6 for 128B), so with a span-aligned start (the
+        128-byte rule) every row stays inside its own ``pitch`` bytes; there is no rounding to 128-byte lines
+        (= ``TensorMap.smem_bytes``; the H200 ran such boxes with the image sized exactly)."""
+        return self.pitch * self.rows
 
 
 @lru_cache(maxsize=4096)
 def box_geometry(tmap) -> BoxGeometry:
     """The shared-memory geometry of one box of ``tmap`` (cached per descriptor)."""
     if tmap.dtype in PACKED:
-        raise TmaUnitError(f"{tmap.dtype.name}: packed 4/6-bit types are not modeled (UNVERIFIED on sm_90)")
+        raise TmaUnitError(f"{tmap.dtype.name}: packed 4/6-bit types are not modeled (the sm_90 driver refuses them)")
+    if tmap.interleave != Interleave.NONE:
+        raise TmaUnitError(f"{tmap.interleave.name} interleaved layouts are not modeled: on the H200 they fill a "
+                           "different (larger) shared-memory area than the dense-row model (docs/CONFORMANCE.md)")
     swz = check_mode(tmap.swizzle)
     e = tmap.elem_bytes
     if tmap.mode == "im2col":
         counts, steps = (tmap.channels_per_pixel, tmap.pixels_per_column), (1, 1)
     else:
-        es = tuple(tmap.element_strides)
-        if tmap.interleave == Interleave.NONE:
-            es = (1,) + es[1:]  # elementStrides[0] is ignored without interleave (TMA.md §1)
+        es = (1,) + tuple(tmap.element_strides)[1:]  # elementStrides[0] is ignored without interleave (TMA.md §1)
         counts = tuple(-(-b // s) for b, s in zip(tmap.box_dim, es))
         steps = es
     row = counts[0] * e

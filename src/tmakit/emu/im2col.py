@@ -44,8 +44,9 @@ def pixel_positions(tmap, coords, offsets, pixels: int):
     return np.stack(pos, axis=1), valid
 
 
-def im2col_gather(gel: np.ndarray, tmap, geom, coords, offsets, fill: int) -> np.ndarray:
-    """The (pixels, channels) element array of one im2col load, OOB entries set to ``fill``."""
+def im2col_gather(gel: np.ndarray, tmap, geom, coords, offsets, fill: int, convert=None) -> np.ndarray:
+    """The (pixels, channels) element array of one im2col load, OOB entries set to ``fill``; ``convert`` maps the
+    in-bounds values (TF32 rounding)."""
     channels, pixels = geom.counts
     e = geom.elem_bytes
     pos, valid_pix = pixel_positions(tmap, coords, offsets, pixels)
@@ -57,5 +58,6 @@ def im2col_gather(gel: np.ndarray, tmap, geom, coords, offsets, fill: int) -> np
     if valid.any():
         if off[valid].max() >= gel.size:
             raise IllegalAddress(f"im2col load at {tuple(coords)} reads past the {gel.size * e}-byte buffer")
-        out[valid] = gel[off[valid]]
+        vals = gel[off[valid]]
+        out[valid] = vals if convert is None else convert(vals)
     return out

@@ -16,10 +16,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from .dtypes import oob_fill_bits, storage_dtype
+from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
-from .gmem_view import as_bytes, element_view, global_box
+from .gmem_view import as_bytes, element_view, global_box, store_dim0
 from .im2col import im2col_gather
 from .reduce_ops import check_reduce, reduce_bits
 from .smem_image import check_smem_range, read_box, write_box
@@ -37,13 +37,30 @@ def checked_geometry(tmap) -> BoxGeometry:
     return box_geometry(tmap)
 
 
-def check_coords(tmap, coords, offsets=()) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Coordinates (and im2col offsets) as int tuples; one ``.s32`` per dimension, offsets in their u16 range."""
+def check_inner_aligned(tmap, coords, what: str = "TMA load") -> None:
+    """The innermost start coordinate must address a 16-byte boundary (``coords[0] * elemsize % 16 == 0``), also
+    when negative or inside the tensor: on the H200 a load, L2 prefetch, multicast, store or reduce that breaks it
+    kills the context (probes in docs/CONFORMANCE.md). ``tmakit.cuda.seeds`` refuses the same on the host."""
+    if int(tmap.interleave) != 0 or not coords:
+        return
+    nbytes = coords[0] * tmap.elem_bits // 8
+    if nbytes % 16:
+        raise IllegalInstruction(
+            f"{what} at coordinates {tuple(coords)}: the innermost start coordinate {coords[0]} x "
+            f"{tmap.elem_bits // 8} B = {nbytes} bytes is not on a 16-byte boundary; the real GPU would kill the "
+            "context (cudaErrorIllegalInstruction, 715, sticky). Start boxes at multiples of "
+            f"{16 * 8 // tmap.elem_bits} elements along dim 0")
+
+
+def check_coords(tmap, coords, offsets=(), what: str = "TMA load") -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Coordinates (and im2col offsets) as int tuples; one ``.s32`` per dimension, offsets in their u16 range; the
+    innermost start on a 16-byte boundary (:func:`check_inner_aligned`)."""
     coords = tuple(int(c) for c in coords)
     if len(coords) != tmap.rank:
         raise TmaUnitError(f"a rank-{tmap.rank} tensor map needs {tmap.rank} coordinates, got {coords}")
     if any(not S32[0] <= c <= S32[1] for c in coords):
         raise TmaUnitError(f"coordinates {coords} do not fit in .s32")
+    check_inner_aligned(tmap, coords, what)
     offsets = tuple(int(o) for o in offsets)
     if tmap.mode != "im2col":
         if offsets:
@@ -58,19 +75,20 @@ def check_coords(tmap, coords, offsets=()) -> tuple[tuple[int, ...], tuple[int, 
 
 
 def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
-    """The box as an element array (unsigned storage dtype, numpy shape ``geometry.shape``), OOB filled."""
+    """The box as an element array (unsigned storage dtype, numpy shape ``geometry.shape``), OOB filled; in-bounds
+    TFLOAT32 elements rounded to TF32 as the hardware does (``dtypes.load_convert``)."""
     geom = checked_geometry(tmap)
     coords, offsets = check_coords(tmap, coords, im2col_offsets)
     gel = element_view(as_bytes(gmem, False), geom.elem_bytes)
     fill = oob_fill_bits(tmap)
     if tmap.mode == "im2col":
-        return im2col_gather(gel, tmap, geom, coords, offsets, fill)
+        return im2col_gather(gel, tmap, geom, coords, offsets, fill, lambda v: load_convert(tmap, v))
     slices, view = global_box(gel, tmap, geom, coords, writeable=False)
     if slices is not None and view.shape == geom.shape:
-        return view.copy()
+        return load_convert(tmap, view.copy())
     out = np.full(geom.shape, fill, dtype=gel.dtype)
     if slices is not None:
-        out[slices] = view
+        out[slices] = load_convert(tmap, view)
     return out
 
 
@@ -86,19 +104,22 @@ def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     geom = checked_geometry(tmap)
     if tmap.mode == "im2col":
         raise TmaUnitError(f"{what}: im2col_no_offs stores are not modeled by the emulator")
-    coords, _ = check_coords(tmap, coords)
+    coords, _ = check_coords(tmap, coords, what=what)
     if any(c < 0 for c in coords):
         raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
                                  "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
     check_smem_range(smem, smem_addr, geom, what)
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes))
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
-    slices, view = global_box(gel, tmap, geom, coords, writeable=True)
+    dims = (store_dim0(tmap, geom.elem_bytes),) + tuple(tmap.global_dim[1:])
+    slices, view = global_box(gel, tmap, geom, coords, writeable=True, dims=dims, clip=True)
     return box.reshape(geom.shape), slices, view
 
 
 def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
-    """``cp.async.bulk.tensor`` shared -> global: write the in-bounds part of the box; OOB parts are skipped."""
+    """``cp.async.bulk.tensor`` shared -> global: write the in-bounds part of the box; OOB parts are skipped,
+    except that dim 0 is written in whole 16-byte chunks: elements past ``globalDim[0]`` up to the next 16-byte
+    boundary of each row are written too, as on the H200 (``gmem_view.store_dim0``)."""
     box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
     if slices is not None:
         view[...] = box[slices]
@@ -106,7 +127,8 @@ def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
 
 
 def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int:
-    """``cp.reduce.async.bulk.tensor``: ``global = global (op) shared`` element-wise on the in-bounds part."""
+    """``cp.reduce.async.bulk.tensor``: ``global = global (op) shared`` element-wise on the in-bounds part, dim 0
+    rounded up to the next 16-byte boundary of the row like :func:`store`."""
     op = check_reduce(op, tmap.dtype)
     box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}")
     if slices is not None:
@@ -115,9 +137,10 @@ def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int
 
 
 def prefetch(tmap, coords, im2col_offsets=()) -> None:
-    """``cp.async.bulk.prefetch.tensor``: validated like a load, no effect on memory."""
+    """``cp.async.bulk.prefetch.tensor``: validated like a load (the 16-byte start rule traps too), no effect on
+    memory."""
     checked_geometry(tmap)
-    check_coords(tmap, coords, im2col_offsets)
+    check_coords(tmap, coords, im2col_offsets, what="TMA prefetch")
 
 
 def tx_bytes(tmap) -> int:
