@@ -433,21 +433,24 @@ def _zip_layouts(a, b):
     return Layout(_zip_tuples(a.shape, b.shape), _zip_tuples(a.stride, b.stride))
 
 
+def _padded_product(block, tiler):
+    """logical_product of block and tiler padded to a common rank (shared by blocked/raked products)."""
+    block, tiler = _as_layout(block), _as_layout(tiler)
+    r = max(rank(block.shape), rank(tiler.shape))
+    return logical_product(append(block, n=r), append(tiler, n=r))
+
+
 @_lift()
 def blocked_product(block, tiler):
     """Tile ``block`` by ``tiler``: mode i becomes (block_i, tiler_i)."""
-    block, tiler = _as_layout(block), _as_layout(tiler)
-    r = max(rank(block.shape), rank(tiler.shape))
-    res = logical_product(append(block, n=r), append(tiler, n=r))
+    res = _padded_product(block, tiler)
     return _zip_layouts(res[0], res[1])
 
 
 @_lift()
 def raked_product(block, tiler):
     """Interleave ``block`` across ``tiler``: mode i becomes (tiler_i, block_i)."""
-    block, tiler = _as_layout(block), _as_layout(tiler)
-    r = max(rank(block.shape), rank(tiler.shape))
-    res = logical_product(append(block, n=r), append(tiler, n=r))
+    res = _padded_product(block, tiler)
     return _zip_layouts(res[1], res[0])
 
 
