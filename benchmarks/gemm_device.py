@@ -58,9 +58,12 @@ def phase_check() -> dict:
     rows, fails = [], 0
     for cname in CONFIGS:
         for i, (m, n, k) in enumerate(CHECK_SHAPES):
-            for dt in (torch.bfloat16, torch.float16):
+            for dt, bl in [(d, b) for d in (torch.bfloat16, torch.float16) for b in ("nk", "kn")]:
+                if dt == torch.float16 and cname.startswith("n128"):
+                    continue
                 a, w = inputs(m, n, k, dt, seed=i)
                 ref = a.float() @ w.float().t()
+                b = w.t() if bl == "nk" else w.t().contiguous()
                 for od in (torch.bfloat16, torch.float16, torch.float32):
                     if dt == torch.float16 and od == torch.bfloat16 and i % 2:
                         continue
@@ -69,7 +72,7 @@ def phase_check() -> dict:
                     out = buf[:, :n]
                     t0 = time.time()
                     try:
-                        gemm(a, w.t(), out=out, config=cname)
+                        gemm(a, b, out=out, config=cname)
                         torch.cuda.synchronize()
                     except Exception as ex:  # noqa: BLE001 - record and go on (a sticky CUDA error ends the phase)
                         print("ERROR", cname, (m, n, k), dt, od, repr(ex)[:300], flush=True)
@@ -83,7 +86,7 @@ def phase_check() -> dict:
                     pad_ok = bool(torch.isnan(buf[:, n:]).all())
                     ok = e < TOL[str(od).split(".")[-1]] and nan_in == 0 and pad_ok
                     fails += not ok
-                    rows.append(dict(config=cname, m=m, n=n, k=k, in_dtype=str(dt).split(".")[-1],
+                    rows.append(dict(config=cname, b_layout=bl, m=m, n=n, k=k, in_dtype=str(dt).split(".")[-1],
                                      out_dtype=str(od).split(".")[-1], rel_err=e, nan_in_output=nan_in,
                                      pad_untouched=pad_ok, ok=ok, s=round(time.time() - t0, 3)))
                     if not ok:
@@ -96,7 +99,7 @@ def phase_check() -> dict:
             for od in (torch.bfloat16, torch.float32):
                 buf = torch.full((m, n + 8), float("nan"), device="cuda", dtype=od)
                 out = buf[:, :n]
-                gemm(a, w.t(), out=out, split=split)
+                gemm(a, w.t() if split != 3 else w.t().contiguous(), out=out, split=split)
                 torch.cuda.synchronize()
                 e = rel_err(out, ref)
                 pad_ok = bool(torch.isnan(buf[:, n:]).all())
@@ -140,6 +143,32 @@ def _bench(fn) -> float:
         return sorted(ts)[len(ts) // 2]
 
 
+def _graph_ms(fn, n=20) -> float:
+    """Milliseconds per call of ``fn`` replayed from a CUDA graph of ``n`` back-to-back calls (no host cost)."""
+    import torch
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(n):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(7):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        g.replay()
+        e1.record()
+        e1.synchronize()
+        ts.append(e0.elapsed_time(e1) / n)
+    return sorted(ts)[len(ts) // 2]
+
+
 def _bench_shape(m, n, k, configs) -> dict:
     import torch
 
@@ -166,6 +195,21 @@ def _bench_shape(m, n, k, configs) -> dict:
         ms = _bench(lambda: gemm(a, b, out=out, config=cfg))  # noqa: B023
         row[cname] = dict(ms=ms, tflops=flop / ms / 1e9, ratio=row["cublas_ms"] / ms, rel_err=err,
                           config=p.config.name, split=p.split)
+    # row-major (K, N) B, default config, against cuBLAS on the same operands
+    bkn = b.contiguous()
+    ms_c = _bench(lambda: torch.matmul(a, bkn))
+    gemm(a, bkn, out=out)
+    torch.cuda.synchronize()
+    err = rel_err(out, ref)
+    ms = _bench(lambda: gemm(a, bkn, out=out))
+    row["auto_kn"] = dict(ms=ms, tflops=flop / ms / 1e9, ratio=ms_c / ms, rel_err=err, cublas_ms=ms_c)
+    # CUDA-graph replay (no host overhead), default config vs cuBLAS
+    try:
+        g_c = _graph_ms(lambda: torch.matmul(a, b))
+        g_t = _graph_ms(lambda: gemm(a, b, out=out))
+        row["graph"] = dict(cublas_ms=g_c, tmakit_ms=g_t, ratio=g_c / g_t, tflops=flop / g_t / 1e9)
+    except Exception as ex:  # noqa: BLE001
+        row["graph"] = dict(error=repr(ex)[:300])
     return row
 
 
@@ -176,12 +220,17 @@ def phase_bench() -> dict:
 
     res = []
     for (m, n, k) in SUITE:
-        row = _bench_shape(m, n, k, [*CONFIGS, "auto"])
+        try:
+            row = _bench_shape(m, n, k, [*CONFIGS, "auto"])
+        except Exception as ex:  # noqa: BLE001 - one shape failing must not lose the others
+            print("BENCH ERROR", (m, n, k), repr(ex)[:300], flush=True)
+            continue
         torch.cuda.empty_cache()
         res.append(row)
-        best = max([*CONFIGS, "auto"], key=lambda c: row[c]["ratio"])  # noqa: B023
-        print(f"{m}x{n}x{k}: cublas {row['cublas_tflops']:.0f} TF; best {best} {row[best]['tflops']:.0f} TF "
-              f"({row[best]['ratio']:.3f}x)", flush=True)
+        g = row.get("graph", {})
+        print(f"{m}x{n}x{k}: cublas {row['cublas_tflops']:.0f} TF; auto {row['auto']['tflops']:.0f} TF "
+              f"({row['auto']['ratio']:.3f}x, {row['auto']['config']} split {row['auto']['split']}); "
+              f"kn {row['auto_kn']['ratio']:.3f}x; graph {g.get('ratio', float('nan')):.3f}x", flush=True)
     return dict(rows=res)
 
 
@@ -289,7 +338,7 @@ def main() -> None:
     bench = report.get("bench", {})
     from tmakit.kernels.gemm import CONFIGS
 
-    names = [*CONFIGS, "auto"]
+    names = [*CONFIGS, "auto", "auto_kn"]
     print("shape (MxNxK)        cuBLAS TF  " + "  ".join(f"{c:>18}" for c in names))
     ratios = {c: [] for c in names}
     for r in bench.get("rows", []):
@@ -297,9 +346,12 @@ def main() -> None:
         for c in names:
             cells.append(f"{r[c]['tflops']:6.0f} TF {r[c]['ratio']:5.3f}x")
             ratios[c].append(r[c]["ratio"])
-        print(f"{r['m']}x{r['n']}x{r['k']:<8} {r['cublas_tflops']:9.0f}  " + "  ".join(f"{x:>18}" for x in cells))
-    for c in names:
-        if ratios[c]:
+        g = r.get("graph", {})
+        ratios.setdefault("graph", []).append(g.get("ratio", float("nan")))
+        print(f"{r['m']}x{r['n']}x{r['k']:<8} {r['cublas_tflops']:9.0f}  " + "  ".join(f"{x:>18}" for x in cells)
+              + f"  graph {g.get('ratio', float('nan')):5.3f}x")
+    for c in [*names, "graph"]:
+        if ratios.get(c):
             g = math.exp(sum(math.log(x) for x in ratios[c]) / len(ratios[c]))
             print(f"geomean ratio {c}: {g:.3f}  min {min(ratios[c]):.3f}")
     for tool, v in report.get("race", {}).items():

@@ -13,21 +13,21 @@ HEAD = """\
 // gemm_wgmma.cuh -- wgmma.mma_async wrappers for the GEMM kernel (sm_90a), SS form: A and B from shared memory
 // through 64-bit matrix descriptors, fp32 accumulators in registers (N/2 per thread of the warpgroup).
 // Generated text (one asm statement per shape and input type); the operand order is d[0..N/2-1], descA, descB,
-// scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} d, descA, descB, p, 1, 1, 0, 0;
-// (imm-scale-a = imm-scale-b = 1, imm-trans-a = imm-trans-b = 0: both operands K-major).
+// scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} d, descA, descB, p, 1, 1, 0, TB;
+// (imm-scale-a = imm-scale-b = 1, imm-trans-a = 0: A K-major; imm-trans-b = TB: 0 = B K-major, 1 = B MN-major).
 #pragma once
 #include <tmakit/types.cuh>
 
 namespace tmakit {
 namespace gemm {
 
-template <int N, int IN_F16> struct Wgmma;
+template <int N, int IN_F16, int TRANS_B = 0> struct Wgmma;
 """
 
 
-def one(n: int, f16: int, t: str) -> str:
+def one(n: int, f16: int, t: str, tb: int) -> str:
     nr = n // 2
-    body = f"""template <> struct Wgmma<{n}, {f16}> {{
+    body = f"""template <> struct Wgmma<{n}, {f16}, {tb}> {{
   static TMAKIT_DEVICE void mma(float* d, u64 desc_a, u64 desc_b, int scale_d) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n"
@@ -38,7 +38,7 @@ def one(n: int, f16: int, t: str) -> str:
     for ci, c in enumerate(chunks):
         sep = ", " if ci < len(chunks) - 1 else ""
         body += f'        "{c}{sep}"\n'
-    body += f'        "}}, %{nr}, %{nr + 1}, p, 1, 1, 0, 0;\\n}}\\n"\n'
+    body += f'        "}}, %{nr}, %{nr + 1}, p, 1, 1, 0, {tb};\\n}}\\n"\n'
     opl = [f'"+f"(d[{i}])' for i in range(nr)]
     ochunks = [", ".join(opl[i:i + 6]) for i in range(0, nr, 6)]
     body += "        : " + ",\n          ".join(ochunks) + "\n"
@@ -50,7 +50,8 @@ def main() -> None:
     parts = [HEAD]
     for n in (64, 128, 256):
         for f16, t in ((0, "bf16"), (1, "f16")):
-            parts.append(one(n, f16, t))
+            for tb in (0, 1):
+                parts.append(one(n, f16, t, tb))
     parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
     DST.write_text("\n".join(parts))
 

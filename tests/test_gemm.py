@@ -33,7 +33,10 @@ def test_plan_ok():
     p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24))
     assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc) == (300, 264, 200, 200, 200, 264)
     assert p.in_dtype == p.out_dtype == "bfloat16"
-    assert p.grid == 3 * 2 and p.config.bn == 256
+    assert p.config.bn == 256 and p.config.cluster == 1 and p.b_mn == 0  # 3 tile rows: no pairs
+    assert p.units == p.grid == 3 * 2
+    p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24), config="n256_s4_c2")
+    assert p.units == 2 * 2 and p.grid == 2 * 2 * 2  # 3 tile rows -> 2 cluster rows of 2 CTAs, 2 tile columns
     p = gk.plan(Fake((8, 64), dtype="torch.float16"), wt(16, 64, dtype="torch.float16", ptr=1 << 24),
                 out_dtype="torch.float32")
     assert p.out_dtype == "float32" and p.in_dtype == "float16"
@@ -48,7 +51,9 @@ def test_plan_ok():
     ((Fake((8, 64), (1, 8)), wt(16, 64)), "row-major"),
     ((Fake((8, 64), (68, 1)), wt(16, 64)), "not a multiple of 16"),
     ((Fake((8, 64), ptr=(1 << 20) + 16), wt(16, 64)), "128-byte aligned"),
-    ((Fake((8, 64)), Fake((64, 16), (32, 2))), "K-major"),
+    ((Fake((8, 64)), Fake((64, 16), (32, 2))), "row-major"),
+    ((Fake((8, 64)), Fake((64, 16), (8, 1), ptr=1 << 24)), "smaller than the row length 16"),
+    ((Fake((8, 64)), Fake((64, 16), (20, 1), ptr=1 << 24)), "b.stride\\(0\\) = 20"),
     ((Fake((8, 64, 1)), wt(16, 64)), "2-D"),
 ])
 def test_plan_errors(args, match):
@@ -56,9 +61,12 @@ def test_plan_errors(args, match):
         gk.plan(*args)
 
 
-def test_plan_row_major_b_not_yet():
-    with pytest.raises(NotImplementedError, match=r"w\.t\(\)"):
-        gk.plan(Fake((8, 64)), Fake((64, 16)))
+def test_plan_row_major_b():
+    p = gk.plan(Fake((8, 64)), Fake((64, 16), ptr=1 << 24))
+    assert p.b_mn == 1 and p.ldb == 16
+    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 256, 4, 1, 1, 0>"
+    p = gk.plan(Fake((8, 64)), Fake((64, 16), (24, 1), ptr=1 << 24))
+    assert p.b_mn == 1 and p.ldb == 24
 
 
 def test_plan_out_rules():
@@ -68,19 +76,34 @@ def test_plan_out_rules():
     with pytest.raises(gk.GemmError, match="out_dtype"):
         gk.plan(a, b, out=Fake((8, 16), ptr=1 << 22), out_dtype="torch.float32")
     with pytest.raises(gk.GemmError, match="overlaps a"):
-        gk.plan(a, b, out=Fake((8, 16), ptr=(1 << 20) + 64))
+        gk.plan(a, b, out=Fake((8, 16), ptr=(1 << 20) + 128))
     p = gk.plan(a, b, out=Fake((8, 16), (24, 1), dtype="torch.float32", ptr=1 << 22))
     assert p.ldc == 24 and p.out_dtype == "float32"
+    with pytest.raises(gk.GemmError, match="multiple of 16"):  # TMA-store epilogue: 16-byte row pitch
+        gk.plan(a, b, out=Fake((8, 16), (20, 1), ptr=1 << 22))
+    with pytest.raises(gk.GemmError, match="128-byte aligned"):
+        gk.plan(a, b, out=Fake((8, 16), ptr=(1 << 22) + 64))
+    with pytest.raises(gk.GemmError, match="smaller than N"):
+        gk.plan(a, b, out=Fake((8, 16), (8, 1), ptr=1 << 22))
 
 
 def test_tensormaps_validate():
     p = gk.plan(Fake((1000, 136)), wt(520, 136, ptr=1 << 24))
-    ta, tb = gk.tensormaps(p, 1 << 20, 1 << 24)
+    assert p.config.cluster == 2
+    ta, tb, tc = gk.tensormaps(p, 1 << 20, 1 << 24, 1 << 26)
     assert ta.global_dim == (136, 1000) and ta.box_dim == (64, 128)
-    assert tb.global_dim == (136, 520) and tb.box_dim == (64, p.config.bn)
-    ta.validate("sm_90")
-    tb.validate("sm_90")
-    assert ta.tx_bytes + tb.tx_bytes == 64 * 2 * (128 + p.config.bn)
+    assert tb.global_dim == (136, 520) and tb.box_dim == (64, p.config.bn // 2)  # each CTA multicasts half of B
+    assert tc.global_dim == (520, 1000) and tc.box_dim == (64, 64) and tc.global_strides == (520 * 2,)
+    for t in (ta, tb, tc):
+        t.validate("sm_90")
+    assert ta.tx_bytes + 2 * tb.tx_bytes == 64 * 2 * (128 + p.config.bn)  # the full barrier's byte count
+    # row-major B: 64 x 64 boxes, bn / 64 of them per stage; fp32 split-K partials: 32-column boxes
+    p = gk.plan(Fake((128, 136)), Fake((136, 520), ptr=1 << 24), split=2)
+    ta, tb, tc = gk.tensormaps(p, 1 << 20, 1 << 24, 1 << 26)
+    assert p.b_mn == 1 and tb.global_dim == (520, 136) and tb.box_dim == (64, 64)
+    assert tc.dtype.name == "FLOAT32" and tc.box_dim == (32, 64)
+    for t in (ta, tb, tc):
+        t.validate("sm_90")
 
 
 def test_heuristics():
@@ -92,6 +115,8 @@ def test_heuristics():
     p = gk.plan(Fake((300, 4104)), wt(136, 4104, ptr=1 << 26), split=7)
     assert p.split == 7 and p.k_per_split % gk.BK == 0 and (p.split - 1) * p.k_per_split < p.k
     assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1>")
+    assert gk.choose_config(128, 8192, 8192).cluster == 1  # one tile row: a CTA pair would idle half its CTAs
+    assert gk.choose_config(8192, 8192, 8192).cluster == 2
 
 
 def test_configs_fit_smem():
@@ -108,8 +133,9 @@ def test_kernel_compiles_with_hgmma_and_tma(cfg):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    names = [gk.kernel_name(gk.GemmPlan(1, 8, 8, 8, 8, 8, i, o, gk.CONFIGS[cfg], split))
-             for i in ("bfloat16", "float16") for o in ("bfloat16", "float32") for split in (1, 2)]
+    names = [gk.kernel_name(gk.GemmPlan(1, 8, 8, 8, 8, 8, i, o, gk.CONFIGS[cfg], split, 64, bmn))
+             for i in ("bfloat16", "float16") for o in ("bfloat16", "float32") for split in (1, 2)
+             for bmn in (0, 1)]
     names = list(dict.fromkeys(names))
     c = tkc.compile_file(tkc.KERNELS_DIR / "gemm.cu", name_expressions=names)
     assert "serialized" not in c.log and "C7508" not in c.log, c.log
@@ -117,7 +143,9 @@ def test_kernel_compiles_with_hgmma_and_tma(cfg):
         ops = sass.opcodes(c.cubin)
     except tkc.RuntimeUnavailable:
         pytest.skip("no nvdisasm/cuobjdump")
-    assert ops["HGMMA"] > 0 and ops["UTMALDG"] > 0
+    assert ops["HGMMA"] > 0 and ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0 and ops["UTMAREDG"] > 0
+    if gk.CONFIGS[cfg].cluster > 1:
+        assert "UTMALDG.2D.MULTICAST" in sass.disassemble(c.cubin)
     assert ops["LDL"] == 0 and ops["STL"] == 0  # accumulators stay in registers
 
 
@@ -136,47 +164,90 @@ def _gpu():
 TOL = {"bfloat16": 1e-2, "float16": 4e-3, "float32": 1e-4}
 
 
+def _operands(torch, m, n, k, dt, b_layout):
+    """Random a (M, K) and b (K, N) in the requested layout ("nk": w.t() of an (N, K) w; "kn": row-major)."""
+    a = torch.randn(m, k, device="cuda", dtype=getattr(torch, dt))
+    if b_layout == "nk":
+        b = torch.randn(n, k, device="cuda", dtype=getattr(torch, dt)).t()
+    else:
+        b = torch.randn(k, n, device="cuda", dtype=getattr(torch, dt))
+    return a, b
+
+
+def _check(torch, out, a, b, od):
+    ref = a.float() @ b.float()
+    err = float((out.float() - ref).norm() / ref.norm())
+    assert err < TOL[od], err
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("m, n, k", [(1, 8, 8), (100, 200, 72), (129, 264, 136), (333, 520, 1000), (256, 512, 256)])
+@pytest.mark.parametrize("m, n, k", [(1, 8, 8), (100, 200, 72), (129, 264, 136), (333, 520, 1000), (256, 512, 256),
+                                     (384, 776, 520)])
 @pytest.mark.parametrize("dt", ["bfloat16", "float16"])
 @pytest.mark.parametrize("od", ["bfloat16", "float16", "float32"])
-def test_gemm_gpu(m, n, k, dt, od):
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_gemm_gpu(m, n, k, dt, od, b_layout):
     torch = _gpu()
     from tmakit.ops_gemm import gemm
 
-    a = torch.randn(m, k, device="cuda", dtype=getattr(torch, dt))
-    w = torch.randn(n, k, device="cuda", dtype=getattr(torch, dt))
-    buf = torch.full((m, n + 8), float("nan"), device="cuda", dtype=getattr(torch, od))
+    a, b = _operands(torch, m, n, k, dt, b_layout)
+    # a padded out view (16-byte rows): the pad columns must stay NaN
+    pad = 16 // (4 if od == "float32" else 2)
+    buf = torch.full((m, n + pad), float("nan"), device="cuda", dtype=getattr(torch, od))
     out = buf[:, :n]
-    gemm(a, w.t(), out=out)
-    ref = a.float() @ w.float().t()
-    err = float((out.float() - ref).norm() / ref.norm())
-    assert err < TOL[od]
+    gemm(a, b, out=out)
+    _check(torch, out, a, b, od)
     assert torch.isnan(buf[:, n:]).all() and not torch.isnan(out).any()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", ["n256_s4_c1", "n256_s4_c2", "n128_s6_c1", "n128_s6_c2"])
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+@pytest.mark.parametrize("m, n, k", [(129, 264, 136), (1000, 1000, 264), (640, 2056, 4104)])
+def test_gemm_gpu_configs(config, b_layout, m, n, k):
+    torch = _gpu()
+    from tmakit.ops_gemm import gemm
+
+    a, b = _operands(torch, m, n, k, "bfloat16", b_layout)
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemm(a, b, out=out, config=config)
+    _check(torch, out, a, b, "bfloat16")
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("split", [2, 5])
 @pytest.mark.parametrize("od", ["bfloat16", "float32"])
-def test_gemm_gpu_split_k(split, od):
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_gemm_gpu_split_k(split, od, b_layout):
     torch = _gpu()
     from tmakit.ops_gemm import gemm
 
-    a = torch.randn(129, 1000, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(264, 1000, device="cuda", dtype=torch.bfloat16)
-    c = gemm(a, w.t(), out_dtype=getattr(torch, od), split=split)
-    ref = a.float() @ w.float().t()
-    assert float((c.float() - ref).norm() / ref.norm()) < TOL[od]
+    a, b = _operands(torch, 129, 264, 1000, "bfloat16", b_layout)
+    c = gemm(a, b, out_dtype=getattr(torch, od), split=split)
+    _check(torch, c, a, b, od)
 
 
 @pytest.mark.gpu
-def test_gemm_gpu_default_out():
+def test_gemm_gpu_default_out_and_repeat():
     torch = _gpu()
     from tmakit.ops_gemm import gemm
 
-    a = torch.randn(300, 200, device="cuda", dtype=torch.float16)
-    w = torch.randn(264, 200, device="cuda", dtype=torch.float16)
-    c = gemm(a, w.t())
+    a, b = _operands(torch, 300, 264, 200, "float16", "nk")
+    c = gemm(a, b)
     assert c.dtype == torch.float16 and c.shape == (300, 264)
-    ref = a.float() @ w.float().t()
-    assert float((c.float() - ref).norm() / ref.norm()) < TOL["float16"]
+    _check(torch, c, a, b, "float16")
+    a.copy_(torch.randn_like(a))  # same pointers, new data: the memoised launch must read it
+    c2 = gemm(a, b)
+    _check(torch, c2, a, b, "float16")
+
+
+@pytest.mark.gpu
+def test_gemm_gpu_out_rules():
+    torch = _gpu()
+    from tmakit.ops_gemm import GemmError, gemm
+
+    a, b = _operands(torch, 64, 64, 64, "bfloat16", "kn")
+    with pytest.raises(GemmError, match="overlaps a"):
+        gemm(a, b, out=a)
+    with pytest.raises(GemmError, match="CUDA tensors"):
+        gemm(a.cpu(), b.cpu())

@@ -1,9 +1,11 @@
 """``gemm(a, b, *, out=None, out_dtype=None)``: ``C = A @ B`` on Hopper with TMA + wgmma (torch tensors).
 
-fp16/bf16 inputs, fp32 accumulation, bf16/fp16/fp32 output. A is row-major (M, K); B is (K, N) given as the
-transpose of a row-major (N, K) tensor (``w.t()``, no copy). M, N, K need not be multiples of the tile: remainders
-go through TMA's out-of-bounds zero fill. Checks that need no GPU raise ``GemmError`` / ``NotImplementedError``
-before anything is launched; see ``tmakit.kernels.gemm`` for the rules. torch is imported only when called.
+fp16/bf16 inputs, fp32 accumulation, bf16/fp16/fp32 output. A is row-major (M, K); B is (K, N), either row-major
+or the transpose of a row-major (N, K) tensor (``w.t()``), both taken without a copy. M, N, K need not be multiples
+of the tile: remainders go through TMA's out-of-bounds zero fill and store clipping. Checks that need no GPU raise
+``GemmError`` before anything is launched; see ``tmakit.kernels.gemm`` for the rules. torch is imported only when
+called. Plans and encoded tensor maps are memoised per (pointers, shapes, strides, dtypes), so a repeated call costs
+one dictionary lookup plus the launch.
 """
 
 from __future__ import annotations
@@ -12,22 +14,36 @@ from .kernels.gemm import GemmError, plan
 
 __all__ = ["GemmError", "gemm"]
 
+_plans: dict = {}
+
+
+def _plan_cached(a, b, out, out_dtype, config, split):
+    key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
+           None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config, split)
+    p = _plans.get(key)
+    if p is None:
+        p = plan(a, b, out, out_dtype, config, split)
+        if len(_plans) > 1024:
+            _plans.clear()
+        _plans[key] = p
+    return p
+
 
 def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None):
-    """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) K-major (``w.t()``), fp32 accumulation.
+    """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
 
-    ``out``: optional (M, N) tensor with contiguous rows, not overlapping ``a`` or ``b``; ``out_dtype``: bfloat16,
-    float16 or float32 (default: the input dtype). ``config``: a name in ``tmakit.kernels.gemm.CONFIGS``, ``split``:
-    number of K ranges (tuning knobs; default: the heuristics ``choose_config`` / ``choose_split``). With split-K the
-    partial tiles are summed in fp32 with atomics (an fp32 workspace unless ``out`` is fp32): results are not bitwise
-    deterministic from run to run.
+    ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
+    ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32 (default: the input dtype). ``config``: a name in
+    ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs; default: the heuristics
+    ``choose_config`` / ``choose_split``). With split-K the partial tiles are summed in fp32 by TMA reduce-add (an
+    fp32 workspace unless ``out`` is fp32): results are not bitwise deterministic from run to run.
     Runs on torch's current stream; returns ``out``.
     """
     import torch
 
     from .kernels import gemm as _k
 
-    p = plan(a, b, out, out_dtype, config, split)
+    p = _plan_cached(a, b, out, out_dtype, config, split)
     if not (a.is_cuda and b.is_cuda) or a.device != b.device:
         raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
     if out is None:
@@ -40,12 +56,12 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None):
         return out.zero_()
     with torch.cuda.device(a.device):
         if p.split == 1:
-            _k.launch(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()
         elif p.out_dtype == "float32":
             out.zero_()
-            _k.launch(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()
         else:
             ws = torch.zeros((p.m, p.n), dtype=torch.float32, device=a.device)
-            _k.launch(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=p.n)
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=p.n)()
             out.copy_(ws)
     return out

@@ -1,19 +1,24 @@
-// gemm.cu -- C = A @ B on Hopper: TMA loads into a multi-stage shared-memory ring, wgmma (SASS HGMMA) from shared
-// memory, fp32 accumulation, warp specialization with setmaxnreg.
+// gemm.cu -- C = A @ B on Hopper: a persistent, warp-specialized TMA + wgmma (SASS HGMMA) GEMM with fp32
+// accumulation, clusters of CM CTAs along M sharing the B tile through TMA multicast, and an epilogue that goes
+// through 128B-swizzled shared memory to TMA stores (or TMA reduce-adds for split-K) overlapped with the next tile.
 //
-//   A: (M, K) row-major (K contiguous), tensor map globalDim {K, M}, box {64, BM}, SWIZZLE_128B
-//   B: given as Bt (N, K) row-major, i.e. the transpose of a K-major (K, N) view; map {K, N}, box {64, BN}, SW128
-//   C: (M, N) with row stride ldc, written from registers with predicated direct stores (bf16 / fp16 / fp32)
+//   A: (M, K) row-major.            map {K, M}, box {64, 128}, SWIZZLE_128B          (K-major smem tile)
+//   B, B_MN = 0: Bt (N, K) row-major (b = w.t()).  map {K, N}, box {64, BN/CM}      (K-major smem tile)
+//   B, B_MN = 1: (K, N) row-major.  map {N, K}, box {64, 64}: BN/64 boxes per stage (MN-major smem tile)
+//   C: (M, N), rows 16-byte aligned. map {N, M}, box {128 / sizeof(out), 64}, SWIZZLE_128B
 //
-// One CTA computes one BM x BN tile (BM = 128: two consumer warpgroups of 64 rows each). Threads: 3 warpgroups.
-//   warpgroup 0   producer: setmaxnreg.dec to 40; one thread waits empty[s], arms full[s] with the stage's bytes,
-//                 issues the two TMA loads (out-of-bounds boxes read as zeros, so M/N/K remainders need nothing)
-//   warpgroups 1,2 consumers: setmaxnreg.inc to 232; wait full[s], 4 x wgmma m64nBNk16 over the 64-wide K slab,
-//                 release the stage on empty[s] (one arrival per consumer warp: 8) once the wgmmas reading it retired.
-// OVERLAP=1 keeps one wgmma group in flight (wait_group 1) and releases the previous stage instead of the current one.
-// SPLITK=1: blockIdx.y picks a K range of k_per_split elements (a multiple of BK); the fp32 partial tile is added
-// into C (fp32, zeroed by the host) with red.global.add.f32 -- for shapes with too few output tiles to fill the GPU.
-// Grid: one CTA per output tile, grouped rasterization (GROUP_M tile rows at a time) for L2 reuse.
+// Threads: 3 warpgroups, __launch_bounds__(384, 1), one CTA per SM, grid = min(work units, resident CTAs).
+//   warpgroup 0  producer: setmaxnreg.dec 40; one thread walks the CTA's work units (static schedule: unit =
+//                cluster id + i * clusters, grouped rasterization) and their 64-wide K slabs through a STAGES-deep
+//                ring: wait empty[s], arm full[s] with the stage's bytes, TMA-load A (own rows) and B (with CM = 2
+//                each CTA loads half of B and multicasts it to both CTAs of the cluster).
+//   warpgroups 1, 2  consumers (rows 64 cw .. 64 cw + 63 of the 128-row tile): setmaxnreg.inc 232; wait full[s],
+//                4 x wgmma m64nBNk16, release empty[s] in every CTA of the cluster (one arrival per warp), and after
+//                the last slab write the accumulators into 8 KiB swizzled staging boxes and TMA-store them. The
+//                stores drain while the next unit's mainloop runs (bulk groups are only waited on before a staging
+//                box is rewritten). M/N/K remainders: loads zero-fill out-of-bounds boxes, stores clip them.
+// SPLITK = 1: a work unit is (tile, K range); partial tiles are added into a zeroed fp32 C with TMA reduce-add.
+#include <tmakit/cluster.cuh>
 #include <tmakit/fence.cuh>
 #include <tmakit/mbarrier.cuh>
 #include <tmakit/tma.cuh>
@@ -29,17 +34,21 @@ namespace gemm {
 constexpr int BM = 128;
 constexpr int BK = 64;  // 64 x 2 bytes = one 128-byte swizzle row
 constexpr int CONSUMER_WARPS = 8;
+constexpr u32 EPI_BOX_BYTES = 64 * 128;  // staging box: 64 rows x 128 bytes
+constexpr int EPI_BUFS = 2;              // staging boxes per consumer warpgroup
 
-// Shared-memory matrix descriptor of a K-major tile written by TMA with SWIZZLE_128B (rows of 128 bytes, 8-row,
-// 1024-byte swizzle atoms). Bits: [0,14) start address >> 4, [16,30) leading byte offset >> 4 (unused for
-// swizzled K-major; 1 by convention), [32,46) stride byte offset >> 4 (1024 B between 8-row groups), [62,64)
-// layout type (1 = SWIZZLE_128B). The tile base must be 1024-byte aligned (base offset field 0); stepping K by 16
-// elements inside the 128-byte row adds 32 bytes to the start address.
-TMAKIT_DEVICE u64 sw128_desc(u32 smem_addr) {
+// Shared-memory matrix descriptor (wgmma) of a tile written by TMA with SWIZZLE_128B: [0,14) start address >> 4,
+// [16,30) leading byte offset >> 4, [32,46) stride byte offset >> 4, [62,64) layout type 1 = SWIZZLE_128B.
+// K-major (A, and B with B_MN = 0): rows of 64 K-elements = 128 B, 8-row atoms 1024 B apart (SBO); LBO unused (1).
+//   Stepping K by 16 elements inside the 128-byte row adds 32 bytes to the start address.
+// MN-major (B with B_MN = 1): TMA boxes of 64 K-rows x 64 N-elements (8 KiB) side by side along N. Within a box,
+//   8-row K groups are 1024 B apart (SBO), and the next 64-wide N block is one box further (LBO = 8 KiB).
+//   Stepping K by 16 rows adds 2048 bytes. Tile bases are 1024-byte aligned (base-offset field 0).
+TMAKIT_DEVICE u64 sw128_desc(u32 smem_addr, u32 lbo, u32 sbo) {
   u64 d = 0;
   d |= (u64)((smem_addr & 0x3FFFF) >> 4);
-  d |= (u64)1 << 16;
-  d |= (u64)(1024 >> 4) << 32;
+  d |= (u64)((lbo >> 4) & 0x3FFF) << 16;
+  d |= (u64)((sbo >> 4) & 0x3FFF) << 32;
   d |= (u64)1 << 62;
   return d;
 }
@@ -55,6 +64,16 @@ template <int N> TMAKIT_DEVICE void wgmma_wait() { asm volatile("wgmma.wait_grou
 template <int N> TMAKIT_DEVICE void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N)); }
 template <int N> TMAKIT_DEVICE void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N)); }
 
+// PTX: bar.sync id, n;   named barrier over n threads (id 0 is __syncthreads).
+TMAKIT_DEVICE void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+
+// PTX: st.shared.b32 [addr], v;
+TMAKIT_DEVICE void st_shared_b32(u32 addr, u32 v) { asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v)); }
+// PTX: st.shared.v2.f32 [addr], {x, y};
+TMAKIT_DEVICE void st_shared_v2f32(u32 addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y));
+}
+
 // Two fp32 -> one packed 32-bit word of the output type (lo = first element). PTX: cvt.rn.{bf16x2,f16x2}.f32
 template <int OUT> TMAKIT_DEVICE u32 pack2(float lo, float hi);
 template <> TMAKIT_DEVICE u32 pack2<0>(float lo, float hi) {
@@ -68,123 +87,176 @@ template <> TMAKIT_DEVICE u32 pack2<1>(float lo, float hi) {
   return r;
 }
 
+// A work unit's tile and K range. Units: ks-major, then the (cluster-row, tile-column) grid in groups of
+// group_m cluster rows that sweep the columns together (L2 reuse of A rows and B columns).
+struct Unit {
+  int m0, n0, k0, kt;  // first row / column / K element, number of 64-wide K slabs
+};
+
+TMAKIT_DEVICE Unit unit_at(int u, int rank, int cm, int bn, int M, int N, int K, int group_m, int k_per_split) {
+  const int units_m = (M + BM * cm - 1) / (BM * cm);
+  const int tiles_n = (N + bn - 1) / bn;
+  const int units_mn = units_m * tiles_n;
+  const int ks = u / units_mn;
+  const int r = u - ks * units_mn;
+  const int per_group = group_m * tiles_n;
+  const int first_m = (r / per_group) * group_m;
+  const int gsize = min(units_m - first_m, group_m);
+  const int um = first_m + (r % per_group) % gsize;
+  const int un = (r % per_group) / gsize;
+  Unit t;
+  t.m0 = (um * cm + rank) * BM;
+  t.n0 = un * bn;
+  t.k0 = ks * k_per_split;
+  t.kt = (min(K, t.k0 + k_per_split) - t.k0 + BK - 1) / BK;  // OOB past K (last range only) reads zeros
+  return t;
+}
+
 }  // namespace gemm
 }  // namespace tmakit
 
-// PTX: red.global.add.f32 [addr], v;   (split-K partial sums; order of additions is not deterministic)
-TMAKIT_DEVICE void red_add_f32(float* addr, float v) {
-  asm volatile("red.global.add.f32 [%0], %1;" ::"l"(addr), "f"(v) : "memory");
-}
-
-// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {128, 256}. SPLITK needs OUT = 2.
-template <int IN_F16, int OUT, int BN, int STAGES, int OVERLAP, int SPLITK>
+// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {128, 256}. CM: CTAs per cluster
+// along M (1 or 2). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N) row-major. SPLITK needs OUT = 2.
+template <int IN_F16, int OUT, int BN, int STAGES, int CM, int B_MN, int SPLITK>
 __global__ void __launch_bounds__(384, 1)
-tmakit_gemm_tn(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b, void* __restrict__ c,
-               int M, int N, int K, long long ldc, int group_m, int k_per_split) {
+tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
+            const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units) {
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
+  static_assert(CM == 1 || CM == 2, "clusters of 1 or 2 CTAs");
   using namespace tmakit::gemm;
   constexpr u32 A_BYTES = BM * BK * 2;
   constexpr u32 B_BYTES = BN * BK * 2;
+  constexpr int OUT_BYTES = OUT == 2 ? 4 : 2;
+  constexpr int BOX_COLS = 128 / OUT_BYTES;  // output columns per 128-byte staging row
+  constexpr int NBOX = BN / BOX_COLS;
+  constexpr int JPB = BOX_COLS / 8;          // 8-column accumulator groups per staging box
+  constexpr u32 B_LBO = B_MN ? 64 * 128 : 16, B_SBO = 1024;
+  constexpr u32 B_KSTEP = B_MN ? 16 * 128 : 32;  // bytes per 16-element K step in a B stage
+
   extern __shared__ __align__(1024) u8 gemm_smem[];
   const u32 base = (smem_u32(gemm_smem) + 1023u) & ~1023u;
   const u32 s_a = base;
-  const u32 s_b = base + STAGES * A_BYTES;
-  const u32 bars = s_b + STAGES * B_BYTES;  // full[STAGES], then empty[STAGES]
+  const u32 s_b = s_a + STAGES * A_BYTES;
+  const u32 s_epi = s_b + STAGES * B_BYTES;
+  const u32 bars = s_epi + 2 * EPI_BUFS * EPI_BOX_BYTES;  // full[STAGES], then empty[STAGES]
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;
-
-  // Grouped rasterization: GROUP_M tile rows sweep the tile columns together.
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  const int pid = blockIdx.x;
-  const int per_group = group_m * tiles_n;
-  const int first_m = (pid / per_group) * group_m;
-  const int gsize = min(tiles_m - first_m, group_m);
-  const int tile_m = first_m + (pid % per_group) % gsize;
-  const int tile_n = (pid % per_group) / gsize;
-  const int m0 = tile_m * BM, n0 = tile_n * BN;
-  const int k_begin = SPLITK ? (int)blockIdx.y * k_per_split : 0;
-  const int k_end = SPLITK ? min(K, k_begin + k_per_split) : K;
-  const int kt_count = (k_end - k_begin + BK - 1) / BK;  // OOB past K (last range only) reads zeros
+  const int rank = CM == 1 ? 0 : (int)cluster_ctarank();
+  const int cid = blockIdx.x / CM, ncl = gridDim.x / CM;
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(bars + 8 * s, 1);
-      mbarrier_init(bars + 8 * (STAGES + s), CONSUMER_WARPS);
+      mbarrier_init(bars + 8 * (STAGES + s), CONSUMER_WARPS * CM);
     }
     fence_mbarrier_init();
     prefetch_tensormap(&tm_a);
     prefetch_tensormap(&tm_b);
+    prefetch_tensormap(&tm_c);
   }
-  __syncthreads();
+  if (CM > 1) cluster_sync(); else __syncthreads();
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
     if (tid == 0) {
-      for (int kt = 0; kt < kt_count; ++kt) {
-        const int s = kt % STAGES;
-        if (kt >= STAGES) mbarrier_wait(bars + 8 * (STAGES + s), ((kt / STAGES) & 1) ^ 1);
-        const u32 full = bars + 8 * s;
-        mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
-        tma_load_tile<2>(s_a + s * A_BYTES, &tm_a, full, k_begin + kt * BK, m0);
-        tma_load_tile<2>(s_b + s * B_BYTES, &tm_b, full, k_begin + kt * BK, n0);
+      int it = 0;
+      for (int u = cid; u < units; u += ncl) {
+        const Unit t = unit_at(u, rank, CM, BN, M, N, K, group_m, k_per_split);
+        for (int kt = 0; kt < t.kt; ++kt, ++it) {
+          const int s = it % STAGES;
+          const u32 full = bars + 8 * s;
+          if (CM > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+          else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+          mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
+          const int k = t.k0 + kt * BK;
+          tma_load_tile<2>(s_a + s * A_BYTES, &tm_a, full, k, t.m0);
+          const u32 sb = s_b + s * B_BYTES;
+          if (B_MN) {
+            constexpr int NB = BN / 64, PER = NB / CM;
+#pragma unroll
+            for (int i = rank * PER; i < rank * PER + PER; ++i) {
+              if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, &tm_b, full, (u16)3, t.n0 + 64 * i, k);
+              else tma_load_tile<2>(sb + i * 8192, &tm_b, full, t.n0 + 64 * i, k);
+            }
+          } else if (CM > 1) {
+            tma_load_tile_mc<2>(sb + rank * (B_BYTES / 2), &tm_b, full, (u16)3, k, t.n0 + rank * (BN / 2));
+          } else {
+            tma_load_tile<2>(sb, &tm_b, full, k, t.n0);
+          }
+        }
       }
     }
   } else {
     setmaxnreg_inc<232>();
     const int cw = wg - 1;  // consumer 0 / 1: rows [64 cw, 64 cw + 64) of the tile
-    const int lane = tid % 32;
-    float acc[BN / 2];
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+    const int wtid = tid % 128;
+    const int warp = wtid / 32, lane = tid % 32;
     const u32 a_off = cw * 64 * BK * 2;
-    for (int kt = 0; kt < kt_count; ++kt) {
-      const int s = kt % STAGES;
-      mbarrier_wait(bars + 8 * s, (kt / STAGES) & 1);
-      wgmma_fence();
+    const u32 epi = s_epi + cw * EPI_BUFS * EPI_BOX_BYTES;
+    float acc[BN / 2];
+    int it = 0, ebox = 0;
+    for (int u = cid; u < units; u += ncl) {
+      const Unit t = unit_at(u, rank, CM, BN, M, N, K, group_m, k_per_split);
 #pragma unroll
-      for (int k = 0; k < BK / 16; ++k) {
-        Wgmma<BN, IN_F16>::mma(acc, sw128_desc(s_a + s * A_BYTES + a_off + k * 32),
-                               sw128_desc(s_b + s * B_BYTES + k * 32), 1);
-      }
-      wgmma_commit();
-      if (OVERLAP) {
-        wgmma_wait<1>();
-        if (kt > 0 && lane == 0) mbarrier_arrive(bars + 8 * (STAGES + (kt - 1) % STAGES));
-      } else {
+      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      for (int kt = 0; kt < t.kt; ++kt, ++it) {
+        const int s = it % STAGES;
+        mbarrier_wait(bars + 8 * s, (it / STAGES) & 1);
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < BK / 16; ++k) {
+          Wgmma<BN, IN_F16, B_MN>::mma(acc, sw128_desc(s_a + s * A_BYTES + a_off + k * 32, 16, 1024),
+                                      sw128_desc(s_b + s * B_BYTES + k * B_KSTEP, B_LBO, B_SBO), 1);
+        }
+        wgmma_commit();
         wgmma_wait<0>();
-        if (lane == 0) mbarrier_arrive(bars + 8 * (STAGES + s));
+        if (lane == 0) {
+          const u32 empty = bars + 8 * (STAGES + s);
+          mbarrier_arrive(empty);
+          if (CM > 1) mbarrier_arrive_remote(empty, rank ^ 1);
+        }
       }
-    }
-    wgmma_wait<0>();
 
-    // Epilogue: the m64nBN accumulator layout. Thread (warp w, lane l) holds, for j < BN/8,
-    // acc[4j + 2h + e] = C[16 w + l/4 + 8 h][8 j + 2 (l%4) + e] of its 64-row slab (h, e in {0, 1}).
-    const int warp = (tid % 128) / 32;
-    const int row0 = m0 + cw * 64 + warp * 16 + lane / 4;
-    const int col0 = n0 + 2 * (lane % 4);
+      // Epilogue. The m64nBN accumulator layout: thread (warp w, lane l) holds, for j < BN/8,
+      // acc[4j + 2h + e] = C[16 w + l/4 + 8 h][8 j + 2 (l%4) + e] of its 64-row slab (h, e in {0, 1}).
+      // Staging box b holds columns [b BOX_COLS, (b+1) BOX_COLS) as 64 rows of 128 bytes, 16-byte chunk c of
+      // row r stored at chunk c ^ (r % 8) (SWIZZLE_128B): the 8 rows a warp writes at once hit distinct banks.
+      const int row_m0 = t.m0 + cw * 64;
+      if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int col = col0 + 8 * j;
-      if (col < N) {  // N is a multiple of 8: the pair (col, col + 1) is in or out together
+      for (int b = 0; b < NBOX; ++b) {
+        if (t.n0 + b * BOX_COLS >= N) break;  // uniform: columns past N
+        const u32 box = epi + (ebox % EPI_BUFS) * EPI_BOX_BYTES;
+        ++ebox;
+        if (wtid == 0) bulk_wait_group_read<EPI_BUFS - 1>();  // the store that last read this box is done
+        named_sync(1 + cw, 128);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int row = row0 + 8 * h;
-          if (row < M) {
-            const long long off = (long long)row * ldc + col;
+          const int r = warp * 16 + lane / 4 + 8 * h;
+          const u32 row = box + r * 128;
+#pragma unroll
+          for (int jj = 0; jj < JPB; ++jj) {
+            const int j = b * JPB + jj;
             const float x0 = acc[4 * j + 2 * h], x1 = acc[4 * j + 2 * h + 1];
-            if (SPLITK) {
-              red_add_f32(static_cast<float*>(c) + off, x0);
-              red_add_f32(static_cast<float*>(c) + off + 1, x1);
-            } else if (OUT == 2) {
-              *reinterpret_cast<float2*>(static_cast<float*>(c) + off) = make_float2(x0, x1);
+            if constexpr (OUT == 2) {
+              const int chunk = 2 * jj + (lane % 4) / 2;
+              st_shared_v2f32(row + ((chunk ^ (r % 8)) << 4) + 8 * (lane % 2), x0, x1);
             } else {
-              *reinterpret_cast<u32*>(static_cast<u16*>(c) + off) = pack2<OUT == 1 ? 1 : 0>(x0, x1);
+              st_shared_b32(row + ((jj ^ (r % 8)) << 4) + 4 * (lane % 4), pack2<OUT == 1 ? 1 : 0>(x0, x1));
             }
           }
         }
+        fence_proxy_async_smem();
+        named_sync(1 + cw, 128);
+        if (wtid == 0) {
+          if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
+          else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
+          bulk_commit_group();
+        }
       }
     }
+    if (wtid == 0) bulk_wait_group<0>();
   }
+  if (CM > 1) cluster_sync();  // no CTA leaves while its peer may still multicast into it or arrive on its barriers
 }

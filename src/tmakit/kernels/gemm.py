@@ -4,9 +4,9 @@
 ``stride()``, ``dtype`` and ``data_ptr()``, so the checks are testable without torch or a GPU) and returns a
 :class:`GemmPlan`; ``launch(plan, a, b, out)`` encodes the two tensor maps and launches on torch's current stream.
 
-Layout contract (first step of issue 8): ``C[M,N] = A[M,K] @ B[K,N]`` with A row-major (``a.stride(1) == 1``)
-and B K-major, i.e. ``b.stride(0) == 1``: ``b = w.t()`` for a row-major ``w`` of shape (N, K) (nn.Linear's weight).
-A row-major (K, N) B needs a transposed-smem wgmma descriptor and is refused with a clear error for now.
+Layout contract: ``C[M,N] = A[M,K] @ B[K,N]`` with A row-major (``a.stride(1) == 1``) and B either K-major
+(``b.stride(0) == 1``: ``b = w.t()`` for a row-major ``w`` of shape (N, K), nn.Linear's weight) or row-major
+(``b.stride(1) == 1``), read as an MN-major wgmma operand. C rows must be 16-byte aligned (TMA-store epilogue).
 """
 
 from __future__ import annotations
@@ -14,18 +14,19 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-__all__ = ["BM", "BK", "CONFIGS", "DEFAULT_CONFIG", "GemmConfig", "GemmError", "GemmPlan", "choose_config",
-           "choose_split", "kernel_for", "launch", "plan", "smem_bytes"]
+__all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "choose_config", "choose_split",
+           "kernel_for", "launch", "plan", "smem_bytes"]
 
 BM = 128  # tile rows (two consumer warpgroups of 64)
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
 THREADS = 384  # producer warpgroup + two consumer warpgroups
 SMEM_LIMIT = 227 * 1024
+EPI_BYTES = 2 * 2 * 64 * 128  # two 8 KiB staging boxes per consumer warpgroup
 
 _IN = {"bfloat16": 0, "float16": 1}
 _OUT = {"bfloat16": 0, "float16": 1, "float32": 2}
 _ELEM = {"bfloat16": 2, "float16": 2, "float32": 4}
-_TMA_DTYPE = {"bfloat16": 9, "float16": 6}  # DataType.BFLOAT16 / FLOAT16
+_TMA_DTYPE = {"bfloat16": 9, "float16": 6, "float32": 7}  # DataType.BFLOAT16 / FLOAT16 / FLOAT32
 
 
 class GemmError(ValueError):
@@ -34,37 +35,38 @@ class GemmError(ValueError):
 
 @dataclass(frozen=True)
 class GemmConfig:
-    """One compiled variant: tile ``BM x bn x BK``, ``stages`` deep smem ring, ``overlap`` (keep one wgmma group in
-    flight and release the previous stage), ``group_m`` tile rows per rasterization group."""
+    """One compiled variant: tile ``BM x bn x BK``, a ``stages`` deep smem ring, ``cluster`` CTAs along M sharing
+    the B tile by TMA multicast (1 or 2), ``group_m`` cluster rows per rasterization group."""
 
     bn: int = 256
     stages: int = 4
-    overlap: int = 1
+    cluster: int = 2
     group_m: int = 8
 
     @property
     def name(self) -> str:
-        return f"128x{self.bn}x64_s{self.stages}_ov{self.overlap}_g{self.group_m}"
+        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}_g{self.group_m}"
 
 
 CONFIGS = {
-    "n256_s4_ov1": GemmConfig(256, 4, 1, 8),
-    "n256_s4_ov0": GemmConfig(256, 4, 0, 8),
-    "n128_s6_ov1": GemmConfig(128, 6, 1, 8),
+    "n256_s4_c2": GemmConfig(256, 4, 2, 8),
+    "n256_s4_c1": GemmConfig(256, 4, 1, 8),
+    "n128_s6_c2": GemmConfig(128, 6, 2, 8),
+    "n128_s6_c1": GemmConfig(128, 6, 1, 8),
 }
-DEFAULT_CONFIG = "n256_s4_ov0"  # run 1: ov0 >= ov1 by 1-2% on every large shape
 
 
 def smem_bytes(cfg: GemmConfig) -> int:
-    """Dynamic shared memory of a config: the ring, 2 x stages mbarriers, 1 KiB for the 1024-byte alignment."""
-    return cfg.stages * (BM * BK * 2 + cfg.bn * BK * 2) + 16 * cfg.stages + 1024
+    """Dynamic shared memory of a config: the ring, the epilogue staging boxes, 2 x stages mbarriers and 1 KiB for
+    the 1024-byte alignment."""
+    return cfg.stages * (BM * BK * 2 + cfg.bn * BK * 2) + EPI_BYTES + 16 * cfg.stages + 1024
 
 
 for _c in CONFIGS.values():
     assert smem_bytes(_c) <= SMEM_LIMIT, _c
 
 
-NUM_SMS = 132  # H100 SXM / H200; only used by the heuristics below
+NUM_SMS = 132  # H100 SXM / H200; the heuristics' default when no GPU is queried
 
 
 def _tiles(m: int, n: int, bn: int) -> int:
@@ -72,20 +74,21 @@ def _tiles(m: int, n: int, bn: int) -> int:
 
 
 def choose_config(m: int, n: int, k: int) -> GemmConfig:
-    """The configuration for a shape. Device runs 1-2 (docs/GEMM.md): 128x256 tiles beat 128x128 on every suite
-    shape, also with split-K on the few-tile shapes, so one config for now; split-K (:func:`choose_split`) supplies
-    the CTAs when the output has few tiles."""
-    return CONFIGS[DEFAULT_CONFIG]
+    """The configuration for a shape: 128x256 tiles (they beat 128x128 on every suite shape, runs 1-2 in
+    docs/GEMM.md); clusters of 2 along M when there are at least two tile rows (multicast halves B's L2 reads),
+    single CTAs for M <= 128 (a pair would leave half its CTAs idle)."""
+    tiles_m = -(-m // BM)
+    return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
 
 
-def choose_split(m: int, n: int, k: int, cfg: GemmConfig) -> tuple[int, int]:
+def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = NUM_SMS) -> tuple[int, int]:
     """(splits, k_per_split): split K when the output tiles fill less than ~3/4 of the SMs, keeping >= 4 K-slabs
     (256 elements) per split and at most one wave of CTAs. Returns (1, k) when no split pays."""
-    tiles = _tiles(m, n, cfg.bn)
+    tiles = -(-m // (BM * cfg.cluster)) * cfg.cluster * -(-n // cfg.bn)
     kt = -(-k // BK)
-    if tiles >= NUM_SMS * 3 // 4 or kt < 8:
+    if tiles >= sms * 3 // 4 or kt < 8:
         return 1, k
-    split = max(1, min(NUM_SMS // tiles, kt // 4, 16))
+    split = max(1, min(sms // tiles, kt // 4, 16))
     if split == 1:
         return 1, k
     kt_per = -(-kt // split)
@@ -104,17 +107,25 @@ class GemmPlan:
     n: int
     k: int
     lda: int  # elements between rows of A
-    ldb: int  # elements between rows of Bt (= b.stride(1))
+    ldb: int  # elements between rows of Bt (b_mn = 0: b.stride(1)) or of B (b_mn = 1: b.stride(0))
     ldc: int
     in_dtype: str  # "bfloat16" | "float16"
     out_dtype: str  # "bfloat16" | "float16" | "float32"
     config: GemmConfig
-    split: int = 1  # K ranges (split-K: fp32 partial tiles added with red.global.add)
+    split: int = 1  # K ranges (split-K: fp32 partial tiles added with TMA reduce-add)
     k_per_split: int = 0
+    b_mn: int = 0  # 0: B K-major (w.t()), 1: B row-major (K, N)
+
+    @property
+    def units(self) -> int:
+        """Work units: (cluster of tiles, K range) pairs the persistent CTAs loop over."""
+        c = self.config
+        return -(-self.m // (BM * c.cluster)) * -(-self.n // c.bn) * self.split
 
     @property
     def grid(self) -> int:
-        return _tiles(self.m, self.n, self.config.bn)
+        """CTAs if every unit had its own (the persistent launch uses min(this, resident CTAs))."""
+        return self.units * self.config.cluster
 
 
 def _shape2(x, name: str) -> tuple[int, int]:
@@ -124,9 +135,19 @@ def _shape2(x, name: str) -> tuple[int, int]:
     return shp
 
 
+def _b_layout(b, k: int, n: int) -> tuple[int, int]:
+    """(b_mn, ldb) of B: K-major (``w.t()``) or row-major (K, N)."""
+    sb0, sb1 = (int(s) for s in b.stride())
+    if sb0 == 1 or k == 1:
+        return 0, (sb1 if n > 1 else k)
+    if sb1 == 1 or n == 1:
+        return 1, (sb0 if k > 1 else n)
+    raise GemmError(f"b must be row-major (K, N) (b.stride(1) == 1) or the transpose of a row-major (N, K) tensor "
+                    f"(b.stride(0) == 1), got strides {(sb0, sb1)}; pass b.contiguous()")
+
+
 def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None, split: int | None = None) -> GemmPlan:
-    """Check ``C = a @ b`` (no GPU needed) and return the plan. Raises :class:`GemmError` (or ``NotImplementedError``
-    for layouts not supported yet) with the rule and a fix."""
+    """Check ``C = a @ b`` (no GPU needed) and return the plan. Raises :class:`GemmError` with the rule and a fix."""
     (m, k), (kb, n) = _shape2(a, "a"), _shape2(b, "b")
     if kb != k:
         raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb}x{n} (a.shape[1] must equal b.shape[0])")
@@ -144,43 +165,34 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
         od = _dtype_name(out_dtype) if out_dtype is not None else ta
     if od not in _OUT:
         raise GemmError(f"output dtype must be bfloat16, float16 or float32, got {od}")
-    # A: row-major (K contiguous)
     sa0, sa1 = (int(s) for s in a.stride())
     if sa1 != 1 and k > 1:
         raise GemmError(f"a must be row-major with contiguous rows (a.stride(1) == 1), got strides {(sa0, sa1)}; "
                         "pass a.contiguous()")
     lda = sa0 if m > 1 else k
-    # B: K-major, i.e. the transpose of a row-major (N, K) tensor
-    sb0, sb1 = (int(s) for s in b.stride())
-    if sb0 != 1 and k > 1:
-        if sb1 == 1:
-            raise NotImplementedError(
-                "b is row-major (K, N); this kernel takes b as the transpose of a row-major (N, K) tensor "
-                "(b = w.t(), b.stride(0) == 1), as nn.Linear weights are. Pass w.t() for w of shape (N, K), or "
-                "b.t().contiguous().t() (one copy); the (K, N) layout needs a transposed wgmma operand (not yet).")
-        raise GemmError(f"b must be K-major (b.stride(0) == 1, i.e. w.t() of a row-major (N, K) w), "
-                        f"got strides {(sb0, sb1)}")
-    ldb = sb1 if n > 1 else k
+    b_mn, ldb = _b_layout(b, k, n)
     # TMA rules (global strides multiple of 16 bytes; swizzled maps: 128-byte aligned base)
     if (k * eb) % 16:
         raise GemmError(f"K * {eb} bytes must be a multiple of 16 (TMA row pitch): K = {k}; pad K to a multiple "
                         f"of {16 // eb}")
     if (n * eb) % 16:
         raise GemmError(f"N * {eb} bytes must be a multiple of 16: N = {n}; pad N to a multiple of {16 // eb}")
-    for nm, ld in (("a.stride(0)", lda), ("b.stride(1)", ldb)):
+    ldb_name, ldb_min = ("b.stride(0)", n) if b_mn else ("b.stride(1)", k)
+    for nm, ld, lo in (("a.stride(0)", lda, k), (ldb_name, ldb, ldb_min)):
         if (ld * eb) % 16:
             raise GemmError(f"{nm} = {ld} elements = {ld * eb} bytes is not a multiple of 16 (TMA global stride)")
-        if ld < k:
-            raise GemmError(f"{nm} = {ld} is smaller than K = {k} (rows overlap)")
+        if ld < lo:
+            raise GemmError(f"{nm} = {ld} is smaller than the row length {lo} (rows overlap)")
     for nm, t in (("a", a), ("b", b)):
-        p = int(t.data_ptr())
-        if p % 128:
-            raise GemmError(f"{nm}.data_ptr() = {p:#x} is not 128-byte aligned (needed by the 128-byte-swizzled "
+        ptr = int(t.data_ptr())
+        if ptr % 128:
+            raise GemmError(f"{nm}.data_ptr() = {ptr:#x} is not 128-byte aligned (needed by the 128-byte-swizzled "
                             f"tensor map); slice at a multiple of 128 bytes or pass {nm}.clone()")
     for nm, v in (("M", m), ("N", n), ("K", k)):
         if v >= 2**31:
             raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
     ldc = n
+    eo = _ELEM[od]
     if out is not None:
         so = tuple(int(s) for s in out.shape)
         if so != (m, n):
@@ -189,10 +201,14 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
         if sc1 != 1 and n > 1:
             raise GemmError(f"out must have contiguous rows (out.stride(1) == 1), got strides {(sc0, sc1)}")
         ldc = sc0 if m > 1 else n
-        if ldc < n or ldc % 2 or int(out.data_ptr()) % (2 * _ELEM[od]):
-            raise GemmError(f"out rows must not overlap and pairs of elements must be aligned: out.stride(0) = "
-                            f"{sc0}, data_ptr = {int(out.data_ptr()):#x}")
-        _check_no_alias(out, so, ldc, _ELEM[od], ((a, m, lda, eb, k), (b, n, ldb, eb, k)))
+        if ldc < n:
+            raise GemmError(f"out.stride(0) = {sc0} is smaller than N = {n} (rows overlap)")
+        if (ldc * eo) % 16 or int(out.data_ptr()) % 128:
+            raise GemmError(f"out is written by TMA stores through a 128-byte-swizzled map: out.stride(0) * {eo} "
+                            f"bytes must be a multiple of 16 and out.data_ptr() 128-byte aligned, got stride "
+                            f"{sc0} and data_ptr {int(out.data_ptr()):#x}; pass a fresh out (or none)")
+        b_rows, b_cols = (k, n) if b_mn else (n, k)
+        _check_no_alias(out, so, ldc, eo, ((a, m, lda, eb, k), (b, b_rows, ldb, eb, b_cols)))
     if isinstance(config, str):
         config = CONFIGS[config]
     config = config or choose_config(m, n, k)
@@ -202,7 +218,7 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
         kt = -(-k // BK) if k else 1
         kt_per = -(-kt // max(1, min(int(split), kt)))
         nsplit, kps = -(-kt // kt_per), kt_per * BK
-    return GemmPlan(m, n, k, lda, ldb, ldc, ta, od, config, nsplit, kps)
+    return GemmPlan(m, n, k, lda, ldb, ldc, ta, od, config, nsplit, kps, b_mn)
 
 
 def _check_no_alias(out, shape, ldc, eo, inputs) -> None:
@@ -222,7 +238,8 @@ _kernels: dict = {}
 def kernel_name(p: GemmPlan) -> str:
     c = p.config
     out = 2 if p.split > 1 else _OUT[p.out_dtype]
-    return f"tmakit_gemm_tn<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.overlap}, {int(p.split > 1)}>"
+    return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
+            f"{int(p.split > 1)}>")
 
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):
@@ -238,30 +255,77 @@ def kernel_for(p: GemmPlan, debug: bool | None = None):
     return k
 
 
-def _tensormap(ptr: int, rows: int, k: int, ld: int, dtype: str, box_rows: int):
+def _map(ptr: int, dims: tuple[int, int], ld_bytes: int, dtype: str, box: tuple[int, int]):
     from tmakit.tma.tensormap import L2Promotion, SwizzleMode, TensorMap
 
-    return TensorMap(dtype=_TMA_DTYPE[dtype], global_dim=(k, rows), global_strides=(ld * _ELEM[dtype],),
-                     box_dim=(BK, box_rows), swizzle=SwizzleMode.B128, l2_promotion=L2Promotion.B256,
-                     global_address=ptr)
+    return TensorMap(dtype=_TMA_DTYPE[dtype], global_dim=dims, global_strides=(ld_bytes,), box_dim=box,
+                     swizzle=SwizzleMode.B128, l2_promotion=L2Promotion.B256, global_address=ptr)
 
 
-def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int):
-    """The (A, Bt) ``tk.TensorMap``s of a plan: innermost dim K, 64 x rows boxes, 128-byte swizzle."""
-    return (_tensormap(a_ptr, p.m, p.k, p.lda, p.in_dtype, BM),
-            _tensormap(b_ptr, p.n, p.k, p.ldb, p.in_dtype, p.config.bn))
+def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int = 0, ldc: int | None = None):
+    """The (A, B, C) ``tk.TensorMap``s of a plan. A: {K, M} boxes 64 x 128; B: {K, N} boxes 64 x bn/cluster
+    (K-major) or {N, K} boxes 64 x 64 (row-major B); C: {N, M} boxes (128 bytes) x 64, fp32 for split-K."""
+    eb = _ELEM[p.in_dtype]
+    cl = p.config.cluster
+    ta = _map(a_ptr, (p.k, p.m), p.lda * eb, p.in_dtype, (BK, BM))
+    if p.b_mn:
+        tb = _map(b_ptr, (p.n, p.k), p.ldb * eb, p.in_dtype, (64, BK))
+    else:
+        tb = _map(b_ptr, (p.k, p.n), p.ldb * eb, p.in_dtype, (BK, p.config.bn // cl))
+    cd = "float32" if p.split > 1 else p.out_dtype
+    ec = _ELEM[cd]
+    tc = _map(c_ptr, (p.n, p.m), (p.ldc if ldc is None else ldc) * ec, cd, (128 // ec, 64))
+    return ta, tb, tc
+
+
+_resident: dict = {}
+
+
+def resident_ctas(kernel, cfg: GemmConfig) -> int:
+    """CTAs of this kernel that fit on the GPU at once (cuOccupancyMaxActiveClusters x cluster size)."""
+    key = (kernel.name, cfg.cluster)
+    r = _resident.get(key)
+    if r is None:
+        try:
+            r = kernel.max_active_clusters(cfg.cluster, THREADS, smem_bytes(cfg)) * cfg.cluster
+        except Exception:  # noqa: BLE001 - an occupancy query failing must not stop the GEMM
+            r = 0
+        r = _resident[key] = r if r > 0 else NUM_SMS // cfg.cluster * cfg.cluster
+    return r
 
 
 def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: bool | None = None,
            ldc: int | None = None) -> None:
-    """Launch the plan's kernel: ``grid x split`` CTAs of 384 threads on ``stream`` (default: torch's current
-    stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N) buffer with row stride ``ldc``."""
-    from tmakit.cuda import Ptr
-    from tmakit.cuda.encode import encode_cached
+    """Launch the plan's persistent kernel (min(units, resident) clusters of 384-thread CTAs) on ``stream``
+    (default: torch's current stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N) buffer with
+    row stride ``ldc`` (elements)."""
+    launcher(p, a_ptr, b_ptr, c_ptr, debug, ldc)(stream)
+
+
+_launchers: dict = {}
+
+
+def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None):
+    """A memoised ``fn(stream)`` that launches ``p`` on these pointers (tensor maps encoded once)."""
+    key = (p, a_ptr, b_ptr, c_ptr, debug, ldc)
+    fn = _launchers.get(key)
+    if fn is not None:
+        return fn
+    from tmakit.cuda.encode import encode_tensormap
 
     k = kernel_for(p, debug)
-    tm_a, tm_b = tensormaps(p, a_ptr, b_ptr)
-    k((p.grid, p.split), THREADS, encode_cached(tm_a), encode_cached(tm_b), Ptr(c_ptr), ctypes.c_int32(p.m),
-      ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int64(p.ldc if ldc is None else ldc),
-      ctypes.c_int32(p.config.group_m), ctypes.c_int32(p.k_per_split or p.k), smem=smem_bytes(p.config),
-      stream=stream)
+    cfg = p.config
+    grid = min(p.units, resident_ctas(k, cfg) // cfg.cluster) * cfg.cluster
+    maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr, ldc)]
+    args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(cfg.group_m),
+            ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(p.units))
+    smem = smem_bytes(cfg)
+    cluster = (cfg.cluster, 1, 1) if cfg.cluster > 1 else None
+
+    def fn(stream=None):
+        k(grid, THREADS, *args, smem=smem, stream=stream, cluster=cluster)
+
+    if len(_launchers) > 512:
+        _launchers.clear()
+    _launchers[key] = fn
+    return fn
