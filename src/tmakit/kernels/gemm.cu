@@ -130,7 +130,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   constexpr int BOX_COLS = 128 / OUT_BYTES;  // output columns per 128-byte staging row
   constexpr int NBOX = BN / BOX_COLS;
   constexpr int JPB = BOX_COLS / 8;          // 8-column accumulator groups per staging box
+#ifndef TMAKIT_GEMM_MN_SWAP  // probe hook: exchange the MN-major LBO and SBO (hardware check of the descriptor)
   constexpr u32 B_LBO = B_MN ? 64 * 128 : 16, B_SBO = 1024;
+#else
+  constexpr u32 B_LBO = B_MN ? 1024 : 16, B_SBO = B_MN ? 64 * 128 : 1024;
+#endif
   constexpr u32 B_KSTEP = B_MN ? 16 * 128 : 32;  // bytes per 16-element K step in a B stage
 
   extern __shared__ __align__(1024) u8 gemm_smem[];
