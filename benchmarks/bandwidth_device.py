@@ -45,139 +45,183 @@ def phase(name, argv, limit):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# sweep (runs in a subprocess: `bandwidth_device.py _sweep`)
+# sweep (runs in subprocesses, one per op: `bandwidth_device.py _sweep copy|transpose|permute|reduce`)
 
+B = dict(engine="bulk")
 COPY_CFGS = [
     dict(),
-    dict(box_bytes=65536, stages=3),
+    dict(B, piece=32768, pieces=1, stages=6),
+    dict(B, piece=16384, pieces=1, stages=12),
+    dict(B, piece=65536, pieces=1, stages=3),
+    dict(B, piece=2048, pieces=16, stages=6),
+    dict(B, piece=4096, pieces=8, stages=6),
+    dict(B, piece=32768, pieces=1, stages=3, ctas_per_sm=2),
+    dict(B, piece=32768, pieces=1, stages=6, lag=2),
+    dict(B, bulk_mode=1, piece=32768, pieces=1, stages=6),
+    dict(B, bulk_mode=1, piece=2048, pieces=16, stages=6),
+    dict(B, bulk_mode=1, piece=16384, pieces=1, stages=12, consumers=8),
+    dict(B, bulk_mode=2, piece=4096, pieces=8, stages=6, consumers=8),
 ]
-TP_CFGS = [
-    dict(kq=4, stages=4, batch=1),
-    dict(kq=4, stages=4),
-    dict(kq=4, stages=4, consumers=8),
-    dict(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1),
-    dict(kq=2, stages=4, ctas_per_sm=2, no=4),
-    dict(kq=2, stages=3, ctas_per_sm=3, no=3),
-    dict(kq=1, stages=4, ctas_per_sm=4, no=4),
-    dict(kq=2, stages=4, ctas_per_sm=2, no=4, consumers=8),
-]
+TP_CFGS = {
+    2: [
+        dict(kq=4, stages=4, consumers=8),
+        dict(kq=4, stages=4, consumers=4, no=3, mode=1),
+        dict(kq=4, stages=5, consumers=4, no=2, mode=1),
+        dict(kq=4, stages=3, consumers=8, no=2, mode=1),
+        dict(kq=2, stages=6, consumers=8, no=2, mode=1),
+        dict(kq=2, stages=3, consumers=4, no=2, mode=1, ctas_per_sm=2),
+    ],
+    4: [
+        dict(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1),
+        dict(kq=2, stages=4, ctas_per_sm=2, consumers=4, no=4, mode=1),
+        dict(kq=4, stages=6, consumers=8, no=4, mode=1),
+        dict(kq=2, stages=4, ctas_per_sm=2, consumers=8, no=2, mode=1),
+        dict(kq=4, stages=3, ctas_per_sm=2, consumers=4, no=3, mode=1),
+        dict(kq=8, stages=4, consumers=8, no=3, mode=1),
+    ],
+}
 PERM_CFGS = [
     dict(),
-    dict(rest_order=1),
-    dict(box_bytes=16384, stages=12),
-    dict(box_bytes=16384, stages=12, rest_order=1),
+    dict(box_mode=1),
+    dict(box_mode=1, box_bytes=16384, stages=12),
+    dict(box_mode=1, box_bytes=65536, stages=3),
+    dict(box_mode=1, lag=2),
 ]
 RED_CFGS = [
     dict(lag=3, prefetch=1),
-    dict(lag=3, prefetch=1, flat_width=256),
+    dict(B, bulk_mode=1, piece=32768, pieces=1, stages=3),
+    dict(B, bulk_mode=1, piece=16384, pieces=1, stages=6),
+    dict(B, bulk_mode=1, piece=16384, pieces=1, stages=6, consumers=8),
+    dict(B, bulk_mode=1, piece=2048, pieces=8, stages=6),
+    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6),
+    dict(B, bulk_mode=2, piece=2048, pieces=8, stages=6, consumers=8),
+    dict(B, bulk_mode=2, piece=4096, pieces=8, stages=3, consumers=8),
 ]
 
 
-def _probe():
-    """Which box > globalDim maps the driver accepts (our validator accepted them; the driver refused (1,) < 256)."""
-    from tmakit import cuda as tkc
-    from tmakit.tma.tensormap import DataType, TensorMap
-
-    import torch
-
-    buf = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
-    for dims, strides, box in [
-        ((1,), (), (256,)),
-        ((1,), (), (8,)),
-        ((8,), (), (8,)),
-        ((100,), (), (256,)),
-        ((100,), (), (104,)),
-        ((300,), (), (256,)),
-        ((64, 33), (128,), (64, 64)),
-        ((36, 64), (128,), (40, 8)),
-        ((7,), (), (8,)),
-    ]:
-        tm = TensorMap(
-            dtype=DataType.UINT16, global_dim=dims, global_strides=strides, box_dim=box, global_address=buf.data_ptr()
-        )
-        try:
-            tkc.encode_tensormap(tm, raw=True)
-            ok = "accepted"
-        except Exception as e:
-            ok = "REFUSED " + type(e).__name__
-        print(f"probe u16 dim={dims} box={box}: {ok}", flush=True)
-
-
-def _sweep():
+def _sweep(which):
     import torch
 
     from tmakit import ops
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    try:
-        _probe()
-    except Exception as e:
-        print("probe failed", e)
-    res = dict(copy=[], transpose=[], reduce=[])
-    n = (1 << 30) // 2
-    x = torch.randn(n, device="cuda").to(torch.bfloat16)
-    y = torch.empty_like(x)
-    peer = time_op(lambda i: y.copy_(x), 1, reps=20)
-    print(f"torch copy 1 GiB: {2 * n * 2 / peer / 1e9:.3f} TB/s", flush=True)
-    for kw in COPY_CFGS:
-        bw.COPY_CONFIG = bw.CopyConfig(**kw)
-        y.zero_()
-        ops.copy(x, y)
-        ok = torch.equal(x, y)
-        ms = time_op(lambda i: ops.copy(x, y), 1, reps=20)
-        peer = time_op(lambda i: y.copy_(x), 1, reps=10)
-        row = dict(cfg=kw, ok=ok, tbs=2 * n * 2 / ms / 1e9, ratio=peer / ms)
-        res["copy"].append(row)
-        print("copy", row, flush=True)
-    res["permute"] = []
-    for shape, dims in (((32, 64, 128, 128), (0, 2, 1, 3)), ((8, 128, 256, 64), (0, 2, 1, 3))):
-        a = torch.randn(shape, device="cuda").to(torch.bfloat16)
-        b = torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16)
-        nb = a.numel() * 2
-        peer = time_op(lambda i: b.copy_(a.permute(dims)), 1, reps=15)
-        for kw in PERM_CFGS:
+    res = []
+    out = OUT / f"sweep_{which}.json"
+
+    def save(row):
+        res.append(row)
+        print(which, json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    if which == "copy":
+        n = (1 << 30) // 2
+        x = torch.randn(n, device="cuda").to(torch.bfloat16)
+        y = torch.empty_like(x)
+        for kw in COPY_CFGS:
             bw.COPY_CONFIG = bw.CopyConfig(**kw)
-            b.zero_()
-            ops.permute(a, dims, out=b)
-            ok = torch.equal(b, a.permute(dims))
-            ms = time_op(lambda i: ops.permute(a, dims, out=b), 1, reps=15)
-            row = dict(case=str((shape, dims)), cfg=kw, ok=ok, tbs=2 * nb / ms / 1e9, ratio=peer / ms)
-            res["permute"].append(row)
-            print("permute", row, flush=True)
-    bw.COPY_CONFIG = bw.CopyConfig()
-    for dt in (torch.bfloat16, torch.float32):
-        a = torch.randn(16384, 16384, device="cuda").to(dt)
-        b = torch.empty_like(a)
-        nb = a.numel() * a.element_size()
-        peer_copy = time_op(lambda i: b.copy_(a), 1, reps=10)
-        peer_t = time_op(lambda i: b.copy_(a.t()), 1, reps=5)
-        print(f"{dt}: torch copy {2 * nb / peer_copy / 1e9:.3f} TB/s, torch transpose {2 * nb / peer_t / 1e9:.3f}")
-        for kw in TP_CFGS:
-            bw.TRANSPOSE_CONFIG = {a.element_size(): bw.TransposeConfig(**kw)}
-            b.zero_()
-            ops.transpose(a, 0, 1, out=b)
-            ok = torch.equal(b, a.t())
-            ms = time_op(lambda i: ops.transpose(a, 0, 1, out=b), 1, reps=15)
-            row = dict(
-                dtype=str(dt), cfg=kw, ok=ok, tbs=2 * nb / ms / 1e9, vs_copy=peer_copy / ms, vs_torch_t=peer_t / ms
-            )
-            res["transpose"].append(row)
-            print("transpose", row, flush=True)
-    for dt in (torch.float32, torch.bfloat16):
-        n = (512 << 20) // (4 if dt == torch.float32 else 2)
-        d = torch.randn(n, device="cuda").to(dt)
-        s = torch.randn(n, device="cuda").to(dt)
-        peer = time_op(lambda i: d.add_(s), 1, reps=15)
-        for kw in RED_CFGS:
-            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
-            ms = time_op(lambda i: ops.reduce_into(d, s, "add"), 1, reps=15)
-            row = dict(
-                dtype=str(dt), cfg=kw, tbs=3 * n * d.element_size() / ms / 1e9, ratio=peer / ms, path=ops.last_path
-            )
-            res["reduce"].append(row)
-            print("reduce", row, flush=True)
-    (OUT / "sweep.json").write_text(json.dumps(res, indent=1))
+            bad = []
+            for nb in (1, 7, 16, 255, 4097, 65536 + 48, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16):
+                a = torch.randint(0, 255, (nb,), dtype=torch.uint8, device="cuda")
+                b = torch.full((nb,), 77, dtype=torch.uint8, device="cuda")
+                ops.copy(a, b)
+                if not torch.equal(a, b):
+                    bad.append(nb)
+            y.fill_(7)
+            ops.copy(x, y)
+            ok = torch.equal(x, y) and not bad
+            path = ops.last_path
+            t0 = time.perf_counter()
+            for _ in range(200):
+                ops.copy(a[:1 << 20], b[:1 << 20])
+            host_us = (time.perf_counter() - t0) / 200 * 1e6
+            torch.cuda.synchronize()
+            ms = time_op(lambda i: ops.copy(x, y), 1, reps=25)
+            peer = time_op(lambda i: y.copy_(x), 1, reps=15)
+            save(dict(cfg=kw, ok=ok, bad=bad, path=path, tbs=2 * n * 2 / ms / 1e9, ratio=peer / ms,
+                      peer_tbs=2 * n * 2 / peer / 1e9, host_us=host_us))
+        t0 = time.perf_counter()
+        for _ in range(200):
+            b[:1 << 20].copy_(a[:1 << 20])
+        save(dict(cfg="torch host", host_us=(time.perf_counter() - t0) / 200 * 1e6))
+        for mib in (128, 256):
+            nn = mib << 19
+            xs = [torch.randn(nn, device="cuda").to(torch.bfloat16) for _ in range(2)]
+            ys = [torch.empty_like(xs[0]) for _ in range(2)]
+            peer = time_op(lambda i: ys[i].copy_(xs[i]), 2, reps=30)
+            bw.COPY_CONFIG = bw.CopyConfig()
+            ms = time_op(lambda i: ops.copy(xs[i], ys[i]), 2, reps=30)
+            save(dict(cfg=f"copy {mib} MiB", tbs=2 * nn * 2 / ms / 1e9, peer_tbs=2 * nn * 2 / peer / 1e9))
+    if which == "transpose":
+        for dt in (torch.bfloat16, torch.float32):
+            a = torch.randn(16384, 16384, device="cuda").to(dt)
+            b = torch.empty_like(a)
+            nb = a.numel() * a.element_size()
+            peer_copy = time_op(lambda i: b.copy_(a), 1, reps=15)
+            for kw in TP_CFGS[a.element_size()]:
+                bw.TRANSPOSE_CONFIG = {a.element_size(): bw.TransposeConfig(**kw)}
+                bad = []
+                for shp in ((1000, 777), (33, 4096), (4096, 96), (7, 4000)):
+                    u = torch.randn(shp, device="cuda").to(dt)
+                    v = torch.full((shp[1], shp[0]), 77.0, device="cuda").to(dt)
+                    ops.transpose(u, 0, 1, out=v)
+                    if not torch.equal(v, u.t()):
+                        bad.append(shp)
+                b.fill_(7)
+                ops.transpose(a, 0, 1, out=b)
+                ok = torch.equal(b, a.t()) and not bad
+                ms = time_op(lambda i: ops.transpose(a, 0, 1, out=b), 1, reps=20)
+                peer2 = time_op(lambda i: b.copy_(a), 1, reps=10)
+                pc = min(peer_copy, peer2)
+                save(dict(dtype=str(dt), cfg=kw, ok=ok, bad=[str(x) for x in bad], tbs=2 * nb / ms / 1e9,
+                          vs_copy=pc / ms, copy_tbs=2 * nb / pc / 1e9))
+            del a, b
+    if which == "permute":
+        cases = (((32, 64, 128, 128), (0, 2, 1, 3)), ((8, 128, 256, 64), (0, 2, 1, 3)),
+                 ((32, 64, 128, 128), (0, 3, 1, 2)))
+        for shape, dims in cases:
+            xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+            ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+            fl = [torch.empty_like(xs[0]) for _ in range(2)]
+            nb = xs[0].numel() * 2
+            peer_copy = time_op(lambda i: fl[i].copy_(xs[i]), 2, reps=30)
+            cfgs = PERM_CFGS if dims != (0, 3, 1, 2) else TP_CFGS[2]
+            for kw in cfgs:
+                if dims == (0, 3, 1, 2):
+                    bw.TRANSPOSE_CONFIG = {2: bw.TransposeConfig(**kw)}
+                else:
+                    bw.COPY_CONFIG = bw.CopyConfig(**kw)
+                ys[0].fill_(7)
+                ops.permute(xs[0], dims, out=ys[0])
+                ok = torch.equal(ys[0], xs[0].permute(dims))
+                ms = time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2, reps=30)
+                save(dict(case=str((shape, dims)), cfg=kw, ok=ok, path=ops.last_path, tbs=2 * nb / ms / 1e9,
+                          vs_copy_same=peer_copy / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.26))
+            del xs, ys, fl
+    if which == "reduce":
+        for dt in (torch.float32, torch.bfloat16):
+            n = (512 << 20) // (4 if dt == torch.float32 else 2)
+            d = torch.randn(n, device="cuda").to(dt)
+            s_ = torch.randn(n, device="cuda").to(dt)
+            peer = time_op(lambda i: d.add_(s_), 1, reps=15)
+            for kw in RED_CFGS:
+                bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+                bad = []
+                for nn in (1, 3, 5, 8, 100, 4097, 65536 + 24, (1 << 22) + 13, (3 << 19) + 33333):
+                    for op in ("add", "max"):
+                        u = torch.randn(nn, device="cuda").to(dt)
+                        v = torch.randn(nn, device="cuda").to(dt)
+                        ref = v.clone()
+                        ops._torch_reduce(ref, u, op)
+                        ops.reduce_into(v, u, op)
+                        if not torch.equal(v, ref):
+                            bad.append((nn, op, ops.last_path, (v.float() - ref.float()).abs().max().item()))
+                ms = time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=20)
+                peer2 = time_op(lambda i: d.add_(s_), 1, reps=10)
+                pk = min(peer, peer2)
+                save(dict(dtype=str(dt), cfg=kw, ok=not bad, bad=[str(x) for x in bad[:4]], path=ops.last_path,
+                          tbs=3 * n * d.element_size() / ms / 1e9, ratio=pk / ms))
+            del d, s_
 
 
 def _best():
@@ -241,7 +285,7 @@ def _bench(args):
 def main(argv):
     OUT.mkdir(parents=True, exist_ok=True)
     if argv and argv[0] == "_sweep":
-        return _sweep()
+        return _sweep(argv[1])
     if argv and argv[0] == "_bench":
         return _bench(argv[1:])
     todo = argv or ["tests", "sweep", "bench"]
@@ -267,14 +311,19 @@ def main(argv):
             int(os.environ.get("T_TESTS", 150)),
         )
     if "sweep" in todo:
-        phase("sweep", [py, __file__, "_sweep"], int(os.environ.get("T_SWEEP", 150)))
+        for w in os.environ.get("SWEEP", "copy,transpose,permute,reduce").split(","):
+            phase(f"sweep_{w}", [py, __file__, "_sweep", w], int(os.environ.get("T_SWEEP", 70)))
     if "bench" in todo:
         phase(
             "bench",
             [py, __file__, "_bench"] + [a for a in todo if a not in ("tests", "sweep", "bench")],
             int(os.environ.get("T_BENCH", 240)),
         )
-    print("best configs:", _best())
+    for f in sorted(OUT.glob("sweep_*.json")):
+        for r in json.loads(f.read_text()):
+            keys = ("ok", "path", "tbs", "ratio", "vs_copy", "vs_copy_same", "vs_ceiling", "host_us", "peer_tbs")
+            vals = " ".join(f"{k}={r[k]:.3f}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in keys if k in r)
+            print(f.stem[6:], r.get("dtype", r.get("case", ""))[-22:], json.dumps(r["cfg"]), vals)
     bm = OUT / "bench.md"
     if bm.exists():
         print(bm.read_text())

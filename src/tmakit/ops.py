@@ -167,45 +167,68 @@ def _torch_reduce(dst, src, op):
     raise ValueError(op)
 
 
-def reduce_into(dst, src, op: str = "add", *, strict: bool = False):
-    """``dst = dst (op) src`` element-wise with TMA store-reduce (``cp.reduce.async.bulk.tensor``); returns ``dst``.
+def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool = False):
+    """``dst = dst (op) src`` element-wise with TMA; returns ``dst``.
 
-    ``op``: add, min, max, inc, dec, and, or, xor (PTX semantics; inc/dec wrap as PTX defines). The hardware supports
-    add: u32 s32 u64 f32 f16 bf16; min/max: u32 s32 u64 s64 f16 bf16; inc/dec: u32; and/or/xor: 32/64-bit integers
-    (``tmakit.tma.reduce_rules``). Each element update is a relaxed atomic at GPU scope. Other dtypes (e.g. float64,
-    fp32 min/max), a transposing layout pair, or any case :func:`copy` cannot describe fall back to the torch op
-    (``strict=True``: ``ValueError``, or ``TmaDescriptorError`` for an op/dtype pair the hardware lacks).
-    ``ValueError`` for an unknown op or mismatched shapes.
+    ``op``: add, min, max, inc, dec, and, or, xor (PTX semantics; inc/dec wrap as PTX defines). Two TMA paths:
+
+    - ``"store-reduce"``: TMA loads of ``src``, ``cp.reduce.async.bulk.tensor`` into ``dst``; the L2 does the
+      read-modify-write, each element update a relaxed atomic at GPU scope (safe against concurrent writers of
+      ``dst``). Hardware ops: add u32 s32 u64 f32 f16 bf16; min/max u32 s32 u64 s64 f16 bf16; inc/dec u32;
+      and/or/xor 32/64-bit integers (``tmakit.tma.reduce_rules``). Any layout :func:`copy` can describe.
+    - ``"combine"``: bulk TMA loads of both ``src`` and ``dst``, the op in registers (floats through fp32, rounded
+      to nearest even, NaN-propagating min/max, like torch), bulk TMA stores (or ``st.global``, per
+      ``bandwidth.REDUCE_CONFIG``). Not atomic: like torch's in-place ops. Contiguous pairs only; add/min/max on
+      f32 f16 bf16 s32 u32 s64 u64, and/or/xor on any integer type.
+
+    ``method="auto"`` takes the path ``bandwidth.REDUCE_CONFIG.engine`` names (``"bulk"`` = combine) where it
+    applies, else the other; :data:`last_path` says which ran (``tma:combine``, ``tma:flat``/``tma:strided`` for
+    store-reduce). Other cases (float64, a transposing layout pair, what neither path can describe) fall back to the
+    torch op (``strict=True``: ``ValueError``, or ``TmaDescriptorError`` when ``method="store-reduce"`` names an
+    op/dtype pair the hardware lacks). ``ValueError`` for an unknown op or method, or mismatched shapes.
     """
     _check_tensor("dst", dst)
     _check_tensor("src", src)
     from .tma.reduce_rules import check_reduce, reduce_op_name
 
     op = reduce_op_name(op)
+    if method not in ("auto", "store-reduce", "combine"):
+        raise ValueError(f"reduce_into: method must be 'auto', 'store-reduce' or 'combine', got {method!r}")
     if tuple(src.shape) != tuple(dst.shape):
         raise ValueError(f"reduce_into: shapes differ: dst {tuple(dst.shape)} vs src {tuple(src.shape)}")
     reason = _gpu_reason(src, dst)
     if not reason:
+        from .kernels import bandwidth as bw
         from .tma.dtypes import tma_dtype
         from .tma.errors import TmaDescriptorError
         from .tma.tensormap import DataType
 
+        opi = REDUCE_OPS.index(op)
+        dt = tma_dtype(dst.dtype)
+        if op in ("and", "or", "xor"):  # bitwise: the sign does not matter; INT64 maps raised an illegal
+            dt = {4: DataType.UINT32, 8: DataType.UINT64}.get(dst.element_size(), dt)  # instruction on H200
+        hw_err = None
         try:
-            dt = tma_dtype(dst.dtype)
-            if op in ("and", "or", "xor"):  # bitwise: the sign does not matter; INT64 maps raised an illegal
-                dt = {4: DataType.UINT32, 8: DataType.UINT64}.get(dst.element_size(), dt)  # instruction on H200
             check_reduce(op, dt)
         except TmaDescriptorError as e:
-            if strict:
-                raise
-            reason = f"{op} on {dst.dtype} is not a TMA reduction ({e.what})"
-    if not reason:
-        from .kernels import bandwidth as bw
-
-        run = bw.launcher_for(src, dst, op=REDUCE_OPS.index(op), dtype=dt, allow_transpose=False)
-        if isinstance(run, bw.Launcher):
-            run(src.data_ptr(), dst.data_ptr())
-            _set_path("tma:" + run.kind)
-            return dst
-        reason = run.reason
+            hw_err = e
+        bitwise = op in ("and", "or", "xor")
+        comb_ok = bw.bulk_supported(opi, dt) and not (bitwise and dst.dtype.is_floating_point)
+        order = {"auto": ("bulk", "tensor") if bw.REDUCE_CONFIG.engine == "bulk" else ("tensor", "bulk"),
+                 "store-reduce": ("tensor",), "combine": ("bulk",)}[method]
+        for engine in order:
+            if engine == "tensor" and hw_err is not None:
+                reason = f"{op} on {dst.dtype} is not a TMA reduction ({hw_err.what})"
+                if strict and method == "store-reduce":
+                    raise hw_err
+                continue
+            if engine == "bulk" and not comb_ok:
+                reason = f"combine has no {op} on {dst.dtype}"
+                continue
+            run = bw.launcher_for(src, dst, op=opi, dtype=dt, allow_transpose=False, engine=engine)
+            if isinstance(run, bw.Launcher) and (engine == "tensor" or run.kind == "combine"):
+                run(src.data_ptr(), dst.data_ptr())
+                _set_path("tma:" + run.kind)
+                return dst
+            reason = run.reason if not isinstance(run, bw.Launcher) else "combine needs contiguous tensors"
     return _fallback(reason, strict, lambda: _torch_reduce(dst, src, op))

@@ -23,8 +23,8 @@ import math
 
 from ..tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
 
-__all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "plan_copy", "launcher_for", "COPY_CONFIG",
-           "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "REDUCE_OPS"]
+__all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher", "plan_copy", "launcher_for",
+           "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "REDUCE_OPS", "BULK_OPS", "bulk_supported"]
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _WORD = {8: DataType.UINT64, 4: DataType.UINT32, 2: DataType.UINT16, 1: DataType.UINT8}
@@ -41,6 +41,11 @@ class CopyConfig:
     ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce);
     ``l2``: L2 promotion of the maps (0 none .. 3 256B); ``flat_width``: widest row (words) of the flat 2-D view;
     ``rest_order``: strided copies order the outer dims of their maps by src (0) or dst (1) stride.
+    ``engine``: contiguous pairs use tensor maps (``"tensor"``, copy.cu / reduce.cu) or non-tensor bulk copies
+    (``"bulk"``, bandwidth_bulk.cu: tiles of ``pieces`` x ``piece`` bytes, ``row`` bytes apart; ``bulk_mode`` 0 one
+    thread bulk load -> bulk store, 1 ``consumers`` warps store with st.global.v4, 2 warps bulk-store their pieces;
+    a reduction on the bulk engine loads dst too and combines in registers: not atomic).
+    ``box_mode``: strided boxes fill dims in order (0) or balance the contiguous runs of both sides (1).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -55,13 +60,21 @@ class CopyConfig:
     l2: int = 3
     flat_width: int = 16384
     rest_order: int = 0
+    engine: str = "tensor"
+    bulk_mode: int = 0
+    piece: int = 2048
+    pieces: int = 16
+    row: int = 128 * 1024
+    consumers: int = 4
+    box_mode: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
 class TransposeConfig:
     """``kq``: T x T slabs per load box; ``stages``: input ring depth; ``ctas_per_sm``: persistent CTAs per SM;
     ``consumers``: transposing warps per CTA; ``no``: output staging buffers (recycled with wait_group.read no-2);
-    ``batch``: 16-byte chunks a lane loads from smem before storing any (``-DTP_BATCH``)."""
+    ``batch``: 16-byte chunks a lane loads from smem before storing any (``-DTP_BATCH``); ``mode``: 0 consumers
+    share each stage and one thread stores after a named barrier, 1 each warp owns whole slabs and stores them."""
 
     kq: int = 4
     stages: int = 4
@@ -69,6 +82,7 @@ class TransposeConfig:
     consumers: int = 4
     no: int = 3
     batch: int = 4
+    mode: int = 0
 
 
 COPY_CONFIG = CopyConfig()
@@ -90,7 +104,15 @@ class TransposeParams(ctypes.Structure):
                 ("stages", ctypes.c_uint32), ("kq", ctypes.c_uint32), ("ntiles", ctypes.c_int64)]
 
 
+class BulkParams(ctypes.Structure):
+    _fields_ = [("n16", ctypes.c_int64), ("main_tiles", ctypes.c_int64), ("rest0", ctypes.c_int64),
+                ("tiles", ctypes.c_int64), ("row", ctypes.c_int64), ("piece", ctypes.c_uint32),
+                ("pieces", ctypes.c_uint32), ("cols", ctypes.c_uint32), ("stages", ctypes.c_uint32),
+                ("stage_stride", ctypes.c_uint32), ("tail", ctypes.c_uint32)]
+
+
 assert ctypes.sizeof(StreamParams) == 80 and ctypes.sizeof(TransposeParams) == 48
+assert ctypes.sizeof(BulkParams) == 64
 
 
 @dataclasses.dataclass
@@ -324,6 +346,109 @@ def _flat_launcher(nbytes, elem, op, dtype, cfg, nsm, sp, dp):
     return _stream_launcher(kfile, kname, maps, sizes, box, word, tail_bytes, 256, op, cfg, nsm)
 
 
+#: combine element type codes of bandwidth_bulk.cu (BK_DT) per TMA data type
+_BK_DT = {DataType.FLOAT32: 0, DataType.BFLOAT16: 1, DataType.FLOAT16: 2, DataType.INT32: 3, DataType.UINT32: 4,
+          DataType.INT64: 5, DataType.UINT64: 6}
+#: reductions the bulk (load-combine-store) engine implements, by REDUCE_OPS index
+BULK_OPS = {0: "add", 1: "min", 2: "max", 5: "and", 6: "or", 7: "xor"}
+
+
+class BulkLauncher(Launcher):
+    """A launcher of ``tmakit_bulk`` (pointers + params; no tensor maps)."""
+
+    def __call__(self, sp: int, dp: int):
+        from ..cuda import Ptr
+
+        self.kernel(self.grid, self.block, Ptr(sp), Ptr(dp), self.params, smem=self.smem)
+
+
+def bulk_supported(op: int, dtype) -> bool:
+    """Whether the bulk engine's combine implements ``op`` (a REDUCE_OPS index) on this TMA data type."""
+    if op < 0:
+        return True
+    if op not in BULK_OPS:
+        return False
+    return op >= 5 or dtype in _BK_DT
+
+
+def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
+    """Contiguous bytes through ``bandwidth_bulk.cu``: tiles of R pieces of Q bytes W apart, contiguous rest tiles,
+    the last ``nbytes % 16`` bytes by thread 0."""
+    q, r = cfg.piece, cfg.pieces
+    w = max(cfg.row, q)
+    if q % 16 or w % q:
+        raise ValueError(f"bulk tiles: piece {q} must be a multiple of 16 and row {w} a multiple of the piece")
+    n16 = nbytes // 16 * 16
+    cols = w // q
+    blocks = n16 // (r * w)
+    main_tiles = blocks * cols
+    rest0 = blocks * r * w
+    rest_tiles = -(-(n16 - rest0) // (r * q))
+    combine = op >= 0
+    stage = -(-(q * r) // 1024) * 1024
+    per = stage * (2 if combine else 1)
+    budget = SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512
+    stages = max(2, min(cfg.stages, 32, budget // per))
+    p = BulkParams()
+    p.n16, p.main_tiles, p.rest0, p.tiles, p.row = n16, main_tiles, rest0, main_tiles + rest_tiles, w
+    p.piece, p.pieces, p.cols, p.stages, p.stage_stride, p.tail = q, r, cols, stages, stage, nbytes - n16
+    mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
+    grid = max(1, min(max(p.tiles, 1), nsm * cfg.ctas_per_sm))
+    opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
+            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}"]
+    block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
+    return BulkLauncher(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
+
+
+def _run_bytes(box, dims, side, elem):
+    """Contiguous bytes of one box row-run on ``side`` (1 src, 2 dst): dim 0 times every following dim (in that
+    side's stride order) whose box covers the whole previous extent."""
+    run, span = box[0] * elem, dims[0][0]
+    if box[0] < dims[0][0]:
+        return run
+    left = list(range(1, len(dims)))
+    while left:
+        nxt = next((i for i in left if dims[i][side] == span), None)
+        if nxt is None:
+            break
+        run *= box[nxt]
+        if box[nxt] < dims[nxt][0]:
+            break
+        span *= dims[nxt][0]
+        left.remove(nxt)
+    return run
+
+
+def _boxes_balanced(dims, elem, target_bytes):
+    """Box per dim (inner first) of about ``target_bytes`` maximising the shorter of the two sides' contiguous runs
+    (then the box size): a permute that keeps the inner dim gets runs of kilobytes on both sides, not 256 bytes on
+    one. Powers of two or the whole dim per outer dim, each <= 256."""
+    b0 = _fit_inner_box(dims[0][0], elem)
+    rest = dims[1:]
+    choices = []
+    for n, _, _ in rest:
+        c = {min(n, 256)} | {1 << i for i in range(9) if (1 << i) < n}
+        choices.append(sorted(c))
+    best, best_key = None, None
+
+    def rec(i, box, nbytes):
+        nonlocal best, best_key
+        if i == len(rest):
+            full = [b0] + box
+            runs = (_run_bytes(full, dims, 1, elem), _run_bytes(full, dims, 2, elem))
+            key = (min(runs), nbytes, max(runs))
+            if best_key is None or key > best_key:
+                best, best_key = full, key
+            return
+        for b in choices[i]:
+            if nbytes * b > target_bytes and b > 1:
+                break
+            rec(i + 1, box + [b], nbytes * b)
+
+    rec(0, [], b0 * elem)
+    return best
+
+
 def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
     e = plan.elem
     dims = plan.dims
@@ -337,7 +462,7 @@ def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
     else:
         dt = dtype
         kfile, kname = "reduce.cu", "tmakit_reduce"
-    box = _boxes(sizes, e, cfg.box_bytes)
+    box = _boxes_balanced(plan.dims, e, cfg.box_bytes) if cfg.box_mode == 1 else _boxes(sizes, e, cfg.box_bytes)
     if box is None:
         return None
     m_s = MapTemplate(_map(dt, sp, sizes, [d[1] * e for d in plan.dims[1:]], box, l2=cfg.l2))
@@ -361,9 +486,17 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     dstr = [dims[0][2] * e] + [d[2] * e for d in dims[2:]]
     m_d = MapTemplate(_map(dt, dp, dsizes, dstr, sbox, SwizzleMode.B128))
     in_bytes = t_ * 128 * kq
-    fit = (SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512) // in_bytes  # stage buffers that fit (in + out)
-    no = max(2, min(cfg.no, fit - 2))
-    stages = max(2, min(cfg.stages, 16, fit - no))
+    budget = SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512
+    if cfg.mode == 1:  # every consumer warp owns `no` slab images
+        slab = t_ * 128
+        no = max(2, min(cfg.no, (budget - 2 * in_bytes) // (cfg.consumers * slab)))
+        stages = max(2, min(cfg.stages, 16, (budget - cfg.consumers * no * slab) // in_bytes))
+        out_bytes = cfg.consumers * no * slab
+    else:
+        fit = budget // in_bytes  # stage buffers that fit (in + out)
+        no = max(2, min(cfg.no, fit - 2))
+        stages = max(2, min(cfg.stages, 16, fit - no))
+        out_bytes = no * in_bytes
     tiles = [-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + sizes[2:]
     p = TransposeParams()
     for i in range(5):
@@ -372,19 +505,23 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     p.ntiles = math.prod(tiles)
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm))
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
-                (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}"))
-    return Launcher(k, grid, 32 * (cfg.consumers + 1), (stages + no) * in_bytes + 1024, p,
+                (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}",
+                 f"-DTP_MODE={cfg.mode}"))
+    return Launcher(k, grid, 32 * (cfg.consumers + 1), stages * in_bytes + out_bytes + 1024, p,
                     [(m_s, True), (m_d, False)])
 
 
 _launchers: dict = {}
 
 
-def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = True):
+def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = True, engine: str | None = None):
     """A cached :class:`Launcher` for this (shape, strides, dtype, alignment, op, config), or a ``Plan`` with
-    ``kind=None`` saying why TMA cannot do it."""
+    ``kind=None`` saying why TMA cannot do it. ``engine`` overrides the config's engine for contiguous pairs
+    (``"tensor"``: tensor maps, store-reduce for reductions; ``"bulk"``: bulk copies, load-combine-store)."""
     sp, dp = src.data_ptr(), dst.data_ptr()
     cfg = COPY_CONFIG if op < 0 else REDUCE_CONFIG
+    if engine is not None and engine != cfg.engine:
+        cfg = dataclasses.replace(cfg, engine=engine)
     key = (tuple(src.shape), tuple(src.stride()), tuple(dst.stride()), src.element_size(), op, dtype,
            sp % 128 == 0, dp % 128 == 0, sp % 16 == 0, dp % 16 == 0, allow_transpose, cfg,
            tuple(sorted(TRANSPOSE_CONFIG.items())), src.device.index)
@@ -393,7 +530,11 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
         return got
     plan = plan_copy(src, dst, allow_transpose=allow_transpose)
     nsm = sm_count(src) if plan.kind else 0
-    if plan.kind == "flat":
+    if plan.kind == "flat" and cfg.engine == "bulk" and bulk_supported(op, dtype):
+        got = _bulk_launcher(src.numel() * src.element_size(), op, dtype, cfg, nsm)
+        plan.kind = "bulk" if op < 0 else "combine"
+        reason = "no bulk view"
+    elif plan.kind == "flat":
         got = _flat_launcher(src.numel() * src.element_size(), plan.elem, op, dtype, cfg, nsm, sp, dp)
         reason = "no flat TMA view"
     elif plan.kind == "strided":

@@ -117,6 +117,73 @@ __device__ __forceinline__ void transpose_stage(u32 in_img, u32 out_img, u32 kq,
   }
 }
 
+#ifndef TP_MODE
+#define TP_MODE 0  // 0: consumers share each stage, one store issuer after a named barrier; 1: warp-owned slabs
+#endif
+
+// TP_MODE 1: consumer warp w owns slabs g = w, w + C, ... (g = k * KQ + q over this CTA's tiles k): it loads the
+// whole slab into registers, frees its share of the input stage (empty[s] counts KQ arrivals), writes one of its own
+// TP_NO output images, fences, and its lane 0 stores the slab: no cross-warp barrier, one bulk group per slab.
+template <int E>
+__device__ __forceinline__ void transpose_warp_slabs(const TmaDesc* dst, const TransposeParams& p, u32 base,
+                                                     u32 out_base, u64* full, u64* empty, i64 first, i64 step,
+                                                     i64 mine, u32 cw, u32 lane) {
+  constexpr int T = 128 / E, EPC = 16 / E, G = (T + 31) / 32;
+  constexpr u32 SLAB = (u32)T * 128u;
+  const u32 S = p.stages, KQ = p.kq;
+  const u32 my_out = out_base + cw * TP_NO * SLAB;
+  u32 o = 0;
+  for (i64 g = cw; g < mine * (i64)KQ; g += TP_CONSUMERS) {
+    const i64 k = g / KQ;
+    const u32 q = (u32)(g - k * KQ), s = (u32)(k % S), phase = (u32)((k / S) & 1);
+    mbarrier_wait(smem_u32(&full[s]), phase);
+    const u32 in_slab = base + s * KQ * SLAB + q * SLAB;
+    u32 w[G * 8][4];
+#pragma unroll
+    for (int it = 0; it < G * 8; ++it) {
+      const int r = (it >> 3) * 32 + (int)lane, c = it & 7;
+      if (r < T) {
+        const u32 a = in_slab + (u32)r * 128u + ((u32)(c ^ (r & 7)) << 4);
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[it][0]), "=r"(w[it][1]), "=r"(w[it][2]), "=r"(w[it][3]) : "r"(a));
+      }
+    }
+    __syncwarp();
+    if (lane == 0) {
+      mbarrier_arrive(smem_u32(&empty[s]));
+      bulk_wait_group_read<TP_NO - 1>();  // the store that last used output image o has read it
+    }
+    __syncwarp();
+    const u32 img = my_out + o * SLAB;
+#pragma unroll
+    for (int it = 0; it < G * 8; ++it) {
+      const int r = (it >> 3) * 32 + (int)lane, c = it & 7;
+      if (r < T) {
+        const u32 rb = (u32)r * E;
+#pragma unroll
+        for (int e = 0; e < EPC; ++e) {
+          const u32 j = (u32)(c * EPC + e);
+          store_elem<E>(img + j * 128u + ((((rb >> 4) ^ (j & 7u)) << 4) | (rb & 15u)), chunk_elem<E>(w[it], e));
+        }
+      }
+    }
+    fence_proxy_async_smem();
+    __syncwarp();
+    if (lane == 0) {
+      i32 c[5];
+      tile_coords(p, first + k * step, c);
+      const i32 qs = c[1] * T * (i32)KQ + (i32)q * T;
+      if (qs < p.qdim) {
+        i32 d[5] = {qs, c[0] * T, c[2], c[3], c[4]};
+        tma_store_tile_n(p.rank, dst, img, d);
+      }
+      bulk_commit_group();
+    }
+    if (++o == TP_NO) o = 0;
+  }
+  if (lane == 0) bulk_wait_group<0>();
+}
+
 template <int E>
 __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc* dst, const TransposeParams& p,
                                               u8* dyn, u64* full, u64* empty) {
@@ -130,7 +197,7 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
   if (tid == 0) {
     for (u32 s = 0; s < S; ++s) {
       mbarrier_init(smem_u32(&full[s]), 1);
-      mbarrier_init(smem_u32(&empty[s]), TP_CONSUMERS);
+      mbarrier_init(smem_u32(&empty[s]), TP_MODE == 1 ? KQ : TP_CONSUMERS);
     }
     fence_mbarrier_init();
   }
@@ -155,7 +222,11 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     }
     return;
   }
-  const u32 cw = warp - 1;  // consumer warp 0..3
+  const u32 cw = warp - 1;  // consumer warp 0..TP_CONSUMERS-1
+  if (TP_MODE == 1) {
+    transpose_warp_slabs<E>(dst, p, base, out_base, full, empty, first, step, mine, cw, lane);
+    return;
+  }
   const bool leader = (cw == 0 && lane == 0);
   u32 s = 0, phase = 0, o = 0;
   for (i64 k = 0; k < mine; ++k) {

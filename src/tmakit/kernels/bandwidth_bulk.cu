@@ -1,0 +1,363 @@
+// bandwidth_bulk.cu -- contiguous copies and load-combine-store reductions with non-tensor TMA bulk copies
+// (cp.async.bulk: the same copy engine as the tensor path, linear addresses, no tensor map).
+//
+// The bytes [0, n16) move in tiles. A "main" tile is R pieces of Q bytes, W bytes apart (piece j of tile t starts
+// at (t / (W/Q) * R + j) * W + (t % (W/Q)) * Q): with R > 1 a tile touches R places W bytes apart, like the 2-D
+// flat view of copy.cu. Bytes past the last whole R*W block form "rest" tiles of R contiguous pieces of up to Q
+// bytes. The last n - n16 (< 16) bytes are copied by thread 0 with plain loads/stores: no tail kernel.
+//
+// BK_MODE 0 (copy): one thread drives a ring of S stages, bulk load -> bulk store, refilling a stage after
+//   cp.async.bulk.wait_group.read BK_LAG (as stream.cuh).
+// BK_MODE 1: warp 0 lane 0 loads (src, and dst too when combining) into the ring; BK_CONSUMERS warps read each
+//   stage's 16-byte chunks, combine them (BK_OP >= 0) and write them with st.global.v4; empty[s] frees a stage.
+// BK_MODE 2: as 1, but consumer warp w owns pieces j = w, w + C, ... of every stage: it combines them in place
+//   in shared memory, fence.proxy.async, and its lane 0 bulk-stores them (one bulk group per stage); a stage is
+//   freed when every warp's store of it has read its smem (wait_group.read 1, one stage later).
+// Combining is not atomic (dst is read by a TMA load and written later): src and dst must not overlap, and no
+// other kernel may write dst meanwhile -- the same contract as torch's in-place ops.
+#include <tmakit/all.cuh>
+
+using namespace tmakit;
+
+#ifndef BK_MODE
+#define BK_MODE 0
+#endif
+#ifndef BK_CONSUMERS
+#define BK_CONSUMERS 4
+#endif
+#ifndef BK_LAG
+#define BK_LAG 1
+#endif
+#ifndef BK_OP
+#define BK_OP -1  // -1 copy; 0 add, 1 min, 2 max, 5 and, 6 or, 7 xor (tmakit.ops.REDUCE_OPS indices)
+#endif
+#ifndef BK_DT
+#define BK_DT 0  // combine element type: 0 f32, 1 bf16, 2 f16, 3 s32, 4 u32, 5 s64, 6 u64
+#endif
+#define BK_MAX_STAGES 32
+
+struct BulkParams {
+  i64 n16;           // bytes moved by bulk copies (a multiple of 16)
+  i64 main_tiles;    // tiles of the R x Q-every-W pattern
+  i64 rest0;         // first byte of the rest region (= main_tiles / cols * R * W)
+  i64 tiles;         // main + rest tiles
+  i64 row;           // W
+  u32 piece;         // Q (a multiple of 16)
+  u32 pieces;        // R
+  u32 cols;          // W / Q
+  u32 stages;        // ring depth
+  u32 stage_stride;  // bytes per stage and operand (a multiple of 1024)
+  u32 tail;          // n - n16 (< 16), copied by thread 0
+};
+
+// PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar];
+__device__ __forceinline__ void bulk_load(u32 dst, const void* src, u32 size, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(dst), "l"(src), "r"(size), "r"(bar) : "memory");
+}
+
+// PTX: cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size;
+__device__ __forceinline__ void bulk_store(void* dst, u32 src, u32 size) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(size)
+               : "memory");
+}
+
+// Byte offset and length of piece j of tile t (length 0: past the end).
+__device__ __forceinline__ void piece_of(const BulkParams& p, i64 t, u32 j, i64& off, u32& len) {
+  if (t < p.main_tiles) {
+    const i64 rb = t / p.cols, col = t % p.cols;
+    off = (rb * p.pieces + j) * p.row + col * (i64)p.piece;
+    len = p.piece;
+  } else {
+    off = p.rest0 + ((t - p.main_tiles) * p.pieces + j) * (i64)p.piece;
+    const i64 left = p.n16 - off;
+    len = left <= 0 ? 0u : (left < (i64)p.piece ? (u32)left : p.piece);
+  }
+}
+
+__device__ __forceinline__ u32 tile_bytes(const BulkParams& p, i64 t) {
+  if (t < p.main_tiles) return p.piece * p.pieces;
+  const i64 off = p.rest0 + (t - p.main_tiles) * p.pieces * (i64)p.piece;
+  const i64 left = p.n16 - off, full = (i64)p.pieces * p.piece;
+  return (u32)(left < full ? left : full);
+}
+
+__device__ __forceinline__ void load_tile(const BulkParams& p, const u8* g, i64 t, u32 dst, u32 bar) {
+  for (u32 j = 0; j < p.pieces; ++j) {
+    i64 off;
+    u32 len;
+    piece_of(p, t, j, off, len);
+    if (len) bulk_load(dst + j * p.piece, g + off, len, bar);
+  }
+}
+
+
+// ---------------------------------------------------------------------------------------------------------------
+// combine 16 bytes (4 words) of dst with 16 bytes of src: d = d (op) s
+
+__device__ __forceinline__ float bf_lo(u32 w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float bf_hi(u32 w) { return __uint_as_float(w & 0xffff0000u); }
+// PTX: cvt.rn.bf16x2.f32 d, hi, lo;
+__device__ __forceinline__ u32 bf_pack(float lo, float hi) {
+  u32 d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+// PTX: cvt.f32.f16 d, a;
+__device__ __forceinline__ float h_to_f(u32 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((u16)h));
+  return f;
+}
+// PTX: cvt.rn.f16x2.f32 d, hi, lo;
+__device__ __forceinline__ u32 h_pack(float lo, float hi) {
+  u32 d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+// PTX: min.NaN.f32 / max.NaN.f32 (NaN propagates, as torch.minimum / torch.maximum)
+__device__ __forceinline__ float fop(float a, float b) {
+#if BK_OP == 0
+  return a + b;
+#elif BK_OP == 1
+  float d;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+#else
+  float d;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+#endif
+}
+template <typename T> __device__ __forceinline__ T iop(T a, T b) {
+#if BK_OP == 0
+  return a + b;
+#elif BK_OP == 1
+  return a < b ? a : b;
+#else
+  return a > b ? a : b;
+#endif
+}
+
+__device__ __forceinline__ void combine16(u32 (&d)[4], const u32 (&s)[4]) {
+#if BK_OP == 5 || BK_OP == 6 || BK_OP == 7
+#pragma unroll
+  for (int i = 0; i < 4; ++i) d[i] = BK_OP == 5 ? (d[i] & s[i]) : BK_OP == 6 ? (d[i] | s[i]) : (d[i] ^ s[i]);
+#elif BK_DT == 0
+#pragma unroll
+  for (int i = 0; i < 4; ++i) d[i] = __float_as_uint(fop(__uint_as_float(d[i]), __uint_as_float(s[i])));
+#elif BK_DT == 1
+#pragma unroll
+  for (int i = 0; i < 4; ++i) d[i] = bf_pack(fop(bf_lo(d[i]), bf_lo(s[i])), fop(bf_hi(d[i]), bf_hi(s[i])));
+#elif BK_DT == 2
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    d[i] = h_pack(fop(h_to_f(d[i] & 0xffffu), h_to_f(s[i] & 0xffffu)), fop(h_to_f(d[i] >> 16), h_to_f(s[i] >> 16)));
+#elif BK_DT == 3 || BK_DT == 4
+#pragma unroll
+  for (int i = 0; i < 4; ++i) d[i] = BK_DT == 3 ? (u32)iop<i32>((i32)d[i], (i32)s[i]) : iop<u32>(d[i], s[i]);
+#else
+#pragma unroll
+  for (int i = 0; i < 4; i += 2) {
+    const u64 a = ((u64)d[i + 1] << 32) | d[i], b = ((u64)s[i + 1] << 32) | s[i];
+    const u64 r = BK_DT == 5 ? (u64)iop<i64>((i64)a, (i64)b) : iop<u64>(a, b);
+    d[i] = (u32)r;
+    d[i + 1] = (u32)(r >> 32);
+  }
+#endif
+}
+
+// PTX: ld.shared.v4.u32
+__device__ __forceinline__ void lds16(u32 a, u32 (&w)[4]) {
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(a));
+}
+// PTX: st.shared.v4.u32
+__device__ __forceinline__ void sts16(u32 a, const u32 (&w)[4]) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+               : "memory");
+}
+// PTX: st.global.v4.u32
+__device__ __forceinline__ void stg16(void* g, const u32 (&w)[4]) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(g), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
+               : "memory");
+}
+
+// The last p.tail (< 16) bytes: thread 0 of CTA 0, byte by byte (combined when BK_OP >= 0, zero-padded words;
+// unrolled with constant indices so the words stay in registers).
+__device__ __forceinline__ void tail_bytes(const u8* src, u8* dst, const BulkParams& p) {
+  if (blockIdx.x != 0 || threadIdx.x != 0 || p.tail == 0) return;
+  u32 a[4] = {0, 0, 0, 0}, d[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    if ((u32)i < p.tail) {
+      a[i / 4] |= (u32)src[p.n16 + i] << (8 * (i % 4));
+      d[i / 4] |= (u32)dst[p.n16 + i] << (8 * (i % 4));
+    }
+#if BK_OP >= 0
+  combine16(d, a);
+#else
+#pragma unroll
+  for (int i = 0; i < 4; ++i) d[i] = a[i];
+#endif
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    if ((u32)i < p.tail) dst[p.n16 + i] = (u8)(d[i / 4] >> (8 * (i % 4)));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ void run_single(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
+  if (threadIdx.x != 0) return;
+  const u32 S = p.stages;
+  const i64 first = blockIdx.x, step = gridDim.x;
+  if (first >= p.tiles) return;
+  const i64 mine = (p.tiles - first + step - 1) / step;
+  for (u32 s = 0; s < S; ++s) mbarrier_init(smem_u32(&full[s]), 1);
+  fence_mbarrier_init();
+  const i64 pro = mine < (i64)S ? mine : (i64)S;
+  for (i64 k = 0; k < pro; ++k) {
+    const i64 t = first + k * step;
+    mbarrier_arrive_expect_tx(smem_u32(&full[k]), tile_bytes(p, t));
+    load_tile(p, src, t, base + (u32)k * p.stage_stride, smem_u32(&full[k]));
+  }
+  u32 s = 0, phase = 0;
+  for (i64 k = 0; k < mine; ++k) {
+    const i64 t = first + k * step;
+    mbarrier_wait(smem_u32(&full[s]), phase);
+    for (u32 j = 0; j < p.pieces; ++j) {
+      i64 off;
+      u32 len;
+      piece_of(p, t, j, off, len);
+      if (len) bulk_store(dst + off, base + s * p.stage_stride + j * p.piece, len);
+    }
+    bulk_commit_group();
+    const i64 k_free = k - BK_LAG, k_next = k_free + S;
+    if (k_free >= 0 && k_next < mine) {
+      bulk_wait_group_read<BK_LAG>();
+      const u32 sf = (u32)(k_free % S);
+      const i64 tn = first + k_next * step;
+      mbarrier_arrive_expect_tx(smem_u32(&full[sf]), tile_bytes(p, tn));
+      load_tile(p, src, tn, base + sf * p.stage_stride, smem_u32(&full[sf]));
+    }
+    if (++s == S) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+  bulk_wait_group<0>();
+}
+
+__device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full,
+                                              u64* empty) {
+  constexpr bool COMBINE = BK_OP >= 0;
+  const u32 S = p.stages, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const u32 opnd = S * p.stage_stride;  // dst operand ring follows the src ring
+  if (tid == 0) {
+    for (u32 s = 0; s < S; ++s) {
+      mbarrier_init(smem_u32(&full[s]), 1);
+      mbarrier_init(smem_u32(&empty[s]), BK_CONSUMERS);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  const i64 first = blockIdx.x, step = gridDim.x;
+  const i64 mine = first < p.tiles ? (p.tiles - first + step - 1) / step : 0;
+  if (warp == 0) {
+    if (lane != 0) return;
+    u32 s = 0, phase = 0;
+    for (i64 k = 0; k < mine; ++k) {
+      const i64 t = first + k * step;
+      mbarrier_wait(smem_u32(&empty[s]), phase ^ 1);
+      const u32 bar = smem_u32(&full[s]);
+      mbarrier_arrive_expect_tx(bar, tile_bytes(p, t) * (COMBINE ? 2u : 1u));
+      load_tile(p, src, t, base + s * p.stage_stride, bar);
+      if (COMBINE) load_tile(p, dst, t, base + opnd + s * p.stage_stride, bar);
+      if (++s == S) {
+        s = 0;
+        phase ^= 1;
+      }
+    }
+    return;
+  }
+  const u32 cw = warp - 1;
+  u32 s = 0, phase = 0, prev = 0;
+  (void)prev;
+  for (i64 k = 0; k < mine; ++k) {
+    const i64 t = first + k * step;
+    mbarrier_wait(smem_u32(&full[s]), phase);
+    const u32 sa = base + s * p.stage_stride, da = sa + opnd;
+#if BK_MODE == 1
+    // all chunks of the stage over all consumer threads; st.global.v4 straight from registers
+    const u32 cpp = p.piece >> 4;  // chunks per piece
+    const u32 nch = cpp * p.pieces;
+    for (u32 c = cw * 32 + lane; c < nch; c += BK_CONSUMERS * 32) {
+      const u32 j = c / cpp, w = c - j * cpp;
+      i64 off;
+      u32 len;
+      piece_of(p, t, j, off, len);
+      if (w * 16 >= len) continue;
+      u32 a[4];
+      lds16(sa + c * 16, a);
+      if (COMBINE) {
+        u32 d[4];
+        lds16(da + c * 16, d);
+        combine16(d, a);
+        stg16(dst + off + w * 16, d);
+      } else {
+        stg16(dst + off + w * 16, a);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(smem_u32(&empty[s]));
+#else
+    // warp-owned pieces: combine in place in the dst operand, then this warp's lane 0 bulk-stores them
+    const u32 out = COMBINE ? da : sa;
+    for (u32 j = cw; j < p.pieces; j += BK_CONSUMERS) {
+      i64 off;
+      u32 len;
+      piece_of(p, t, j, off, len);
+      if (COMBINE)
+        for (u32 b = lane * 16; b < len; b += 32 * 16) {
+          u32 a[4], d[4];
+          lds16(sa + j * p.piece + b, a);
+          lds16(da + j * p.piece + b, d);
+          combine16(d, a);
+          sts16(da + j * p.piece + b, d);
+        }
+      fence_proxy_async_smem();
+      __syncwarp();
+      if (lane == 0 && len) bulk_store(dst + off, out + j * p.piece, len);
+    }
+    if (lane == 0) {
+      bulk_commit_group();
+      if (k > 0) {
+        bulk_wait_group_read<1>();  // this warp's store of the previous stage has read its smem
+        mbarrier_arrive(smem_u32(&empty[prev]));
+      }
+    }
+    prev = s;
+#endif
+    if (++s == S) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+#if BK_MODE == 2
+  if (lane == 0) bulk_wait_group<0>();
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(BK_MODE == 0 ? 32 : 32 * (BK_CONSUMERS + 1), 1)
+tmakit_bulk(const u8* __restrict__ src, u8* __restrict__ dst, const BulkParams p) {
+  extern __shared__ __align__(1024) u8 dyn[];
+  __shared__ __align__(8) u64 full[BK_MAX_STAGES];
+  __shared__ __align__(8) u64 empty[BK_MAX_STAGES];
+  const u32 base = (smem_u32(dyn) + 1023u) & ~1023u;
+  tail_bytes(src, dst, p);
+#if BK_MODE == 0
+  (void)empty;
+  run_single(src, dst, p, base, full);
+#else
+  run_consumers(src, dst, p, base, full, empty);
+#endif
+}
