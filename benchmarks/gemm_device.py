@@ -31,6 +31,13 @@ SUITE = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 1843
          (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536)]
 CHECK_SHAPES = [(128, 256, 64), (256, 512, 1024), (1, 8, 8), (100, 200, 72), (129, 264, 136), (333, 520, 1000),
                 (1000, 1000, 1000), (64, 4096, 8), (2048, 2048, 4096), (127, 255 + 1, 4104), (4100, 136, 520)]
+# extra (config, split) variants timed on the few-tile shapes
+EXTRAS = {
+    (128, 8192, 8192): [("n64_s8_c1", 1), ("n64_s8_c1", 2), ("n128_s6_c1", 1), ("n128_s6_c1", 2), ("n128_s6_c1", 4),
+                        ("n256_s4_c1", 2), ("n256_s4_c1", 4), ("n256_s4_c1", 8)],
+    (1024, 1024, 65536): [("n256_s4_c2", 2), ("n256_s4_c2", 4), ("n256_s4_c2", 8), ("n256_s4_c1", 4),
+                          ("n128_s6_c2", 4), ("n128_s6_c1", 2), ("n64_s8_c1", 1), ("n64_s8_c1", 2)],
+}
 TOL = {"bfloat16": 1e-2, "float16": 4e-3, "float32": 1e-4}
 
 
@@ -185,16 +192,20 @@ def _bench_shape(m, n, k, configs) -> dict:
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     from tmakit.kernels.gemm import plan
 
-    for cname in configs:
+    variants = [(c, None) for c in configs] + EXTRAS.get((m, n, k), [])
+    for cname, split in variants:
         cfg = None if cname == "auto" else cname
-        p = plan(a, b, out, config=cfg)
+        key = cname if split is None else f"{cname}/s{split}"
+        p = plan(a, b, out, config=cfg, split=split)
         out.fill_(float("nan"))
-        gemm(a, b, out=out, config=cfg)
+        gemm(a, b, out=out, config=cfg, split=split)
         torch.cuda.synchronize()
         err = rel_err(out, ref)
-        ms = _bench(lambda: gemm(a, b, out=out, config=cfg))  # noqa: B023
-        row[cname] = dict(ms=ms, tflops=flop / ms / 1e9, ratio=row["cublas_ms"] / ms, rel_err=err,
-                          config=p.config.name, split=p.split)
+        ms = _bench(lambda: gemm(a, b, out=out, config=cfg, split=split))  # noqa: B023
+        row[key] = dict(ms=ms, tflops=flop / ms / 1e9, ratio=row["cublas_ms"] / ms, rel_err=err,
+                        config=p.config.name, split=p.split)
+        if split is not None:
+            print(f"  {m}x{n}x{k} {key}: {row[key]['tflops']:.0f} TF {row[key]['ratio']:.3f}x", flush=True)
     # row-major (K, N) B, default config, against cuBLAS on the same operands
     bkn = b.contiguous()
     ms_c = _bench(lambda: torch.matmul(a, bkn))

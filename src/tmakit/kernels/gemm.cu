@@ -115,7 +115,7 @@ TMAKIT_DEVICE Unit unit_at(int u, int rank, int cm, int bn, int M, int N, int K,
 }  // namespace gemm
 }  // namespace tmakit
 
-// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {128, 256}. CM: CTAs per cluster
+// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {64, 128, 256}. CM: CTAs per cluster
 // along M (1 or 2). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N) row-major. SPLITK needs OUT = 2.
 template <int IN_F16, int OUT, int BN, int STAGES, int CM, int B_MN, int SPLITK>
 __global__ void __launch_bounds__(384, 1)
@@ -218,7 +218,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if (lane == 0) {
           const u32 empty = bars + 8 * (STAGES + s);
           mbarrier_arrive(empty);
-          if (CM > 1) mbarrier_arrive_remote(empty, rank ^ 1);
+          if (CM > 1) mbarrier_arrive_remote_cta(empty, rank ^ 1);
         }
       }
 

@@ -53,6 +53,7 @@ CONFIGS = {
     "n256_s4_c1": GemmConfig(256, 4, 1, 8),
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
     "n128_s6_c1": GemmConfig(128, 6, 1, 8),
+    "n64_s8_c1": GemmConfig(64, 8, 1, 8),
 }
 
 

@@ -46,6 +46,14 @@ TMAKIT_DEVICE void mbarrier_arrive_remote(u32 bar, u32 rank) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
+// PTX: mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [remote];   release at CTA scope only, so
+// no MEMBAR.ALL.GPU precedes it (the .release.cluster form above costs one per call). For a consumer whose reads
+// of the guarded buffer were all async-proxy reads (wgmma, TMA) that already completed: nothing needs publishing.
+TMAKIT_DEVICE void mbarrier_arrive_remote_cta(u32 bar, u32 rank) {
+  u32 remote = mapa_shared(bar, rank);
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
 // PTX: mapa + mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [remote], tx;
 TMAKIT_DEVICE void mbarrier_arrive_expect_tx_remote(u32 bar, u32 rank, u32 tx) {
   u32 remote = mapa_shared(bar, rank);
