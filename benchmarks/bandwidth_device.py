@@ -48,55 +48,61 @@ def phase(name, argv, limit):
 # sweep (runs in subprocesses, one per op: `bandwidth_device.py _sweep copy|transpose|permute|reduce`)
 
 B = dict(engine="bulk")
+SW = dict(swizzle=1)
 COPY_CFGS = [
     dict(),
-    dict(B, piece=32768, pieces=1, stages=6),
-    dict(B, piece=16384, pieces=1, stages=12),
-    dict(B, piece=65536, pieces=1, stages=3),
-    dict(B, piece=2048, pieces=16, stages=6),
-    dict(B, piece=4096, pieces=8, stages=6),
-    dict(B, piece=32768, pieces=1, stages=3, ctas_per_sm=2),
-    dict(B, piece=32768, pieces=1, stages=6, lag=2),
-    dict(B, bulk_mode=1, piece=32768, pieces=1, stages=6),
-    dict(B, bulk_mode=1, piece=2048, pieces=16, stages=6),
-    dict(B, bulk_mode=1, piece=16384, pieces=1, stages=12, consumers=8),
-    dict(B, bulk_mode=2, piece=4096, pieces=8, stages=6, consumers=8),
+    dict(SW),
+    dict(SW, box_bytes=16384, stages=12),
+    dict(SW, box_bytes=65536, stages=3),
+    dict(flat_width=65536),
+    dict(flat_width=4096),
+    dict(SW, flat_width=65536),
+    dict(box_bytes=16384, stages=12),
+    dict(SW, ctas_per_sm=2, stages=3),
+    dict(SW, lag=2),
+    dict(),
 ]
 TP_CFGS = {
     2: [
         dict(kq=4, stages=4, consumers=8),
+        dict(kq=4, stages=5, consumers=8, no=2),
+        dict(kq=4, stages=4, consumers=8, batch=1),
         dict(kq=4, stages=4, consumers=4, no=3, mode=1),
-        dict(kq=4, stages=5, consumers=4, no=2, mode=1),
-        dict(kq=4, stages=3, consumers=8, no=2, mode=1),
-        dict(kq=2, stages=6, consumers=8, no=2, mode=1),
-        dict(kq=2, stages=3, consumers=4, no=2, mode=1, ctas_per_sm=2),
+        dict(kq=2, stages=4, consumers=8, ctas_per_sm=2, no=2),
+        dict(kq=4, stages=4, consumers=8),
     ],
     4: [
         dict(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1),
-        dict(kq=2, stages=4, ctas_per_sm=2, consumers=4, no=4, mode=1),
-        dict(kq=4, stages=6, consumers=8, no=4, mode=1),
-        dict(kq=2, stages=4, ctas_per_sm=2, consumers=8, no=2, mode=1),
-        dict(kq=4, stages=3, ctas_per_sm=2, consumers=4, no=3, mode=1),
+        dict(kq=2, stages=4, ctas_per_sm=2, consumers=2, no=4, mode=1),
+        dict(kq=4, stages=6, consumers=4, no=4, mode=1),
         dict(kq=8, stages=4, consumers=8, no=3, mode=1),
+        dict(kq=4, stages=4, ctas_per_sm=2, consumers=8, no=3, batch=1),
+        dict(kq=2, stages=4, ctas_per_sm=2, consumers=8, no=4, batch=1),
+        dict(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1),
     ],
 }
 PERM_CFGS = [
     dict(),
     dict(box_mode=1),
-    dict(box_mode=1, box_bytes=16384, stages=12),
-    dict(box_mode=1, box_bytes=65536, stages=3),
-    dict(box_mode=1, lag=2),
+    dict(SW, box_mode=1),
+    dict(SW, box_mode=1, box_bytes=16384, stages=12),
+    dict(SW, box_mode=1, box_bytes=65536, stages=3),
+    dict(SW),
 ]
+PERM_T_CFGS = [TP_CFGS[2][0], TP_CFGS[2][1], TP_CFGS[2][3]]
 RED_CFGS = [
     dict(lag=3, prefetch=1),
-    dict(B, bulk_mode=1, piece=32768, pieces=1, stages=3),
-    dict(B, bulk_mode=1, piece=16384, pieces=1, stages=6),
-    dict(B, bulk_mode=1, piece=16384, pieces=1, stages=6, consumers=8),
-    dict(B, bulk_mode=1, piece=2048, pieces=8, stages=6),
     dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6),
-    dict(B, bulk_mode=2, piece=2048, pieces=8, stages=6, consumers=8),
-    dict(B, bulk_mode=2, piece=4096, pieces=8, stages=3, consumers=8),
+    dict(B, bulk_mode=2, piece=8192, pieces=4, stages=3),
+    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2),
+    dict(B, bulk_mode=2, piece=8192, pieces=2, stages=6, consumers=2),
+    dict(B, bulk_mode=2, piece=16384, pieces=1, stages=6, consumers=1),
+    dict(B, bulk_mode=2, piece=4096, pieces=8, stages=3),
+    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=3, ctas_per_sm=2),
+    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6),
 ]
+PERM_CHECKS = [((5, 33, 17, 24), (1, 0, 2, 3)), ((3, 300, 40), (1, 0, 2)), ((32, 64, 128, 128), (0, 2, 1, 3)),
+               ((4, 6, 8, 128), (2, 0, 1, 3)), ((2, 3, 5, 7, 64), (1, 0, 2, 3, 4))]
 
 
 def _sweep(which):
@@ -149,9 +155,11 @@ def _sweep(which):
             xs = [torch.randn(nn, device="cuda").to(torch.bfloat16) for _ in range(2)]
             ys = [torch.empty_like(xs[0]) for _ in range(2)]
             peer = time_op(lambda i: ys[i].copy_(xs[i]), 2, reps=30)
-            bw.COPY_CONFIG = bw.CopyConfig()
-            ms = time_op(lambda i: ops.copy(xs[i], ys[i]), 2, reps=30)
-            save(dict(cfg=f"copy {mib} MiB", tbs=2 * nn * 2 / ms / 1e9, peer_tbs=2 * nn * 2 / peer / 1e9))
+            for kw in (dict(), SW):
+                bw.COPY_CONFIG = bw.CopyConfig(**kw)
+                ms = time_op(lambda i: ops.copy(xs[i], ys[i]), 2, reps=30)
+                save(dict(cfg=f"copy {mib} MiB {kw}", tbs=2 * nn * 2 / ms / 1e9, peer_tbs=2 * nn * 2 / peer / 1e9,
+                          ratio=peer / ms))
     if which == "transpose":
         for dt in (torch.bfloat16, torch.float32):
             a = torch.randn(16384, 16384, device="cuda").to(dt)
@@ -185,17 +193,31 @@ def _sweep(which):
             fl = [torch.empty_like(xs[0]) for _ in range(2)]
             nb = xs[0].numel() * 2
             peer_copy = time_op(lambda i: fl[i].copy_(xs[i]), 2, reps=30)
-            cfgs = PERM_CFGS if dims != (0, 3, 1, 2) else TP_CFGS[2]
+            cfgs = PERM_CFGS if dims != (0, 3, 1, 2) else PERM_T_CFGS
             for kw in cfgs:
                 if dims == (0, 3, 1, 2):
                     bw.TRANSPOSE_CONFIG = {2: bw.TransposeConfig(**kw)}
                 else:
                     bw.COPY_CONFIG = bw.CopyConfig(**kw)
+                bad = []
+                for dt in (torch.bfloat16, torch.float32):
+                    for shp, dd in PERM_CHECKS:
+                        u = torch.randn(shp, device="cuda").to(dt)
+                        v = torch.full(tuple(shp[k] for k in dd), 77.0, device="cuda").to(dt)
+                        ops.permute(u, dd, out=v)
+                        if not torch.equal(v, u.permute(dd)):
+                            bad.append((str(dt), shp, dd, ops.last_path))
+                    base = torch.randn(512, 1024, device="cuda").to(dt)
+                    u = base[:, 128:640]
+                    v = torch.full(u.shape, 77.0, device="cuda").to(dt)
+                    ops.copy(u, v)
+                    if not torch.equal(u, v):
+                        bad.append((str(dt), "slice"))
                 ys[0].fill_(7)
                 ops.permute(xs[0], dims, out=ys[0])
-                ok = torch.equal(ys[0], xs[0].permute(dims))
+                ok = torch.equal(ys[0], xs[0].permute(dims)) and not bad
                 ms = time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2, reps=30)
-                save(dict(case=str((shape, dims)), cfg=kw, ok=ok, path=ops.last_path, tbs=2 * nb / ms / 1e9,
+                save(dict(case=str((shape, dims)), cfg=kw, ok=ok, bad=[str(b) for b in bad[:4]], path=ops.last_path, tbs=2 * nb / ms / 1e9,
                           vs_copy_same=peer_copy / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.26))
             del xs, ys, fl
     if which == "reduce":
@@ -312,7 +334,7 @@ def main(argv):
         )
     if "sweep" in todo:
         for w in os.environ.get("SWEEP", "copy,transpose,permute,reduce").split(","):
-            phase(f"sweep_{w}", [py, __file__, "_sweep", w], int(os.environ.get("T_SWEEP", 70)))
+            phase(f"sweep_{w}", [py, __file__, "_sweep", w], int(os.environ.get(f"T_SWEEP_{w}", os.environ.get("T_SWEEP", 70))))
     if "bench" in todo:
         phase(
             "bench",

@@ -46,6 +46,8 @@ class CopyConfig:
     thread bulk load -> bulk store, 1 ``consumers`` warps store with st.global.v4, 2 warps bulk-store their pieces;
     a reduction on the bulk engine loads dst too and combines in registers: not atomic).
     ``box_mode``: strided boxes fill dims in order (0) or balance the contiguous runs of both sides (1).
+    ``swizzle``: 1 = maps over 128-byte inner chunks with SWIZZLE_128B (load and store use the same swizzle, so
+    the bytes round-trip); the flat view becomes (16-word chunks, chunks per row, rows) with 16 x 2 KiB boxes.
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -67,6 +69,7 @@ class CopyConfig:
     row: int = 128 * 1024
     consumers: int = 4
     box_mode: int = 0
+    swizzle: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -331,10 +334,20 @@ def _flat_launcher(nbytes, elem, op, dtype, cfg, nsm, sp, dp):
     while w * 2 <= cfg.flat_width and n % (w * 2) == 0:
         w *= 2
     rows, tail = divmod(n, w)
-    sizes = [w, rows]
-    box = _boxes(sizes, word, cfg.box_bytes)
-    m_s = MapTemplate(_map(dt, sp, sizes, [w * word], box, l2=l2))
-    m_d = MapTemplate(_map(dt, dp, sizes, [w * word], box, l2=l2))
+    if cfg.swizzle and op < 0:  # (128-byte chunks, chunks per row, rows), SWIZZLE_128B, 16 x 2 KiB boxes
+        cw = 128 // word
+        sizes = [cw, w // cw, rows]
+        b1 = min(16, w // cw)  # 2 KiB runs per row, like the unswizzled 256-word rows
+        box = [cw, b1, max(1, min(256, rows, cfg.box_bytes // (128 * b1)))]
+        strides = [128, w * word]
+        sw = SwizzleMode.B128
+    else:
+        sizes = [w, rows]
+        box = _boxes(sizes, word, cfg.box_bytes)
+        strides = [w * word]
+        sw = SwizzleMode.NONE
+    m_s = MapTemplate(_map(dt, sp, sizes, strides, box, sw, l2=l2))
+    m_d = MapTemplate(_map(dt, dp, sizes, strides, box, sw, l2=l2))
     tail_bytes = 0
     tt_s, tt_d = m_s, m_d
     if tail:  # {256 + tail, 1} over the last 256 words of the full rows and the tail; one box at coordinate 256
@@ -462,11 +475,22 @@ def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
     else:
         dt = dtype
         kfile, kname = "reduce.cu", "tmakit_reduce"
+    sw = SwizzleMode.NONE
+    n0 = sizes[0] * e
+    if cfg.swizzle and n0 % 128 == 0 and (n0 == 128 or len(sizes) < 5):
+        sw = SwizzleMode.B128  # 128-byte inner chunks: split dim 0 into (128 B, n0 / 128 B)
+        c = 128 // e
+        if n0 > 128:
+            dims = [(c, 1, 1), (sizes[0] // c, c, c)] + list(plan.dims[1:])
+            plan = Plan(plan.kind, plan.reason, dims, e)
+            sizes = [d[0] for d in dims]
     box = _boxes_balanced(plan.dims, e, cfg.box_bytes) if cfg.box_mode == 1 else _boxes(sizes, e, cfg.box_bytes)
     if box is None:
         return None
-    m_s = MapTemplate(_map(dt, sp, sizes, [d[1] * e for d in plan.dims[1:]], box, l2=cfg.l2))
-    m_d = MapTemplate(_map(dt, dp, sizes, [d[2] * e for d in plan.dims[1:]], box, l2=cfg.l2))
+    if sw != SwizzleMode.NONE:
+        box[0] = 128 // e
+    m_s = MapTemplate(_map(dt, sp, sizes, [d[1] * e for d in plan.dims[1:]], box, sw, l2=cfg.l2))
+    m_d = MapTemplate(_map(dt, dp, sizes, [d[2] * e for d in plan.dims[1:]], box, sw, l2=cfg.l2))
     maps = [(m_s, True), (m_d, False), (m_s, True), (m_d, False)]
     return _stream_launcher(kfile, kname, maps, sizes, box, e, 0, 0, op, cfg, nsm)
 
@@ -487,7 +511,8 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     m_d = MapTemplate(_map(dt, dp, dsizes, dstr, sbox, SwizzleMode.B128))
     in_bytes = t_ * 128 * kq
     budget = SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512
-    if cfg.mode == 1:  # every consumer warp owns `no` slab images
+    if cfg.mode == 1:  # every consumer warp owns `no` slab images and sees every tile (consumers divide kq)
+        cfg = dataclasses.replace(cfg, consumers=math.gcd(kq, cfg.consumers))
         slab = t_ * 128
         no = max(2, min(cfg.no, (budget - 2 * in_bytes) // (cfg.consumers * slab)))
         stages = max(2, min(cfg.stages, 16, (budget - cfg.consumers * no * slab) // in_bytes))
