@@ -1,6 +1,7 @@
 """``tmakit bench``: tmakit's TMA ops against the torch code users would write, timed in the same run.
 
     tmakit bench [copy|transpose|permute|reduce|all] [--sizes 1M,64M,1G] [--json FILE] [--md FILE] [--plot FILE]
+    tmakit bench gemm [...]      (tmakit's GEMM against cuBLAS: ``tmakit.bench.gemm``; not part of ``all``)
 
 Method: random data (never zeros); CUDA-event timing of each call; warm-up calls first; the median over ``--reps``
 calls; buffers rotated among enough sets that their total exceeds 4x the L2, so small sizes are not served from cache;
@@ -11,6 +12,19 @@ size measured in this run.
 
 from __future__ import annotations
 
-from .harness import main, run_suite
+import sys
+
+from . import harness
+from .harness import run_suite
 
 __all__ = ["main", "run_suite"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``tmakit bench ...``: ``gemm`` goes to :mod:`tmakit.bench.gemm`, everything else to the bandwidth harness."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["gemm"]:
+        from .gemm import main as gemm_main
+
+        return gemm_main(argv[1:])
+    return harness.main(argv)

@@ -328,7 +328,8 @@ def plot(result: dict, path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="tmakit bench", description=__doc__)
+    ap = argparse.ArgumentParser(prog="tmakit bench", description=__doc__,
+                                 epilog="GEMM against cuBLAS: tmakit bench gemm --help (not part of 'all')")
     ap.add_argument(
         "workloads", nargs="*", default=["all"], choices=[*WORKLOADS, "all"], help="what to run (default: all)"
     )

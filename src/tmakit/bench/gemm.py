@@ -1,0 +1,723 @@
+"""``tmakit bench gemm``: tmakit's GEMM against ``torch.matmul`` (cuBLAS), timed in the same run.
+
+    tmakit bench gemm [--shapes MxNxK,...] [--suite] [--squares [1024,2048,...]] [--dtype bf16|fp16]
+                      [--out-dtype bf16|fp16|fp32] [--b-layout nk|kn] [--json FILE] [--md FILE] [--plot FILE]
+                      [--reps N]
+
+Default shapes: the issue-8 suite plus the squares 1024..16384 (``--shapes`` / ``--suite`` / ``--squares`` pick
+instead; given together they are joined, duplicates once). Inputs are random normal; ``--b-layout nk`` passes
+``b = w.t()`` of a row-major (N, K) ``w``, ``kn`` a row-major (K, N) ``b``. Per shape:
+
+- correctness, once: tmakit's output (pre-filled with NaN) and cuBLAS's against an fp32 ``torch.matmul`` of the
+  same inputs; relative Frobenius-norm error, flagged above 1e-2 (NaN is flagged too);
+- events: warm-up, then ``--reps`` single calls, each after a 256 MiB L2 flush (outside the timed interval), tmakit
+  and cuBLAS alternating; the median of the CUDA-event times. Host time per call that the flush does not hide is
+  included, as a Python caller would see it;
+- graph: N back-to-back calls captured in one CUDA graph (rotating over enough input sets that they exceed 4x the
+  L2, so operands are not cache-resident from the previous call), each replay after an L2 flush; the median over
+  replays divided by N. This is the device time without Python's launch cost.
+
+TFLOP/s = 2MNK / t; ratio = tmakit TFLOP/s / cuBLAS TFLOP/s; geometric mean and minimum over the issue suite and
+over all shapes. A shape that fails records its error and the run goes on; NotImplementedError from tmakit is
+recorded as ``unsupported``. Not part of ``tmakit bench all`` (that stays the bandwidth ops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["SUITE", "SQUARES", "main", "markdown", "parse_dtype", "parse_shape", "parse_shapes", "parse_squares",
+           "plot", "run", "select_shapes", "summarize", "to_json"]
+
+SUITE = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 18432, 7168), (4096, 7168, 16384),
+         (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536)]
+SQUARES = [1024, 2048, 4096, 8192, 12288, 16384]
+ERR_LIMIT = 1e-2
+FLUSH_BYTES = 256 << 20
+IN_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16", "half": "float16"}
+OUT_DTYPES = {**IN_DTYPES, "fp32": "float32", "float32": "float32", "float": "float32"}
+SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+B_LAYOUTS = {"nk": "b = w.t(), w row-major (N, K)", "kn": "b row-major (K, N)"}
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def parse_shape(s: str) -> tuple[int, int, int]:
+    """``"8192x7168x2048"`` -> ``(8192, 7168, 2048)`` (M, N, K); ``X``, ``×`` and ``*`` also separate."""
+    t = s.strip()
+    for sep in ("X", "×", "*"):
+        t = t.replace(sep, "x")
+    parts = t.split("x")
+    try:
+        dims = tuple(int(p) for p in parts)
+    except ValueError:
+        dims = ()
+    if len(dims) != 3 or min(dims) < 1:
+        raise ValueError(f"bad shape {s!r}: expected MxNxK, three positive integers, e.g. 4096x4096x4096 or "
+                         "128x8192x8192")
+    return dims
+
+
+def parse_shapes(s: str) -> list[tuple[int, int, int]]:
+    """Comma-separated ``MxNxK`` shapes."""
+    items = [p for p in s.split(",") if p.strip()]
+    if not items:
+        raise ValueError(f"--shapes {s!r} names no shape: give e.g. --shapes 4096x4096x4096,128x8192x8192")
+    return [parse_shape(p) for p in items]
+
+
+def parse_squares(s: str) -> list[int]:
+    """Comma-separated square sizes (M = N = K)."""
+    out = []
+    for p in s.split(","):
+        if not p.strip():
+            continue
+        try:
+            v = int(p)
+        except ValueError:
+            v = 0
+        if v < 1:
+            raise ValueError(f"bad square size {p.strip()!r} in --squares: expected comma-separated positive "
+                             "integers, e.g. --squares 1024,2048,4096")
+        out.append(v)
+    if not out:
+        raise ValueError(f"--squares {s!r} names no size: give e.g. --squares 1024,2048,4096")
+    return out
+
+
+def parse_dtype(s: str, table: dict = IN_DTYPES) -> str:
+    """``"bf16"`` -> ``"bfloat16"`` (torch's name); raises naming the accepted spellings."""
+    v = table.get(s.strip().lower())
+    if v is None:
+        short = ", ".join(sorted({k for k, t in table.items() if SHORT[t] == k}))
+        raise ValueError(f"bad dtype {s!r}: expected one of {short}")
+    return v
+
+
+def select_shapes(shapes=None, suite: bool = False, squares=None) -> list[dict]:
+    """The shapes to run, each ``{"m", "n", "k", "sets"}``; nothing chosen = the suite plus :data:`SQUARES`.
+    ``sets`` says where a shape came from ("suite", "square", "custom"); a shape named twice runs once."""
+    if shapes is None and not suite and squares is None:
+        suite, squares = True, SQUARES
+    picked: dict = {}
+
+    def add(mnk, tag):
+        row = picked.setdefault(tuple(mnk), dict(m=mnk[0], n=mnk[1], k=mnk[2], sets=[]))
+        if tag not in row["sets"]:
+            row["sets"].append(tag)
+
+    # suite membership is a property of the shape (for the suite summary), whichever option named it
+    suite_set = set(SUITE)
+    for mnk in SUITE if suite else ():
+        add(mnk, "suite")
+    for s in squares or ():
+        add((s, s, s), "square")
+    for mnk in shapes or ():
+        add(mnk, "custom")
+    for key, row in picked.items():
+        if key in suite_set and "suite" not in row["sets"]:
+            row["sets"].insert(0, "suite")
+    return list(picked.values())
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def geomean(xs) -> float | None:
+    """Geometric mean of positive numbers; None for none."""
+    xs = [float(x) for x in xs]
+    if not xs:
+        return None
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def _shape_name(r: dict) -> str:
+    return f"{r['m']}x{r['n']}x{r['k']}"
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Geomean and minimum of the tmakit/cuBLAS ratio (events and graph) over the suite shapes and over all rows.
+    Rows without a ratio (errors, unsupported) are counted in ``missing``."""
+    out = {}
+    for scope in ("suite", "all"):
+        rs = [r for r in rows if scope == "all" or "suite" in r.get("sets", ())]
+        part = dict(shapes=len(rs), of=len(SUITE) if scope == "suite" else len(rows),
+                    flagged=sum(1 for r in rs if r.get("err_flag")))
+        for method in ("events", "graph"):
+            key = "ratio" if method == "events" else "ratio_graph"
+            have = [r for r in rs if isinstance(r.get(key), (int, float)) and r[key] > 0]
+            worst = min(have, key=lambda r: r[key]) if have else None
+            part[method] = dict(geomean=geomean(r[key] for r in have), min=worst[key] if worst else None,
+                                min_shape=_shape_name(worst) if worst else None, measured=len(have),
+                                missing=len(rs) - len(have))
+        out[scope] = part
+    return out
+
+
+# ---------------------------------------------------------------- timing (needs torch + a GPU)
+
+
+def _nsets(bytes_per_set: int) -> int:
+    import torch
+
+    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (50 << 20)
+    return max(1, min(64, -(-4 * l2 // max(bytes_per_set, 1))))
+
+
+def _time_events(fns, nsets: int, flush, warmup: int, reps: int) -> list[float]:
+    """Median ms of each ``fn(i)``, the fns alternating, each call after an L2 flush."""
+    import torch
+
+    for f in fns:
+        for i in range(warmup):
+            f(i % nsets)
+    torch.cuda.synchronize()
+    ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+          for _ in fns]
+    for r in range(reps):
+        for j, f in enumerate(fns):
+            flush.zero_()
+            ev[j][r][0].record()
+            f(r % nsets)
+            ev[j][r][1].record()
+    torch.cuda.synchronize()
+    return [statistics.median(s.elapsed_time(e) for s, e in evs) for evs in ev]
+
+
+def _capture(fn, nsets: int, calls: int):
+    """A CUDA graph of ``calls`` back-to-back ``fn(i % nsets)``."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream, as torch's graph docs ask
+        for i in range(2):
+            fn(i % nsets)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for i in range(calls):
+            fn(i % nsets)
+    return g
+
+
+def _time_graphs(graphs, calls: int, flush, replays: int) -> list[float]:
+    """Median ms per call of each graph's replay, graphs alternating, each replay after an L2 flush."""
+    import torch
+
+    for g in graphs:
+        g.replay()
+    torch.cuda.synchronize()
+    ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(replays)]
+          for _ in graphs]
+    for r in range(replays):
+        for j, g in enumerate(graphs):
+            flush.zero_()
+            ev[j][r][0].record()
+            g.replay()
+            ev[j][r][1].record()
+    torch.cuda.synchronize()
+    return [statistics.median(s.elapsed_time(e) for s, e in evs) / calls for evs in ev]
+
+
+def _rel_err(c, ref) -> float:
+    import torch
+
+    num = torch.linalg.vector_norm(c.float() - ref)
+    return float(num / torch.linalg.vector_norm(ref).clamp_min(1e-30))
+
+
+def _short_error(ex: BaseException) -> str:
+    s = f"{type(ex).__name__}: {ex}".strip()
+    return s if len(s) <= 500 else s[:497] + "..."
+
+
+def _context_ok() -> bool:
+    """False when the CUDA context is broken (a sticky error): nothing more can run in this process."""
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        return True
+    except Exception:
+        return False
+
+
+def _peer(a, b, out_dtype: str, in_dtype: str):
+    """``(fn(a, b, c), description, c's dtype)`` for cuBLAS: ``torch.matmul`` into ``c``; for an fp32 output from
+    16-bit inputs ``torch.mm(..., out_dtype=torch.float32)`` where this torch has it, else the input dtype."""
+    import torch
+
+    def matmul(a, b, c):
+        return torch.matmul(a, b, out=c)
+
+    if out_dtype == in_dtype:
+        return matmul, "torch.matmul(a, b, out=c)", in_dtype
+    if out_dtype == "float32":
+        try:
+            probe = torch.empty(1, min(8, b.shape[1]), dtype=torch.float32, device=a.device)
+            torch.mm(a[:1], b[:, :8], out_dtype=torch.float32, out=probe)
+
+            def mm32(a, b, c):
+                return torch.mm(a, b, out_dtype=torch.float32, out=c)
+
+            return mm32, "torch.mm(a, b, out_dtype=torch.float32, out=c)", "float32"
+        except (TypeError, RuntimeError):
+            pass
+    return matmul, f"torch.matmul(a, b, out=c), c in {in_dtype} (no {in_dtype} -> {out_dtype} in torch)", in_dtype
+
+
+def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | None = None,
+                b_layout: str = "nk", reps: int = 50, warmup: int = 10, graph: bool = True,
+                graph_calls: int = 0, graph_replays: int = 10, flush=None, seed: int = 0) -> dict:
+    """Check and time one shape (see the module docstring); never raises for a failing tmakit call: the row's
+    ``tmakit_status`` is ``ok``, ``unsupported`` or ``error`` (with ``tmakit_error``), likewise for cuBLAS."""
+    import torch
+
+    from ..ops_gemm import gemm
+
+    out_dtype = out_dtype or dtype
+    tdt, odt = getattr(torch, dtype), getattr(torch, out_dtype)
+    flop = 2.0 * m * n * k
+    row = dict(m=m, n=n, k=k, flop=flop, tmakit_status="ok", cublas_status="ok")
+    if flush is None:
+        flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    esz = torch.tensor([], dtype=tdt).element_size()
+    set_bytes = (m * k + k * n) * esz + m * n * torch.tensor([], dtype=odt).element_size()
+    nsets = row["input_sets"] = _nsets(set_bytes)
+    g = torch.Generator(device="cuda").manual_seed(seed + 1000003 * m + 1009 * n + k)
+    a_s, b_s = [], []
+    for _ in range(nsets):
+        a_s.append(torch.randn(m, k, device="cuda", dtype=tdt, generator=g))
+        if b_layout == "nk":
+            b_s.append(torch.randn(n, k, device="cuda", dtype=tdt, generator=g).t())
+        else:
+            b_s.append(torch.randn(k, n, device="cuda", dtype=tdt, generator=g))
+    c_tk = [torch.empty(m, n, device="cuda", dtype=odt) for _ in range(nsets)]
+    peer, row["cublas_call"], peer_dt = _peer(a_s[0], b_s[0], out_dtype, dtype)
+    c_peer = [torch.empty(m, n, device="cuda", dtype=getattr(torch, peer_dt)) for _ in range(nsets)]
+
+    def tk_fn(i):
+        gemm(a_s[i], b_s[i], out=c_tk[i])
+
+    def peer_fn(i):
+        peer(a_s[i], b_s[i], c_peer[i])
+
+    # correctness, once, against fp32 torch
+    precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")  # no TF32 in the reference
+    try:
+        ref = a_s[0].float() @ b_s[0].float()
+    finally:
+        torch.set_float32_matmul_precision(precision)
+    t0 = time.perf_counter()
+    try:
+        c_tk[0].fill_(float("nan"))
+        tk_fn(0)
+        torch.cuda.synchronize()
+        row["tmakit_first_call_s"] = time.perf_counter() - t0  # includes a first-time kernel compile
+        row["rel_err_tmakit"] = _rel_err(c_tk[0], ref)
+    except NotImplementedError as ex:
+        row["tmakit_status"], row["tmakit_error"] = "unsupported", _short_error(ex)
+    except Exception as ex:
+        row["tmakit_status"], row["tmakit_error"] = "error", _short_error(ex)
+        if not _context_ok():
+            raise
+    try:
+        peer_fn(0)
+        torch.cuda.synchronize()
+        row["rel_err_cublas"] = _rel_err(c_peer[0], ref)
+    except Exception as ex:
+        row["cublas_status"], row["cublas_error"] = "error", _short_error(ex)
+        if not _context_ok():
+            raise
+    del ref
+    err = row.get("rel_err_tmakit")
+    row["err_flag"] = err is not None and not err <= ERR_LIMIT  # NaN is flagged
+
+    sides = [(name, fn) for name, fn in (("tmakit", tk_fn), ("cublas", peer_fn)) if row[f"{name}_status"] == "ok"]
+    if not sides:
+        return row
+    try:
+        times = _time_events([fn for _, fn in sides], nsets, flush, warmup, reps)
+    except Exception as ex:
+        row["events_error"] = _short_error(ex)
+        if not _context_ok():
+            raise
+        return row
+    for (name, _), ms in zip(sides, times):
+        row[f"{name}_ms"] = ms
+        row[f"{name}_tflops"] = flop / ms / 1e9
+    if graph:
+        calls = graph_calls or max(3, min(200, math.ceil(20.0 / min(times))))
+        row["graph_calls"] = calls
+        for name, fn in sides:
+            try:
+                gr = _capture(fn, nsets, calls)
+                (ms,) = _time_graphs([gr], calls, flush, graph_replays)
+                del gr
+            except Exception as ex:
+                row[f"{name}_graph_error"] = _short_error(ex)
+                if not _context_ok():
+                    raise
+                continue
+            row[f"{name}_graph_ms"] = ms
+            row[f"{name}_graph_tflops"] = flop / ms / 1e9
+    for suffix in ("", "_graph"):
+        tk, cb = row.get(f"tmakit{suffix}_ms"), row.get(f"cublas{suffix}_ms")
+        if tk and cb:
+            row[f"ratio{suffix}"] = cb / tk
+    return row
+
+
+def _env() -> dict:
+    import torch
+
+    from .harness import _env as base_env
+
+    env = base_env()
+    p = torch.cuda.get_device_properties(0)
+    env["capability"] = "sm_%d%d" % torch.cuda.get_device_capability(0)
+    env["l2_mib"] = round((getattr(p, "L2_cache_size", 0) or 0) / (1 << 20), 1)
+    env["cuda_runtime"] = torch.version.cuda
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+                           capture_output=True, text=True, timeout=10)
+        env["driver"] = r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else ""
+    except Exception:
+        env["driver"] = ""
+    try:
+        from ..cuda.driver import driver_version
+
+        v = driver_version()
+        env["cuda_driver_api"] = f"{v // 1000}.{v % 1000 // 10}"
+    except Exception:
+        env["cuda_driver_api"] = ""
+    try:
+        cwd = Path(__file__).resolve().parent
+        r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=cwd, timeout=5)
+        env["dirty"] = bool(r.stdout.strip()) if r.returncode == 0 else None
+    except Exception:
+        env["dirty"] = None
+    env["bf16_reduced_precision_reduction"] = bool(
+        getattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", False))
+    return env
+
+
+def run(shapes: list[dict], *, dtype: str = "bfloat16", out_dtype: str | None = None, b_layout: str = "nk",
+        reps: int = 50, warmup: int = 10, graph: bool = True, graph_calls: int = 0, graph_replays: int = 10,
+        seed: int = 0, progress: bool = True, on_row=None) -> dict:
+    """Benchmark ``shapes`` (from :func:`select_shapes`); returns ``{"env", "options", "rows", "summary"}``.
+    ``on_row(partial_result)`` is called after each shape (to save what is done if a later shape hangs)."""
+    import torch
+
+    out_dtype = out_dtype or dtype
+    options = dict(dtype=dtype, out_dtype=out_dtype, b_layout=b_layout, b_layout_means=B_LAYOUTS[b_layout],
+                   reps=reps, warmup=warmup, graph=graph, graph_calls=graph_calls or "auto",
+                   graph_replays=graph_replays, seed=seed, err_limit=ERR_LIMIT, flush_mib=FLUSH_BYTES >> 20,
+                   tmakit_call="tmakit.ops_gemm.gemm(a, b, out=c)")
+    env = _env()
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    rows: list[dict] = []
+    lost = None
+    if progress:
+        print(f"tmakit bench gemm: {len(shapes)} shapes, {SHORT[dtype]} -> {SHORT[out_dtype]}, B {b_layout}, "
+              f"{env['device']}", file=sys.stderr, flush=True)
+    for i, s in enumerate(shapes):
+        m, n, k = s["m"], s["n"], s["k"]
+        base = dict(m=m, n=n, k=k, sets=list(s.get("sets", ())))
+        if lost:
+            rows.append(dict(base, tmakit_status="skipped", cublas_status="skipped", error=lost))
+            continue
+        t0 = time.perf_counter()
+        try:
+            row = dict(base, **bench_shape(m, n, k, dtype=dtype, out_dtype=out_dtype, b_layout=b_layout, reps=reps,
+                                           warmup=warmup, graph=graph, graph_calls=graph_calls,
+                                           graph_replays=graph_replays, flush=flush, seed=seed))
+        except Exception as ex:  # noqa: BLE001 - one shape must not end the suite
+            row = dict(base, tmakit_status="error", cublas_status="error", error=_short_error(ex))
+            if not _context_ok():
+                lost = f"skipped: the CUDA context was lost at {m}x{n}x{k} ({_short_error(ex)[:200]})"
+        row["seconds"] = round(time.perf_counter() - t0, 2)
+        rows.append(row)
+        try:
+            torch.cuda.empty_cache()
+        except Exception:
+            pass
+        if progress:
+            print(f"  [{i + 1:2d}/{len(shapes)}] {progress_line(row)}", file=sys.stderr, flush=True)
+        if on_row is not None:
+            on_row(dict(env=env, options=options, rows=rows, summary=summarize(rows), partial=True))
+    return dict(env=env, options=options, rows=rows, summary=summarize(rows), partial=False)
+
+
+# ---------------------------------------------------------------- reports
+
+
+def _tf(x) -> str:
+    if not isinstance(x, (int, float)) or not math.isfinite(x):
+        return "—"
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def _us(ms) -> str:
+    if not isinstance(ms, (int, float)):
+        return "—"
+    us = ms * 1000
+    return f"{us:.0f}" if us >= 100 else f"{us:.1f}"
+
+
+def _err(x, flag: bool = False, plain: bool = False) -> str:
+    if x is None:
+        return "—"
+    s = f"{x:.1e}" if isinstance(x, float) and math.isfinite(x) else str(x)
+    if not flag:
+        return s
+    return f"{s} (> {ERR_LIMIT:g}!)" if plain else f"**{s} ⚠**"
+
+
+def _ratio(x) -> str:
+    return f"{x:.3f}" if isinstance(x, (int, float)) else "—"
+
+
+def progress_line(r: dict) -> str:
+    """One progress line for a finished shape."""
+    name = f"{_shape_name(r):18s}"
+    if r.get("tmakit_status") == "skipped":
+        return f"{name} skipped"
+    tk = r.get("tmakit_status")
+    tk_s = (f"tmakit {_tf(r.get('tmakit_tflops')):>6s} TF/s (graph {_tf(r.get('tmakit_graph_tflops')):>6s})"
+            if tk == "ok" else f"tmakit {tk}")
+    cb_s = (f"cuBLAS {_tf(r.get('cublas_tflops')):>6s} (graph {_tf(r.get('cublas_graph_tflops')):>6s})"
+            if r.get("cublas_status") == "ok" else f"cuBLAS {r.get('cublas_status')}")
+    ratio = f"x{_ratio(r.get('ratio'))} (graph x{_ratio(r.get('ratio_graph'))})"
+    err = f"err {_err(r.get('rel_err_tmakit'), r.get('err_flag', False), plain=True)}"
+    why = r.get("tmakit_error") or r.get("error") or r.get("events_error") or ""
+    return f"{name} {tk_s}  {cb_s}  {ratio}  {err}  {r.get('seconds', 0):.1f} s" + (f"  [{why[:120]}]" if why else "")
+
+
+def _summary_line(label: str, part: dict) -> str:
+    bits = []
+    for method in ("events", "graph"):
+        p = part[method]
+        if p["geomean"] is None:
+            bits.append(f"{method}: no ratios")
+            continue
+        s = f"{method}: geomean **{p['geomean']:.3f}×**, min {p['min']:.3f}× ({p['min_shape']})"
+        if p["missing"]:
+            s += f", {p['missing']} of {part['shapes']} not measured"
+        bits.append(s)
+    flagged = f"; {part['flagged']} flagged (rel err > {ERR_LIMIT:g})" if part["flagged"] else ""
+    count = f"{part['shapes']} of {part['of']}" if part["shapes"] != part["of"] else str(part["shapes"])
+    return f"- {label} ({count} shape{'s' if part['of'] != 1 else ''}): " + "; ".join(bits) + flagged
+
+
+def markdown(result: dict) -> str:
+    """The report: one header line, method, the table, summary lines, errors."""
+    env, opt = result["env"], result["options"]
+    dirty = " (+ uncommitted changes)" if env.get("dirty") else ""
+    lines = [
+        f"{env.get('date', '')} · commit `{env.get('commit', '')}`{dirty} · {env.get('device', '')} "
+        f"({env.get('sms', '?')} SMs, {env.get('capability', '?')}) · driver {env.get('driver') or '?'} "
+        f"(CUDA {env.get('cuda_driver_api') or '?'}) · torch {env.get('torch', '')} (CUDA {env.get('cuda_runtime')})"
+        f" · Python {env.get('python', '')}",
+        "",
+        f"{SHORT[opt['dtype']]} inputs, {SHORT[opt['out_dtype']]} output, B {opt['b_layout']} "
+        f"({opt['b_layout_means']}), random normal. tmakit: `{opt['tmakit_call']}`; cuBLAS: "
+        f"`{_peer_call(result)}`. TF/s = 2MNK/t. Events: median of {opt['reps']} single calls, each after a "
+        f"{opt['flush_mib']} MiB L2 flush (includes host time the flush does not hide). Graph: {opt['graph_replays']}"
+        f" replays of N back-to-back calls in a CUDA graph (N in the table), median / N. Ratio = tmakit / cuBLAS "
+        f"(> 1: tmakit faster). rel err = ‖C − C_fp32‖_F / ‖C_fp32‖_F, ⚠ above {opt['err_limit']:g}.",
+        "",
+        "| M×N×K | set | tmakit TF/s | cuBLAS TF/s | ratio | tmakit TF/s graph | cuBLAS TF/s graph | ratio graph | "
+        "tmakit µs graph | cuBLAS µs graph | N | rel err tmakit | rel err cuBLAS |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes = []
+    for r in result["rows"]:
+        st = r.get("tmakit_status", "ok")
+        tk_tf = _tf(r.get("tmakit_tflops")) if st == "ok" else st
+        tk_tfg = _tf(r.get("tmakit_graph_tflops")) if st == "ok" else st
+        lines.append(
+            f"| {_shape_name(r).replace('x', '×')} | {', '.join(r.get('sets', ()))} | {tk_tf} | "
+            f"{_tf(r.get('cublas_tflops'))} | **{_ratio(r.get('ratio'))}** | {tk_tfg} | "
+            f"{_tf(r.get('cublas_graph_tflops'))} | **{_ratio(r.get('ratio_graph'))}** | "
+            f"{_us(r.get('tmakit_graph_ms'))} | {_us(r.get('cublas_graph_ms'))} | {r.get('graph_calls', '—')} | "
+            f"{_err(r.get('rel_err_tmakit'), r.get('err_flag', False))} | {_err(r.get('rel_err_cublas'))} |")
+        for key in ("error", "tmakit_error", "cublas_error", "events_error", "tmakit_graph_error",
+                    "cublas_graph_error"):
+            if r.get(key):
+                what = "tmakit unsupported" if key == "tmakit_error" and st == "unsupported" else key.replace("_", " ")
+                notes.append(f"- {_shape_name(r)} {what}: `{r[key]}`")
+    lines.append("")
+    summ = result.get("summary") or summarize(result["rows"])
+    if summ["suite"]["shapes"]:
+        lines.append(_summary_line("issue suite", summ["suite"]))
+    lines.append(_summary_line("all shapes", summ["all"]))
+    if notes:
+        lines += ["", "Errors:", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def _peer_call(result: dict) -> str:
+    calls = {r.get("cublas_call") for r in result["rows"] if r.get("cublas_call")}
+    return "; ".join(sorted(calls)) if calls else "torch.matmul(a, b, out=c)"
+
+
+def _clean(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def to_json(result: dict) -> str:
+    """Strict JSON (NaN / inf written as strings)."""
+    return json.dumps(_clean(result), indent=1, allow_nan=False)
+
+
+def plot(result: dict, path) -> bool:
+    """TFLOP/s per shape (tmakit vs cuBLAS; bars = graph timing, dots = events) and the ratio per shape.
+    False when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:
+        return False
+    rows = result["rows"]
+    names = [_shape_name(r) for r in rows]
+    xs = list(range(len(rows)))
+
+    def vals(key):
+        return [r.get(key) if isinstance(r.get(key), (int, float)) else float("nan") for r in rows]
+
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(max(8.0, 0.75 * len(rows) + 3), 7.5), sharex=True,
+                                  gridspec_kw=dict(height_ratios=[3, 1.3]))
+    w = 0.38
+    ax.bar([x - w / 2 for x in xs], vals("tmakit_graph_tflops"), w, color="C0", label="tmakit (graph)")
+    ax.bar([x + w / 2 for x in xs], vals("cublas_graph_tflops"), w, color="C1", label="cuBLAS (graph)")
+    ax.plot([x - w / 2 for x in xs], vals("tmakit_tflops"), "o", color="navy", ms=5, label="tmakit (events)")
+    ax.plot([x + w / 2 for x in xs], vals("cublas_tflops"), "o", color="saddlebrown", ms=5, label="cuBLAS (events)")
+    ax.set_ylabel("TFLOP/s (2MNK / t)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    env, opt = result["env"], result["options"]
+    summ = result.get("summary") or summarize(rows)
+    scope = summ["suite"] if summ["suite"]["shapes"] else summ["all"]
+    gm = scope["graph"]["geomean"] or scope["events"]["geomean"]
+    ax.set_title(f"tmakit GEMM vs cuBLAS, {SHORT[opt['dtype']]}->{SHORT[opt['out_dtype']]}, B {opt['b_layout']}; "
+                 f"{env.get('device', '')}, {env.get('date', '')}, {env.get('commit', '')}"
+                 + (f"\n{'suite' if summ['suite']['shapes'] else 'all'} geomean ratio {gm:.3f}" if gm else ""),
+                 fontsize=9)
+    ax2.plot(xs, vals("ratio_graph"), "-o", color="C2", label="graph")
+    ax2.plot(xs, vals("ratio"), "--x", color="C3", label="events")
+    ax2.axhline(1.0, color="k", lw=0.8)
+    ax2.axhline(0.9, color="k", lw=0.8, ls=":")
+    ax2.set_ylabel("tmakit / cuBLAS")
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=8)
+    ax2.set_xticks(xs)
+    ax2.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# ---------------------------------------------------------------- command
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tmakit bench gemm", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shapes", help="comma-separated MxNxK shapes, e.g. 4096x4096x4096,128x8192x8192")
+    ap.add_argument("--suite", action="store_true", help="the issue-8 shape suite (8 shapes)")
+    ap.add_argument("--squares", nargs="?", const=",".join(map(str, SQUARES)),
+                    help="square sizes M=N=K, comma-separated (alone: 1024..16384)")
+    ap.add_argument("--dtype", default="bf16", help="input dtype: bf16 (default) or fp16")
+    ap.add_argument("--out-dtype", default=None, help="output dtype: bf16, fp16 or fp32 (default: the input's)")
+    ap.add_argument("--b-layout", default="nk", choices=sorted(B_LAYOUTS),
+                    help="nk: b = w.t() of a row-major (N, K) w (default); kn: b row-major (K, N)")
+    ap.add_argument("--reps", type=int, default=50, help="timed single calls per shape and library (median)")
+    ap.add_argument("--warmup", type=int, default=10, help="untimed calls first")
+    ap.add_argument("--graph-calls", type=int, default=0, help="calls per CUDA graph (default: ~20 ms worth, 3..200)")
+    ap.add_argument("--graph-replays", type=int, default=10, help="timed graph replays (median)")
+    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timing")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default=None, help="write results JSON here")
+    ap.add_argument("--md", default=None, help="write the markdown report here")
+    ap.add_argument("--plot", default=None, help="write a PNG plot here (needs matplotlib)")
+    ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    return ap
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """Parse and validate; bad values exit 2 with the reason and the fix (argparse's usage error)."""
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        args.shape_list = select_shapes(parse_shapes(args.shapes) if args.shapes is not None else None, args.suite,
+                                        parse_squares(args.squares) if args.squares is not None else None)
+        args.dtype = parse_dtype(args.dtype)
+        args.out_dtype = parse_dtype(args.out_dtype, OUT_DTYPES) if args.out_dtype else args.dtype
+    except ValueError as e:
+        ap.error(str(e))
+    for name in ("reps", "graph_replays"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    for name in ("warmup", "graph_calls"):
+        if getattr(args, name) < 0:
+            ap.error(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+    return args
+
+
+def gpu_problem() -> str | None:
+    """Why this machine cannot run the benchmark (one line), or None."""
+    try:
+        import torch
+    except ImportError:
+        return "tmakit bench gemm needs torch (pip install torch)"
+    if not torch.cuda.is_available():
+        return "tmakit bench gemm needs a CUDA GPU (sm_90); torch sees none"
+    cap = torch.cuda.get_device_capability(0)
+    if cap < (9, 0):
+        return f"tmakit bench gemm needs a Hopper GPU (sm_90); device 0 is sm_{cap[0]}{cap[1]}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else list(argv))
+    problem = gpu_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    def save_partial(partial):
+        Path(args.json).write_text(to_json(partial))
+
+    result = run(args.shape_list, dtype=args.dtype, out_dtype=args.out_dtype, b_layout=args.b_layout,
+                 reps=args.reps, warmup=args.warmup, graph=not args.no_graph, graph_calls=args.graph_calls,
+                 graph_replays=args.graph_replays, seed=args.seed, progress=not args.quiet,
+                 on_row=save_partial if args.json else None)
+    md = markdown(result)
+    if args.json:
+        Path(args.json).write_text(to_json(result))
+    if args.md:
+        Path(args.md).write_text(md)
+    if args.plot and not plot(result, args.plot):
+        print("matplotlib not available: no plot (pip install matplotlib)", file=sys.stderr)
+    print(md)
+    return 0
