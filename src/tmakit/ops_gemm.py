@@ -43,9 +43,9 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None):
 
     from .kernels import gemm as _k
 
-    p = _plan_cached(a, b, out, out_dtype, config, split)
     if not (a.is_cuda and b.is_cuda) or a.device != b.device:
         raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
+    p = _plan_cached(a, b, out, out_dtype, config, split)
     if out is None:
         out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
     elif out.device != a.device:

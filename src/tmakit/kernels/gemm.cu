@@ -64,6 +64,18 @@ template <int N> TMAKIT_DEVICE void wgmma_wait() { asm volatile("wgmma.wait_grou
 template <int N> TMAKIT_DEVICE void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N)); }
 template <int N> TMAKIT_DEVICE void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N)); }
 
+// PTX: @p mbarrier.arrive.shared::cta.b64 _, [bar];   (predicated: the caller's control flow stays uniform)
+TMAKIT_DEVICE void mbarrier_arrive_if(u32 bar, bool pred) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}"
+               ::"r"(bar), "r"((int)pred) : "memory");
+}
+
+// PTX: mapa.shared::cluster.u32 r, bar, rank; @p mbarrier.arrive.shared::cluster.b64 _, [r];   (CTA-scope release)
+TMAKIT_DEVICE void mbarrier_arrive_remote_cta_if(u32 bar, u32 rank, bool pred) {
+  asm volatile("{\n.reg .pred p;\n.reg .b32 r;\nsetp.ne.b32 p, %2, 0;\nmapa.shared::cluster.u32 r, %0, %1;\n"
+               "@p mbarrier.arrive.shared::cluster.b64 _, [r];\n}" ::"r"(bar), "r"(rank), "r"((int)pred) : "memory");
+}
+
 // PTX: bar.sync id, n;   named barrier over n threads (id 0 is __syncthreads).
 TMAKIT_DEVICE void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
@@ -117,7 +129,9 @@ TMAKIT_DEVICE Unit unit_at(int u, int rank, int cm, int bn, int M, int N, int K,
 
 // IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {64, 128, 256}. CM: CTAs per cluster
 // along M (1 or 2). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N) row-major. SPLITK needs OUT = 2.
-template <int IN_F16, int OUT, int BN, int STAGES, int CM, int B_MN, int SPLITK>
+// OVERLAP = 1: wait_group 1 instead of 0, so one slab's wgmmas run while the next slab is issued; a stage is released
+// one slab later.
+template <int IN_F16, int OUT, int BN, int STAGES, int CM, int B_MN, int SPLITK, int OVERLAP>
 __global__ void __launch_bounds__(384, 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units) {
@@ -200,13 +214,20 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     const u32 epi = s_epi + cw * EPI_BUFS * EPI_BOX_BYTES;
     float acc[BN / 2];
     int it = 0, ebox = 0;
+    // one arrival per consumer warp on a stage's empty barrier, in every CTA of the cluster; predicated in PTX, not
+    // branched, so no divergent path separates in-flight wgmmas from their accumulators
+    auto release = [&](u32 empty, bool pred = true) {
+      const bool p = pred && lane == 0;
+      mbarrier_arrive_if(empty, p);
+      if (CM > 1) mbarrier_arrive_remote_cta_if(empty, rank ^ 1, p);
+    };
     for (int u = cid; u < units; u += ncl) {
       const Unit t = unit_at(u, rank, CM, BN, M, N, K, group_m, k_per_split);
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       for (int kt = 0; kt < t.kt; ++kt, ++it) {
         const int s = it % STAGES;
-        mbarrier_wait(bars + 8 * s, (it / STAGES) & 1);
+        mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < BK / 16; ++k) {
@@ -214,12 +235,17 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
                                       sw128_desc(s_b + s * B_BYTES + k * B_KSTEP, B_LBO, B_SBO), 1);
         }
         wgmma_commit();
-        wgmma_wait<0>();
-        if (lane == 0) {
-          const u32 empty = bars + 8 * (STAGES + s);
-          mbarrier_arrive(empty);
-          if (CM > 1) mbarrier_arrive_remote_cta(empty, rank ^ 1);
+        if (OVERLAP) {  // keep this slab's wgmmas in flight; the previous slab's are done: release its stage
+          wgmma_wait<1>();
+          release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), kt > 0);
+        } else {
+          wgmma_wait<0>();
+          release(bars + 8 * (STAGES + s));
         }
+      }
+      if (OVERLAP) {
+        wgmma_wait<0>();
+        release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), t.kt > 0);
       }
 
       // Epilogue. The m64nBN accumulator layout: thread (warp w, lane l) holds, for j < BN/8,

@@ -36,16 +36,18 @@ class GemmError(ValueError):
 @dataclass(frozen=True)
 class GemmConfig:
     """One compiled variant: tile ``BM x bn x BK``, a ``stages`` deep smem ring, ``cluster`` CTAs along M sharing
-    the B tile by TMA multicast (1 or 2), ``group_m`` cluster rows per rasterization group."""
+    the B tile by TMA multicast (1 or 2), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
+    wgmma group in flight and release each stage one slab later)."""
 
     bn: int = 256
     stages: int = 4
     cluster: int = 2
     group_m: int = 8
+    overlap: int = 0
 
     @property
     def name(self) -> str:
-        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}_g{self.group_m}"
+        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}_g{self.group_m}_ov{self.overlap}"
 
 
 CONFIGS = {
@@ -54,6 +56,10 @@ CONFIGS = {
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
     "n128_s6_c1": GemmConfig(128, 6, 1, 8),
     "n64_s8_c1": GemmConfig(64, 8, 1, 8),
+    "n256_s4_c2_ov1": GemmConfig(256, 4, 2, 8, 1),
+    "n256_s4_c1_ov1": GemmConfig(256, 4, 1, 8, 1),
+    "n256_s4_c1_g16": GemmConfig(256, 4, 1, 16),
+    "n256_s4_c2_g4": GemmConfig(256, 4, 2, 4),
 }
 
 
@@ -240,7 +246,7 @@ def kernel_name(p: GemmPlan) -> str:
     c = p.config
     out = 2 if p.split > 1 else _OUT[p.out_dtype]
     return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
-            f"{int(p.split > 1)}>")
+            f"{int(p.split > 1)}, {c.overlap}>")
 
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):

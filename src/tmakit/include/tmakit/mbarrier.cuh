@@ -128,4 +128,21 @@ TMAKIT_DEVICE bool mbarrier_wait_cluster(u32 bar, u32 parity) {
 #endif
 }
 
+// As mbarrier_wait, with the retry loop inside one asm statement, so the caller's control flow has no divergent
+// branch (ptxas serializes wgmma across divergent paths while a wgmma group is in flight). Debug builds use the
+// bounded C++ loop instead.
+// PTX: WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [bar], parity; @!p bra WAIT;
+TMAKIT_DEVICE void mbarrier_wait_spin(u32 bar, u32 parity) {
+#if TMAKIT_DEBUG
+  mbarrier_wait(bar, parity);
+#else
+  asm volatile(
+      "{\n\t.reg .pred p;\n"
+      "TMAKIT_WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n\t"
+      "@!p bra TMAKIT_WAIT_%=;\n\t}"
+      ::"r"(bar), "r"(parity) : "memory");
+#endif
+}
+
 }  // namespace tmakit
