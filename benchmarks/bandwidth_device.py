@@ -92,14 +92,13 @@ PERM_CFGS = [
 PERM_T_CFGS = [TP_CFGS[2][0], TP_CFGS[2][1], TP_CFGS[2][3]]
 RED_CFGS = [
     dict(lag=3, prefetch=1),
-    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6),
-    dict(B, bulk_mode=2, piece=8192, pieces=4, stages=3),
     dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2),
-    dict(B, bulk_mode=2, piece=8192, pieces=2, stages=6, consumers=2),
-    dict(B, bulk_mode=2, piece=16384, pieces=1, stages=6, consumers=1),
-    dict(B, bulk_mode=2, piece=4096, pieces=8, stages=3),
-    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=3, ctas_per_sm=2),
-    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6),
+    dict(B, bulk_mode=2, piece=4096, pieces=8, stages=3, consumers=2),
+    dict(B, bulk_mode=2, piece=8192, pieces=4, stages=3, consumers=2),
+    dict(B, bulk_mode=2, piece=8192, pieces=2, stages=6, consumers=1),
+    dict(B, bulk_mode=2, piece=4096, pieces=2, stages=12, consumers=1),
+    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=4),
+    dict(B, bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2),
 ]
 PERM_CHECKS = [((5, 33, 17, 24), (1, 0, 2, 3)), ((3, 300, 40), (1, 0, 2)), ((32, 64, 128, 128), (0, 2, 1, 3)),
                ((4, 6, 8, 128), (2, 0, 1, 3)), ((2, 3, 5, 7, 64), (1, 0, 2, 3, 4))]
@@ -120,6 +119,53 @@ def _sweep(which):
         print(which, json.dumps(row), flush=True)
         out.write_text(json.dumps(res, indent=1))
 
+    if which == "small":
+        from tmakit.bench.harness import _nsets
+
+        for mib in (1, 4, 16, 64, 128):
+            nn = mib << 19
+            k = _nsets(4 * nn)
+            xs = [torch.randn(nn, device="cuda").to(torch.bfloat16) for _ in range(k)]
+            ys = [torch.empty_like(xs[0]) for _ in range(k)]
+            peer = time_op(lambda i: ys[i].copy_(xs[i]), k, reps=40)
+            for kw in (dict(), dict(B, piece=32768, pieces=1, stages=6)):
+                bw.COPY_CONFIG = bw.CopyConfig(**kw)
+                ms = time_op(lambda i: ops.copy(xs[i], ys[i]), k, reps=40)
+                save(dict(cfg=f"{mib} MiB {kw}", path=ops.last_path, tbs=4 * nn / ms / 1e9, ratio=peer / ms,
+                          us=ms * 1e3, peer_us=peer * 1e3))
+    if which == "permq":
+        def time_q(fn, nsets, reps=30):
+            for i in range(5):
+                fn(i % nsets)
+            torch.cuda.synchronize()
+            st = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+            en = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+            torch.cuda._sleep(int(1e7))  # the host queues every launch before the GPU reaches them
+            for i in range(reps):
+                st[i].record()
+                fn(i % nsets)
+                en[i].record()
+            torch.cuda.synchronize()
+            import statistics
+
+            return statistics.median(a.elapsed_time(b) for a, b in zip(st, en))
+
+        for shape, dims in (((32, 64, 128, 128), (0, 2, 1, 3)), ((8, 128, 256, 64), (0, 2, 1, 3)),
+                            ((32, 64, 128, 128), (0, 3, 1, 2))):
+            xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+            ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+            fl = [torch.empty_like(xs[0]) for _ in range(2)]
+            nb = xs[0].numel() * 2
+            for kw in (dict(), dict(box_mode=1)):
+                bw.COPY_CONFIG = bw.CopyConfig(**kw)
+                for q in (False, True):
+                    tf = time_q if q else (lambda fn, n, reps=30: time_op(fn, n, reps=reps))
+                    pc = tf(lambda i: fl[i].copy_(xs[i]), 2)
+                    ms = tf(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2)
+                    save(dict(case=str((shape, dims)), cfg=dict(kw, queued=q), path=ops.last_path,
+                              tbs=2 * nb / ms / 1e9, vs_copy_same=pc / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.26,
+                              us=ms * 1e3))
+            del xs, ys, fl
     if which == "copy":
         n = (1 << 30) // 2
         x = torch.randn(n, device="cuda").to(torch.bfloat16)
@@ -221,12 +267,12 @@ def _sweep(which):
                           vs_copy_same=peer_copy / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.26))
             del xs, ys, fl
     if which == "reduce":
-        for dt in (torch.float32, torch.bfloat16):
-            n = (512 << 20) // (4 if dt == torch.float32 else 2)
+        for dt, mib in ((torch.float32, 512), (torch.bfloat16, 512), (torch.float32, 256), (torch.bfloat16, 256)):
+            n = (mib << 20) // (4 if dt == torch.float32 else 2)
             d = torch.randn(n, device="cuda").to(dt)
             s_ = torch.randn(n, device="cuda").to(dt)
             peer = time_op(lambda i: d.add_(s_), 1, reps=15)
-            for kw in RED_CFGS:
+            for kw in RED_CFGS if n * d.element_size() == 512 << 20 else RED_CFGS[:2]:
                 bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
                 bad = []
                 for nn in (1, 3, 5, 8, 100, 4097, 65536 + 24, (1 << 22) + 13, (3 << 19) + 33333):
@@ -241,7 +287,7 @@ def _sweep(which):
                 ms = time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=20)
                 peer2 = time_op(lambda i: d.add_(s_), 1, reps=10)
                 pk = min(peer, peer2)
-                save(dict(dtype=str(dt), cfg=kw, ok=not bad, bad=[str(x) for x in bad[:4]], path=ops.last_path,
+                save(dict(dtype=f"{dt} {mib} MiB", cfg=kw, ok=not bad, bad=[str(x) for x in bad[:4]], path=ops.last_path,
                           tbs=3 * n * d.element_size() / ms / 1e9, ratio=pk / ms))
             del d, s_
 
@@ -343,7 +389,7 @@ def main(argv):
         )
     for f in sorted(OUT.glob("sweep_*.json")):
         for r in json.loads(f.read_text()):
-            keys = ("ok", "path", "tbs", "ratio", "vs_copy", "vs_copy_same", "vs_ceiling", "host_us", "peer_tbs")
+            keys = ("ok", "path", "tbs", "ratio", "vs_copy", "vs_copy_same", "vs_ceiling", "host_us", "peer_tbs", "us", "peer_us")
             vals = " ".join(f"{k}={r[k]:.3f}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in keys if k in r)
             print(f.stem[6:], r.get("dtype", r.get("case", ""))[-22:], json.dumps(r["cfg"]), vals)
     bm = OUT / "bench.md"

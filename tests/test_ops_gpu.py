@@ -37,7 +37,20 @@ def test_copy_flat(n, dtype):
     x = rand((n,), dtype)
     y = poisoned((n,), dtype)
     ops.copy(x, y, strict=True)
-    assert ops.last_path == "tma:flat"
+    assert ops.last_path in ("tma:flat", "tma:bulk")
+    assert torch.equal(x, y)
+
+
+@pytest.mark.parametrize("engine", ["tensor", "bulk"])
+@pytest.mark.parametrize("n", [1, 15, 16, 4097, 65536 + 48, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16])
+def test_copy_flat_each_engine(n, engine, monkeypatch):
+    from tmakit.kernels import bandwidth as bw
+
+    monkeypatch.setattr(bw, "COPY_CONFIG", bw.CopyConfig(engine=engine, bulk_below=0))
+    x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda")
+    y = poisoned((n,), torch.uint8)
+    ops.copy(x, y, strict=True)
+    assert ops.last_path == ("tma:flat" if engine == "tensor" else "tma:bulk")
     assert torch.equal(x, y)
 
 
@@ -86,13 +99,14 @@ def test_fallback_for_unaligned_stride():
     assert ops.last_path.startswith("torch:") and torch.equal(x, y)
 
 
+@pytest.mark.parametrize("method", ["store-reduce", "combine"])
 @pytest.mark.parametrize("n", [104, 256, 1000, 1 << 20, (1 << 21) + 3])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32])
-def test_reduce_add(n, dtype):
+def test_reduce_add(n, dtype, method):
     d, s = rand((n,), dtype), rand((n,), dtype)
     ref = (d.double() + s.double())
-    ops.reduce_into(d, s, "add", strict=True)
-    assert ops.last_path == "tma:flat"
+    ops.reduce_into(d, s, "add", method=method, strict=True)
+    assert ops.last_path == ("tma:flat" if method == "store-reduce" else "tma:combine")
     if dtype.is_floating_point:
         err = ((d.double() - ref).norm() / ref.norm()).item()
         assert err < (1e-6 if dtype == torch.float32 else 1e-2)
@@ -127,3 +141,37 @@ def test_reduce_strided_and_fallback_dtype():
     want = d64 + s64
     ops.reduce_into(d64, s64, "add")
     assert ops.last_path.startswith("torch:") and torch.equal(d64, want)
+
+
+@pytest.mark.parametrize("op", ["add", "min", "max"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64])
+@pytest.mark.parametrize("n", [1, 7, 4099, (1 << 20) + 5])
+def test_reduce_combine_matches_torch(op, dtype, n):
+    d, s = rand((n,), dtype), rand((n,), dtype)
+    if dtype.is_floating_point and n > 8:
+        s[3] = float("nan")  # min/max propagate NaN like torch.minimum / torch.maximum
+    want = d.clone()
+    ops._torch_reduce(want, s, op)
+    ops.reduce_into(d, s, op, method="combine", strict=True)
+    assert ops.last_path == "tma:combine"
+    assert torch.equal(d.isnan(), want.isnan()) and torch.equal(d.nan_to_num(), want.nan_to_num())
+
+
+@pytest.mark.parametrize("op", ["and", "or", "xor"])
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_reduce_combine_bitwise_any_integer(op, dtype):
+    d, s = rand((70001,), dtype), rand((70001,), dtype)
+    want = {"and": d & s, "or": d | s, "xor": d ^ s}[op]
+    ops.reduce_into(d, s, op, method="combine", strict=True)
+    assert ops.last_path == "tma:combine" and torch.equal(d, want)
+
+
+def test_reduce_auto_default_path():
+    d, s = rand((1 << 20,), torch.float32), rand((1 << 20,), torch.float32)
+    want = d + s
+    ops.reduce_into(d, s, "add")
+    assert ops.last_path in ("tma:combine", "tma:flat") and torch.equal(d, want)
+    d, s = rand((4096,), torch.int64), rand((4096,), torch.int64)
+    want = torch.maximum(d, s)
+    ops.reduce_into(d, s, "max", method="store-reduce", strict=True)
+    assert ops.last_path == "tma:flat" and torch.equal(d, want)

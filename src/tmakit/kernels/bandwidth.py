@@ -46,6 +46,8 @@ class CopyConfig:
     thread bulk load -> bulk store, 1 ``consumers`` warps store with st.global.v4, 2 warps bulk-store their pieces;
     a reduction on the bulk engine loads dst too and combines in registers: not atomic).
     ``box_mode``: strided boxes fill dims in order (0) or balance the contiguous runs of both sides (1).
+    ``bulk_below``: contiguous copies under this many bytes take the bulk engine (32 KiB pieces) whatever
+    ``engine`` says: its launch is cheaper (two pointers instead of four tensor maps).
     ``swizzle``: 1 = maps over 128-byte inner chunks with SWIZZLE_128B (load and store use the same swizzle, so
     the bytes round-trip); the flat view becomes (16-word chunks, chunks per row, rows) with 16 x 2 KiB boxes.
     Compile-time knobs become ``-D`` options (cached kernels).
@@ -70,6 +72,7 @@ class CopyConfig:
     consumers: int = 4
     box_mode: int = 0
     swizzle: int = 0
+    bulk_below: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,8 +91,11 @@ class TransposeConfig:
     mode: int = 0
 
 
-COPY_CONFIG = CopyConfig()
-REDUCE_CONFIG = CopyConfig(lag=3, prefetch=1)
+COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
+#: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
+#: lag/prefetch serve the store-reduce (tensor) path
+REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
+                           prefetch=1)
 #: per element size (bytes); missing sizes use the 2-byte entry
 TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8),
                           4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1)}
@@ -555,6 +561,8 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
         return got
     plan = plan_copy(src, dst, allow_transpose=allow_transpose)
     nsm = sm_count(src) if plan.kind else 0
+    if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and src.numel() * src.element_size() < cfg.bulk_below:
+        cfg = dataclasses.replace(cfg, engine="bulk", bulk_mode=0, piece=32768, pieces=1, stages=6, lag=1)
     if plan.kind == "flat" and cfg.engine == "bulk" and bulk_supported(op, dtype):
         got = _bulk_launcher(src.numel() * src.element_size(), op, dtype, cfg, nsm)
         plan.kind = "bulk" if op < 0 else "combine"
