@@ -228,6 +228,20 @@ def _time_graphs(graphs, calls: int, flush, replays: int) -> list[float]:
     return [statistics.median(s.elapsed_time(e) for s, e in evs) / calls for evs in ev]
 
 
+def _check_replay(graph, out, expected) -> None:
+    """Replay once into a NaN-filled ``out`` and compare with the direct call's output: a launch that went to
+    another stream than the capture stream would leave a graph that times nothing."""
+    import torch
+
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    d = _rel_err(out, expected.float())
+    if not d <= ERR_LIMIT:
+        raise RuntimeError(f"the graph replay's output differs from the direct call's (relative {d:.1e}): "
+                           "the call was not captured; graph timing dropped")
+
+
 def _rel_err(c, ref) -> float:
     import torch
 
@@ -340,6 +354,8 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
         if not _context_ok():
             raise
     del ref
+    outs = {"tmakit": c_tk, "cublas": c_peer}
+    first = {name: outs[name][0].clone() for name in outs if row[f"{name}_status"] == "ok"}
     err = row.get("rel_err_tmakit")
     row["err_flag"] = err is not None and not err <= ERR_LIMIT  # NaN is flagged
 
@@ -362,6 +378,7 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
         for name, fn in sides:
             try:
                 gr = _capture(fn, nsets, calls)
+                _check_replay(gr, outs[name][0], first[name])
                 (ms,) = _time_graphs([gr], calls, flush, graph_replays)
                 del gr
             except Exception as ex:
