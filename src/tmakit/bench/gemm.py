@@ -15,11 +15,13 @@ instead; given together they are joined, duplicates once). Inputs are random nor
   included, as a Python caller would see it;
 - graph: N back-to-back calls captured in one CUDA graph (rotating over enough input sets that they exceed 4x the
   L2, so operands are not cache-resident from the previous call), each replay after an L2 flush; the median over
-  replays divided by N. This is the device time without Python's launch cost.
+  replays divided by N. This is the device time without Python's launch cost. A first replay into a NaN-filled
+  output must reproduce the direct call's result, else the graph timing is dropped (the call was not captured).
 
 TFLOP/s = 2MNK / t; ratio = tmakit TFLOP/s / cuBLAS TFLOP/s; geometric mean and minimum over the issue suite and
 over all shapes. A shape that fails records its error and the run goes on; NotImplementedError from tmakit is
-recorded as ``unsupported``. Not part of ``tmakit bench all`` (that stays the bandwidth ops).
+recorded as ``unsupported``; ``--json`` is rewritten after every shape. Not part of ``tmakit bench all`` (that stays
+the bandwidth ops).
 """
 
 from __future__ import annotations
