@@ -64,7 +64,7 @@ def test_plan_errors(args, match):
 def test_plan_row_major_b():
     p = gk.plan(Fake((8, 64)), Fake((64, 16), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 16
-    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 256, 4, 1, 1, 0, 0>"
+    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 256, 4, 1, 1, 0, 0, 2>"
     p = gk.plan(Fake((8, 64)), Fake((64, 16), (24, 1), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 24
 
@@ -114,7 +114,7 @@ def test_heuristics():
     assert split > 1 and kps % gk.BK == 0 and (split - 1) * kps < 65536 <= split * kps
     p = gk.plan(Fake((300, 4104)), wt(136, 4104, ptr=1 << 26), split=7)
     assert p.split == 7 and p.k_per_split % gk.BK == 0 and (p.split - 1) * p.k_per_split < p.k
-    assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1, 0>")
+    assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1, 0, 2>")
     assert gk.choose_config(128, 8192, 8192).cluster == 1  # one tile row: a CTA pair would idle half its CTAs
     assert gk.choose_config(8192, 8192, 8192).cluster == 2
 

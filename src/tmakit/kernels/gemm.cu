@@ -35,7 +35,6 @@ constexpr int BM = 128;
 constexpr int BK = 64;  // 64 x 2 bytes = one 128-byte swizzle row
 constexpr int CONSUMER_WARPS = 8;
 constexpr u32 EPI_BOX_BYTES = 64 * 128;  // staging box: 64 rows x 128 bytes
-constexpr int EPI_BUFS = 2;              // staging boxes per consumer warpgroup
 
 // Shared-memory matrix descriptor (wgmma) of a tile written by TMA with SWIZZLE_128B: [0,14) start address >> 4,
 // [16,30) leading byte offset >> 4, [32,46) stride byte offset >> 4, [62,64) layout type 1 = SWIZZLE_128B.
@@ -130,8 +129,9 @@ TMAKIT_DEVICE Unit unit_at(int u, int rank, int cm, int bn, int M, int N, int K,
 // IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {64, 128, 256}. CM: CTAs per cluster
 // along M (1 or 2). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N) row-major. SPLITK needs OUT = 2.
 // OVERLAP = 1: wait_group 1 instead of 0, so one slab's wgmmas run while the next slab is issued; a stage is released
-// one slab later.
-template <int IN_F16, int OUT, int BN, int STAGES, int CM, int B_MN, int SPLITK, int OVERLAP>
+// one slab later. EPI: 8 KiB staging boxes per consumer warpgroup; with EPI >= BN / (128 / sizeof(out)) a whole
+// tile is staged at once (2 named barriers per tile instead of 2 per box).
+template <int IN_F16, int OUT, int BN, int STAGES, int CM, int B_MN, int SPLITK, int OVERLAP, int EPI>
 __global__ void __launch_bounds__(384, 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units) {
@@ -156,7 +156,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   const u32 s_a = base;
   const u32 s_b = s_a + STAGES * A_BYTES;
   const u32 s_epi = s_b + STAGES * B_BYTES;
-  const u32 bars = s_epi + 2 * EPI_BUFS * EPI_BOX_BYTES;  // full[STAGES], then empty[STAGES]
+  const u32 bars = s_epi + 2 * EPI * EPI_BOX_BYTES;  // full[STAGES], then empty[STAGES]
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;
@@ -211,7 +211,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     const int wtid = tid % 128;
     const int warp = wtid / 32, lane = tid % 32;
     const u32 a_off = cw * 64 * BK * 2;
-    const u32 epi = s_epi + cw * EPI_BUFS * EPI_BOX_BYTES;
+    const u32 epi = s_epi + cw * EPI * EPI_BOX_BYTES;
     float acc[BN / 2];
     int it = 0, ebox = 0;
     // one arrival per consumer warp on a stage's empty barrier, in every CTA of the cluster; predicated in PTX, not
@@ -254,13 +254,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       // row r stored at chunk c ^ (r % 8) (SWIZZLE_128B): the 8 rows a warp writes at once hit distinct banks.
       const int row_m0 = t.m0 + cw * 64;
       if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
-#pragma unroll
-      for (int b = 0; b < NBOX; ++b) {
-        if (t.n0 + b * BOX_COLS >= N) break;  // uniform: columns past N
-        const u32 box = epi + (ebox % EPI_BUFS) * EPI_BOX_BYTES;
-        ++ebox;
-        if (wtid == 0) bulk_wait_group_read<EPI_BUFS - 1>();  // the store that last read this box is done
-        named_sync(1 + cw, 128);
+      // Write accumulator columns of box b into the staging box at `box`.
+      auto write_box = [&](const int b, const u32 box) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = warp * 16 + lane / 4 + 8 * h;
@@ -277,12 +272,40 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             }
           }
         }
+      };
+      auto store_box = [&](const int b, const u32 box) {
+        if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
+        else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
+      };
+      if constexpr (EPI >= NBOX) {  // the whole tile fits: one wait, two barriers, one bulk group per tile
+        if (wtid == 0) bulk_wait_group_read<0>();  // the previous tile's stores have read their boxes
+        named_sync(1 + cw, 128);
+#pragma unroll
+        for (int b = 0; b < NBOX; ++b)
+          if (t.n0 + b * BOX_COLS < N) write_box(b, epi + b * EPI_BOX_BYTES);
         fence_proxy_async_smem();
         named_sync(1 + cw, 128);
         if (wtid == 0) {
-          if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
-          else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
+#pragma unroll
+          for (int b = 0; b < NBOX; ++b)
+            if (t.n0 + b * BOX_COLS < N) store_box(b, epi + b * EPI_BOX_BYTES);
           bulk_commit_group();
+        }
+      } else {  // stream the tile through EPI boxes
+#pragma unroll
+        for (int b = 0; b < NBOX; ++b) {
+          if (t.n0 + b * BOX_COLS >= N) break;  // uniform: columns past N
+          const u32 box = epi + (ebox % EPI) * EPI_BOX_BYTES;
+          ++ebox;
+          if (wtid == 0) bulk_wait_group_read<EPI - 1>();  // the store that last read this box is done
+          named_sync(1 + cw, 128);
+          write_box(b, box);
+          fence_proxy_async_smem();
+          named_sync(1 + cw, 128);
+          if (wtid == 0) {
+            store_box(b, box);
+            bulk_commit_group();
+          }
         }
       }
     }

@@ -21,7 +21,7 @@ BM = 128  # tile rows (two consumer warpgroups of 64)
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
 THREADS = 384  # producer warpgroup + two consumer warpgroups
 SMEM_LIMIT = 227 * 1024
-EPI_BYTES = 2 * 2 * 64 * 128  # two 8 KiB staging boxes per consumer warpgroup
+EPI_BOX = 64 * 128  # one 8 KiB epilogue staging box (64 rows x 128 bytes)
 
 _IN = {"bfloat16": 0, "float16": 1}
 _OUT = {"bfloat16": 0, "float16": 1, "float32": 2}
@@ -37,17 +37,19 @@ class GemmError(ValueError):
 class GemmConfig:
     """One compiled variant: tile ``BM x bn x BK``, a ``stages`` deep smem ring, ``cluster`` CTAs along M sharing
     the B tile by TMA multicast (1 or 2), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
-    wgmma group in flight and release each stage one slab later)."""
+    wgmma group in flight and release each stage one slab later), ``epi`` 8 KiB staging boxes per consumer
+    warpgroup for the TMA-store epilogue (4 stages a whole 128x256 16-bit tile at once)."""
 
     bn: int = 256
     stages: int = 4
     cluster: int = 2
     group_m: int = 8
     overlap: int = 0
+    epi: int = 2
 
     @property
     def name(self) -> str:
-        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}_g{self.group_m}_ov{self.overlap}"
+        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}_g{self.group_m}_ov{self.overlap}_e{self.epi}"
 
 
 CONFIGS = {
@@ -56,17 +58,16 @@ CONFIGS = {
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
     "n128_s6_c1": GemmConfig(128, 6, 1, 8),
     "n64_s8_c1": GemmConfig(64, 8, 1, 8),
-    "n256_s4_c2_ov1": GemmConfig(256, 4, 2, 8, 1),
     "n256_s4_c1_ov1": GemmConfig(256, 4, 1, 8, 1),
-    "n256_s4_c1_g16": GemmConfig(256, 4, 1, 16),
-    "n256_s4_c2_g4": GemmConfig(256, 4, 2, 4),
+    "n256_s3_c1_e4": GemmConfig(256, 3, 1, 8, 0, 4),
+    "n256_s3_c2_e4": GemmConfig(256, 3, 2, 8, 0, 4),
 }
 
 
 def smem_bytes(cfg: GemmConfig) -> int:
     """Dynamic shared memory of a config: the ring, the epilogue staging boxes, 2 x stages mbarriers and 1 KiB for
     the 1024-byte alignment."""
-    return cfg.stages * (BM * BK * 2 + cfg.bn * BK * 2) + EPI_BYTES + 16 * cfg.stages + 1024
+    return cfg.stages * (BM * BK * 2 + cfg.bn * BK * 2) + 2 * cfg.epi * EPI_BOX + 16 * cfg.stages + 1024
 
 
 for _c in CONFIGS.values():
@@ -246,7 +247,7 @@ def kernel_name(p: GemmPlan) -> str:
     c = p.config
     out = 2 if p.split > 1 else _OUT[p.out_dtype]
     return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
-            f"{int(p.split > 1)}, {c.overlap}>")
+            f"{int(p.split > 1)}, {c.overlap}, {c.epi}>")
 
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):
