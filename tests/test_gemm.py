@@ -115,8 +115,13 @@ def test_heuristics():
     p = gk.plan(Fake((300, 4104)), wt(136, 4104, ptr=1 << 26), split=7)
     assert p.split == 7 and p.k_per_split % gk.BK == 0 and (p.split - 1) * p.k_per_split < p.k
     assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1, 0, 2>")
-    assert gk.choose_config(128, 8192, 8192).cluster == 1  # one tile row: a CTA pair would idle half its CTAs
+    assert gk.choose_config(128, 8192, 8192) == gk.CONFIGS["n64_s8_c1"]  # one tile row, 128 columns of 64
+    assert gk.choose_split(128, 8192, 8192, gk.CONFIGS["n64_s8_c1"]) == (1, 8192)
+    assert gk.choose_config(128, 1024, 8192) == gk.CONFIGS["n256_s4_c1"]  # too few columns: split K instead
+    assert gk.choose_split(128, 1024, 8192, gk.CONFIGS["n256_s4_c1"])[0] > 1
+    assert gk.choose_config(1024, 1024, 65536) == gk.CONFIGS["n256_s4_c1"]  # split-K shapes: single CTAs
     assert gk.choose_config(8192, 8192, 8192).cluster == 2
+    assert gk.choose_config(384, 8192, 8192).cluster == 1  # 3 tile rows do not pair up
 
 
 def test_configs_fit_smem():

@@ -81,11 +81,21 @@ def _tiles(m: int, n: int, bn: int) -> int:
     return -(-m // BM) * -(-n // bn)
 
 
-def choose_config(m: int, n: int, k: int) -> GemmConfig:
-    """The configuration for a shape: 128x256 tiles (they beat 128x128 on every suite shape, runs 1-2 in
-    docs/GEMM.md); clusters of 2 along M when there are at least two tile rows (multicast halves B's L2 reads),
-    single CTAs for M <= 128 (a pair would leave half its CTAs idle)."""
+def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS) -> GemmConfig:
+    """The configuration for a shape, from device runs 3-6 (docs/GEMM.md, NOTES-gemm.md):
+
+    - one tile row (M <= 128) and enough 64-wide columns to fill 3/4 of the SMs: 128x64 tiles, 8 stages, no split
+      (memory-bound: B streams once; 0.96x cuBLAS at 128x8192x8192 against 0.81x for 128x256 + split-K);
+    - few output tiles otherwise: 128x256 single CTAs, and :func:`choose_split` splits K (pairs were 2-3 % slower
+      with split-K);
+    - else 128x256 tiles in clusters of 2 along M with B multicast (1-2 % ahead of single CTAs on 4-5 of the 6 large
+      suite shapes in runs 5-6) when the tile rows pair up evenly or are many; single CTAs otherwise.
+    """
     tiles_m = -(-m // BM)
+    if tiles_m == 1 and -(-n // 64) >= sms * 3 // 4:
+        return CONFIGS["n64_s8_c1"]
+    if _tiles(m, n, 256) < sms * 3 // 4 and -(-k // BK) >= 8:
+        return CONFIGS["n256_s4_c1"]
     return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
 
 
@@ -94,7 +104,7 @@ def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = NUM_SMS) ->
     (256 elements) per split and at most one wave of CTAs. Returns (1, k) when no split pays."""
     tiles = -(-m // (BM * cfg.cluster)) * cfg.cluster * -(-n // cfg.bn)
     kt = -(-k // BK)
-    if tiles >= sms * 3 // 4 or kt < 8:
+    if tiles >= sms * 3 // 4 or kt < 8 or cfg.bn < 256:
         return 1, k
     split = max(1, min(sms // tiles, kt // 4, 16))
     if split == 1:
