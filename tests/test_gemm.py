@@ -33,7 +33,9 @@ def test_plan_ok():
     p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24))
     assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc) == (300, 264, 200, 200, 200, 264)
     assert p.in_dtype == p.out_dtype == "bfloat16"
-    assert p.config.bn == 256 and p.config.cluster == 1 and p.b_mn == 0  # 3 tile rows: no pairs
+    assert p.config.bn == 64 and p.config.cluster == 1 and p.b_mn == 0  # few tiles, short K: narrow tiles
+    assert p.units == p.grid == 3 * 5
+    p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24), config="n256_s4_c1")
     assert p.units == p.grid == 3 * 2
     p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24), config="n256_s4_c2")
     assert p.units == 2 * 2 and p.grid == 2 * 2 * 2  # 3 tile rows -> 2 cluster rows of 2 CTAs, 2 tile columns
@@ -119,6 +121,9 @@ def test_heuristics():
     assert gk.choose_split(128, 8192, 8192, gk.CONFIGS["n64_s8_c1"]) == (1, 8192)
     assert gk.choose_config(128, 1024, 8192) == gk.CONFIGS["n256_s4_c1"]  # too few columns: split K instead
     assert gk.choose_split(128, 1024, 8192, gk.CONFIGS["n256_s4_c1"])[0] > 1
+    assert gk.choose_config(1024, 1024, 1024) == gk.CONFIGS["n128_s6_c1"]  # short K: narrower tiles, no split
+    assert gk.choose_split(1024, 1024, 1024, gk.CONFIGS["n128_s6_c1"]) == (1, 1024)
+    assert gk.choose_config(512, 1024, 1024) == gk.CONFIGS["n64_s8_c1"]
     assert gk.choose_config(1024, 1024, 65536) == gk.CONFIGS["n256_s4_c1"]  # split-K shapes: single CTAs
     assert gk.choose_config(8192, 8192, 8192).cluster == 2
     assert gk.choose_config(384, 8192, 8192).cluster == 1  # 3 tile rows do not pair up

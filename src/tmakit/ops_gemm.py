@@ -15,6 +15,19 @@ from .kernels.gemm import GemmError, plan
 __all__ = ["GemmError", "gemm"]
 
 _plans: dict = {}
+_workspaces: dict = {}
+
+
+def _workspace(torch, m: int, n: int, device):
+    """A zeroed fp32 (m, n) split-K workspace, reused per (device, stream, shape) so its tensor map stays encoded;
+    stream order makes the reuse safe (each call zeroes it before the kernel)."""
+    key = (device, torch.cuda.current_stream(device).cuda_stream, m, n)
+    ws = _workspaces.get(key)
+    if ws is None:
+        if len(_workspaces) > 64:
+            _workspaces.clear()
+        ws = _workspaces[key] = torch.empty((m, n), dtype=torch.float32, device=device)
+    return ws.zero_()
 
 
 def _plan_cached(a, b, out, out_dtype, config, split):
@@ -61,7 +74,7 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None):
             out.zero_()
             _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()
         else:
-            ws = torch.zeros((p.m, p.n), dtype=torch.float32, device=a.device)
+            ws = _workspace(torch, p.m, p.n, a.device)
             _k.launcher(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=p.n)()
             out.copy_(ws)
     return out

@@ -86,16 +86,20 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS) -> GemmConfig:
 
     - one tile row (M <= 128) and enough 64-wide columns to fill 3/4 of the SMs: 128x64 tiles, 8 stages, no split
       (memory-bound: B streams once; 0.96x cuBLAS at 128x8192x8192 against 0.81x for 128x256 + split-K);
-    - few output tiles otherwise: 128x256 single CTAs, and :func:`choose_split` splits K (pairs were 2-3 % slower
-      with split-K);
+    - few output tiles otherwise: with K >= 8192, 128x256 single CTAs and :func:`choose_split` splits K (pairs were
+      2-3 % slower with split-K); with shorter K, 128x128 or 128x64 tiles and no split (the split's zeroed fp32
+      workspace and final copy cost more than the narrower tiles at 1024^3);
     - else 128x256 tiles in clusters of 2 along M with B multicast (1-2 % ahead of single CTAs on 4-5 of the 6 large
       suite shapes in runs 5-6) when the tile rows pair up evenly or are many; single CTAs otherwise.
     """
     tiles_m = -(-m // BM)
     if tiles_m == 1 and -(-n // 64) >= sms * 3 // 4:
         return CONFIGS["n64_s8_c1"]
-    if _tiles(m, n, 256) < sms * 3 // 4 and -(-k // BK) >= 8:
-        return CONFIGS["n256_s4_c1"]
+    if _tiles(m, n, 256) < sms * 3 // 4:
+        if k >= 8192:  # long K: split it (each split keeps >= 32 slabs)
+            return CONFIGS["n256_s4_c1"]
+        # short K: a split's workspace pass costs more than narrower tiles (1024^3: 15.8 us split vs cuBLAS 6.3)
+        return CONFIGS["n128_s6_c1" if _tiles(m, n, 128) >= sms // 2 else "n64_s8_c1"]
     return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
 
 
