@@ -66,7 +66,7 @@ def test_plan_errors(args, match):
 def test_plan_row_major_b():
     p = gk.plan(Fake((8, 64)), Fake((64, 16), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 16
-    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 256, 4, 1, 1, 0, 0, 2>"
+    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 64, 8, 1, 1, 0, 0, 2>"
     p = gk.plan(Fake((8, 64)), Fake((64, 16), (24, 1), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 24
 
