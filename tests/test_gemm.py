@@ -90,7 +90,7 @@ def test_plan_out_rules():
 
 
 def test_tensormaps_validate():
-    p = gk.plan(Fake((1000, 136)), wt(520, 136, ptr=1 << 24))
+    p = gk.plan(Fake((1000, 136)), wt(520, 136, ptr=1 << 24), config="n256_s4_c2")
     assert p.config.cluster == 2
     ta, tb, tc = gk.tensormaps(p, 1 << 20, 1 << 24, 1 << 26)
     assert ta.global_dim == (136, 1000) and ta.box_dim == (64, 128)
@@ -100,7 +100,7 @@ def test_tensormaps_validate():
         t.validate("sm_90")
     assert ta.tx_bytes + 2 * tb.tx_bytes == 64 * 2 * (128 + p.config.bn)  # the full barrier's byte count
     # row-major B: 64 x 64 boxes, bn / 64 of them per stage; fp32 split-K partials: 32-column boxes
-    p = gk.plan(Fake((128, 136)), Fake((136, 520), ptr=1 << 24), split=2)
+    p = gk.plan(Fake((128, 136)), Fake((136, 520), ptr=1 << 24), config="n256_s4_c1", split=2)
     ta, tb, tc = gk.tensormaps(p, 1 << 20, 1 << 24, 1 << 26)
     assert p.b_mn == 1 and tb.global_dim == (520, 136) and tb.box_dim == (64, 64)
     assert tc.dtype.name == "FLOAT32" and tc.box_dim == (32, 64)
@@ -121,9 +121,9 @@ def test_heuristics():
     assert gk.choose_split(128, 8192, 8192, gk.CONFIGS["n64_s8_c1"]) == (1, 8192)
     assert gk.choose_config(128, 1024, 8192) == gk.CONFIGS["n256_s4_c1"]  # too few columns: split K instead
     assert gk.choose_split(128, 1024, 8192, gk.CONFIGS["n256_s4_c1"])[0] > 1
-    assert gk.choose_config(1024, 1024, 1024) == gk.CONFIGS["n128_s6_c1"]  # short K: narrower tiles, no split
-    assert gk.choose_split(1024, 1024, 1024, gk.CONFIGS["n128_s6_c1"]) == (1, 1024)
-    assert gk.choose_config(512, 1024, 1024) == gk.CONFIGS["n64_s8_c1"]
+    assert gk.choose_config(2048, 1024, 1024) == gk.CONFIGS["n128_s6_c1"]  # short K: narrower tiles, no split
+    assert gk.choose_split(2048, 1024, 1024, gk.CONFIGS["n128_s6_c1"]) == (1, 1024)
+    assert gk.choose_config(1024, 1024, 1024) == gk.CONFIGS["n64_s8_c1"]
     assert gk.choose_config(1024, 1024, 65536) == gk.CONFIGS["n256_s4_c1"]  # split-K shapes: single CTAs
     assert gk.choose_config(8192, 8192, 8192).cluster == 2
     assert gk.choose_config(384, 8192, 8192).cluster == 1  # 3 tile rows do not pair up
