@@ -369,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="platform, GPU, driver, NVRTC, cache, which backend `auto` picks")
     i.set_defaults(func=cmd_info)
 
-    b = sub.add_parser("bench", help="tmakit ops vs torch on the GPU (copy, transpose, permute, reduce)",
+    b = sub.add_parser("bench", help="tmakit ops vs torch on the GPU (copy, transpose, permute, reduce, gemm)",
                        add_help=False)
     b.add_argument("rest", nargs=argparse.REMAINDER)
     b.set_defaults(func=cmd_bench)
