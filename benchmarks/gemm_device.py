@@ -271,35 +271,6 @@ def phase_race() -> dict:
     return out
 
 
-def phase_probe() -> dict:
-    """Row-major B with the MN-major descriptor's LBO/SBO as committed and exchanged (-DTMAKIT_GEMM_MN_SWAP)."""
-    import torch
-
-    from tmakit.cuda import KERNELS_DIR, compile_file, load_module
-    from tmakit.kernels import gemm as gk
-    from tmakit.ops_gemm import gemm
-
-    res = {}
-    a, w = inputs(256, 512, 256, torch.bfloat16)
-    b = w.t().contiguous()
-    ref = a.float() @ b.float()
-    for swap in (0, 1):
-        gk._kernels.clear()
-        gk._launchers.clear()
-        if swap:
-            p = gk.plan(a, b, config="n256_s4_c1")
-            name = gk.kernel_name(p)
-            gk._kernels[(name, None)] = load_module(compile_file(KERNELS_DIR / "gemm.cu", name_expressions=(name,),
-                                                                 options=["-DTMAKIT_GEMM_MN_SWAP=1"])).kernel(name)
-        out = gemm(a, b, config="n256_s4_c1")
-        torch.cuda.synchronize()
-        res[f"swap{swap}"] = rel_err(out, ref)
-    gk._kernels.clear()
-    gk._launchers.clear()
-    print("probe", res, flush=True)
-    return res
-
-
 def phase_debug() -> dict:
     import torch
 
@@ -359,13 +330,11 @@ def child(phase: str, timeout: int) -> dict:
 def main() -> None:
     if len(sys.argv) > 1:
         phase = sys.argv[1]
-        res = {"check": phase_check, "bench": phase_bench, "race": phase_race, "debug": phase_debug,
-               "probe": phase_probe}[phase]()
+        res = {"check": phase_check, "bench": phase_bench, "race": phase_race, "debug": phase_debug}[phase]()
         (OUT / f"gemm_{phase}.json").write_text(json.dumps(res, indent=1))
         return
     t0 = time.time()
     report = dict(env=env())
-    report["probe"] = child("probe", 90)
     report["check"] = chk = child("check", 240)
     if chk["rc"] == "timeout":
         report["debug"] = child("debug", 90)

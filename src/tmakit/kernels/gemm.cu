@@ -63,18 +63,6 @@ template <int N> TMAKIT_DEVICE void wgmma_wait() { asm volatile("wgmma.wait_grou
 template <int N> TMAKIT_DEVICE void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N)); }
 template <int N> TMAKIT_DEVICE void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N)); }
 
-// PTX: @p mbarrier.arrive.shared::cta.b64 _, [bar];   (predicated: the caller's control flow stays uniform)
-TMAKIT_DEVICE void mbarrier_arrive_if(u32 bar, bool pred) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}"
-               ::"r"(bar), "r"((int)pred) : "memory");
-}
-
-// PTX: mapa.shared::cluster.u32 r, bar, rank; @p mbarrier.arrive.shared::cluster.b64 _, [r];   (CTA-scope release)
-TMAKIT_DEVICE void mbarrier_arrive_remote_cta_if(u32 bar, u32 rank, bool pred) {
-  asm volatile("{\n.reg .pred p;\n.reg .b32 r;\nsetp.ne.b32 p, %2, 0;\nmapa.shared::cluster.u32 r, %0, %1;\n"
-               "@p mbarrier.arrive.shared::cluster.b64 _, [r];\n}" ::"r"(bar), "r"(rank), "r"((int)pred) : "memory");
-}
-
 // PTX: bar.sync id, n;   named barrier over n threads (id 0 is __syncthreads).
 TMAKIT_DEVICE void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
@@ -144,11 +132,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   constexpr int BOX_COLS = 128 / OUT_BYTES;  // output columns per 128-byte staging row
   constexpr int NBOX = BN / BOX_COLS;
   constexpr int JPB = BOX_COLS / 8;          // 8-column accumulator groups per staging box
-#ifndef TMAKIT_GEMM_MN_SWAP  // probe hook: exchange the MN-major LBO and SBO (hardware check of the descriptor)
   constexpr u32 B_LBO = B_MN ? 64 * 128 : 16, B_SBO = 1024;
-#else
-  constexpr u32 B_LBO = B_MN ? 1024 : 16, B_SBO = B_MN ? 64 * 128 : 1024;
-#endif
   constexpr u32 B_KSTEP = B_MN ? 16 * 128 : 32;  // bytes per 16-element K step in a B stage
 
   extern __shared__ __align__(1024) u8 gemm_smem[];

@@ -54,6 +54,18 @@ TMAKIT_DEVICE void mbarrier_arrive_remote_cta(u32 bar, u32 rank) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
+// PTX: @p mbarrier.arrive.shared::cta.b64 _, [bar];   (predicated: the caller's control flow stays uniform)
+TMAKIT_DEVICE void mbarrier_arrive_if(u32 bar, bool pred) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %1, 0;\n@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}"
+               ::"r"(bar), "r"((int)pred) : "memory");
+}
+
+// PTX: mapa.shared::cluster.u32 r, bar, rank; @p mbarrier.arrive.shared::cluster.b64 _, [r];   (CTA-scope release)
+TMAKIT_DEVICE void mbarrier_arrive_remote_cta_if(u32 bar, u32 rank, bool pred) {
+  asm volatile("{\n.reg .pred p;\n.reg .b32 r;\nsetp.ne.b32 p, %2, 0;\nmapa.shared::cluster.u32 r, %0, %1;\n"
+               "@p mbarrier.arrive.shared::cluster.b64 _, [r];\n}" ::"r"(bar), "r"(rank), "r"((int)pred) : "memory");
+}
+
 // PTX: mapa + mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [remote], tx;
 TMAKIT_DEVICE void mbarrier_arrive_expect_tx_remote(u32 bar, u32 rank, u32 tx) {
   u32 remote = mapa_shared(bar, rank);
