@@ -1,7 +1,8 @@
 """One device call for the GEMM: correctness, then timing against cuBLAS, JSON under $OUT, a short table last.
 
     python3 benchmarks/gemm_device.py                 # everything (each phase in a child process with a timeout)
-    python3 benchmarks/gemm_device.py check|bench|race|debug
+    python3 benchmarks/gemm_device.py check|bench|race|debug|names
+    GEMM_CHECK_CONFIGS=a,b GEMM_BENCH_CONFIGS=c,d GEMM_RACE_CONFIGS=e python3 benchmarks/gemm_device.py  # subsets
 
 check: random shapes (tile remainders in M, N, K), bf16/fp16 inputs, bf16/fp16/fp32 outputs, every config;
        reference = fp32 torch matmul of the same inputs; error = ||C - ref|| / ||ref||; outputs are poisoned with
@@ -10,6 +11,7 @@ bench: the issue's shape suite, each config and torch.matmul (cuBLAS) in the sam
        triton.testing.do_bench (CUDA events fallback); plus the relative error of every timed config.
 race:  compute-sanitizer racecheck + synccheck on one small problem.
 debug: only if check timed out: a small problem with TMAKIT_DEBUG=1 (barrier waits time out and report).
+names: the kernels cuBLAS runs for each suite shape (torch.profiler), to compare tile shapes and split strategies.
 """
 
 from __future__ import annotations
@@ -33,11 +35,16 @@ CHECK_SHAPES = [(128, 256, 64), (256, 512, 1024), (1, 8, 8), (100, 200, 72), (12
                 (1000, 1000, 1000), (64, 4096, 8), (2048, 2048, 4096), (127, 255 + 1, 4104), (4100, 136, 520)]
 # extra (config, split) variants timed on the few-tile shapes
 EXTRAS = {
-    (128, 8192, 8192): [("n64_s8_c1", 1), ("n64_s8_c1", 2), ("n128_s6_c1", 1), ("n128_s6_c1", 2), ("n128_s6_c1", 4),
-                        ("n256_s4_c1", 2), ("n256_s4_c1", 4), ("n256_s4_c1", 8)],
-    (1024, 1024, 65536): [("n256_s4_c2", 2), ("n256_s4_c2", 4), ("n256_s4_c2", 8), ("n256_s4_c1", 4),
-                          ("n128_s6_c2", 4), ("n128_s6_c1", 2), ("n64_s8_c1", 1), ("n64_s8_c1", 2)],
+    (128, 8192, 8192): [("n64_s8_c1", 1), ("n64_s8_n2", 1), ("n64_s8_n4", 1), ("n128_s6_n2", 2), ("n128_s6_n4", 2),
+                        ("n128_s6_c1", 2), ("n256_s4_c1", 4)],
+    (1024, 1024, 65536): [("n256_s4_c2", 4), ("n256_s4_c1", 4), ("n256_s4_c2n2", 4), ("n128_s6_n2", 2),
+                          ("n128_s6_n4", 2), ("n128_s6_c2", 4)],
 }
+
+
+def _names(var: str, default) -> list:
+    v = os.environ.get(var)
+    return [x for x in v.split(",") if x] if v else list(default)
 TOL = {"bfloat16": 1e-2, "float16": 4e-3, "float32": 1e-4}
 
 
@@ -63,7 +70,7 @@ def phase_check() -> dict:
     from tmakit.ops_gemm import gemm
 
     rows, fails = [], 0
-    for cname in CONFIGS:
+    for cname in _names("GEMM_CHECK_CONFIGS", CONFIGS):
         for i, (m, n, k) in enumerate(CHECK_SHAPES):
             for dt, bl in [(d, b) for d in (torch.bfloat16, torch.float16) for b in ("nk", "kn")]:
                 if dt == torch.float16 and cname.startswith("n128"):
@@ -232,7 +239,7 @@ def phase_bench() -> dict:
     res = []
     for (m, n, k) in SUITE:
         try:
-            row = _bench_shape(m, n, k, [*CONFIGS, "auto"])
+            row = _bench_shape(m, n, k, [*_names("GEMM_BENCH_CONFIGS", CONFIGS), "auto"])
         except Exception as ex:  # noqa: BLE001 - one shape failing must not lose the others
             print("BENCH ERROR", (m, n, k), repr(ex)[:300], flush=True)
             continue
@@ -251,24 +258,47 @@ import torch
 from tmakit.ops_gemm import gemm
 a = torch.randn(200, 136, device='cuda', dtype=torch.bfloat16)
 w = torch.randn(264, 136, device='cuda', dtype=torch.bfloat16)
-c = gemm(a, w.t()); torch.cuda.synchronize()
+c = gemm(a, w.t(), config=%r); torch.cuda.synchronize()
 print('race-run rel_err', float((c.float() - a.float() @ w.float().t()).norm() / (a.float() @ w.float().t()).norm()))
 """
 
 
 def phase_race() -> dict:
     out = {}
-    for tool in ("racecheck", "synccheck"):
-        t0 = time.time()
-        try:
-            cmd = ["compute-sanitizer", "--tool", tool, sys.executable, "-c", RACE_SRC % str(ROOT / "src")]
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
-            txt = (r.stdout + r.stderr)[-3000:]
-            out[tool] = dict(rc=r.returncode, tail=txt, s=round(time.time() - t0, 1))
-        except Exception as e:  # noqa: BLE001
-            out[tool] = dict(rc=None, tail=repr(e))
-        print(tool, out[tool].get("rc"), out[tool]["tail"][-400:], flush=True)
+    for cfg in _names("GEMM_RACE_CONFIGS", [None]):
+        for tool in ("racecheck", "synccheck"):
+            t0 = time.time()
+            name = f"{tool}:{cfg or 'auto'}"
+            try:
+                cmd = ["compute-sanitizer", "--tool", tool, sys.executable, "-c", RACE_SRC % (str(ROOT / "src"), cfg)]
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
+                txt = (r.stdout + r.stderr)[-3000:]
+                out[name] = dict(rc=r.returncode, tail=txt, s=round(time.time() - t0, 1))
+            except Exception as e:  # noqa: BLE001
+                out[name] = dict(rc=None, tail=repr(e))
+            print(name, out[name].get("rc"), out[name]["tail"][-400:], flush=True)
     return out
+
+
+def phase_names() -> dict:
+    """cuBLAS kernel names (and their share of the time) per suite shape, from torch.profiler."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    res = {}
+    for (m, n, k) in SUITE:
+        a, w = inputs(m, n, k, torch.bfloat16)
+        b = w.t()
+        torch.matmul(a, b)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                torch.matmul(a, b)
+            torch.cuda.synchronize()
+        names = sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
+        res[f"{m}x{n}x{k}"] = names
+        print(f"{m}x{n}x{k}:", " | ".join(x[:140] for x in names), flush=True)
+    return res
 
 
 def phase_debug() -> dict:
@@ -330,17 +360,19 @@ def child(phase: str, timeout: int) -> dict:
 def main() -> None:
     if len(sys.argv) > 1:
         phase = sys.argv[1]
-        res = {"check": phase_check, "bench": phase_bench, "race": phase_race, "debug": phase_debug}[phase]()
+        res = {"check": phase_check, "bench": phase_bench, "race": phase_race, "debug": phase_debug,
+               "names": phase_names}[phase]()
         (OUT / f"gemm_{phase}.json").write_text(json.dumps(res, indent=1))
         return
     t0 = time.time()
     report = dict(env=env())
+    report["names"] = child("names", 90)
     report["check"] = chk = child("check", 240)
     if chk["rc"] == "timeout":
         report["debug"] = child("debug", 90)
     if chk["rc"] == 0:  # failures are listed; the timing still says what the layouts cost
-        report["bench"] = child("bench", 240)
-        if time.time() - t0 < 330:
+        report["bench"] = child("bench", int(os.environ.get("GEMM_BENCH_TIMEOUT", 240)))
+        if time.time() - t0 < int(os.environ.get("GEMM_RACE_BEFORE", 330)):
             report["race"] = child("race", 200)
     (OUT / "gemm_report.json").write_text(json.dumps(report, indent=1))
     # short table last
@@ -349,7 +381,7 @@ def main() -> None:
     bench = report.get("bench", {})
     from tmakit.kernels.gemm import CONFIGS
 
-    names = [*CONFIGS, "auto", "auto_kn"]
+    names = [*_names("GEMM_BENCH_CONFIGS", CONFIGS), "auto", "auto_kn"]
     print("shape (MxNxK)        cuBLAS TF  " + "  ".join(f"{c:>18}" for c in names))
     ratios = {c: [] for c in names}
     for r in bench.get("rows", []):

@@ -66,7 +66,7 @@ def test_plan_errors(args, match):
 def test_plan_row_major_b():
     p = gk.plan(Fake((8, 64)), Fake((64, 16), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 16
-    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 64, 8, 1, 1, 0, 0, 2>"
+    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 64, 8, 1, 1, 1, 0, 0, 2>"
     p = gk.plan(Fake((8, 64)), Fake((64, 16), (24, 1), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 24
 
@@ -154,7 +154,7 @@ def test_kernel_compiles_with_hgmma_and_tma(cfg):
     except tkc.RuntimeUnavailable:
         pytest.skip("no nvdisasm/cuobjdump")
     assert ops["HGMMA"] > 0 and ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0 and ops["UTMAREDG"] > 0
-    if gk.CONFIGS[cfg].cluster > 1:
+    if gk.CONFIGS[cfg].cluster_size > 1:
         assert "UTMALDG.2D.MULTICAST" in sass.disassemble(c.cubin)
     assert ops["LDL"] == 0 and ops["STL"] == 0  # accumulators stay in registers
 
@@ -211,7 +211,8 @@ def test_gemm_gpu(m, n, k, dt, od, b_layout):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("config", ["n256_s4_c1", "n256_s4_c2", "n128_s6_c1", "n128_s6_c2"])
+@pytest.mark.parametrize("config", ["n256_s4_c1", "n256_s4_c2", "n128_s6_c1", "n128_s6_c2", "n64_s8_n2", "n64_s8_n4",
+                                    "n128_s6_n4", "n256_s4_c2n2"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 @pytest.mark.parametrize("m, n, k", [(129, 264, 136), (1000, 1000, 264), (640, 2056, 4104)])
 def test_gemm_gpu_configs(config, b_layout, m, n, k):

@@ -1,8 +1,9 @@
 // gemm.cu -- C = A @ B on Hopper: a persistent, warp-specialized TMA + wgmma (SASS HGMMA) GEMM with fp32
-// accumulation, clusters of CM CTAs along M sharing the B tile through TMA multicast, and an epilogue that goes
-// through 128B-swizzled shared memory to TMA stores (or TMA reduce-adds for split-K) overlapped with the next tile.
+// accumulation, clusters of CM x CN CTAs (CM along M share the B tile, CN along N share the A tile, through TMA
+// multicast), and an epilogue that goes through 128B-swizzled shared memory to TMA stores (or TMA reduce-adds for
+// split-K) overlapped with the next tile.
 //
-//   A: (M, K) row-major.            map {K, M}, box {64, 128}, SWIZZLE_128B          (K-major smem tile)
+//   A: (M, K) row-major.            map {K, M}, box {64, 128/CN}, SWIZZLE_128B       (K-major smem tile)
 //   B, B_MN = 0: Bt (N, K) row-major (b = w.t()).  map {K, N}, box {64, BN/CM}      (K-major smem tile)
 //   B, B_MN = 1: (K, N) row-major.  map {N, K}, box {64, 64}: BN/64 boxes per stage (MN-major smem tile)
 //   C: (M, N), rows 16-byte aligned. map {N, M}, box {128 / sizeof(out), 64}, SWIZZLE_128B
@@ -10,8 +11,9 @@
 // Threads: 3 warpgroups, __launch_bounds__(384, 1), one CTA per SM, grid = min(work units, resident CTAs).
 //   warpgroup 0  producer: setmaxnreg.dec 40; one thread walks the CTA's work units (static schedule: unit =
 //                cluster id + i * clusters, grouped rasterization) and their 64-wide K slabs through a STAGES-deep
-//                ring: wait empty[s], arm full[s] with the stage's bytes, TMA-load A (own rows) and B (with CM = 2
-//                each CTA loads half of B and multicasts it to both CTAs of the cluster).
+//                ring: wait empty[s], arm full[s] with the stage's bytes, TMA-load A and B. In a cluster, CTA
+//                (rm, rn) = (rank % CM, rank / CM) loads 1/CN of its A tile and multicasts it to the CN CTAs of its
+//                tile row, and 1/CM of its B tile, multicast to the CM CTAs of its tile column.
 //   warpgroups 1, 2  consumers (rows 64 cw .. 64 cw + 63 of the 128-row tile): setmaxnreg.inc 232; wait full[s],
 //                4 x wgmma m64nBNk16, release empty[s] in every CTA of the cluster (one arrival per warp), and after
 //                the last slab write the accumulators into 8 KiB swizzled staging boxes and TMA-store them. The
@@ -92,9 +94,10 @@ struct Unit {
   int m0, n0, k0, kt;  // first row / column / K element, number of 64-wide K slabs
 };
 
-TMAKIT_DEVICE Unit unit_at(int u, int rank, int cm, int bn, int M, int N, int K, int group_m, int k_per_split) {
+TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bn, int M, int N, int K, int group_m,
+                           int k_per_split) {
   const int units_m = (M + BM * cm - 1) / (BM * cm);
-  const int tiles_n = (N + bn - 1) / bn;
+  const int tiles_n = (N + bn * cn - 1) / (bn * cn);
   const int units_mn = units_m * tiles_n;
   const int ks = u / units_mn;
   const int r = u - ks * units_mn;
@@ -104,8 +107,8 @@ TMAKIT_DEVICE Unit unit_at(int u, int rank, int cm, int bn, int M, int N, int K,
   const int um = first_m + (r % per_group) % gsize;
   const int un = (r % per_group) / gsize;
   Unit t;
-  t.m0 = (um * cm + rank) * BM;
-  t.n0 = un * bn;
+  t.m0 = (um * cm + rm) * BM;
+  t.n0 = (un * cn + rn) * bn;
   t.k0 = ks * k_per_split;
   t.kt = (min(K, t.k0 + k_per_split) - t.k0 + BK - 1) / BK;  // OOB past K (last range only) reads zeros
   return t;
@@ -114,17 +117,20 @@ TMAKIT_DEVICE Unit unit_at(int u, int rank, int cm, int bn, int M, int N, int K,
 }  // namespace gemm
 }  // namespace tmakit
 
-// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {64, 128, 256}. CM: CTAs per cluster
-// along M (1 or 2). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N) row-major. SPLITK needs OUT = 2.
+// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {64, 128, 256}. CM, CN: CTAs per
+// cluster along M and N (1, 2 or 4; CM * CN <= 4). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N)
+// row-major. SPLITK needs OUT = 2.
 // OVERLAP = 1: wait_group 1 instead of 0, so one slab's wgmmas run while the next slab is issued; a stage is released
 // one slab later. EPI: 8 KiB staging boxes per consumer warpgroup; with EPI >= BN / (128 / sizeof(out)) a whole
 // tile is staged at once (2 named barriers per tile instead of 2 per box).
-template <int IN_F16, int OUT, int BN, int STAGES, int CM, int B_MN, int SPLITK, int OVERLAP, int EPI>
+template <int IN_F16, int OUT, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI>
 __global__ void __launch_bounds__(384, 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units) {
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
-  static_assert(CM == 1 || CM == 2, "clusters of 1 or 2 CTAs");
+  constexpr int CS = CM * CN;  // CTAs per cluster
+  static_assert((CM == 1 || CM == 2 || CM == 4) && (CN == 1 || CN == 2 || CN == 4) && CS <= 4, "cluster shape");
+  static_assert(!B_MN || BN / 64 >= CM, "row-major B: each CTA of a column multicasts whole 64-wide boxes");
   using namespace tmakit::gemm;
   constexpr u32 A_BYTES = BM * BK * 2;
   constexpr u32 B_BYTES = BN * BK * 2;
@@ -144,45 +150,55 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;
-  const int rank = CM == 1 ? 0 : (int)cluster_ctarank();
-  const int cid = blockIdx.x / CM, ncl = gridDim.x / CM;
+  const int rank = CS == 1 ? 0 : (int)cluster_ctarank();
+  const int rm = rank % CM, rn = rank / CM;
+  const int cid = blockIdx.x / CS, ncl = gridDim.x / CS;
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(bars + 8 * s, 1);
-      mbarrier_init(bars + 8 * (STAGES + s), CONSUMER_WARPS * CM);
+      mbarrier_init(bars + 8 * (STAGES + s), CONSUMER_WARPS * CS);
     }
     fence_mbarrier_init();
     prefetch_tensormap(&tm_a);
     prefetch_tensormap(&tm_b);
     prefetch_tensormap(&tm_c);
   }
-  if (CM > 1) cluster_sync(); else __syncthreads();
+  if (CS > 1) cluster_sync(); else __syncthreads();
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
     if (tid == 0) {
+      u16 mask_a = 0;  // the CN CTAs of this tile row, the CM CTAs of this tile column
+#pragma unroll
+      for (int j = 0; j < CN; ++j) mask_a |= (u16)(1u << (rm + CM * j));
+      const u16 mask_b = (u16)(((1u << CM) - 1) << (CM * rn));
       int it = 0;
       for (int u = cid; u < units; u += ncl) {
-        const Unit t = unit_at(u, rank, CM, BN, M, N, K, group_m, k_per_split);
+        const Unit t = unit_at(u, rm, rn, CM, CN, BN, M, N, K, group_m, k_per_split);
         for (int kt = 0; kt < t.kt; ++kt, ++it) {
           const int s = it % STAGES;
           const u32 full = bars + 8 * s;
-          if (CM > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+          if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
           else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
           mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
           const int k = t.k0 + kt * BK;
-          tma_load_tile<2>(s_a + s * A_BYTES, &tm_a, full, k, t.m0);
+          if (CN > 1) {
+            tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), &tm_a, full, mask_a, k,
+                                t.m0 + rn * (BM / CN));
+          } else {
+            tma_load_tile<2>(s_a + s * A_BYTES, &tm_a, full, k, t.m0);
+          }
           const u32 sb = s_b + s * B_BYTES;
           if (B_MN) {
             constexpr int NB = BN / 64, PER = NB / CM;
 #pragma unroll
-            for (int i = rank * PER; i < rank * PER + PER; ++i) {
-              if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, &tm_b, full, (u16)3, t.n0 + 64 * i, k);
+            for (int i = rm * PER; i < rm * PER + PER; ++i) {
+              if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, &tm_b, full, mask_b, t.n0 + 64 * i, k);
               else tma_load_tile<2>(sb + i * 8192, &tm_b, full, t.n0 + 64 * i, k);
             }
           } else if (CM > 1) {
-            tma_load_tile_mc<2>(sb + rank * (B_BYTES / 2), &tm_b, full, (u16)3, k, t.n0 + rank * (BN / 2));
+            tma_load_tile_mc<2>(sb + rm * (B_BYTES / CM), &tm_b, full, mask_b, k, t.n0 + rm * (BN / CM));
           } else {
             tma_load_tile<2>(sb, &tm_b, full, k, t.n0);
           }
@@ -203,10 +219,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     auto release = [&](u32 empty, bool pred = true) {
       const bool p = pred && lane == 0;
       mbarrier_arrive_if(empty, p);
-      if (CM > 1) mbarrier_arrive_remote_cta_if(empty, rank ^ 1, p);
+#pragma unroll
+      for (int d = 1; d < CS; ++d) mbarrier_arrive_remote_cta_if(empty, (rank + d) % CS, p);
     };
     for (int u = cid; u < units; u += ncl) {
-      const Unit t = unit_at(u, rank, CM, BN, M, N, K, group_m, k_per_split);
+      const Unit t = unit_at(u, rm, rn, CM, CN, BN, M, N, K, group_m, k_per_split);
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       for (int kt = 0; kt < t.kt; ++kt, ++it) {
@@ -295,5 +312,5 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     }
     if (wtid == 0) bulk_wait_group<0>();
   }
-  if (CM > 1) cluster_sync();  // no CTA leaves while its peer may still multicast into it or arrive on its barriers
+  if (CS > 1) cluster_sync();  // no CTA leaves while its peer may still multicast into it or arrive on its barriers
 }

@@ -35,8 +35,9 @@ class GemmError(ValueError):
 
 @dataclass(frozen=True)
 class GemmConfig:
-    """One compiled variant: tile ``BM x bn x BK``, a ``stages`` deep smem ring, ``cluster`` CTAs along M sharing
-    the B tile by TMA multicast (1 or 2), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
+    """One compiled variant: tile ``BM x bn x BK``, a ``stages`` deep smem ring, clusters of ``cluster`` CTAs along M
+    sharing the B tile and ``cluster_n`` CTAs along N sharing the A tile by TMA multicast (1, 2 or 4 each, at most 4
+    CTAs per cluster), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
     wgmma group in flight and release each stage one slab later), ``epi`` 8 KiB staging boxes per consumer
     warpgroup for the TMA-store epilogue (4 stages a whole 128x256 16-bit tile at once)."""
 
@@ -46,10 +47,16 @@ class GemmConfig:
     group_m: int = 8
     overlap: int = 0
     epi: int = 2
+    cluster_n: int = 1
 
     @property
     def name(self) -> str:
-        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}_g{self.group_m}_ov{self.overlap}_e{self.epi}"
+        cn = f"n{self.cluster_n}" if self.cluster_n > 1 else ""
+        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}{cn}_g{self.group_m}_ov{self.overlap}_e{self.epi}"
+
+    @property
+    def cluster_size(self) -> int:
+        return self.cluster * self.cluster_n
 
 
 CONFIGS = {
@@ -58,6 +65,11 @@ CONFIGS = {
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
     "n128_s6_c1": GemmConfig(128, 6, 1, 8),
     "n64_s8_c1": GemmConfig(64, 8, 1, 8),
+    "n64_s8_n2": GemmConfig(64, 8, 1, 8, cluster_n=2),
+    "n64_s8_n4": GemmConfig(64, 8, 1, 8, cluster_n=4),
+    "n128_s6_n2": GemmConfig(128, 6, 1, 8, cluster_n=2),
+    "n128_s6_n4": GemmConfig(128, 6, 1, 8, cluster_n=4),
+    "n256_s4_c2n2": GemmConfig(256, 4, 2, 8, cluster_n=2),
     "n256_s4_c1_ov1": GemmConfig(256, 4, 1, 8, 1),
     "n256_s3_c1_e4": GemmConfig(256, 3, 1, 8, 0, 4),
     "n256_s3_c2_e4": GemmConfig(256, 3, 2, 8, 0, 4),
@@ -106,7 +118,7 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS) -> GemmConfig:
 def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = NUM_SMS) -> tuple[int, int]:
     """(splits, k_per_split): split K when the output tiles fill less than ~3/4 of the SMs, keeping >= 4 K-slabs
     (256 elements) per split and at most one wave of CTAs. Returns (1, k) when no split pays."""
-    tiles = -(-m // (BM * cfg.cluster)) * cfg.cluster * -(-n // cfg.bn)
+    tiles = -(-m // (BM * cfg.cluster)) * cfg.cluster * -(-n // (cfg.bn * cfg.cluster_n)) * cfg.cluster_n
     kt = -(-k // BK)
     if tiles >= sms * 3 // 4 or kt < 8 or cfg.bn < 256:
         return 1, k
@@ -142,12 +154,12 @@ class GemmPlan:
     def units(self) -> int:
         """Work units: (cluster of tiles, K range) pairs the persistent CTAs loop over."""
         c = self.config
-        return -(-self.m // (BM * c.cluster)) * -(-self.n // c.bn) * self.split
+        return -(-self.m // (BM * c.cluster)) * -(-self.n // (c.bn * c.cluster_n)) * self.split
 
     @property
     def grid(self) -> int:
         """CTAs if every unit had its own (the persistent launch uses min(this, resident CTAs))."""
-        return self.units * self.config.cluster
+        return self.units * self.config.cluster_size
 
 
 def _shape2(x, name: str) -> tuple[int, int]:
@@ -260,7 +272,7 @@ _kernels: dict = {}
 def kernel_name(p: GemmPlan) -> str:
     c = p.config
     out = 2 if p.split > 1 else _OUT[p.out_dtype]
-    return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
+    return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.cluster}, {c.cluster_n}, {p.b_mn}, "
             f"{int(p.split > 1)}, {c.overlap}, {c.epi}>")
 
 
@@ -285,11 +297,11 @@ def _map(ptr: int, dims: tuple[int, int], ld_bytes: int, dtype: str, box: tuple[
 
 
 def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int = 0, ldc: int | None = None):
-    """The (A, B, C) ``tk.TensorMap``s of a plan. A: {K, M} boxes 64 x 128; B: {K, N} boxes 64 x bn/cluster
+    """The (A, B, C) ``tk.TensorMap``s of a plan. A: {K, M} boxes 64 x 128/cluster_n; B: {K, N} boxes 64 x bn/cluster
     (K-major) or {N, K} boxes 64 x 64 (row-major B); C: {N, M} boxes (128 bytes) x 64, fp32 for split-K."""
     eb = _ELEM[p.in_dtype]
     cl = p.config.cluster
-    ta = _map(a_ptr, (p.k, p.m), p.lda * eb, p.in_dtype, (BK, BM))
+    ta = _map(a_ptr, (p.k, p.m), p.lda * eb, p.in_dtype, (BK, BM // p.config.cluster_n))
     if p.b_mn:
         tb = _map(b_ptr, (p.n, p.k), p.ldb * eb, p.in_dtype, (64, BK))
     else:
@@ -305,14 +317,15 @@ _resident: dict = {}
 
 def resident_ctas(kernel, cfg: GemmConfig) -> int:
     """CTAs of this kernel that fit on the GPU at once (cuOccupancyMaxActiveClusters x cluster size)."""
-    key = (kernel.name, cfg.cluster)
+    cs = cfg.cluster_size
+    key = (kernel.name, cs)
     r = _resident.get(key)
     if r is None:
         try:
-            r = kernel.max_active_clusters(cfg.cluster, THREADS, smem_bytes(cfg)) * cfg.cluster
+            r = kernel.max_active_clusters(cs, THREADS, smem_bytes(cfg)) * cs
         except Exception:  # noqa: BLE001 - an occupancy query failing must not stop the GEMM
             r = 0
-        r = _resident[key] = r if r > 0 else NUM_SMS // cfg.cluster * cfg.cluster
+        r = _resident[key] = r if r > 0 else NUM_SMS // cs * cs
     return r
 
 
@@ -337,12 +350,13 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
 
     k = kernel_for(p, debug)
     cfg = p.config
-    grid = min(p.units, resident_ctas(k, cfg) // cfg.cluster) * cfg.cluster
+    cs = cfg.cluster_size
+    grid = min(p.units, resident_ctas(k, cfg) // cs) * cs
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr, ldc)]
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(cfg.group_m),
             ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(p.units))
     smem = smem_bytes(cfg)
-    cluster = (cfg.cluster, 1, 1) if cfg.cluster > 1 else None
+    cluster = (cs, 1, 1) if cs > 1 else None
 
     def fn(stream=None):
         k(grid, THREADS, *args, smem=smem, stream=stream, cluster=cluster)
