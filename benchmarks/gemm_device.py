@@ -280,6 +280,69 @@ def phase_race() -> dict:
     return out
 
 
+AB_VARIANTS = {  # name -> gemm kwargs; timed alternating with cuBLAS (L2 flushed, rotated inputs)
+    "auto": {}, "sk_off": dict(stream_k="off"),
+}
+AB_EXTRA = {(128, 8192, 8192): {"n64_all": dict(config="n64_s8_c1", stream_k="all")},
+            (1024, 1024, 65536): {"c2_all": dict(config="n256_s4_c2", split=1, stream_k="all"),
+                                  "c1_all": dict(config="n256_s4_c1", split=1, stream_k="all"),
+                                  "c2_s4": dict(config="n256_s4_c2", split=4)}}
+
+
+def phase_ab() -> dict:
+    """Variants of tmakit against cuBLAS, calls interleaved, each after an L2 flush; then CUDA-graph replays."""
+    import torch
+
+    from tmakit.bench import gemm as bg
+    from tmakit.ops_gemm import gemm
+
+    flush = torch.empty(bg.FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    rows = []
+    for (m, n, k) in SUITE:
+        nsets = bg._nsets((m * k + k * n + m * n) * 2)
+        a_s = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
+        b_s = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t() for _ in range(nsets)]
+        c_s = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
+        ref = a_s[0].float() @ b_s[0].float()
+        variants = {**AB_VARIANTS, **AB_EXTRA.get((m, n, k), {})}
+        fns = {"cublas": lambda i: torch.matmul(a_s[i], b_s[i], out=c_s[i])}  # noqa: B023
+        row = dict(m=m, n=n, k=k)
+        for name, kw in variants.items():
+            fns[name] = (lambda kw: lambda i: gemm(a_s[i], b_s[i], out=c_s[i], **kw))(kw)  # noqa: B023
+            c_s[0].fill_(float("nan"))
+            fns[name](0)
+            torch.cuda.synchronize()
+            row[f"{name}_err"] = rel_err(c_s[0], ref)
+        del ref
+        times = bg._time_events(list(fns.values()), nsets, flush, 10, 40)
+        flop = 2.0 * m * n * k
+        for (name, _), ms in zip(fns.items(), times):
+            row[f"{name}_ms"] = ms
+            row[f"{name}_tf"] = flop / ms / 1e9
+        calls = max(3, min(100, math.ceil(20.0 / min(times))))
+        for name in ("cublas", "auto", "sk_off"):
+            try:
+                g = bg._capture(fns[name], nsets, calls)
+                (row[f"{name}_graph_ms"],) = bg._time_graphs([g], calls, flush, 7)
+                del g
+            except Exception as ex:  # noqa: BLE001
+                row[f"{name}_graph_error"] = repr(ex)[:200]
+        cells = " ".join(f"{nm} {row['cublas_ms'] / row[nm + '_ms']:.3f}" for nm in fns if nm != "cublas")
+        gcells = " ".join(f"{nm} {row['cublas_graph_ms'] / row[nm + '_graph_ms']:.3f}" for nm in ("auto", "sk_off")
+                          if nm + "_graph_ms" in row and "cublas_graph_ms" in row)
+        print(f"{m}x{n}x{k}: cublas {row['cublas_tf']:.0f} TF | events {cells} | graph {gcells} | "
+              f"err {max(v for kk, v in row.items() if kk.endswith('_err')):.1e}", flush=True)
+        rows.append(row)
+        fns.clear()
+        torch.cuda.empty_cache()
+    for key in ["auto", "sk_off"]:
+        ev = [r["cublas_ms"] / r[f"{key}_ms"] for r in rows]
+        gr = [r["cublas_graph_ms"] / r[f"{key}_graph_ms"] for r in rows if f"{key}_graph_ms" in r]
+        print(f"geomean {key}: events {math.exp(sum(map(math.log, ev)) / len(ev)):.3f} min {min(ev):.3f}; graph "
+              f"{math.exp(sum(map(math.log, gr)) / max(1, len(gr))):.3f}", flush=True)
+    return dict(rows=rows)
+
+
 def phase_names() -> dict:
     """cuBLAS kernel names (and their share of the time) per suite shape, from torch.profiler."""
     import torch
@@ -361,7 +424,7 @@ def main() -> None:
     if len(sys.argv) > 1:
         phase = sys.argv[1]
         res = {"check": phase_check, "bench": phase_bench, "race": phase_race, "debug": phase_debug,
-               "names": phase_names}[phase]()
+               "names": phase_names, "ab": phase_ab}[phase]()
         (OUT / f"gemm_{phase}.json").write_text(json.dumps(res, indent=1))
         return
     t0 = time.time()

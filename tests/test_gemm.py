@@ -129,6 +129,48 @@ def test_heuristics():
     assert gk.choose_config(384, 8192, 8192).cluster == 1  # 3 tile rows do not pair up
 
 
+def test_schedule_stream_k():
+    p = gk.plan(Fake((4096, 4096)), wt(4096, 4096, ptr=1 << 26))  # 128x256 tiles in pairs: 256 cluster units
+    s = gk.schedule(p, 132)
+    assert (s.clusters, s.cluster_size, s.dp_units, s.sk_units) == (66, 2, 198, 58)  # 3 whole waves + stream-K
+    assert s.maxseg == 64 // (58 * 64 // 66) + 2 and s.flag_count == 58 * 2 * s.maxseg * 2
+    assert s.ws_bytes == s.flag_count * 64 * 256 * 4
+    assert gk.schedule(p, 132, "off") == gk.Schedule(66, 2, 256, bn=256)
+    assert gk.schedule(p, 128).sk_units == 0  # 256 units on 64 clusters: no partial wave
+    few = gk.plan(Fake((1024, 65536)), wt(1024, 65536, ptr=1 << 26), config="n256_s4_c1", split=1)
+    s = gk.schedule(few, 132, "all")
+    assert (s.clusters, s.dp_units, s.sk_units) == (132, 0, 32)
+    assert gk.schedule(few, 132).sk_units == 0  # auto: fewer units than clusters -> whole units (or split-K)
+    split = gk.plan(Fake((1024, 65536)), wt(1024, 65536, ptr=1 << 26), config="n256_s4_c1", split=4)
+    assert gk.schedule(split, 132, "all").sk_units == 0  # split-K plans never use stream-K
+    with pytest.raises(gk.GemmError, match="stream_k"):
+        gk.schedule(p, 132, "yes")
+
+
+@pytest.mark.parametrize("units, clusters, kt", [(256, 66, 64), (32, 132, 1024), (7, 5, 3), (133, 132, 200),
+                                                 (2304, 66, 112), (3, 132, 130), (1000, 131, 17)])
+def test_stream_k_segments_cover_each_slab_once(units, clusters, kt):
+    """The kernel's work split, mirrored: every stream-K (unit, slab) once, slots within the workspace, the head of a
+    split unit owns its slab 0 and reaches it last (its range ends there), contributors start their range."""
+    sk = units % clusters if units > clusters else units
+    s = gk.Schedule(clusters, 1, units - sk, sk, kt // max(1, sk * kt // clusters) + 2)
+    seen = {}
+    for cid in range(clusters):
+        segs = gk.stream_k_segments(s, kt, cid)
+        for i, (u, ks, ke, role, slot, nseg) in enumerate(segs):
+            assert s.dp_units <= u < units and 0 <= ks < ke <= kt and 0 <= slot < nseg <= s.maxseg
+            for x in range(ks, ke):
+                assert (u, x) not in seen
+                seen[(u, x)] = cid
+            if role == 2:
+                assert ks == 0 and i == len(segs) - 1
+            if role == 1:
+                assert i == 0 and ks > 0
+            if role == 0:
+                assert (ks, ke) == (0, kt)
+    assert len(seen) == sk * kt
+
+
 def test_configs_fit_smem():
     for c in gk.CONFIGS.values():
         assert gk.smem_bytes(c) <= gk.SMEM_LIMIT
@@ -223,6 +265,33 @@ def test_gemm_gpu_configs(config, b_layout, m, n, k):
     out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     gemm(a, b, out=out, config=config)
     _check(torch, out, a, b, "bfloat16")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config, m, n, k, mode", [
+    ("n256_s4_c1", 1700, 2800, 8200, "auto"),  # 143 tiles: 132 whole + 11 dealt out as stream-K ranges
+    ("n256_s4_c2", 1700, 2800, 8200, "auto"),  # 77 cluster units on 66 clusters
+    ("n256_s4_c1", 256, 520, 32768, "all"),  # 6 tiles over every SM: up to ~17 partials per tile
+    ("n256_s4_c2", 300, 520, 32768, "all"),
+    ("n128_s6_c1", 1100, 2100, 3000, "all"),
+])
+@pytest.mark.parametrize("od", ["bfloat16", "float32"])
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_gemm_gpu_stream_k(config, m, n, k, mode, od, b_layout):
+    torch = _gpu()
+    from tmakit.ops_gemm import gemm
+
+    a, b = _operands(torch, m, n, k, "bfloat16", b_layout)
+    p = gk.plan(a, b, config=config, split=1)
+    sched = gk.schedule(p, gk.resident_ctas(gk.kernel_for(p), p.config), mode)
+    assert sched.sk_units > 0, sched
+    for _ in range(2):  # the second launch relies on the first one's flag resets
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=getattr(torch, od))
+        gemm(a, b, out=out, config=config, split=1, stream_k=mode)
+        _check(torch, out, a, b, od)
+        assert not torch.isnan(out).any()
+    ref = gemm(a, b, out_dtype=getattr(torch, od), config=config, split=1, stream_k="off")
+    torch.testing.assert_close(out, ref, rtol=1e-2 if od == "bfloat16" else 1e-4, atol=1e-2)
 
 
 @pytest.mark.gpu

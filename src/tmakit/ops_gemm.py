@@ -16,6 +16,8 @@ __all__ = ["GemmError", "gemm"]
 
 _plans: dict = {}
 _workspaces: dict = {}
+_schedules: dict = {}
+_sk_buffers: dict = {}
 
 
 def _workspace(torch, m: int, n: int, device):
@@ -30,6 +32,31 @@ def _workspace(torch, m: int, n: int, device):
     return ws.zero_()
 
 
+def _schedule(k, p, stream_k):
+    """The plan's launch schedule (resident CTAs are queried once per kernel)."""
+    key = (p, stream_k)
+    s = _schedules.get(key)
+    if s is None:
+        if len(_schedules) > 1024:
+            _schedules.clear()
+        s = _schedules[key] = k.schedule(p, k.resident_ctas(k.kernel_for(p), p.config), stream_k)
+    return s
+
+
+def _sk_workspace(torch, sched, device):
+    """(partials, flags) for a stream-K schedule, per (device, stream); grown on demand. The flags start zeroed and
+    every launch leaves them zeroed (each head resets the flags it consumed), so they are never cleared again."""
+    key = (device, torch.cuda.current_stream(device).cuda_stream)
+    got = _sk_buffers.get(key)
+    if got is None or got[0].numel() * 4 < sched.ws_bytes or got[1].numel() < sched.flag_count:
+        if got is not None:
+            torch.cuda.current_stream(device).synchronize()  # a running launch may still use the old buffers
+        ws = torch.empty(max(sched.ws_bytes // 4, 1), dtype=torch.float32, device=device)
+        flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device=device)
+        got = _sk_buffers[key] = (ws, flags)
+    return got
+
+
 def _plan_cached(a, b, out, out_dtype, config, split):
     key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
            None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config, split)
@@ -42,14 +69,16 @@ def _plan_cached(a, b, out, out_dtype, config, split):
     return p
 
 
-def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None):
+def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto"):
     """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
 
     ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
     ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32 (default: the input dtype). ``config``: a name in
     ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs; default: the heuristics
     ``choose_config`` / ``choose_split``). With split-K the partial tiles are summed in fp32 by TMA reduce-add (an
-    fp32 workspace unless ``out`` is fp32): results are not bitwise deterministic from run to run.
+    fp32 workspace unless ``out`` is fp32): results are not bitwise deterministic from run to run. ``stream_k``:
+    ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
+    added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
     Runs on torch's current stream; returns ``out``.
     """
     import torch
@@ -69,7 +98,12 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None):
         return out.zero_()
     with torch.cuda.device(a.device):
         if p.split == 1:
-            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()
+            sched = _schedule(_k, p, stream_k)
+            ws = flags = 0
+            if sched.sk_units:
+                w, f = _sk_workspace(torch, sched, a.device)
+                ws, flags = w.data_ptr(), f.data_ptr()
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=ws, flags_ptr=flags)()
         elif p.out_dtype == "float32":
             out.zero_()
             _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()

@@ -20,6 +20,11 @@
 //                stores drain while the next unit's mainloop runs (bulk groups are only waited on before a staging
 //                box is rewritten). M/N/K remainders: loads zero-fill out-of-bounds boxes, stores clip them.
 // SPLITK = 1: a work unit is (tile, K range); partial tiles are added into a zeroed fp32 C with TMA reduce-add.
+// Stream-K (sk_units > 0, SPLITK = 0): after the `units` whole (data-parallel) units, the last sk_units units' K slabs
+//   are dealt out evenly as one contiguous range per cluster (no idle SMs in the last wave). A unit split over several
+//   clusters is finished by the cluster that owns its first slabs (the "head", which reaches them last: they end its
+//   range): the others store fp32 partial accumulators to a workspace slot and raise a flag; the head waits for the
+//   flags, adds the partials in registers, resets the flags and runs the normal epilogue.
 #include <tmakit/cluster.cuh>
 #include <tmakit/fence.cuh>
 #include <tmakit/mbarrier.cuh>
@@ -92,6 +97,8 @@ template <> TMAKIT_DEVICE u32 pack2<1>(float lo, float hi) {
 // group_m cluster rows that sweep the columns together (L2 reuse of A rows and B columns).
 struct Unit {
   int m0, n0, k0, kt;  // first row / column / K element, number of 64-wide K slabs
+  int role;            // 0: whole unit, 1: stream-K contributor (store a partial), 2: stream-K head (add partials)
+  int su, slot, nseg;  // stream-K unit index, this segment's slot (0 = head), segments of the unit
 };
 
 TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bn, int M, int N, int K, int group_m,
@@ -111,7 +118,74 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bn, int M,
   t.n0 = (un * cn + rn) * bn;
   t.k0 = ks * k_per_split;
   t.kt = (min(K, t.k0 + k_per_split) - t.k0 + BK - 1) / BK;  // OOB past K (last range only) reads zeros
+  t.role = 0;
   return t;
+}
+
+// The work of one cluster: units cid, cid + ncl, ... < units, then its stream-K slab range (identical sequence in the
+// producer and the consumers).
+struct WorkList {
+  int rm, rn, cm, cn, bn, M, N, K, group_m, k_per_split, units, sk_units, cid, ncl, kt_all;
+  int u;
+  long long pos, end, total;
+
+  // The cluster owning linear stream-K slab x: the largest c with floor(c * total / ncl) <= x.
+  TMAKIT_DEVICE int owner(long long x) const { return (int)(((x + 1) * ncl + total - 1) / total) - 1; }
+
+  TMAKIT_DEVICE void start() {
+    u = cid;
+    total = (long long)sk_units * kt_all;
+    pos = total * cid / ncl;
+    end = total * (cid + 1) / ncl;
+  }
+
+  TMAKIT_DEVICE bool next(Unit& t) {
+    if (u < units) {
+      t = unit_at(u, rm, rn, cm, cn, bn, M, N, K, group_m, k_per_split);
+      u += ncl;
+      return true;
+    }
+    if (pos >= end) return false;
+    const int su = (int)(pos / kt_all);
+    const int ks = (int)(pos - (long long)su * kt_all);
+    const int ke = (int)min((long long)kt_all, ks + (end - pos));
+    t = unit_at(units + su, rm, rn, cm, cn, bn, M, N, K, group_m, k_per_split);
+    t.k0 = ks * BK;
+    t.kt = ke - ks;
+    const long long x0 = (long long)su * kt_all;
+    const int first = owner(x0);
+    t.su = su;
+    t.nseg = owner(x0 + kt_all - 1) - first + 1;
+    t.slot = cid - first;
+    t.role = t.nseg == 1 ? 0 : (t.slot == 0 ? 2 : 1);
+    pos += ke - ks;
+    return true;
+  }
+};
+
+// PTX: ld.acquire.gpu.global.u32
+TMAKIT_DEVICE u32 ld_acquire_gpu(const u32* p) {
+  u32 v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// PTX: fence.acq_rel.gpu; red.relaxed.gpu.global.add.u32   (release: the partial's stores before the flag)
+TMAKIT_DEVICE void red_release_gpu(u32* p, u32 v) {
+  asm volatile("fence.acq_rel.gpu;\n\tred.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+// PTX: st.relaxed.gpu.global.u32
+TMAKIT_DEVICE void st_relaxed_gpu(u32* p, u32 v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+// PTX: st.global.cg.v4.f32 / ld.global.cg.v4.f32   (L2 only: the partial crosses SMs)
+TMAKIT_DEVICE void st_cg_v4(float4* p, float a, float b, float c, float d) {
+  asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+TMAKIT_DEVICE float4 ld_cg_v4(const float4* p) {
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p)
+               : "memory");
+  return v;
 }
 
 }  // namespace gemm
@@ -126,7 +200,8 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bn, int M,
 template <int IN_F16, int OUT, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI>
 __global__ void __launch_bounds__(384, 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
-            const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units) {
+            const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
+            int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags) {
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
   constexpr int CS = CM * CN;  // CTAs per cluster
   static_assert((CM == 1 || CM == 2 || CM == 4) && (CN == 1 || CN == 2 || CN == 4) && CS <= 4, "cluster shape");
@@ -153,6 +228,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   const int rank = CS == 1 ? 0 : (int)cluster_ctarank();
   const int rm = rank % CM, rn = rank / CM;
   const int cid = blockIdx.x / CS, ncl = gridDim.x / CS;
+  WorkList work{rm, rn, CM, CN, BN, M, N, K, group_m, k_per_split, units, SPLITK ? 0 : sk_units, cid, ncl,
+                (K + BK - 1) / BK};
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -174,8 +251,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       for (int j = 0; j < CN; ++j) mask_a |= (u16)(1u << (rm + CM * j));
       const u16 mask_b = (u16)(((1u << CM) - 1) << (CM * rn));
       int it = 0;
-      for (int u = cid; u < units; u += ncl) {
-        const Unit t = unit_at(u, rm, rn, CM, CN, BN, M, N, K, group_m, k_per_split);
+      work.start();
+      Unit t;
+      while (work.next(t)) {
         for (int kt = 0; kt < t.kt; ++kt, ++it) {
           const int s = it % STAGES;
           const u32 full = bars + 8 * s;
@@ -222,8 +300,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #pragma unroll
       for (int d = 1; d < CS; ++d) mbarrier_arrive_remote_cta_if(empty, (rank + d) % CS, p);
     };
-    for (int u = cid; u < units; u += ncl) {
-      const Unit t = unit_at(u, rm, rn, CM, CN, BN, M, N, K, group_m, k_per_split);
+    work.start();
+    Unit t;
+    while (work.next(t)) {
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       for (int kt = 0; kt < t.kt; ++kt, ++it) {
@@ -255,6 +334,37 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       // row r stored at chunk c ^ (r % 8) (SWIZZLE_128B): the 8 rows a warp writes at once hit distinct banks.
       const int row_m0 = t.m0 + cw * 64;
       if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
+
+      if (t.role != 0) {  // stream-K fixup: slot (unit, CTA of the cluster, segment, warpgroup) of BN/8 x 128 float4
+        const int idx0 = ((t.su * CS + rank) * maxseg) * 2 + cw;
+        if (t.role == 1) {  // contributor: store the partial, then raise its flag
+          float4* w = sk_ws + (size_t)(idx0 + 2 * t.slot) * (BN / 8) * 128 + wtid;
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) st_cg_v4(w + i * 128, acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+          named_sync(1 + cw, 128);
+          if (wtid == 0) red_release_gpu(sk_flags + idx0 + 2 * t.slot, 1u);
+          continue;
+        }
+        if (wtid == 0) {  // head: wait for every contributor, reset the flags for the next launch
+          for (int sl = 1; sl < t.nseg; ++sl) {
+            while (ld_acquire_gpu(sk_flags + idx0 + 2 * sl) == 0u) {
+            }
+            st_relaxed_gpu(sk_flags + idx0 + 2 * sl, 0u);
+          }
+        }
+        named_sync(1 + cw, 128);
+        for (int sl = 1; sl < t.nseg; ++sl) {
+          const float4* w = sk_ws + (size_t)(idx0 + 2 * sl) * (BN / 8) * 128 + wtid;
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) {
+            const float4 v = ld_cg_v4(w + i * 128);
+            acc[4 * i] += v.x;
+            acc[4 * i + 1] += v.y;
+            acc[4 * i + 2] += v.z;
+            acc[4 * i + 3] += v.w;
+          }
+        }
+      }
       // Write accumulator columns of box b into the staging box at `box`.
       auto write_box = [&](const int b, const u32 box) {
 #pragma unroll

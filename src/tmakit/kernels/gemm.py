@@ -14,8 +14,8 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-__all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "choose_config", "choose_split",
-           "kernel_for", "launch", "plan", "smem_bytes"]
+__all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config",
+           "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "stream_k_segments"]
 
 BM = 128  # tile rows (two consumer warpgroups of 64)
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
@@ -312,6 +312,80 @@ def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int = 0, ldc: int | N
     return ta, tb, tc
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """How a plan's units go to the persistent clusters: ``clusters`` of ``cluster_size`` CTAs; the first
+    ``dp_units`` units whole (unit i to cluster i mod clusters), the last ``sk_units`` as stream-K slab ranges, one
+    per cluster. Stream-K needs an fp32 workspace of ``ws_bytes`` and ``flag_count`` zeroed 32-bit flags."""
+
+    clusters: int
+    cluster_size: int
+    dp_units: int
+    sk_units: int = 0
+    maxseg: int = 0
+    bn: int = 256
+
+    @property
+    def grid(self) -> int:
+        return self.clusters * self.cluster_size
+
+    @property
+    def flag_count(self) -> int:
+        return self.sk_units * self.cluster_size * self.maxseg * 2
+
+    @property
+    def ws_bytes(self) -> int:
+        return self.flag_count * 64 * self.bn * 4  # one 64 x bn fp32 partial per flag (warpgroup)
+
+
+STREAM_K_MODES = ("auto", "off", "all")
+STREAM_K_MIN_SLABS = 8  # a cluster's stream-K range shorter than this costs more in fixups than it saves
+
+
+def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
+    """The schedule of plan ``p`` on ``resident`` co-resident CTAs. ``stream_k``: ``"auto"`` deals the last partial
+    wave's units out as stream-K ranges when there is one (units not a multiple of the clusters), ``"all"`` does so
+    for every unit (instead of split-K on few-tile shapes), ``"off"`` keeps whole units only. Split-K plans never
+    use stream-K."""
+    if stream_k not in STREAM_K_MODES:
+        raise GemmError(f"stream_k must be one of {STREAM_K_MODES}, got {stream_k!r}")
+    cs = p.config.cluster_size
+    units = p.units
+    clusters = max(1, min(units, resident // cs))
+    kt = -(-p.k // BK)
+    if p.split > 1 or stream_k == "off" or units == 0:
+        return Schedule(clusters, cs, units, bn=p.config.bn)
+    sk = units if stream_k == "all" else (units % clusters if units > clusters else 0)
+    if stream_k == "all":
+        clusters = max(1, resident // cs)
+    if sk == 0 or sk * kt // clusters < STREAM_K_MIN_SLABS:
+        return Schedule(min(units, clusters), cs, units, bn=p.config.bn)
+    min_range = sk * kt // clusters
+    return Schedule(clusters, cs, units - sk, sk, kt // min_range + 2, p.config.bn)
+
+
+def stream_k_segments(sched: Schedule, kt: int, cid: int) -> list[tuple[int, int, int, int, int, int]]:
+    """The stream-K segments cluster ``cid`` runs, in order, as the kernel's ``WorkList`` computes them:
+    (unit, first slab, end slab, role, slot, segments of the unit); role 0 whole, 1 contributor, 2 head."""
+    total = sched.sk_units * kt
+    ncl = sched.clusters
+
+    def owner(x: int) -> int:
+        return ((x + 1) * ncl + total - 1) // total - 1
+
+    pos, end = total * cid // ncl, total * (cid + 1) // ncl
+    segs = []
+    while pos < end:
+        su, ks = divmod(pos, kt)
+        ke = min(kt, ks + end - pos)
+        first = owner(su * kt)
+        nseg = owner(su * kt + kt - 1) - first + 1
+        slot = cid - first
+        segs.append((sched.dp_units + su, ks, ke, 0 if nseg == 1 else (2 if slot == 0 else 1), slot, nseg))
+        pos += ke - ks
+    return segs
+
+
 _resident: dict = {}
 
 
@@ -331,18 +405,21 @@ def resident_ctas(kernel, cfg: GemmConfig) -> int:
 
 def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: bool | None = None,
            ldc: int | None = None) -> None:
-    """Launch the plan's persistent kernel (min(units, resident) clusters of 384-thread CTAs) on ``stream``
-    (default: torch's current stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N) buffer with
-    row stride ``ldc`` (elements)."""
+    """Launch the plan's persistent kernel (min(units, resident) clusters of 384-thread CTAs, whole units only) on
+    ``stream`` (default: torch's current stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N)
+    buffer with row stride ``ldc`` (elements)."""
     launcher(p, a_ptr, b_ptr, c_ptr, debug, ldc)(stream)
 
 
 _launchers: dict = {}
 
 
-def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None):
-    """A memoised ``fn(stream)`` that launches ``p`` on these pointers (tensor maps encoded once)."""
-    key = (p, a_ptr, b_ptr, c_ptr, debug, ldc)
+def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None,
+             sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0):
+    """A memoised ``fn(stream)`` that launches ``p`` on these pointers (tensor maps encoded once). ``sched``
+    (default: whole units, no stream-K) with ``sk_units > 0`` needs ``ws_ptr`` (``sched.ws_bytes``) and
+    ``flags_ptr`` (``sched.flag_count`` zeroed uint32, left zeroed by every launch)."""
+    key = (p, a_ptr, b_ptr, c_ptr, debug, ldc, sched, ws_ptr, flags_ptr)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -351,10 +428,15 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     k = kernel_for(p, debug)
     cfg = p.config
     cs = cfg.cluster_size
-    grid = min(p.units, resident_ctas(k, cfg) // cs) * cs
+    if sched is None:
+        sched = schedule(p, resident_ctas(k, cfg), "off")
+    if sched.sk_units and not (ws_ptr and flags_ptr):
+        raise GemmError("a stream-K schedule needs a workspace and zeroed flags (ws_ptr, flags_ptr)")
+    grid = sched.grid
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr, ldc)]
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(cfg.group_m),
-            ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(p.units))
+            ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(sched.dp_units), ctypes.c_int32(sched.sk_units),
+            ctypes.c_int32(sched.maxseg), ctypes.c_uint64(ws_ptr), ctypes.c_uint64(flags_ptr))
     smem = smem_bytes(cfg)
     cluster = (cs, 1, 1) if cs > 1 else None
 
