@@ -256,21 +256,25 @@ RACE_SRC = """
 import sys; sys.path.insert(0, %r)
 import torch
 from tmakit.ops_gemm import gemm
-a = torch.randn(200, 136, device='cuda', dtype=torch.bfloat16)
-w = torch.randn(264, 136, device='cuda', dtype=torch.bfloat16)
-c = gemm(a, w.t(), config=%r); torch.cuda.synchronize()
+m, n, k, sk = %r
+a = torch.randn(m, k, device='cuda', dtype=torch.bfloat16)
+w = torch.randn(n, k, device='cuda', dtype=torch.bfloat16)
+c = gemm(a, w.t(), config=%r, stream_k=sk); torch.cuda.synchronize()
 print('race-run rel_err', float((c.float() - a.float() @ w.float().t()).norm() / (a.float() @ w.float().t()).norm()))
 """
 
 
 def phase_race() -> dict:
     out = {}
+    shape = tuple(int(x) for x in os.environ.get("GEMM_RACE_SHAPE", "200,136,136").split(","))
+    sk = os.environ.get("GEMM_RACE_STREAM_K", "auto")
     for cfg in _names("GEMM_RACE_CONFIGS", [None]):
         for tool in ("racecheck", "synccheck"):
             t0 = time.time()
-            name = f"{tool}:{cfg or 'auto'}"
+            name = f"{tool}:{cfg or 'auto'}:{shape}:{sk}"
             try:
-                cmd = ["compute-sanitizer", "--tool", tool, sys.executable, "-c", RACE_SRC % (str(ROOT / "src"), cfg)]
+                cmd = ["compute-sanitizer", "--tool", tool, sys.executable, "-c",
+                       RACE_SRC % (str(ROOT / "src"), (*shape, sk), cfg)]
                 r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
                 txt = (r.stdout + r.stderr)[-3000:]
                 out[name] = dict(rc=r.returncode, tail=txt, s=round(time.time() - t0, 1))
