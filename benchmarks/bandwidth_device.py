@@ -1,6 +1,10 @@
 """One device call for the bandwidth kernels: GPU tests, a tile/stage sweep, then the full benchmark.
 
-    PYTHONPATH=src python3 benchmarks/bandwidth_device.py [tests] [sweep] [bench]     (default: all three)
+    PYTHONPATH=src python3 benchmarks/bandwidth_device.py [tests] [host] [tp] [sweep] [bench]
+                                                                    (default: tests, sweep, bench)
+
+``host``: host microseconds per call on small tensors (tmakit vs torch; HEAD's package too when ``.oldsrc/src``
+holds a copy of it) with cProfile tables; ``tp``: transpose/permute device experiments (tile order, tile shapes).
 
 Each phase runs in its own subprocess under a time limit (a hung kernel costs one phase, not the call). Everything
 lands in $OUT (or ./bench_out): pytest.log, sweep.json, bench.json, bench.md, bench.png; a short table prints last.
@@ -20,18 +24,18 @@ OUT = Path(os.environ.get("OUT", ROOT / "bench_out"))
 MiB = 1 << 20
 
 
-def _env():
+def _env(src=None):
     e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + e.get("PYTHONPATH", "")
+    e["PYTHONPATH"] = str(src or ROOT / "src") + os.pathsep + e.get("PYTHONPATH", "")
     e["PYTHONUNBUFFERED"] = "1"
     return e
 
 
-def phase(name, argv, limit):
+def phase(name, argv, limit, src=None):
     t = time.time()
     print(f"=== {name} (limit {limit}s)", flush=True)
     try:
-        r = subprocess.run(argv, env=_env(), cwd=ROOT, timeout=limit, capture_output=True, text=True)
+        r = subprocess.run(argv, env=_env(src), cwd=ROOT, timeout=limit, capture_output=True, text=True)
         out = r.stdout + r.stderr
         rc = r.returncode
     except subprocess.TimeoutExpired as e:
@@ -292,6 +296,191 @@ def _sweep(which):
             del d, s_
 
 
+# ------------------------------------------------------------------------------------------------------------------
+# host cost per call (`bandwidth_device.py _host LABEL`): 1000 calls on small tensors, one synchronize at the end
+
+def _host(label):
+    import cProfile
+    import io
+    import pstats
+
+    import torch
+
+    from tmakit import ops
+
+    dev = torch.cuda.current_device()
+    bf = torch.bfloat16
+    x4 = torch.randn(4, 8, 16, 16, device="cuda").to(bf)
+    o0213 = torch.empty(4, 16, 8, 16, device="cuda", dtype=bf)
+    o0312 = torch.empty(4, 16, 8, 16, device="cuda", dtype=bf)
+    x2 = torch.randn(64, 64, device="cuda").to(bf)
+    o2 = torch.empty(64, 64, device="cuda", dtype=bf)
+    a = torch.randn(2048, device="cuda")
+    b = torch.empty_like(a)
+    cases = [
+        ("permute 0213 out", lambda: ops.permute(x4, (0, 2, 1, 3), out=o0213)),
+        ("permute 0213", lambda: ops.permute(x4, (0, 2, 1, 3))),
+        ("permute 0312 out", lambda: ops.permute(x4, (0, 3, 1, 2), out=o0312)),
+        ("permute 0312", lambda: ops.permute(x4, (0, 3, 1, 2))),
+        ("transpose 2d out", lambda: ops.transpose(x2, 0, 1, out=o2)),
+        ("copy 8 KiB", lambda: ops.copy(a, b)),
+        ("reduce add 8 KiB", lambda: ops.reduce_into(b, a, "add")),
+        ("torch y.copy_(x.permute 0312)", lambda: o0312.copy_(x4.permute(0, 3, 1, 2))),
+        ("torch x.permute(0312).contiguous()", lambda: x4.permute(0, 3, 1, 2).contiguous()),
+        ("torch y.copy_(x.t())", lambda: o2.copy_(x2.t())),
+        ("torch b.copy_(a)", lambda: b.copy_(a)),
+        ("torch b.add_(a)", lambda: b.add_(a)),
+        ("torch.cuda.current_stream().cuda_stream", lambda: torch.cuda.current_stream().cuda_stream),
+        ("torch._C._cuda_getCurrentRawStream", lambda: torch._C._cuda_getCurrentRawStream(dev)),
+    ]
+    rows = []
+    for name, fn in cases:
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        best = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(1000):
+                fn()
+            torch.cuda.synchronize()
+            best.append((time.perf_counter() - t0) / 1000 * 1e6)
+        rows.append(dict(label=label, case=name, us=min(best), path=ops.last_path if "torch" not in name else ""))
+        print(f"host {label:4s} {name:40s} {min(best):7.2f} us  {rows[-1]['path']}", flush=True)
+    (OUT / f"host_{label}.json").write_text(json.dumps(rows, indent=1))
+    for name in ("permute 0312 out", "permute 0213"):
+        fn = dict(cases)[name]
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(1000):
+            fn()
+        pr.disable()
+        torch.cuda.synchronize()
+        sio = io.StringIO()
+        pstats.Stats(pr, stream=sio).sort_stats("tottime").print_stats(12)
+        (OUT / f"host_{label}_{name.replace(' ', '_')}.prof.txt").write_text(sio.getvalue())
+        print("\n".join(sio.getvalue().splitlines()[:22]), flush=True)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# transpose / permute device experiments (`bandwidth_device.py _tp`): tile order, tile size, CTAs per SM, size
+
+def _time_queued(fn, nsets, reps=30):
+    """Median ms per call with every launch queued behind a GPU sleep: device time, not host time."""
+    import statistics
+
+    import torch
+
+    for i in range(5):
+        fn(i % nsets)
+    torch.cuda.synchronize()
+    st = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    en = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    torch.cuda._sleep(int(2e7))
+    for i in range(reps):
+        st[i].record()
+        fn(i % nsets)
+        en[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) for a, b in zip(st, en))
+
+
+TP_EXP = [
+    dict(),
+    dict(group=4),
+    dict(group=8),
+    dict(group=16),
+    dict(group=32),
+]
+
+
+def _tp():
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "tp.json"
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+
+    def save(row):
+        res.append(row)
+        print("tp", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def checks(dt):
+        bad = []
+        for shp in ((1000, 777), (33, 4096), (4096, 96), (7, 4000), (3000, 8)):
+            u = torch.randn(shp, device="cuda").to(dt)
+            v = torch.full((shp[1], shp[0]), 77.0, device="cuda").to(dt)
+            ops.transpose(u, 0, 1, out=v)
+            if not torch.equal(v, u.t()):
+                bad.append(shp)
+        for shp, dd in (((5, 33, 17, 24), (1, 0, 2, 3)), ((2, 3, 5, 7, 64), (4, 3, 2, 1, 0)),
+                        ((4, 6, 300, 128), (0, 3, 1, 2))):
+            u = torch.randn(shp, device="cuda").to(dt)
+            if not torch.equal(ops.permute(u, dd), u.permute(dd)):
+                bad.append((shp, dd))
+        return bad
+
+    # permutes, 64 MiB (two sets), per call and queued; torch copy of the same size interleaved
+    for shape, dims, cfgs in (((32, 64, 128, 128), (0, 2, 1, 3), [None]),
+                              ((32, 64, 128, 128), (0, 3, 1, 2),
+                               [dict(), dict(kq=2), dict(kq=2, ctas_per_sm=2, no=2), dict(kq=2, stages=6, no=4),
+                                dict(kq=4, stages=4, consumers=8, ctas_per_sm=2, no=2, batch=4)]),
+                              ((128, 64, 128, 128), (0, 3, 1, 2), [dict()])):
+        xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        fl = [torch.empty_like(xs[0]) for _ in range(2)]
+        nb = xs[0].numel() * 2
+        for kw in cfgs:
+            full = dict(base_t[2].__dict__, **(kw or {}))
+            bw.TRANSPOSE_CONFIG = {**base_t, 2: bw.TransposeConfig(**full)}
+            bad = checks(torch.bfloat16) if kw else []
+            ys[0].fill_(7)
+            ops.permute(xs[0], dims, out=ys[0])
+            ok = torch.equal(ys[0], xs[0].permute(dims)) and not bad
+            for q in (False, True):
+                tf = _time_queued if q else (lambda fn, n, reps=30: time_op(fn, n, reps=reps))
+                pc = tf(lambda i: fl[i].copy_(xs[i]), 2)
+                ms = tf(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2)
+                pc2 = tf(lambda i: fl[i].copy_(xs[i]), 2)
+                pt = tf(lambda i: ys[i].copy_(xs[i].permute(dims)), 2) if kw is None or kw == {} else float("nan")
+                save(dict(case=str((shape, dims)), cfg=kw, queued=q, ok=ok, bad=[str(b) for b in bad[:3]],
+                          path=ops.last_path, tbs=2 * nb / ms / 1e9, us=ms * 1e3,
+                          vs_copy_same=min(pc, pc2) / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.26, vs_torch=pt / ms))
+        del xs, ys, fl
+    bw.TRANSPOSE_CONFIG = dict(base_t)
+    # 16384^2 transposes: tile-order groups (runtime parameter) and fp32 tile shapes
+    for dt in (torch.bfloat16, torch.float32):
+        e = 2 if dt == torch.bfloat16 else 4
+        a = torch.randn(16384, 16384, device="cuda").to(dt)
+        b = torch.empty_like(a)
+        nb = a.numel() * e
+        exps = list(TP_EXP)
+        if e == 4:
+            exps += [dict(group=16, kq=4, no=3), dict(group=16, kq=4, ctas_per_sm=1, consumers=8, no=3, batch=4),
+                     dict(group=8, kq=4, no=3)]
+        else:
+            exps += [dict(group=16, ctas_per_sm=2, kq=2, no=2)]
+        for kw in exps:
+            full = dict(base_t[e].__dict__, **kw)
+            bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**full)}
+            bad = checks(dt)
+            b.fill_(7)
+            ops.transpose(a, 0, 1, out=b)
+            ok = torch.equal(b, a.t()) and not bad
+            pc = time_op(lambda i: b.copy_(a), 1, reps=10)
+            ms = time_op(lambda i: ops.transpose(a, 0, 1, out=b), 1, reps=20)
+            pc2 = time_op(lambda i: b.copy_(a), 1, reps=10)
+            save(dict(case=f"{dt} 16384^2", cfg=kw, ok=ok, bad=[str(x) for x in bad[:3]], tbs=2 * nb / ms / 1e9,
+                      vs_copy=min(pc, pc2) / ms, copy_tbs=2 * nb / min(pc, pc2) / 1e9))
+        del a, b
+    bw.TRANSPOSE_CONFIG = dict(base_t)
+
+
 def _best():
     p = OUT / "sweep.json"
     if not p.exists():
@@ -356,6 +545,10 @@ def main(argv):
         return _sweep(argv[1])
     if argv and argv[0] == "_bench":
         return _bench(argv[1:])
+    if argv and argv[0] == "_host":
+        return _host(argv[1])
+    if argv and argv[0] == "_tp":
+        return _tp()
     todo = argv or ["tests", "sweep", "bench"]
     py = sys.executable
     subprocess.run(
@@ -375,9 +568,16 @@ def main(argv):
                 "tests/test_ops_gpu.py",
                 "tests/test_kernels_bandwidth.py",
                 "tests/test_ops_args.py",
+                "tests/test_ops_fast.py",
             ],
             int(os.environ.get("T_TESTS", 150)),
         )
+    if "host" in todo:  # HEAD's package (.oldsrc/src, when carried) against this tree, one process each
+        if (ROOT / ".oldsrc" / "src").exists():
+            phase("host_old", [py, __file__, "_host", "old"], int(os.environ.get("T_HOST", 60)), ROOT / ".oldsrc" / "src")
+        phase("host_new", [py, __file__, "_host", "new"], int(os.environ.get("T_HOST", 60)))
+    if "tp" in todo:
+        phase("tp", [py, __file__, "_tp"], int(os.environ.get("T_TP", 120)))
     if "sweep" in todo:
         for w in os.environ.get("SWEEP", "copy,transpose,permute,reduce").split(","):
             phase(f"sweep_{w}", [py, __file__, "_sweep", w], int(os.environ.get(f"T_SWEEP_{w}", os.environ.get("T_SWEEP", 70))))
@@ -387,6 +587,15 @@ def main(argv):
             [py, __file__, "_bench"] + [a for a in todo if a not in ("tests", "sweep", "bench")],
             int(os.environ.get("T_BENCH", 240)),
         )
+    for f in sorted(OUT.glob("host_*.json")):
+        for r in json.loads(f.read_text()):
+            print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
+    tpf = OUT / "tp.json"
+    if tpf.exists():
+        for r in json.loads(tpf.read_text()):
+            keys = ("ok", "queued", "tbs", "us", "vs_copy", "vs_copy_same", "vs_ceiling", "vs_torch")
+            vals = " ".join(f"{k}={r[k]:.3f}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in keys if k in r)
+            print("tp", r["case"][-28:], json.dumps(r["cfg"]), vals)
     for f in sorted(OUT.glob("sweep_*.json")):
         for r in json.loads(f.read_text()):
             keys = ("ok", "path", "tbs", "ratio", "vs_copy", "vs_copy_same", "vs_ceiling", "host_us", "peer_tbs", "us", "peer_us")

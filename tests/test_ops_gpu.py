@@ -175,3 +175,38 @@ def test_reduce_auto_default_path():
     want = torch.maximum(d, s)
     ops.reduce_into(d, s, "max", method="store-reduce", strict=True)
     assert ops.last_path == "tma:flat" and torch.equal(d, want)
+
+
+def test_fast_path_reuses_only_matching_plans():
+    """Repeated calls take the cached launcher; a change of dtype, strides or alignment must not reuse a plan."""
+    shape, dims = (4, 6, 64, 128), (0, 3, 1, 2)
+    for _ in range(2):
+        for dtype in (torch.bfloat16, torch.float32, torch.bfloat16):
+            x = rand(shape, dtype)
+            out = poisoned(tuple(shape[d] for d in dims), dtype)
+            ops.permute(x, dims, out=out)
+            assert ops.last_path == "tma:transpose" and torch.equal(out, x.permute(dims))
+            y = ops.permute(x, dims)
+            assert torch.equal(y, x.permute(dims))
+        base = rand((4 * 6 * 64 * 128 + 64,), torch.bfloat16)
+        x = base[8:8 + 4 * 6 * 64 * 128].view(shape)  # 16 mod 128: the transposing path needs 128-byte alignment
+        y = ops.permute(x, dims)
+        assert ops.last_path.startswith("torch:") and torch.equal(y, x.permute(dims))
+        x = rand((4, 6, 64, 256), torch.bfloat16)[..., :128]  # other strides, same shape
+        y = ops.permute(x, dims)
+        assert ops.last_path == "tma:transpose" and torch.equal(y, x.permute(dims))
+        x = rand(shape, torch.bfloat16)
+        for d in ((0, 2, 1, 3), (0, 3, 1, 2), (0, 2, 1, 3)):
+            assert torch.equal(ops.permute(x, d), x.permute(d))
+        a = rand((1 << 16,), torch.float32)
+        b = poisoned((1 << 16,), torch.float32)
+        ops.copy(a, b)
+        ops.copy(a[4:], b[4:])  # 16-byte offset: another plan class, same result
+        assert torch.equal(a, b)
+        d, s = rand((1 << 16,), torch.float32), rand((1 << 16,), torch.float32)
+        want = d + s
+        ops.reduce_into(d, s, "add")
+        assert torch.equal(d, want)
+        want = torch.maximum(d, s)
+        ops.reduce_into(d, s, "max")
+        assert torch.equal(d, want)

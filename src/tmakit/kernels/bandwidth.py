@@ -80,7 +80,9 @@ class TransposeConfig:
     """``kq``: T x T slabs per load box; ``stages``: input ring depth; ``ctas_per_sm``: persistent CTAs per SM;
     ``consumers``: transposing warps per CTA; ``no``: output staging buffers (recycled with wait_group.read no-2);
     ``batch``: 16-byte chunks a lane loads from smem before storing any (``-DTP_BATCH``); ``mode``: 0 consumers
-    share each stage and one thread stores after a named barrier, 1 each warp owns whole slabs and stores them."""
+    share each stage and one thread stores after a named barrier, 1 each warp owns whole slabs and stores them;
+    ``group``: tile order, 0 = p-tiles (input columns) fastest, G > 0 = column groups of G p-tiles with the q-tiles
+    inside a group next (longer output-row runs among the tiles in flight; a runtime parameter)."""
 
     kq: int = 4
     stages: int = 4
@@ -89,6 +91,7 @@ class TransposeConfig:
     no: int = 3
     batch: int = 4
     mode: int = 0
+    group: int = 0
 
 
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
@@ -110,7 +113,8 @@ class StreamParams(ctypes.Structure):
 
 class TransposeParams(ctypes.Structure):
     _fields_ = [("tiles", ctypes.c_int32 * 5), ("qdim", ctypes.c_int32), ("rank", ctypes.c_int32),
-                ("stages", ctypes.c_uint32), ("kq", ctypes.c_uint32), ("ntiles", ctypes.c_int64)]
+                ("stages", ctypes.c_uint32), ("kq", ctypes.c_uint32), ("group", ctypes.c_int32),
+                ("ntiles", ctypes.c_int64)]
 
 
 class BulkParams(ctypes.Structure):
@@ -304,7 +308,8 @@ class Launcher:
     def __init__(self, kernel, grid, block, smem, params, maps):
         self.kernel, self.grid, self.block, self.smem, self.params, self.maps = kernel, grid, block, smem, params, maps
         self._packed: dict = {}
-        self._fn = None
+        self._fn = self._launch = None
+        self.kind, self.path = "", ""
 
     def _args(self, sp: int, dp: int) -> list:
         return [m.at(sp if is_src else dp) for m, is_src in self.maps] + [self.params]
@@ -323,33 +328,49 @@ class Launcher:
         ptrs = (ctypes.c_void_p * len(args))(*[base + 128 * i for i in range(len(args))])
         return raw, ptrs
 
-    def _stream(self):
-        import torch
-
-        return torch.cuda.current_stream().cuda_stream
-
     def __call__(self, sp: int, dp: int):
+        pk = self._packed.get((sp, dp))
+        if pk is not None and self.FAST:
+            r = self._launch(self._fn, self.grid, 1, 1, self.block, 1, 1, self.smem, _current_stream(), pk[1], None)
+            if r != 0:
+                from ..cuda.driver import check, cu
+
+                check((cu().CUresult(r),), "cuLaunchKernel", kernel=str(self.kernel), grid=self.grid,
+                      smem=self.smem)
+            return
         fn = self._fn
         if fn is None or not self.FAST:
             self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem)
             if self.FAST and fn is None:
                 try:
+                    self._launch = _raw_launch()
                     self._fn = int(self.kernel.handle)
-                    _raw_launch()
                 except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the slow path
                     self.FAST = False
             return
-        key = (sp, dp)
-        pk = self._packed.get(key)
-        if pk is None:
-            if len(self._packed) >= 64:
-                self._packed.clear()
-            pk = self._packed[key] = self._pack(self._args(sp, dp))
-        r = _raw_launch()(fn, self.grid, 1, 1, self.block, 1, 1, self.smem, self._stream(), pk[1], None)
-        if r != 0:
-            from ..cuda.driver import check, cu
+        if len(self._packed) >= 64:
+            self._packed.clear()
+        self._packed[(sp, dp)] = self._pack(self._args(sp, dp))
+        self(sp, dp)
 
-            check((cu().CUresult(r),), "cuLaunchKernel", kernel=str(self.kernel), grid=self.grid, smem=self.smem)
+
+_stream_fn = None
+
+
+def _current_stream() -> int:
+    """torch's current stream on the current device, as a raw handle (``_cuda_getCurrentRawStream`` when torch has
+    it: a few microseconds less than ``torch.cuda.current_stream().cuda_stream``)."""
+    global _stream_fn
+    f = _stream_fn
+    if f is None:
+        import torch
+
+        raw, dev = getattr(torch._C, "_cuda_getCurrentRawStream", None), getattr(torch._C, "_cuda_getDevice", None)
+        if raw is not None and dev is not None:
+            f = _stream_fn = lambda: raw(dev())
+        else:  # pragma: no cover - older torch
+            f = _stream_fn = lambda: torch.cuda.current_stream().cuda_stream
+    return f()
 
 
 def _stream_options(cfg: CopyConfig, lag: int):
@@ -597,6 +618,7 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     for i in range(5):
         p.tiles[i] = tiles[i] if i < rank else 1
     p.qdim, p.rank, p.stages, p.kq = sizes[1], rank, stages, kq
+    p.group = max(0, cfg.group) if cfg.group < tiles[0] else 0
     p.ntiles = math.prod(tiles)
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm))
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
@@ -646,7 +668,7 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     if got is None:
         got = Plan(None, reason)
     else:
-        got.kind = plan.kind
+        got.kind, got.path = plan.kind, "tma:" + plan.kind
     if len(_launchers) > 1024:
         _launchers.clear()
     _launchers[key] = got

@@ -32,6 +32,7 @@ struct TransposeParams {
   i32 rank;          // 2..5
   u32 stages;        // input ring depth
   u32 kq;            // slabs per load box
+  i32 group;         // > 0: tiles run in column groups of this many p-tiles (see tile_coords); 0: p-tiles fastest
   i64 ntiles;
 };
 
@@ -43,9 +44,25 @@ template <> struct ElemT<8> { typedef u64 T; };
 
 __device__ __forceinline__ void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
+// Tile t -> coordinates (p-tile, q-tile, rest...). group 0: p-tiles fastest. group G > 0: within each (p, q) plane
+// the tiles go in column groups of G p-tiles, q-tiles next, so the tiles in flight at once (consecutive t) form a
+// G x (n/G) block: the loads read G*128-byte runs of the input rows and the stores write (n/G)*KQ*128-byte runs of
+// the output rows, instead of one 128-byte slab column per output row when p-tiles run fastest.
 __device__ __forceinline__ void tile_coords(const TransposeParams& p, i64 t, i32* c) {
+  int d0 = 0;
+  if (p.group > 0) {
+    const i64 n0 = p.tiles[0], n1 = p.tiles[1], plane = n0 * n1;
+    const i64 u = t % plane;
+    t /= plane;
+    const i64 G = p.group, g = u / (G * n1), local = u - g * G * n1;
+    const i64 w = G < n0 - g * G ? G : n0 - g * G;
+    c[0] = static_cast<i32>(g * G + local % w);
+    c[1] = static_cast<i32>(local / w);
+    d0 = 2;
+  }
 #pragma unroll
   for (int d = 0; d < 5; ++d) {
+    if (d < d0) continue;
     if (d < p.rank) {
       i64 n = p.tiles[d];
       c[d] = static_cast<i32>(t % n);

@@ -1,0 +1,147 @@
+"""The ops' fast path without a GPU: a checked call's launcher is reused only for the same layouts, dtypes, devices,
+op arguments and address alignment, and the cache is dropped when a bandwidth config is replaced. A fake launcher
+stands in for the kernels (CPU tensors are made to look launchable)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tmakit import ops  # noqa: E402
+from tmakit.kernels import bandwidth as bw  # noqa: E402
+
+
+class FakeLauncher(bw.Launcher):
+    def __init__(self, plan_key):
+        super().__init__(None, 1, 32, 0, None, [])
+        self.plan_key, self.calls = plan_key, []
+        self.kind, self.path = "fake", "tma:fake"
+
+    def __call__(self, sp, dp):
+        self.calls.append((sp, dp))
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """Every TMA-eligible call plans through a counting fake ``launcher_for``."""
+    planned = []
+
+    def launcher_for(src, dst, *, op=-1, dtype=None, allow_transpose=True, engine=None):
+        key = (tuple(src.shape), tuple(src.stride()), tuple(dst.stride()), src.dtype, op, engine,
+               src.data_ptr() % 128, dst.data_ptr() % 128, bw.COPY_CONFIG, bw.REDUCE_CONFIG)
+        planned.append(key)
+        run = FakeLauncher(key)
+        run.kind = "combine" if op >= 0 else "fake"
+        run.path = "tma:" + run.kind
+        return run
+
+    monkeypatch.setattr(ops, "_gpu_reason", lambda src, dst: "")
+    monkeypatch.setattr(bw, "launcher_for", launcher_for)
+    monkeypatch.setattr(ops, "_fast", {})
+    monkeypatch.setattr(ops, "_out_shape", {})
+    return planned
+
+
+def test_second_identical_call_skips_planning(fake):
+    x, y = aligned((64, 128)), aligned((128, 64))
+    ops.transpose(x, 0, 1, out=y)
+    ops.transpose(x, 0, 1, out=y)
+    assert len(fake) == 1 and ops.last_path == "tma:fake"
+    outs = [ops.transpose(x, 0, 1) for _ in range(4)]  # out=None: new contiguous outputs, the same layout as y
+    assert all(o.shape == (128, 64) for o in outs)
+    assert len(fake) <= 2  # CPU allocations are 64-byte aligned: at most one more plan for the other class
+
+
+def aligned(shape, dtype=torch.bfloat16, mod=0):
+    """A tensor whose address is ``mod`` modulo 128 (CPU allocations are only 64-byte aligned)."""
+    e = torch.empty((), dtype=dtype).element_size()
+    n = 1
+    for k in shape:
+        n *= k
+    base = torch.zeros(n + 256 // e, dtype=dtype)
+    off = ((mod - base.data_ptr()) % 128) // e
+    return base[off:off + n].view(shape)
+
+
+def test_layout_dtype_and_alignment_changes_replan(fake):
+    x, y = aligned((64, 32)), aligned((32, 64))
+    ops.permute(x, (1, 0), out=y)
+    ops.permute(x, (1, 0), out=y)
+    assert len(fake) == 1
+    ops.permute(aligned((64, 32), torch.float32), (1, 0), out=aligned((32, 64), torch.float32))  # dtype
+    assert len(fake) == 2
+    ops.permute(aligned((64, 64))[:, :32], (1, 0), out=y)  # source strides
+    assert len(fake) == 3
+    ops.permute(x, (1, 0), out=aligned((64, 64)).t()[:32])  # destination strides
+    assert len(fake) == 4
+    ops.permute(aligned((64, 32), mod=16), (1, 0), out=y)  # source address 16 mod 128
+    assert len(fake) == 5 and fake[-1][6] == 16
+    ops.permute(x, (1, 0), out=aligned((32, 64), mod=32))  # destination address 32 mod 128
+    assert len(fake) == 6 and fake[-1][7] == 32
+    ops.permute(aligned((64, 32)), [1, 0], out=aligned((32, 64)))  # other tensors, dims as a list: cached
+    assert len(fake) == 6
+    ops.permute(x, (-1, 0), out=y)  # another spelling of the permutation: planned once more, then cached
+    ops.permute(x, (-1, 0), out=y)
+    assert len(fake) == 7
+    ops.transpose(x, 0, 1, out=y)  # transpose and permute keep separate keys
+    assert len(fake) == 8
+
+
+def test_copy_and_reduce_keys(fake):
+    a, b = aligned((1024,), torch.float32), aligned((1024,), torch.float32)
+    ops.copy(a, b)
+    ops.copy(a, b)
+    ops.copy(b, a)  # other addresses, same alignment: the launcher takes the pointers
+    assert len(fake) == 1
+    ops.copy(a[:512], b[:512])  # shape
+    assert len(fake) == 2
+    ops.reduce_into(b, a, "add")
+    ops.reduce_into(b, a, "add")
+    assert len(fake) == 3 and ops.last_path == "tma:combine"
+    ops.reduce_into(b, a, "max")
+    ops.reduce_into(b, a, "add", method="store-reduce")
+    assert len(fake) == 5
+
+
+def test_config_replacement_drops_the_cache(fake, monkeypatch):
+    x, y = aligned((32, 64)), aligned((64, 32))
+    ops.transpose(x, 0, 1, out=y)
+    ops.transpose(x, 0, 1, out=y)
+    assert len(fake) == 1
+    monkeypatch.setattr(bw, "COPY_CONFIG", dataclasses.replace(bw.COPY_CONFIG, stages=3))
+    ops.transpose(x, 0, 1, out=y)
+    assert len(fake) == 2
+    monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", dict(bw.TRANSPOSE_CONFIG))  # equal contents: still valid
+    ops.transpose(x, 0, 1, out=y)
+    assert len(fake) == 2
+    bw.TRANSPOSE_CONFIG[2] = dataclasses.replace(bw.TRANSPOSE_CONFIG[2], stages=3)  # mutated in place
+    ops.transpose(x, 0, 1, out=y)
+    assert len(fake) == 3
+
+
+def test_errors_unchanged_after_caching(fake):
+    x = torch.zeros(8, 16)
+    ops.permute(x, (1, 0))
+    with pytest.raises(ValueError, match="not a permutation"):
+        ops.permute(x, (0, 0))
+    with pytest.raises(ValueError, match="out has shape"):
+        ops.permute(x, (1, 0), out=torch.zeros(8, 16))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        ops.permute([[1.0]], (1, 0))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        ops.permute(x, (1, 0), out=[0])
+    with pytest.raises(ValueError, match="shapes differ"):
+        ops.copy(torch.zeros(3), torch.zeros(4))
+
+
+def test_fallbacks_are_not_cached(monkeypatch):
+    monkeypatch.setattr(ops, "_fast", {})
+    x, y = torch.arange(6.0), torch.empty(6)
+    ops.copy(x, y)
+    ops.copy(x, y)
+    assert ops._fast == {} and ops.last_path.startswith("torch:")
+    with pytest.raises(ValueError, match="TMA cannot"):
+        ops.copy(x, y, strict=True)
