@@ -131,8 +131,12 @@ def test_heuristics():
 
 def test_schedule_stream_k():
     p = gk.plan(Fake((4096, 4096)), wt(4096, 4096, ptr=1 << 26))  # 128x256 tiles in pairs: 256 cluster units
-    s = gk.schedule(p, 132)
-    assert (s.clusters, s.cluster_size, s.dp_units, s.sk_units) == (66, 2, 198, 58)  # 3 whole waves + stream-K
+    assert gk.schedule(p, 132).sk_units == 0  # auto: the last wave (58 of 66 clusters) is too full to pay
+    s = gk.schedule(p, 132, "all")
+    assert (s.clusters, s.cluster_size, s.dp_units, s.sk_units) == (66, 2, 0, 256)
+    big = gk.plan(Fake((8192, 8192)), wt(8192, 8192, ptr=1 << 28))
+    assert gk.schedule(big, 132).sk_units == 1024 % 66  # 34 of 66: half a wave idle -> stream-K
+    s = gk.Schedule(66, 2, 198, 58, 64 // (58 * 64 // 66) + 2)
     assert s.maxseg == 64 // (58 * 64 // 66) + 2 and s.flag_count == 58 * 2 * s.maxseg * 2
     assert s.ws_bytes == s.flag_count * 64 * 256 * 4
     assert gk.schedule(p, 132, "off") == gk.Schedule(66, 2, 256, bn=256)
@@ -269,11 +273,11 @@ def test_gemm_gpu_configs(config, b_layout, m, n, k):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("config, m, n, k, mode", [
-    ("n256_s4_c1", 1700, 2800, 8200, "auto"),  # 143 tiles: 132 whole + 11 dealt out as stream-K ranges
+    ("n256_s4_c1", 1700, 2800, 8200, "auto"),  # 154 tiles: 132 whole + 22 dealt out as stream-K ranges
     ("n256_s4_c2", 1700, 2800, 8200, "auto"),  # 77 cluster units on 66 clusters
     ("n256_s4_c1", 256, 520, 32768, "all"),  # 6 tiles over every SM: up to ~17 partials per tile
     ("n256_s4_c2", 300, 520, 32768, "all"),
-    ("n128_s6_c1", 1100, 2100, 3000, "all"),
+    ("n128_s6_c1", 1100, 2104, 3000, "all"),
 ])
 @pytest.mark.parametrize("od", ["bfloat16", "float32"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])

@@ -340,11 +340,16 @@ class Schedule:
 
 STREAM_K_MODES = ("auto", "off", "all")
 STREAM_K_MIN_SLABS = 8  # a cluster's stream-K range shorter than this costs more in fixups than it saves
+# "auto" uses stream-K only when the last wave is at most this full. Run 9 (NOTES-gemm.md): last waves 45-58 % full
+# (8192^3, 4096x18432x7168, 8192x7168x2048) gained 0.3-2 % (events) / 3-4.5 % (graph); 79-94 % full (4096^3,
+# 4096x7168x16384, 2048x4096x14336) lost 1-3 %: every cluster's fixup (128 KiB of fp32 partials out and back in,
+# all clusters at once) costs a few microseconds, more than a nearly full last wave leaves idle.
+STREAM_K_MAX_FILL = 0.6
 
 
 def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
     """The schedule of plan ``p`` on ``resident`` co-resident CTAs. ``stream_k``: ``"auto"`` deals the last partial
-    wave's units out as stream-K ranges when there is one (units not a multiple of the clusters), ``"all"`` does so
+    wave's units out as stream-K ranges when that wave is at most ``STREAM_K_MAX_FILL`` full, ``"all"`` does so
     for every unit (instead of split-K on few-tile shapes), ``"off"`` keeps whole units only. Split-K plans never
     use stream-K."""
     if stream_k not in STREAM_K_MODES:
@@ -356,6 +361,8 @@ def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
     if p.split > 1 or stream_k == "off" or units == 0:
         return Schedule(clusters, cs, units, bn=p.config.bn)
     sk = units if stream_k == "all" else (units % clusters if units > clusters else 0)
+    if stream_k == "auto" and sk > STREAM_K_MAX_FILL * clusters:
+        sk = 0
     if stream_k == "all":
         clusters = max(1, resident // cs)
     if sk == 0 or sk * kt // clusters < STREAM_K_MIN_SLABS:
