@@ -287,7 +287,9 @@ def phase_race() -> dict:
 AB_VARIANTS = {  # name -> gemm kwargs; timed alternating with cuBLAS (L2 flushed, rotated inputs)
     "auto": {}, "sk_off": dict(stream_k="off"),
 }
-AB_EXTRA = {(128, 8192, 8192): {"n64_all": dict(config="n64_s8_c1", stream_k="all")},
+AB_EXTRA = {(128, 8192, 8192): {"n64_all": dict(config="n64_s8_c1", stream_k="all"),
+                                "n128_all": dict(config="n128_s6_c1", split=1, stream_k="all"),
+                                "n128_s2": dict(config="n128_s6_c1", split=2)},
             (1024, 1024, 65536): {"c2_all": dict(config="n256_s4_c2", split=1, stream_k="all"),
                                   "c1_all": dict(config="n256_s4_c1", split=1, stream_k="all"),
                                   "c2_s4": dict(config="n256_s4_c2", split=4)}}
