@@ -285,7 +285,7 @@ def phase_race() -> dict:
 
 
 AB_VARIANTS = {  # name -> gemm kwargs; timed alternating with cuBLAS (L2 flushed, rotated inputs)
-    "auto": {}, "sk_off": dict(stream_k="off"),
+    "auto": {}, "sk_off": dict(stream_k="off"), "rot_on": dict(k_rotate=True), "rot_off": dict(k_rotate=False),
 }
 AB_EXTRA = {(128, 8192, 8192): {"n64_all": dict(config="n64_s8_c1", stream_k="all"),
                                 "n128_all": dict(config="n128_s6_c1", split=1, stream_k="all"),

@@ -49,8 +49,8 @@ def _sk_workspace(torch, sched, device):
     key = (device, torch.cuda.current_stream(device).cuda_stream)
     got = _sk_buffers.get(key)
     if got is None or got[0].numel() * 4 < sched.ws_bytes or got[1].numel() < sched.flag_count:
-        if got is not None:
-            torch.cuda.current_stream(device).synchronize()  # a running launch may still use the old buffers
+        # dropping smaller buffers needs no sync: torch reuses freed memory only in this stream's order; nothing here
+        # may synchronize, so that CUDA-graph capture works (flags zeroed inside a capture are re-zeroed per replay)
         ws = torch.empty(max(sched.ws_bytes // 4, 1), dtype=torch.float32, device=device)
         flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device=device)
         got = _sk_buffers[key] = (ws, flags)
@@ -69,7 +69,7 @@ def _plan_cached(a, b, out, out_dtype, config, split):
     return p
 
 
-def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto"):
+def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None):
     """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
 
     ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
@@ -79,6 +79,8 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     fp32 workspace unless ``out`` is fp32): results are not bitwise deterministic from run to run. ``stream_k``:
     ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
+    ``k_rotate``: start each cluster's K loop at its own slab (default: only when M <= 128, where every CTA reads
+    the same rows of A).
     Runs on torch's current stream; returns ``out``.
     """
     import torch
@@ -103,7 +105,8 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
             if sched.sk_units:
                 w, f = _sk_workspace(torch, sched, a.device)
                 ws, flags = w.data_ptr(), f.data_ptr()
-            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=ws, flags_ptr=flags)()
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=ws, flags_ptr=flags,
+                        k_rotate=k_rotate)()
         elif p.out_dtype == "float32":
             out.zero_()
             _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()

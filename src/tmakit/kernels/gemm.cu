@@ -201,7 +201,7 @@ template <int IN_F16, int OUT, int BN, int STAGES, int CM, int CN, int B_MN, int
 __global__ void __launch_bounds__(384, 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
-            int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags) {
+            int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate) {
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
   constexpr int CS = CM * CN;  // CTAs per cluster
   static_assert((CM == 1 || CM == 2 || CM == 4) && (CN == 1 || CN == 2 || CN == 4) && CS <= 4, "cluster shape");
@@ -254,13 +254,17 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       work.start();
       Unit t;
       while (work.next(t)) {
+        // k_rotate: each cluster starts its K loop at its own slab (cid / ncl of the way), so the clusters do not all
+        // read the same A slab from one L2 slice at once (one tile row: every CTA shares A). Sum order only changes.
+        const int rot = k_rotate ? (int)((long long)cid * t.kt / ncl) : 0;
         for (int kt = 0; kt < t.kt; ++kt, ++it) {
           const int s = it % STAGES;
           const u32 full = bars + 8 * s;
           if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
           else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
           mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
-          const int k = t.k0 + kt * BK;
+          const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
+          const int k = t.k0 + kr * BK;
           if (CN > 1) {
             tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), &tm_a, full, mask_a, k,
                                 t.m0 + rn * (BM / CN));

@@ -421,12 +421,18 @@ def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: 
 _launchers: dict = {}
 
 
+def k_rotate_default(p: GemmPlan) -> bool:
+    """Stagger the K loops when all CTAs share one tile row of A (M <= 128): otherwise every CTA reads the same A
+    slab at the same moment."""
+    return -(-p.m // BM) == 1
+
+
 def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None,
-             sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0):
+             sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0, k_rotate: bool | None = None):
     """A memoised ``fn(stream)`` that launches ``p`` on these pointers (tensor maps encoded once). ``sched``
     (default: whole units, no stream-K) with ``sk_units > 0`` needs ``ws_ptr`` (``sched.ws_bytes``) and
     ``flags_ptr`` (``sched.flag_count`` zeroed uint32, left zeroed by every launch)."""
-    key = (p, a_ptr, b_ptr, c_ptr, debug, ldc, sched, ws_ptr, flags_ptr)
+    key = (p, a_ptr, b_ptr, c_ptr, debug, ldc, sched, ws_ptr, flags_ptr, k_rotate)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -443,7 +449,8 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr, ldc)]
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(cfg.group_m),
             ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(sched.dp_units), ctypes.c_int32(sched.sk_units),
-            ctypes.c_int32(sched.maxseg), ctypes.c_uint64(ws_ptr), ctypes.c_uint64(flags_ptr))
+            ctypes.c_int32(sched.maxseg), ctypes.c_uint64(ws_ptr), ctypes.c_uint64(flags_ptr),
+            ctypes.c_int32(int(k_rotate_default(p) if k_rotate is None else k_rotate)))
     smem = smem_bytes(cfg)
     cluster = (cs, 1, 1) if cs > 1 else None
 
