@@ -79,8 +79,7 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     fp32 workspace unless ``out`` is fp32): results are not bitwise deterministic from run to run. ``stream_k``:
     ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
-    ``k_rotate``: start each cluster's K loop at its own slab (default: only when M <= 128, where every CTA reads
-    the same rows of A).
+    ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain).
     Runs on torch's current stream; returns ``out``.
     """
     import torch

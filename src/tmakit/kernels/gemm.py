@@ -422,9 +422,9 @@ _launchers: dict = {}
 
 
 def k_rotate_default(p: GemmPlan) -> bool:
-    """Stagger the K loops when all CTAs share one tile row of A (M <= 128): otherwise every CTA reads the same A
-    slab at the same moment."""
-    return -(-p.m // BM) == 1
+    """Whether clusters start their K loops at staggered slabs by default: no. Run 10 (NOTES-gemm.md) measured it on
+    the suite: no gain on large shapes, -3 % on 128x8192x8192 where all CTAs share A (the case it was made for)."""
+    return False
 
 
 def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None,
