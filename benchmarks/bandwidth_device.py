@@ -386,11 +386,13 @@ def _time_queued(fn, nsets, reps=30):
 
 
 TP_EXP = [
-    dict(),
-    dict(group=4),
-    dict(group=8),
-    dict(group=16),
-    dict(group=32),
+    dict(coords=0),
+    dict(coords=1),
+    dict(coords=2),
+    dict(coords=2, group=4),
+    dict(coords=2, group=16),
+    dict(coords=0),
+    dict(coords=2),
 ]
 
 
@@ -428,14 +430,14 @@ def _tp():
     # permutes, 64 MiB (two sets), per call and queued; torch copy of the same size interleaved
     for shape, dims, cfgs in (((32, 64, 128, 128), (0, 2, 1, 3), [None]),
                               ((32, 64, 128, 128), (0, 3, 1, 2),
-                               [dict(), dict(kq=2), dict(kq=2, ctas_per_sm=2, no=2), dict(kq=2, stages=6, no=4),
-                                dict(kq=4, stages=4, consumers=8, ctas_per_sm=2, no=2, batch=4)]),
-                              ((128, 64, 128, 128), (0, 3, 1, 2), [dict()])):
+                               [dict(), dict(coords=0), dict(coords=1), dict(coords=2), dict(coords=0)]),
+                              ((128, 64, 128, 128), (0, 3, 1, 2), [dict(coords=0), dict(coords=2)])):
         xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
         ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
         fl = [torch.empty_like(xs[0]) for _ in range(2)]
         nb = xs[0].numel() * 2
         for kw in cfgs:
+          try:
             full = dict(base_t[2].__dict__, **(kw or {}))
             bw.TRANSPOSE_CONFIG = {**base_t, 2: bw.TransposeConfig(**full)}
             bad = checks(torch.bfloat16) if kw else []
@@ -451,6 +453,8 @@ def _tp():
                 save(dict(case=str((shape, dims)), cfg=kw, queued=q, ok=ok, bad=[str(b) for b in bad[:3]],
                           path=ops.last_path, tbs=2 * nb / ms / 1e9, us=ms * 1e3,
                           vs_copy_same=min(pc, pc2) / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.26, vs_torch=pt / ms))
+          except Exception as ex:  # keep going: one failing config costs its row
+            save(dict(case=str((shape, dims)), cfg=kw, ok=False, error=repr(ex)[:300]))
         del xs, ys, fl
     bw.TRANSPOSE_CONFIG = dict(base_t)
     # 16384^2 transposes: tile-order groups (runtime parameter) and fp32 tile shapes
@@ -461,11 +465,9 @@ def _tp():
         nb = a.numel() * e
         exps = list(TP_EXP)
         if e == 4:
-            exps += [dict(group=16, kq=4, no=3), dict(group=16, kq=4, ctas_per_sm=1, consumers=8, no=3, batch=4),
-                     dict(group=8, kq=4, no=3)]
-        else:
-            exps += [dict(group=16, ctas_per_sm=2, kq=2, no=2)]
+            exps += [dict(coords=2, stages=8), dict(coords=2, stages=8, no=6), dict(coords=2, kq=4, no=3, stages=3)]
         for kw in exps:
+          try:
             full = dict(base_t[e].__dict__, **kw)
             bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**full)}
             bad = checks(dt)
@@ -477,6 +479,8 @@ def _tp():
             pc2 = time_op(lambda i: b.copy_(a), 1, reps=10)
             save(dict(case=f"{dt} 16384^2", cfg=kw, ok=ok, bad=[str(x) for x in bad[:3]], tbs=2 * nb / ms / 1e9,
                       vs_copy=min(pc, pc2) / ms, copy_tbs=2 * nb / min(pc, pc2) / 1e9))
+          except Exception as ex:  # keep going: one failing config costs its row
+            save(dict(case=f"{dt} 16384^2", cfg=kw, ok=False, error=repr(ex)[:300]))
         del a, b
     bw.TRANSPOSE_CONFIG = dict(base_t)
 
@@ -577,7 +581,7 @@ def main(argv):
             phase("host_old", [py, __file__, "_host", "old"], int(os.environ.get("T_HOST", 60)), ROOT / ".oldsrc" / "src")
         phase("host_new", [py, __file__, "_host", "new"], int(os.environ.get("T_HOST", 60)))
     if "tp" in todo:
-        phase("tp", [py, __file__, "_tp"], int(os.environ.get("T_TP", 120)))
+        phase("tp", [py, "-X", "faulthandler", __file__, "_tp"], int(os.environ.get("T_TP", 120)))
     if "sweep" in todo:
         for w in os.environ.get("SWEEP", "copy,transpose,permute,reduce").split(","):
             phase(f"sweep_{w}", [py, __file__, "_sweep", w], int(os.environ.get(f"T_SWEEP_{w}", os.environ.get("T_SWEEP", 70))))
@@ -593,7 +597,7 @@ def main(argv):
     tpf = OUT / "tp.json"
     if tpf.exists():
         for r in json.loads(tpf.read_text()):
-            keys = ("ok", "queued", "tbs", "us", "vs_copy", "vs_copy_same", "vs_ceiling", "vs_torch")
+            keys = ("ok", "queued", "tbs", "us", "vs_copy", "vs_copy_same", "vs_ceiling", "vs_torch", "error")
             vals = " ".join(f"{k}={r[k]:.3f}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in keys if k in r)
             print("tp", r["case"][-28:], json.dumps(r["cfg"]), vals)
     for f in sorted(OUT.glob("sweep_*.json")):

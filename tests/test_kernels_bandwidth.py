@@ -115,3 +115,12 @@ def test_copy_kernel_compiles_for_every_store_lag(lag):
     from tmakit import cuda as tkc
 
     tkc.compile_file(tkc.KERNELS_DIR / "copy.cu", options=[f"-DTMAKIT_STREAM_LAG={lag}"])
+
+
+@pytest.mark.parametrize("coords", [0, 1, 2])
+@pytest.mark.parametrize("mode", [0, 1])
+def test_transpose_kernel_compiles_for_every_coords_mode(coords, mode):
+    from tmakit import cuda as tkc
+
+    tkc.compile_file(tkc.KERNELS_DIR / "transpose.cu", options=[f"-DTP_COORDS={coords}", f"-DTP_MODE={mode}",
+                                                                 "-DTP_CONSUMERS=8", "-DTP_NO=3"])

@@ -182,7 +182,7 @@ def _view_op(tag, x, arg, out, strict, make_view):
     except Exception:  # not a tensor, unhashable arg: the checks below say so
         ok, shape = False, None
     if shape is not None:
-        out = _torch().empty(shape, dtype=x.dtype, device=x.device)
+        out = x.new_empty(shape)
     run = None
     if ok and out is not None:
         try:

@@ -82,7 +82,9 @@ class TransposeConfig:
     ``batch``: 16-byte chunks a lane loads from smem before storing any (``-DTP_BATCH``); ``mode``: 0 consumers
     share each stage and one thread stores after a named barrier, 1 each warp owns whole slabs and stores them;
     ``group``: tile order, 0 = p-tiles (input columns) fastest, G > 0 = column groups of G p-tiles with the q-tiles
-    inside a group next (longer output-row runs among the tiles in flight; a runtime parameter)."""
+    inside a group next (longer output-row runs among the tiles in flight; a runtime parameter); ``coords``: tile
+    coordinates 0 in 64-bit math recomputed by the store leader, 1 in 32-bit math where the tile count fits,
+    2 = 1 and published by the producer per stage in shared memory (no division on the store path)."""
 
     kq: int = 4
     stages: int = 4
@@ -92,6 +94,7 @@ class TransposeConfig:
     batch: int = 4
     mode: int = 0
     group: int = 0
+    coords: int = 2
 
 
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
@@ -623,7 +626,7 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm))
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
                 (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}",
-                 f"-DTP_MODE={cfg.mode}"))
+                 f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}"))
     return Launcher(k, grid, 32 * (cfg.consumers + 1), stages * in_bytes + out_bytes + 1024, p,
                     [(m_s, True), (m_d, False)])
 

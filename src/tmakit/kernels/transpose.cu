@@ -48,14 +48,15 @@ __device__ __forceinline__ void named_sync(u32 id, u32 n) { asm volatile("bar.sy
 // the tiles go in column groups of G p-tiles, q-tiles next, so the tiles in flight at once (consecutive t) form a
 // G x (n/G) block: the loads read G*128-byte runs of the input rows and the stores write (n/G)*KQ*128-byte runs of
 // the output rows, instead of one 128-byte slab column per output row when p-tiles run fastest.
-__device__ __forceinline__ void tile_coords(const TransposeParams& p, i64 t, i32* c) {
+template <typename I>
+__device__ __forceinline__ void tile_coords_t(const TransposeParams& p, I t, i32* c) {
   int d0 = 0;
   if (p.group > 0) {
-    const i64 n0 = p.tiles[0], n1 = p.tiles[1], plane = n0 * n1;
-    const i64 u = t % plane;
+    const I n0 = (I)p.tiles[0], n1 = (I)p.tiles[1], plane = n0 * n1;
+    const I u = t % plane;
     t /= plane;
-    const i64 G = p.group, g = u / (G * n1), local = u - g * G * n1;
-    const i64 w = G < n0 - g * G ? G : n0 - g * G;
+    const I G = (I)p.group, g = u / (G * n1), local = u - g * G * n1;
+    const I w = G < n0 - g * G ? G : n0 - g * G;
     c[0] = static_cast<i32>(g * G + local % w);
     c[1] = static_cast<i32>(local / w);
     d0 = 2;
@@ -64,13 +65,23 @@ __device__ __forceinline__ void tile_coords(const TransposeParams& p, i64 t, i32
   for (int d = 0; d < 5; ++d) {
     if (d < d0) continue;
     if (d < p.rank) {
-      i64 n = p.tiles[d];
+      const I n = (I)p.tiles[d];
       c[d] = static_cast<i32>(t % n);
       t /= n;
     } else {
       c[d] = 0;
     }
   }
+}
+
+#ifndef TP_COORDS
+#define TP_COORDS 2  // 0: 64-bit tile math, store leader recomputes; 1: 32-bit where it fits; 2: 1 + published
+#endif
+
+// 32-bit division when the tile count allows (a 64-bit one is a long software sequence).
+__device__ __forceinline__ void tile_coords(const TransposeParams& p, i64 t, i32* c) {
+  if (TP_COORDS >= 1 && p.ntiles < (i64)0x7fffffff) tile_coords_t<u32>(p, (u32)t, c);
+  else tile_coords_t<i64>(p, t, c);
 }
 
 #ifndef TP_BATCH
@@ -203,7 +214,7 @@ __device__ __forceinline__ void transpose_warp_slabs(const TmaDesc* dst, const T
 
 template <int E>
 __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc* dst, const TransposeParams& p,
-                                              u8* dyn, u64* full, u64* empty) {
+                                              u8* dyn, u64* full, u64* empty, i32 (*coords)[5]) {
   constexpr int T = 128 / E;
   constexpr u32 SLAB = (u32)T * 128u;
   const u32 S = p.stages, KQ = p.kq;
@@ -232,6 +243,10 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
       tile_coords(p, first + k * step, c);
       c[0] *= T;
       c[1] *= T * (i32)KQ;
+      if (TP_MODE == 0 && TP_COORDS == 2) {  // for the store leader: published by the arrive below (release)
+#pragma unroll
+        for (int d = 0; d < 5; ++d) coords[s][d] = c[d];
+      }
       const u32 bar = smem_u32(&full[s]);
       mbarrier_arrive_expect_tx(bar, in_bytes);
       tma_load_tile_n(p.rank, base + s * in_bytes, src, bar, c);
@@ -248,6 +263,11 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
   u32 s = 0, phase = 0, o = 0;
   for (i64 k = 0; k < mine; ++k) {
     mbarrier_wait(smem_u32(&full[s]), phase);
+    i32 c[5];
+    if (leader && TP_COORDS == 2) {  // before this warp frees the stage: the producer rewrites coords[s] after
+#pragma unroll
+      for (int d = 0; d < 5; ++d) c[d] = coords[s][d];
+    }
     const u32 in_img = base + s * in_bytes;
     const u32 out_img = out_base + o * in_bytes;
     transpose_stage<E>(in_img, out_img, KQ, cw, lane);
@@ -257,9 +277,12 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     if (leader) bulk_wait_group_read<TP_NO - 2>();
     named_sync(1, 32 * TP_CONSUMERS);
     if (leader) {
-      i32 c[5];
-      tile_coords(p, first + k * step, c);
-      const i32 p0 = c[0] * T, q0 = c[1] * T * (i32)KQ;
+      if (TP_COORDS != 2) {
+        tile_coords(p, first + k * step, c);
+        c[0] *= T;
+        c[1] *= T * (i32)KQ;
+      }
+      const i32 p0 = c[0], q0 = c[1];
       for (u32 q = 0; q < KQ; ++q) {
         const i32 qs = q0 + (i32)q * T;
         if (qs >= p.qdim) break;
@@ -281,7 +304,8 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     extern __shared__ __align__(1024) u8 dyn[];                                                                    \
     __shared__ __align__(8) u64 full[TP_MAX_STAGES];                                                               \
     __shared__ __align__(8) u64 empty[TP_MAX_STAGES];                                                              \
-    transpose_run<E>(&src, &dst, p, dyn, full, empty);                                                             \
+    __shared__ i32 coords[TP_MAX_STAGES][5];                                                                       \
+    transpose_run<E>(&src, &dst, p, dyn, full, empty, coords);                                                     \
   }
 TP_KERNEL(1)
 TP_KERNEL(2)
