@@ -348,7 +348,7 @@ def _host(label):
         rows.append(dict(label=label, case=name, us=min(best), path=ops.last_path if "torch" not in name else ""))
         print(f"host {label:4s} {name:40s} {min(best):7.2f} us  {rows[-1]['path']}", flush=True)
     (OUT / f"host_{label}.json").write_text(json.dumps(rows, indent=1))
-    for name in ("permute 0312 out", "permute 0213"):
+    for name in ("permute 0312 out", "permute 0213") if os.environ.get("HOST_PROF") else ():
         fn = dict(cases)[name]
         pr = cProfile.Profile()
         pr.enable()

@@ -103,8 +103,8 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1)
 #: per element size (bytes); missing sizes use the 2-byte entry
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8),
-                          4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1)}
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16),
+                          4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4)}
 
 
 class StreamParams(ctypes.Structure):
