@@ -421,12 +421,6 @@ def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: 
 _launchers: dict = {}
 
 
-def k_rotate_default(p: GemmPlan) -> bool:
-    """Whether clusters start their K loops at staggered slabs by default: no. Run 10 (NOTES-gemm.md) measured it on
-    the suite: no gain on large shapes, -3 % on 128x8192x8192 where all CTAs share A (the case it was made for)."""
-    return False
-
-
 def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None,
              sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0, k_rotate: bool | None = None):
     """A memoised ``fn(stream)`` that launches ``p`` on these pointers (tensor maps encoded once). ``sched``
@@ -450,7 +444,7 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(cfg.group_m),
             ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(sched.dp_units), ctypes.c_int32(sched.sk_units),
             ctypes.c_int32(sched.maxseg), ctypes.c_uint64(ws_ptr), ctypes.c_uint64(flags_ptr),
-            ctypes.c_int32(int(k_rotate_default(p) if k_rotate is None else k_rotate)))
+            ctypes.c_int32(int(bool(k_rotate))))  # off by default: no gain measured (NOTES-gemm.md run 10)
     smem = smem_bytes(cfg)
     cluster = (cs, 1, 1) if cs > 1 else None
 
