@@ -485,6 +485,176 @@ def _tp():
     bw.TRANSPOSE_CONFIG = dict(base_t)
 
 
+# session 4: smem transposition variants, a store warp, L2 promotion; a plain LSU copy for the copy gap
+# (`bandwidth_device.py _tp4` / `_lsu`)
+
+TP4 = {
+    2: [dict(), dict(xpose=9), dict(xpose=1), dict(xpose=2), dict(mode=2), dict(xpose=2, mode=2),
+        dict(xpose=2, consumers=4), dict(xpose=2, l2=0), dict(xpose=2, mode=2, consumers=4), dict(),
+        dict(xpose=2)],
+    4: [dict(), dict(xpose=9), dict(mode=2), dict(l2=0), dict(l2=2), dict(mode=2, consumers=2), dict()],
+}
+TP4_PERM = [dict(), dict(xpose=2), dict(xpose=2, mode=2), dict(xpose=9), dict()]
+
+
+def _tp4():
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "tp4.json"
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+    only = os.environ.get("TP4_ONLY", "tp,perm").split(",")
+
+    def save(row):
+        res.append(row)
+        print("tp4", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def checks(dt):
+        bad = []
+        for shp in ((1000, 777), (33, 4096), (4096, 96), (7, 4000), (3000, 8), (129, 200)):
+            u = torch.randn(shp, device="cuda").to(dt)
+            v = torch.full((shp[1], shp[0]), 77.0, device="cuda").to(dt)
+            ops.transpose(u, 0, 1, out=v)
+            if not torch.equal(v, u.t()):
+                bad.append(shp)
+        for shp, dd in (((5, 33, 17, 24), (1, 0, 2, 3)), ((2, 3, 5, 7, 64), (4, 3, 2, 1, 0)),
+                        ((4, 6, 300, 128), (0, 3, 1, 2)), ((3, 70, 130), (0, 2, 1))):
+            u = torch.randn(shp, device="cuda").to(dt)
+            if not torch.equal(ops.permute(u, dd), u.permute(dd)):
+                bad.append((shp, dd))
+        return bad
+
+    def use(e, kw):
+        full = dict(base_t[e].__dict__, **kw)
+        bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**full)}
+
+    if "tp" in only:
+        for dt in (torch.bfloat16, torch.float32):
+            e = 2 if dt == torch.bfloat16 else 4
+            a = torch.randn(16384, 16384, device="cuda").to(dt)
+            b = torch.empty_like(a)
+            nb = a.numel() * e
+            for kw in TP4[e]:
+                try:
+                    use(e, kw)
+                    diag = kw.get("xpose") == 9
+                    bad = [] if diag else checks(dt)
+                    b.fill_(7)
+                    ops.transpose(a, 0, 1, out=b)
+                    ok = (not diag) and torch.equal(b, a.t()) and not bad
+                    pc = time_op(lambda i: b.copy_(a), 1, reps=10)
+                    ms = time_op(lambda i: ops.transpose(a, 0, 1, out=b), 1, reps=20)
+                    pc2 = time_op(lambda i: b.copy_(a), 1, reps=10)
+                    save(dict(case=f"{dt} 16384^2", cfg=kw, ok=ok, diag=diag, bad=[str(x) for x in bad[:3]],
+                              tbs=2 * nb / ms / 1e9, us=ms * 1e3, vs_copy=min(pc, pc2) / ms,
+                              copy_tbs=2 * nb / min(pc, pc2) / 1e9))
+                except Exception as ex:  # keep going: one failing config costs its row
+                    save(dict(case=f"{dt} 16384^2", cfg=kw, ok=False, error=repr(ex)[:300]))
+            del a, b
+            bw.TRANSPOSE_CONFIG = dict(base_t)
+    if "perm" in only:
+        for shape in ((32, 64, 128, 128), (128, 64, 128, 128)):
+            dims = (0, 3, 1, 2)
+            xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+            ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+            fl = [torch.empty_like(xs[0]) for _ in range(2)]
+            nb = xs[0].numel() * 2
+            for kw in TP4_PERM if shape[0] == 32 else TP4_PERM[:2]:
+                try:
+                    use(2, kw)
+                    diag = kw.get("xpose") == 9
+                    ys[0].fill_(7)
+                    ops.permute(xs[0], dims, out=ys[0])
+                    ok = (not diag) and torch.equal(ys[0], xs[0].permute(dims))
+                    for q in (False, True):
+                        tf = _time_queued if q else (lambda fn, n, reps=30: time_op(fn, n, reps=reps))
+                        pc = tf(lambda i: fl[i].copy_(xs[i]), 2)
+                        ms = tf(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2)
+                        pc2 = tf(lambda i: fl[i].copy_(xs[i]), 2)
+                        save(dict(case=str((shape, dims)), cfg=kw, queued=q, ok=ok, diag=diag, path=ops.last_path,
+                                  tbs=2 * nb / ms / 1e9, us=ms * 1e3, copy_us=min(pc, pc2) * 1e3,
+                                  vs_copy_same=min(pc, pc2) / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.24))
+                except Exception as ex:
+                    save(dict(case=str((shape, dims)), cfg=kw, ok=False, error=repr(ex)[:300]))
+            del xs, ys, fl
+        bw.TRANSPOSE_CONFIG = dict(base_t)
+
+
+LSU_SRC = r"""
+extern "C" __global__ void __launch_bounds__(256) lsu_copy(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                                           long long n16) {
+  long long i = blockIdx.x * 256ll + threadIdx.x;
+  const long long stride = (long long)gridDim.x * 256ll;
+  for (; i + 3 * stride < n16; i += 4 * stride) {
+    uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
+  }
+  for (; i < n16; i += stride) dst[i] = src[i];
+}
+// block-contiguous: each block moves 4 x 256 vectors of one 16 KiB piece (as torch's vectorized elementwise copy)
+extern "C" __global__ void __launch_bounds__(256) lsu_copy_blk(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                                               long long n16) {
+  const long long base = blockIdx.x * 1024ll + threadIdx.x;
+  uint4 v[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) if (base + k * 256 < n16) v[k] = src[base + k * 256];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) if (base + k * 256 < n16) dst[base + k * 256] = v[k];
+}
+"""
+
+
+def _lsu():
+    """Does a plain ld.global.v4 / st.global.v4 copy reach torch's copy_ here? (our TMA copy: 0.95x)"""
+    import ctypes
+
+    import torch
+
+    from tmakit import cuda as tkc
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+
+    res = []
+    n = (1 << 30) // 2
+    x = torch.randn(n, device="cuda").to(torch.bfloat16)
+    y = torch.empty_like(x)
+    n16 = n * 2 // 16
+    k1 = tkc.kernel(LSU_SRC, "lsu_copy")
+    k2 = tkc.kernel(LSU_SRC, "lsu_copy_blk")
+    nsm = torch.cuda.get_device_properties(0).multi_processor_count
+    st = torch.cuda.current_stream().cuda_stream
+    runs = {
+        "torch copy_": lambda i: y.copy_(x),
+        "tmakit copy (TMA)": lambda i: ops.copy(x, y),
+        "lsu grid-stride 8 blk/SM": lambda i: k1((nsm * 8, 1, 1), (256, 1, 1), tkc.Ptr(x.data_ptr()),
+                                                  tkc.Ptr(y.data_ptr()), ctypes.c_int64(n16), stream=st),
+        "lsu grid-stride 16 blk/SM": lambda i: k1((nsm * 16, 1, 1), (256, 1, 1), tkc.Ptr(x.data_ptr()),
+                                                   tkc.Ptr(y.data_ptr()), ctypes.c_int64(n16), stream=st),
+        "lsu block-contiguous": lambda i: k2((-(-n16 // 1024), 1, 1), (256, 1, 1), tkc.Ptr(x.data_ptr()),
+                                             tkc.Ptr(y.data_ptr()), ctypes.c_int64(n16), stream=st),
+    }
+    for name, fn in runs.items():
+        y.fill_(0)
+        fn(0)
+        torch.cuda.synchronize()
+        ok = torch.equal(x, y)
+        res.append(dict(case=name, ok=ok, ms=[]))
+    for _ in range(3):  # interleaved rounds
+        for r, fn in zip(res, runs.values()):
+            r["ms"].append(time_op(fn, 1, reps=15))
+    t = min(res[0]["ms"])
+    for r in res:
+        r["tbs"] = 2 * n * 2 / min(r["ms"]) / 1e9
+        r["vs_torch"] = t / min(r["ms"])
+        print("lsu", json.dumps(r), flush=True)
+    (OUT / "lsu.json").write_text(json.dumps(res, indent=1))
+
+
 def _best():
     p = OUT / "sweep.json"
     if not p.exists():
@@ -553,6 +723,10 @@ def main(argv):
         return _host(argv[1])
     if argv and argv[0] == "_tp":
         return _tp()
+    if argv and argv[0] == "_tp4":
+        return _tp4()
+    if argv and argv[0] == "_lsu":
+        return _lsu()
     todo = argv or ["tests", "sweep", "bench"]
     py = sys.executable
     subprocess.run(
@@ -582,6 +756,10 @@ def main(argv):
         phase("host_new", [py, __file__, "_host", "new"], int(os.environ.get("T_HOST", 60)))
     if "tp" in todo:
         phase("tp", [py, "-X", "faulthandler", __file__, "_tp"], int(os.environ.get("T_TP", 120)))
+    if "tp4" in todo:
+        phase("tp4", [py, "-X", "faulthandler", __file__, "_tp4"], int(os.environ.get("T_TP4", 180)))
+    if "lsu" in todo:
+        phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "sweep" in todo:
         for w in os.environ.get("SWEEP", "copy,transpose,permute,reduce").split(","):
             phase(f"sweep_{w}", [py, __file__, "_sweep", w], int(os.environ.get(f"T_SWEEP_{w}", os.environ.get("T_SWEEP", 70))))
@@ -594,6 +772,13 @@ def main(argv):
     for f in sorted(OUT.glob("host_*.json")):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
+    for f in (OUT / "tp4.json", OUT / "lsu.json"):
+        if f.exists():
+            for r in json.loads(f.read_text()):
+                keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "vs_copy_same", "vs_ceiling", "vs_torch",
+                        "error")
+                vals = " ".join(f"{k}={r[k]:.3f}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in keys if k in r)
+                print(f.stem, r["case"][-26:], json.dumps(r.get("cfg", "")), vals)
     tpf = OUT / "tp.json"
     if tpf.exists():
         for r in json.loads(tpf.read_text()):

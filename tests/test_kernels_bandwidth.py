@@ -118,9 +118,25 @@ def test_copy_kernel_compiles_for_every_store_lag(lag):
 
 
 @pytest.mark.parametrize("coords", [0, 1, 2])
-@pytest.mark.parametrize("mode", [0, 1])
+@pytest.mark.parametrize("mode", [0, 1, 2])
 def test_transpose_kernel_compiles_for_every_coords_mode(coords, mode):
     from tmakit import cuda as tkc
 
     tkc.compile_file(tkc.KERNELS_DIR / "transpose.cu", options=[f"-DTP_COORDS={coords}", f"-DTP_MODE={mode}",
                                                                  "-DTP_CONSUMERS=8", "-DTP_NO=3"])
+
+
+@pytest.mark.parametrize("xpose,expect", [(0, set()), (1, set()), (2, {"LDSM", "STSM"})])
+@pytest.mark.parametrize("mode", [0, 2])
+def test_transpose_kernel_smem_transposition_variants(xpose, expect, mode):
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    c = tkc.compile_file(tkc.KERNELS_DIR / "transpose.cu", options=[f"-DTP_XPOSE={xpose}", f"-DTP_MODE={mode}",
+                                                                     "-DTP_CONSUMERS=8", "-DTP_NO=3"])
+    try:
+        ops = sass.opcodes(c.cubin)
+    except Exception as e:  # no disassembler in this environment
+        pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    assert expect <= set(ops), sorted(ops)
+    assert not ({"LDL", "STL"} & set(ops))

@@ -84,7 +84,12 @@ class TransposeConfig:
     ``group``: tile order, 0 = p-tiles (input columns) fastest, G > 0 = column groups of G p-tiles with the q-tiles
     inside a group next (longer output-row runs among the tiles in flight; a runtime parameter); ``coords``: tile
     coordinates 0 in 64-bit math recomputed by the store leader, 1 in 32-bit math where the tile count fits,
-    2 = 1 and published by the producer per stage in shared memory (no division on the store path)."""
+    2 = 1 and published by the producer per stage in shared memory (no division on the store path).
+    ``mode`` 2: as 0, but a dedicated store warp issues the stores when per-image mbarriers say every consumer warp
+    has written its part (no named barrier among the consumers). ``xpose`` (2-byte elements; ``-DTP_XPOSE``): smem
+    transposition 0 lane = row with scalar u16 stores, 1 packed u32 stores of row pairs, 2 ldmatrix +
+    stmatrix.trans (8x8 blocks), 9 diagnostic only (no transposition: wrong output). ``l2``: L2 promotion of the
+    maps (0 none .. 3 256B)."""
 
     kq: int = 4
     stages: int = 4
@@ -95,6 +100,8 @@ class TransposeConfig:
     mode: int = 0
     group: int = 0
     coords: int = 2
+    xpose: int = 0
+    l2: int = 3
 
 
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
@@ -599,10 +606,10 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     dt = _WORD[e]
     lbox = [t_, kq * t_] + [1] * (rank - 2)
     sbox = [t_, t_] + [1] * (rank - 2)
-    m_s = MapTemplate(_map(dt, sp, sizes, [d[1] * e for d in dims[1:]], lbox, SwizzleMode.B128))
+    m_s = MapTemplate(_map(dt, sp, sizes, [d[1] * e for d in dims[1:]], lbox, SwizzleMode.B128, l2=cfg.l2))
     dsizes = [sizes[1], sizes[0]] + sizes[2:]
     dstr = [dims[0][2] * e] + [d[2] * e for d in dims[2:]]
-    m_d = MapTemplate(_map(dt, dp, dsizes, dstr, sbox, SwizzleMode.B128))
+    m_d = MapTemplate(_map(dt, dp, dsizes, dstr, sbox, SwizzleMode.B128, l2=cfg.l2))
     in_bytes = t_ * 128 * kq
     budget = SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512
     if cfg.mode == 1:  # every consumer warp owns `no` slab images and sees every tile (consumers divide kq)
@@ -626,8 +633,9 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm))
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
                 (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}",
-                 f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}"))
-    return Launcher(k, grid, 32 * (cfg.consumers + 1), stages * in_bytes + out_bytes + 1024, p,
+                 f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}", f"-DTP_XPOSE={cfg.xpose}"))
+    warps = cfg.consumers + 1 + (1 if cfg.mode == 2 else 0)
+    return Launcher(k, grid, 32 * warps, stages * in_bytes + out_bytes + 1024, p,
                     [(m_s, True), (m_d, False)])
 
 

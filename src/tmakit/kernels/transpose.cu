@@ -106,8 +106,87 @@ __device__ __forceinline__ void store_elem(u32 o, typename ElemT<E>::T v) {
 
 // Transpose the `kq` slabs of one input stage into `kq` output images. Work items are (slab, row group, chunk); this
 // warp takes items warp, warp + C, ... in batches of TP_BATCH: all loads of a batch, then all of its stores.
+#ifndef TP_XPOSE
+#define TP_XPOSE 0  // smem transposition: 0 lane = row, scalar stores; 1 (2-byte) packed u32 stores of row pairs;
+#endif              // 2 (2-byte) ldmatrix + stmatrix.trans; 9 diagnostic: no transposition (wrong output)
+
+// 16-bit slabs (64 x 64) through ldmatrix / stmatrix.trans: item (row group g of 32 rows, chunk c) = 4 blocks of
+// 8 x 8 (input rows 32g + 8i .. +7, columns 8c .. 8c+7). Lane l addresses input row 32g + l (block i = l / 8), chunk
+// c: 8 rows per block at chunks c ^ (r & 7), conflict-free. stmatrix.trans writes block i transposed to output rows
+// 8c + m (m = l % 8, addressed by lane 8i + m) at chunk 4g + i, physical (4g + i) ^ m: conflict-free. One ldmatrix.x4
+// and one stmatrix.x4 move 512 bytes (the scalar path needs one ld.v4 and 8 st.u16 per 512 bytes).
+__device__ __forceinline__ void transpose_stage_mx(u32 in_img, u32 out_img, u32 kq, u32 warp, u32 lane) {
+  constexpr u32 SLAB = 64u * 128u;
+  const int total = (int)kq * 16;
+  for (int base = (int)warp; base < total; base += TP_CONSUMERS * TP_BATCH) {
+    u32 w[TP_BATCH][4];
+#pragma unroll
+    for (int b = 0; b < TP_BATCH; ++b) {
+      const int item = base + b * TP_CONSUMERS;
+      if (item < total) {
+        const u32 slab = (u32)item >> 4, g = ((u32)item >> 3) & 1u, c = (u32)item & 7u, r = g * 32u + lane;
+        const u32 a = in_img + slab * SLAB + r * 128u + ((c ^ (r & 7u)) << 4);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[b][0]), "=r"(w[b][1]), "=r"(w[b][2]), "=r"(w[b][3]) : "r"(a));
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < TP_BATCH; ++b) {
+      const int item = base + b * TP_CONSUMERS;
+      if (item < total) {
+        const u32 slab = (u32)item >> 4, g = ((u32)item >> 3) & 1u, c = (u32)item & 7u, m = lane & 7u;
+        const u32 a = out_img + slab * SLAB + (c * 8u + m) * 128u + (((g * 4u + (lane >> 3)) ^ m) << 4);
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+                     ::"r"(a), "r"(w[b][0]), "r"(w[b][1]), "r"(w[b][2]), "r"(w[b][3]) : "memory");
+      }
+    }
+  }
+}
+
+// 16-bit slabs with packed 4-byte stores: lane l owns input rows 2l, 2l+1 (all 64 rows per warp) and packs their
+// element k of chunk c_l into one word of output row 8 c_l + k. c_l = c ^ ((l >> 2) & 1) keeps the 16-byte loads
+// conflict-free (row 2l sits at chunk c_l ^ (2l & 7)); the stores of one instruction fill 32 distinct words of the
+// output rows (word l of row j sits at ((l >> 2) ^ (j & 7)) * 4 + (l & 3), independent of c_l).
+__device__ __forceinline__ void transpose_stage_pk(u32 in_img, u32 out_img, u32 kq, u32 warp, u32 lane) {
+  constexpr u32 SLAB = 64u * 128u;
+  const int total = (int)kq * 8;
+  for (int base = (int)warp; base < total; base += TP_CONSUMERS * TP_BATCH) {
+    u32 w0[TP_BATCH][4], w1[TP_BATCH][4];
+#pragma unroll
+    for (int b = 0; b < TP_BATCH; ++b) {
+      const int item = base + b * TP_CONSUMERS;
+      if (item < total) {
+        const u32 slab = (u32)item >> 3, c = ((u32)item & 7u) ^ ((lane >> 2) & 1u), r = 2u * lane;
+        const u32 a0 = in_img + slab * SLAB + r * 128u + ((c ^ (r & 7u)) << 4);
+        const u32 a1 = in_img + slab * SLAB + (r + 1u) * 128u + ((c ^ ((r + 1u) & 7u)) << 4);
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w0[b][0]), "=r"(w0[b][1]), "=r"(w0[b][2]), "=r"(w0[b][3]) : "r"(a0));
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w1[b][0]), "=r"(w1[b][1]), "=r"(w1[b][2]), "=r"(w1[b][3]) : "r"(a1));
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < TP_BATCH; ++b) {
+      const int item = base + b * TP_CONSUMERS;
+      if (item < total) {
+        const u32 slab = (u32)item >> 3, c = ((u32)item & 7u) ^ ((lane >> 2) & 1u);
+        const u32 img = out_img + slab * SLAB, wl = ((lane >> 2) << 4) | ((lane & 3u) << 2);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const u32 j = c * 8u + (u32)k;
+          const u32 v = __byte_perm(w0[b][k >> 1], w1[b][k >> 1], (k & 1) ? 0x7632 : 0x5410);
+          asm volatile("st.shared.u32 [%0], %1;" ::"r"(img + j * 128u + (wl ^ ((u32)k << 4))), "r"(v) : "memory");
+        }
+      }
+    }
+  }
+}
+
 template <int E>
 __device__ __forceinline__ void transpose_stage(u32 in_img, u32 out_img, u32 kq, u32 warp, u32 lane) {
+  if (TP_XPOSE == 9) return;
+  if (E == 2 && TP_XPOSE == 2) { transpose_stage_mx(in_img, out_img, kq, warp, lane); return; }
+  if (E == 2 && TP_XPOSE == 1) { transpose_stage_pk(in_img, out_img, kq, warp, lane); return; }
   constexpr int T = 128 / E;        // rows and columns of a slab
   constexpr int EPC = 16 / E;       // elements per 16-byte chunk
   constexpr int G = (T + 31) / 32;  // row groups of 32 lanes
@@ -146,8 +225,9 @@ __device__ __forceinline__ void transpose_stage(u32 in_img, u32 out_img, u32 kq,
 }
 
 #ifndef TP_MODE
-#define TP_MODE 0  // 0: consumers share each stage, one store issuer after a named barrier; 1: warp-owned slabs
-#endif
+#define TP_MODE 0  // 0: consumers share each stage, one store issuer after a named barrier; 1: warp-owned slabs;
+#endif             // 2: as 0, but a dedicated store warp waits on per-image mbarriers (no named barrier)
+#define TP_WARPS (TP_CONSUMERS + 1 + (TP_MODE == 2 ? 1 : 0))
 
 // TP_MODE 1: consumer warp w owns slabs g = w, w + C, ... (g = k * KQ + q over this CTA's tiles k): it loads the
 // whole slab into registers, frees its share of the input stage (empty[s] counts KQ arrivals), writes one of its own
@@ -212,9 +292,42 @@ __device__ __forceinline__ void transpose_warp_slabs(const TmaDesc* dst, const T
   if (lane == 0) bulk_wait_group<0>();
 }
 
+// TP_MODE 2, the store warp (one lane): out_full[o] completes when every consumer warp has written and fenced output
+// image o; the warp stores the tile's KQ slabs, commits, and once the previous tile's stores have read their image
+// (wait_group.read 1) frees that image (out_empty). It computes the tile coordinates itself (off the consumers' path).
+__device__ __forceinline__ void transpose_storer(const TmaDesc* dst, const TransposeParams& p, u32 out_base,
+                                                 u32 in_bytes, u32 slab, i32 T, u64* out_full, u64* out_empty,
+                                                 i64 first, i64 step, i64 mine) {
+  const u32 KQ = p.kq;
+  u32 o = 0, phase = 0, prev = TP_NO - 1;
+  prefetch_tensormap(dst);
+  for (i64 k = 0; k < mine; ++k) {
+    mbarrier_wait(smem_u32(&out_full[o]), phase);
+    i32 c[5];
+    tile_coords(p, first + k * step, c);
+    const i32 p0 = c[0] * T, q0 = c[1] * T * (i32)KQ;
+    const u32 img = out_base + o * in_bytes;
+    for (u32 q = 0; q < KQ; ++q) {
+      const i32 qs = q0 + (i32)q * T;
+      if (qs >= p.qdim) break;
+      i32 d[5] = {qs, p0, c[2], c[3], c[4]};
+      tma_store_tile_n(p.rank, dst, img + q * slab, d);
+    }
+    bulk_commit_group();
+    if (k > 0) {
+      bulk_wait_group_read<1>();
+      mbarrier_arrive(smem_u32(&out_empty[prev]));
+    }
+    prev = o;
+    if (++o == TP_NO) { o = 0; phase ^= 1; }
+  }
+  bulk_wait_group<0>();
+}
+
 template <int E>
 __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc* dst, const TransposeParams& p,
-                                              u8* dyn, u64* full, u64* empty, i32 (*coords)[5]) {
+                                              u8* dyn, u64* full, u64* empty, i32 (*coords)[5], u64* out_full,
+                                              u64* out_empty) {
   constexpr int T = 128 / E;
   constexpr u32 SLAB = (u32)T * 128u;
   const u32 S = p.stages, KQ = p.kq;
@@ -227,6 +340,12 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
       mbarrier_init(smem_u32(&full[s]), 1);
       mbarrier_init(smem_u32(&empty[s]), TP_MODE == 1 ? KQ : TP_CONSUMERS);
     }
+    if (TP_MODE == 2) {
+      for (u32 o = 0; o < TP_NO; ++o) {
+        mbarrier_init(smem_u32(&out_full[o]), TP_CONSUMERS);
+        mbarrier_init(smem_u32(&out_empty[o]), 1);
+      }
+    }
     fence_mbarrier_init();
   }
   __syncthreads();
@@ -235,7 +354,7 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
   if (warp == 0) {
     if (lane != 0) return;
     prefetch_tensormap(src);
-    prefetch_tensormap(dst);
+    if (TP_MODE != 2) prefetch_tensormap(dst);
     u32 s = 0, phase = 0;
     for (i64 k = 0; k < mine; ++k) {
       mbarrier_wait(smem_u32(&empty[s]), phase ^ 1);
@@ -254,7 +373,28 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     }
     return;
   }
+  if (TP_MODE == 2 && warp == TP_CONSUMERS + 1) {
+    if (lane == 0) transpose_storer(dst, p, out_base, in_bytes, SLAB, T, out_full, out_empty, first, step, mine);
+    return;
+  }
   const u32 cw = warp - 1;  // consumer warp 0..TP_CONSUMERS-1
+  if (TP_MODE == 2) {
+    u32 s = 0, phase = 0, o = 0, ophase = 0;
+    for (i64 k = 0; k < mine; ++k) {
+      mbarrier_wait(smem_u32(&full[s]), phase);
+      mbarrier_wait(smem_u32(&out_empty[o]), ophase ^ 1);
+      transpose_stage<E>(base + s * in_bytes, out_base + o * in_bytes, KQ, cw, lane);
+      fence_proxy_async_smem();
+      __syncwarp();
+      if (lane == 0) {
+        mbarrier_arrive(smem_u32(&empty[s]));
+        mbarrier_arrive(smem_u32(&out_full[o]));
+      }
+      if (++s == S) { s = 0; phase ^= 1; }
+      if (++o == TP_NO) { o = 0; ophase ^= 1; }
+    }
+    return;
+  }
   if (TP_MODE == 1) {
     transpose_warp_slabs<E>(dst, p, base, out_base, full, empty, first, step, mine, cw, lane);
     return;
@@ -298,14 +438,16 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
 }
 
 #define TP_KERNEL(E)                                                                                               \
-  extern "C" __global__ void __launch_bounds__(32 * (TP_CONSUMERS + 1), 1)                                         \
+  extern "C" __global__ void __launch_bounds__(32 * TP_WARPS, 1)                                                   \
   tmakit_transpose_e##E(const __grid_constant__ TmaDesc src, const __grid_constant__ TmaDesc dst,                  \
                         const TransposeParams p) {                                                                 \
     extern __shared__ __align__(1024) u8 dyn[];                                                                    \
     __shared__ __align__(8) u64 full[TP_MAX_STAGES];                                                               \
     __shared__ __align__(8) u64 empty[TP_MAX_STAGES];                                                              \
     __shared__ i32 coords[TP_MAX_STAGES][5];                                                                       \
-    transpose_run<E>(&src, &dst, p, dyn, full, empty, coords);                                                     \
+    __shared__ __align__(8) u64 out_full[TP_NO];                                                                   \
+    __shared__ __align__(8) u64 out_empty[TP_NO];                                                                  \
+    transpose_run<E>(&src, &dst, p, dyn, full, empty, coords, out_full, out_empty);                                \
   }
 TP_KERNEL(1)
 TP_KERNEL(2)
