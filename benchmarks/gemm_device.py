@@ -285,14 +285,24 @@ def phase_race() -> dict:
 
 
 AB_VARIANTS = {  # name -> gemm kwargs; timed alternating with cuBLAS (L2 flushed, rotated inputs)
-    "auto": {}, "sk_off": dict(stream_k="off"), "rot_on": dict(k_rotate=True), "rot_off": dict(k_rotate=False),
+    "auto": {}, "sk_off": dict(stream_k="off"),
 }
-AB_EXTRA = {(128, 8192, 8192): {"n64_all": dict(config="n64_s8_c1", stream_k="all"),
-                                "n128_all": dict(config="n128_s6_c1", split=1, stream_k="all"),
-                                "n128_s2": dict(config="n128_s6_c1", split=2)},
-            (1024, 1024, 65536): {"c2_all": dict(config="n256_s4_c2", split=1, stream_k="all"),
-                                  "c1_all": dict(config="n256_s4_c1", split=1, stream_k="all"),
-                                  "c2_s4": dict(config="n256_s4_c2", split=4)}}
+AB_EXTRA = {(128, 8192, 8192): {"n64": dict(config="n64_s8_c1"), "n64_n2": dict(config="n64_s8_n2"),
+                                "m64c2": dict(config="m64_n128_s8_c2"),
+                                "m64c2o": dict(config="m64_n128_s8_c2_ov1"),
+                                "m64c1o": dict(config="m64_n128_s8_c1_ov1"),
+                                "m64n256c2o": dict(config="m64_n256_s5_c2_ov1"),
+                                "m64n256c1o_s2": dict(config="m64_n256_s5_c1_ov1", split=2)},
+            (1024, 1024, 65536): {"c1_s4": dict(config="n256_s4_c1", split=4),
+                                  "m64c2o": dict(config="m64_n128_s8_c2_ov1", split=1),
+                                  "m64c1o": dict(config="m64_n128_s8_c1_ov1", split=1),
+                                  "m64n256c1o_s2": dict(config="m64_n256_s5_c1_ov1", split=2)}}
+
+
+def _ab_shapes() -> list:
+    """GEMM_AB_SHAPES="m,n,k;m,n,k" (default: the suite)."""
+    v = os.environ.get("GEMM_AB_SHAPES")
+    return [tuple(int(x) for x in s.split(",")) for s in v.split(";") if s] if v else SUITE
 
 
 def phase_ab() -> dict:
@@ -304,7 +314,7 @@ def phase_ab() -> dict:
 
     flush = torch.empty(bg.FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     rows = []
-    for (m, n, k) in SUITE:
+    for (m, n, k) in _ab_shapes():
         nsets = bg._nsets((m * k + k * n + m * n) * 2)
         a_s = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
         b_s = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t() for _ in range(nsets)]

@@ -66,7 +66,7 @@ def test_plan_errors(args, match):
 def test_plan_row_major_b():
     p = gk.plan(Fake((8, 64)), Fake((64, 16), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 16
-    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 64, 8, 1, 1, 1, 0, 0, 2>"
+    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 128, 64, 8, 1, 1, 1, 0, 0, 2>"
     p = gk.plan(Fake((8, 64)), Fake((64, 16), (24, 1), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 24
 
@@ -258,7 +258,8 @@ def test_gemm_gpu(m, n, k, dt, od, b_layout):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["n256_s4_c1", "n256_s4_c2", "n128_s6_c1", "n128_s6_c2", "n64_s8_n2", "n64_s8_n4",
-                                    "n128_s6_n4", "n256_s4_c2n2"])
+                                    "n128_s6_n4", "n256_s4_c2n2", "m64_n128_s8_c2", "m64_n128_s8_c2_ov1",
+                                    "m64_n128_s8_c1_ov1", "m64_n256_s5_c2_ov1", "m64_n256_s5_c1_ov1"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 @pytest.mark.parametrize("m, n, k", [(129, 264, 136), (1000, 1000, 264), (640, 2056, 4104)])
 def test_gemm_gpu_configs(config, b_layout, m, n, k):
@@ -278,6 +279,8 @@ def test_gemm_gpu_configs(config, b_layout, m, n, k):
     ("n256_s4_c1", 256, 520, 32768, "all"),  # 6 tiles over every SM: up to ~17 partials per tile
     ("n256_s4_c2", 300, 520, 32768, "all"),
     ("n128_s6_c1", 1100, 2104, 3000, "all"),
+    ("m64_n128_s8_c2_ov1", 300, 520, 32768, "all"),  # one consumer warpgroup: slots per warpgroup differ
+    ("m64_n256_s5_c1_ov1", 1100, 2104, 3000, "all"),
 ])
 @pytest.mark.parametrize("od", ["bfloat16", "float32"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
@@ -315,13 +318,50 @@ def test_gemm_gpu_k_rotate(m, n, k):
 @pytest.mark.parametrize("split", [2, 5])
 @pytest.mark.parametrize("od", ["bfloat16", "float32"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
-def test_gemm_gpu_split_k(split, od, b_layout):
+@pytest.mark.parametrize("config", [None, "m64_n256_s5_c2_ov1"])
+def test_gemm_gpu_split_k(split, od, b_layout, config):
     torch = _gpu()
     from tmakit.ops_gemm import gemm
 
     a, b = _operands(torch, 129, 264, 1000, "bfloat16", b_layout)
-    c = gemm(a, b, out_dtype=getattr(torch, od), split=split)
+    c = gemm(a, b, out_dtype=getattr(torch, od), split=split, config=config)
     _check(torch, c, a, b, od)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", [None, "m64_n128_s8_c1_ov1", "n256_s4_c2"])
+def test_gemm_gpu_pdl_chain(config):
+    """Back-to-back dependent GEMMs (programmatic dependent launch): the second reads the first's output and the third
+    overwrites the first's input, eagerly and in a CUDA graph."""
+    torch = _gpu()
+    from tmakit.ops_gemm import gemm
+
+    a, b = _operands(torch, 256, 1024, 1024, "bfloat16", "nk")
+    c1 = torch.full((256, 1024), float("nan"), device="cuda", dtype=torch.bfloat16)
+    c2 = torch.full_like(c1, float("nan"))
+
+    def chain():
+        gemm(a, b, out=c1, config=config)
+        gemm(c1, b, out=c2, config=config)
+        gemm(c2, b, out=a, config=config)  # a is rewritten only after the first GEMM has read it
+
+    a0 = a.clone()
+    chain()
+    r1 = (a0.float() @ b.float()).to(torch.bfloat16)
+    r2 = (r1.float() @ b.float()).to(torch.bfloat16)
+    for got, ref in ((c1, r1), (c2, r2)):
+        assert float((got.float() - ref.float()).norm() / ref.float().norm()) < 2e-2
+    a.copy_(a0)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        chain()
+    a.copy_(a0)
+    c1.fill_(float("nan"))
+    c2.fill_(float("nan"))
+    g.replay()
+    torch.cuda.synchronize()
+    for got, ref in ((c1, r1), (c2, r2)):
+        assert float((got.float() - ref.float()).norm() / ref.float().norm()) < 2e-2
 
 
 @pytest.mark.gpu

@@ -69,7 +69,7 @@ def _plan_cached(a, b, out, out_dtype, config, split):
     return p
 
 
-def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None):
+def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None, pdl=True):
     """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
 
     ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
@@ -79,7 +79,9 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     fp32 workspace unless ``out`` is fp32): results are not bitwise deterministic from run to run. ``stream_k``:
     ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
-    ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain).
+    ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain). ``pdl``: programmatic
+    dependent launch, so the kernel's launch and prologue overlap the previous kernel's end (always safe: the kernel
+    waits for the previous kernel before it touches global memory).
     Runs on torch's current stream; returns ``out``.
     """
     import torch
@@ -105,12 +107,12 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
                 w, f = _sk_workspace(torch, sched, a.device)
                 ws, flags = w.data_ptr(), f.data_ptr()
             _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=ws, flags_ptr=flags,
-                        k_rotate=k_rotate)()
+                        k_rotate=k_rotate, pdl=pdl)()
         elif p.out_dtype == "float32":
             out.zero_()
-            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), pdl=pdl)()
         else:
             ws = _workspace(torch, p.m, p.n, a.device)
-            _k.launcher(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=p.n)()
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=p.n, pdl=pdl)()
             out.copy_(ws)
     return out

@@ -21,9 +21,9 @@ def dim3(x) -> tuple[int, int, int]:
     return t + (1,) * (3 - len(t))
 
 
-def make_config(kernel, grid, block, smem, stream, cluster):
-    """A ``CUlaunchConfig`` (memoised per kernel on the launch shape and stream)."""
-    key = (grid, block, smem, stream, cluster)
+def make_config(kernel, grid, block, smem, stream, cluster, pdl: bool = False):
+    """A ``CUlaunchConfig`` (memoised per kernel on the launch shape, stream and attributes)."""
+    key = (grid, block, smem, stream, cluster, pdl)
     cfg = kernel._configs.get(key)
     if cfg is not None:
         return cfg
@@ -33,11 +33,19 @@ def make_config(kernel, grid, block, smem, stream, cluster):
     cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
     cfg.sharedMemBytes = smem
     cfg.hStream = d.CUstream(stream)
+    attrs = []
     if cluster is not None:
         attr = d.CUlaunchAttribute()
         attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
         attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster
-        cfg.attrs, cfg.numAttrs = [attr], 1
+        attrs.append(attr)
+    if pdl:
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        attrs.append(attr)
+    if attrs:
+        cfg.attrs, cfg.numAttrs = attrs, len(attrs)
     else:
         cfg.numAttrs = 0
     if len(kernel._configs) > 256:
@@ -46,12 +54,15 @@ def make_config(kernel, grid, block, smem, stream, cluster):
     return cfg
 
 
-def launch(kernel, grid, block, args=(), *, smem: int = 0, stream=None, cluster=None, non_portable: bool = False):
+def launch(kernel, grid, block, args=(), *, smem: int = 0, stream=None, cluster=None, non_portable: bool = False,
+           pdl: bool = False):
     """Launch ``kernel`` on ``grid`` x ``block`` (CTAs x threads; the grid counts CTAs, not clusters).
 
     ``smem``: dynamic shared memory bytes (the attribute is raised above 48 KiB automatically). ``stream``: a raw
     handle, a torch/cupy stream, or None for torch's current stream (0 without torch). ``cluster``: cluster
-    dimensions in CTAs; more than 8 CTAs needs ``non_portable=True`` (up to 16 on sm_90).
+    dimensions in CTAs; more than 8 CTAs needs ``non_portable=True`` (up to 16 on sm_90). ``pdl``: programmatic
+    dependent launch -- the kernel may start while the previous kernel in the stream drains, so it must execute
+    ``griddepcontrol.wait`` before it touches memory that kernel writes or reads.
     """
     ensure_context()
     grid, block = dim3(grid), dim3(block)
@@ -73,7 +84,7 @@ def launch(kernel, grid, block, args=(), *, smem: int = 0, stream=None, cluster=
         stream = current_stream()
     elif not isinstance(stream, int):
         stream = _stream_handle(stream)
-    cfg = make_config(kernel, grid, block, smem, stream, cluster)
+    cfg = make_config(kernel, grid, block, smem, stream, cluster, pdl)
     params = pack_args(args)
     r = cu().cuLaunchKernelEx(cfg, kernel.handle, params, 0)
     if int(r[0]) != 0:

@@ -51,10 +51,11 @@ class Kernel:
         return int(check(cu().cuOccupancyMaxActiveClusters(self.handle, cfg), "cuOccupancyMaxActiveClusters",
                          kernel=self.name, cluster=cluster, block=block, smem=smem))
 
-    def __call__(self, grid, block, *args, smem: int = 0, stream=None, cluster=None, non_portable: bool = False):
+    def __call__(self, grid, block, *args, smem: int = 0, stream=None, cluster=None, non_portable: bool = False,
+                 pdl: bool = False):
         from .launch import launch
 
-        launch(self, grid, block, args, smem=smem, stream=stream, cluster=cluster, non_portable=non_portable)
+        launch(self, grid, block, args, smem=smem, stream=stream, cluster=cluster, non_portable=non_portable, pdl=pdl)
 
     def __repr__(self) -> str:
         return f"Kernel({self.name!r})"

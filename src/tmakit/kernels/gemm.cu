@@ -3,22 +3,25 @@
 // multicast), and an epilogue that goes through 128B-swizzled shared memory to TMA stores (or TMA reduce-adds for
 // split-K) overlapped with the next tile.
 //
-//   A: (M, K) row-major.            map {K, M}, box {64, 128/CN}, SWIZZLE_128B       (K-major smem tile)
+//   A: (M, K) row-major.            map {K, M}, box {64, BM/CN}, SWIZZLE_128B        (K-major smem tile)
 //   B, B_MN = 0: Bt (N, K) row-major (b = w.t()).  map {K, N}, box {64, BN/CM}      (K-major smem tile)
 //   B, B_MN = 1: (K, N) row-major.  map {N, K}, box {64, 64}: BN/64 boxes per stage (MN-major smem tile)
 //   C: (M, N), rows 16-byte aligned. map {N, M}, box {128 / sizeof(out), 64}, SWIZZLE_128B
 //
-// Threads: 3 warpgroups, __launch_bounds__(384, 1), one CTA per SM, grid = min(work units, resident CTAs).
+// Threads: 1 + BM/64 warpgroups (BM = 128: 384 threads, BM = 64: 256), __launch_bounds__(.., 1), one CTA per SM,
+// grid = min(work units, resident CTAs).
 //   warpgroup 0  producer: setmaxnreg.dec 40; one thread walks the CTA's work units (static schedule: unit =
 //                cluster id + i * clusters, grouped rasterization) and their 64-wide K slabs through a STAGES-deep
 //                ring: wait empty[s], arm full[s] with the stage's bytes, TMA-load A and B. In a cluster, CTA
 //                (rm, rn) = (rank % CM, rank / CM) loads 1/CN of its A tile and multicasts it to the CN CTAs of its
 //                tile row, and 1/CM of its B tile, multicast to the CM CTAs of its tile column.
-//   warpgroups 1, 2  consumers (rows 64 cw .. 64 cw + 63 of the 128-row tile): setmaxnreg.inc 232; wait full[s],
+//   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 232; wait full[s],
 //                4 x wgmma m64nBNk16, release empty[s] in every CTA of the cluster (one arrival per warp), and after
 //                the last slab write the accumulators into 8 KiB swizzled staging boxes and TMA-store them. The
 //                stores drain while the next unit's mainloop runs (bulk groups are only waited on before a staging
 //                box is rewritten). M/N/K remainders: loads zero-fill out-of-bounds boxes, stores clip them.
+//   BM = 64 (one consumer) halves the shared-memory operand traffic per flop of a 128 x 64 tile for few-row problems:
+//   m64n128k16 reads 6 KiB per 128 tensor clocks where two m64n64k16 warpgroups read 8 KiB per 64.
 // SPLITK = 1: a work unit is (tile, K range); partial tiles are added into a zeroed fp32 C with TMA reduce-add.
 // Stream-K (sk_units > 0, SPLITK = 0): after the `units` whole (data-parallel) units, the last sk_units units' K slabs
 //   are dealt out evenly as one contiguous range per cluster (no idle SMs in the last wave). A unit split over several
@@ -27,20 +30,23 @@
 //   flags, adds the partials in registers, resets the flags and runs the normal epilogue.
 #include <tmakit/cluster.cuh>
 #include <tmakit/fence.cuh>
+#include <tmakit/griddep.cuh>
 #include <tmakit/mbarrier.cuh>
 #include <tmakit/tma.cuh>
 #include <tmakit/types.cuh>
 
 #include "gemm_wgmma.cuh"
 
+#ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
+#define TMAKIT_GEMM_NO_MMA 0
+#endif
+
 using namespace tmakit;
 
 namespace tmakit {
 namespace gemm {
 
-constexpr int BM = 128;
 constexpr int BK = 64;  // 64 x 2 bytes = one 128-byte swizzle row
-constexpr int CONSUMER_WARPS = 8;
 constexpr u32 EPI_BOX_BYTES = 64 * 128;  // staging box: 64 rows x 128 bytes
 
 // Shared-memory matrix descriptor (wgmma) of a tile written by TMA with SWIZZLE_128B: [0,14) start address >> 4,
@@ -101,9 +107,9 @@ struct Unit {
   int su, slot, nseg;  // stream-K unit index, this segment's slot (0 = head), segments of the unit
 };
 
-TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bn, int M, int N, int K, int group_m,
+TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bm, int bn, int M, int N, int K, int group_m,
                            int k_per_split) {
-  const int units_m = (M + BM * cm - 1) / (BM * cm);
+  const int units_m = (M + bm * cm - 1) / (bm * cm);
   const int tiles_n = (N + bn * cn - 1) / (bn * cn);
   const int units_mn = units_m * tiles_n;
   const int ks = u / units_mn;
@@ -114,7 +120,7 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bn, int M,
   const int um = first_m + (r % per_group) % gsize;
   const int un = (r % per_group) / gsize;
   Unit t;
-  t.m0 = (um * cm + rm) * BM;
+  t.m0 = (um * cm + rm) * bm;
   t.n0 = (un * cn + rn) * bn;
   t.k0 = ks * k_per_split;
   t.kt = (min(K, t.k0 + k_per_split) - t.k0 + BK - 1) / BK;  // OOB past K (last range only) reads zeros
@@ -125,7 +131,7 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bn, int M,
 // The work of one cluster: units cid, cid + ncl, ... < units, then its stream-K slab range (identical sequence in the
 // producer and the consumers).
 struct WorkList {
-  int rm, rn, cm, cn, bn, M, N, K, group_m, k_per_split, units, sk_units, cid, ncl, kt_all;
+  int rm, rn, cm, cn, bm, bn, M, N, K, group_m, k_per_split, units, sk_units, cid, ncl, kt_all;
   int u;
   long long pos, end, total;
 
@@ -141,7 +147,7 @@ struct WorkList {
 
   TMAKIT_DEVICE bool next(Unit& t) {
     if (u < units) {
-      t = unit_at(u, rm, rn, cm, cn, bn, M, N, K, group_m, k_per_split);
+      t = unit_at(u, rm, rn, cm, cn, bm, bn, M, N, K, group_m, k_per_split);
       u += ncl;
       return true;
     }
@@ -149,7 +155,7 @@ struct WorkList {
     const int su = (int)(pos / kt_all);
     const int ks = (int)(pos - (long long)su * kt_all);
     const int ke = (int)min((long long)kt_all, ks + (end - pos));
-    t = unit_at(units + su, rm, rn, cm, cn, bn, M, N, K, group_m, k_per_split);
+    t = unit_at(units + su, rm, rn, cm, cn, bm, bn, M, N, K, group_m, k_per_split);
     t.k0 = ks * BK;
     t.kt = ke - ks;
     const long long x0 = (long long)su * kt_all;
@@ -191,18 +197,20 @@ TMAKIT_DEVICE float4 ld_cg_v4(const float4* p) {
 }  // namespace gemm
 }  // namespace tmakit
 
-// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BN in {64, 128, 256}. CM, CN: CTAs per
-// cluster along M and N (1, 2 or 4; CM * CN <= 4). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N)
+// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BM in {64, 128}, BN in {64, 128, 256}.
+// CM, CN: CTAs per cluster along M and N (1, 2 or 4; CM * CN <= 4). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N)
 // row-major. SPLITK needs OUT = 2.
 // OVERLAP = 1: wait_group 1 instead of 0, so one slab's wgmmas run while the next slab is issued; a stage is released
 // one slab later. EPI: 8 KiB staging boxes per consumer warpgroup; with EPI >= BN / (128 / sizeof(out)) a whole
 // tile is staged at once (2 named barriers per tile instead of 2 per box).
-template <int IN_F16, int OUT, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI>
-__global__ void __launch_bounds__(384, 1)
+template <int IN_F16, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI>
+__global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
             int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate) {
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
+  static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
+  constexpr int NC = BM / 64;  // consumer warpgroups
   constexpr int CS = CM * CN;  // CTAs per cluster
   static_assert((CM == 1 || CM == 2 || CM == 4) && (CN == 1 || CN == 2 || CN == 4) && CS <= 4, "cluster shape");
   static_assert(!B_MN || BN / 64 >= CM, "row-major B: each CTA of a column multicasts whole 64-wide boxes");
@@ -221,20 +229,20 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   const u32 s_a = base;
   const u32 s_b = s_a + STAGES * A_BYTES;
   const u32 s_epi = s_b + STAGES * B_BYTES;
-  const u32 bars = s_epi + 2 * EPI * EPI_BOX_BYTES;  // full[STAGES], then empty[STAGES]
+  const u32 bars = s_epi + NC * EPI * EPI_BOX_BYTES;  // full[STAGES], then empty[STAGES]
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;
   const int rank = CS == 1 ? 0 : (int)cluster_ctarank();
   const int rm = rank % CM, rn = rank / CM;
   const int cid = blockIdx.x / CS, ncl = gridDim.x / CS;
-  WorkList work{rm, rn, CM, CN, BN, M, N, K, group_m, k_per_split, units, SPLITK ? 0 : sk_units, cid, ncl,
+  WorkList work{rm, rn, CM, CN, BM, BN, M, N, K, group_m, k_per_split, units, SPLITK ? 0 : sk_units, cid, ncl,
                 (K + BK - 1) / BK};
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(bars + 8 * s, 1);
-      mbarrier_init(bars + 8 * (STAGES + s), CONSUMER_WARPS * CS);
+      mbarrier_init(bars + 8 * (STAGES + s), 4 * NC * CS);
     }
     fence_mbarrier_init();
     prefetch_tensormap(&tm_a);
@@ -242,6 +250,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     prefetch_tensormap(&tm_c);
   }
   if (CS > 1) cluster_sync(); else __syncthreads();
+  // Programmatic dependent launch: the prologue above may overlap the previous kernel's tail; nothing below touches
+  // global memory before that kernel is done. The next kernel may launch as soon as our CTAs exit (one CTA per SM:
+  // it cannot start its own prologue on an SM before ours leaves).
+  griddep_wait();
+  griddep_launch_dependents();
 
   if (wg == 0) {
     setmaxnreg_dec<40>();
@@ -315,8 +328,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         wgmma_fence();
 #pragma unroll
         for (int k = 0; k < BK / 16; ++k) {
-          Wgmma<BN, IN_F16, B_MN>::mma(acc, sw128_desc(s_a + s * A_BYTES + a_off + k * 32, 16, 1024),
-                                      sw128_desc(s_b + s * B_BYTES + k * B_KSTEP, B_LBO, B_SBO), 1);
+          if constexpr (!TMAKIT_GEMM_NO_MMA)
+            Wgmma<BN, IN_F16, B_MN>::mma(acc, sw128_desc(s_a + s * A_BYTES + a_off + k * 32, 16, 1024),
+                                        sw128_desc(s_b + s * B_BYTES + k * B_KSTEP, B_LBO, B_SBO), 1);
         }
         wgmma_commit();
         if (OVERLAP) {  // keep this slab's wgmmas in flight; the previous slab's are done: release its stage
@@ -340,25 +354,25 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
 
       if (t.role != 0) {  // stream-K fixup: slot (unit, CTA of the cluster, segment, warpgroup) of BN/8 x 128 float4
-        const int idx0 = ((t.su * CS + rank) * maxseg) * 2 + cw;
+        const int idx0 = ((t.su * CS + rank) * maxseg) * NC + cw;
         if (t.role == 1) {  // contributor: store the partial, then raise its flag
-          float4* w = sk_ws + (size_t)(idx0 + 2 * t.slot) * (BN / 8) * 128 + wtid;
+          float4* w = sk_ws + (size_t)(idx0 + NC * t.slot) * (BN / 8) * 128 + wtid;
 #pragma unroll
           for (int i = 0; i < BN / 8; ++i) st_cg_v4(w + i * 128, acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
           named_sync(1 + cw, 128);
-          if (wtid == 0) red_release_gpu(sk_flags + idx0 + 2 * t.slot, 1u);
+          if (wtid == 0) red_release_gpu(sk_flags + idx0 + NC * t.slot, 1u);
           continue;
         }
         if (wtid == 0) {  // head: wait for every contributor, reset the flags for the next launch
           for (int sl = 1; sl < t.nseg; ++sl) {
-            while (ld_acquire_gpu(sk_flags + idx0 + 2 * sl) == 0u) {
+            while (ld_acquire_gpu(sk_flags + idx0 + NC * sl) == 0u) {
             }
-            st_relaxed_gpu(sk_flags + idx0 + 2 * sl, 0u);
+            st_relaxed_gpu(sk_flags + idx0 + NC * sl, 0u);
           }
         }
         named_sync(1 + cw, 128);
         for (int sl = 1; sl < t.nseg; ++sl) {
-          const float4* w = sk_ws + (size_t)(idx0 + 2 * sl) * (BN / 8) * 128 + wtid;
+          const float4* w = sk_ws + (size_t)(idx0 + NC * sl) * (BN / 8) * 128 + wtid;
 #pragma unroll
           for (int i = 0; i < BN / 8; ++i) {
             const float4 v = ld_cg_v4(w + i * 128);

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config",
            "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "stream_k_segments"]
 
-BM = 128  # tile rows (two consumer warpgroups of 64)
+BM = 128  # default tile rows (two consumer warpgroups of 64); GemmConfig.bm = 64 runs one consumer warpgroup
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
-THREADS = 384  # producer warpgroup + two consumer warpgroups
 SMEM_LIMIT = 227 * 1024
 EPI_BOX = 64 * 128  # one 8 KiB epilogue staging box (64 rows x 128 bytes)
 
@@ -35,7 +34,8 @@ class GemmError(ValueError):
 
 @dataclass(frozen=True)
 class GemmConfig:
-    """One compiled variant: tile ``BM x bn x BK``, a ``stages`` deep smem ring, clusters of ``cluster`` CTAs along M
+    """One compiled variant: tile ``bm x bn x BK`` (``bm`` 128: two consumer warpgroups, 64: one), a ``stages`` deep
+    smem ring, clusters of ``cluster`` CTAs along M
     sharing the B tile and ``cluster_n`` CTAs along N sharing the A tile by TMA multicast (1, 2 or 4 each, at most 4
     CTAs per cluster), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
     wgmma group in flight and release each stage one slab later), ``epi`` 8 KiB staging boxes per consumer
@@ -48,15 +48,26 @@ class GemmConfig:
     overlap: int = 0
     epi: int = 2
     cluster_n: int = 1
+    bm: int = 128
 
     @property
     def name(self) -> str:
         cn = f"n{self.cluster_n}" if self.cluster_n > 1 else ""
-        return f"128x{self.bn}x64_s{self.stages}_c{self.cluster}{cn}_g{self.group_m}_ov{self.overlap}_e{self.epi}"
+        return f"{self.bm}x{self.bn}x64_s{self.stages}_c{self.cluster}{cn}_g{self.group_m}_ov{self.overlap}_e{self.epi}"
 
     @property
     def cluster_size(self) -> int:
         return self.cluster * self.cluster_n
+
+    @property
+    def consumers(self) -> int:
+        """Consumer warpgroups (64 tile rows each)."""
+        return self.bm // 64
+
+    @property
+    def threads(self) -> int:
+        """Threads per CTA: the producer warpgroup and the consumers."""
+        return 128 * (1 + self.consumers)
 
 
 CONFIGS = {
@@ -73,13 +84,21 @@ CONFIGS = {
     "n256_s4_c1_ov1": GemmConfig(256, 4, 1, 8, 1),
     "n256_s3_c1_e4": GemmConfig(256, 3, 1, 8, 0, 4),
     "n256_s3_c2_e4": GemmConfig(256, 3, 2, 8, 0, 4),
+    # 64-row tiles, one consumer warpgroup: few-row (M <= 128) problems. With one consumer nothing hides the wait for
+    # a slab's wgmmas, so the _ov1 variants keep one wgmma group in flight.
+    "m64_n128_s8_c2": GemmConfig(128, 8, 2, 8, bm=64),
+    "m64_n128_s8_c2_ov1": GemmConfig(128, 8, 2, 8, 1, bm=64),
+    "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
+    "m64_n256_s5_c2_ov1": GemmConfig(256, 5, 2, 8, 1, bm=64),
+    "m64_n256_s5_c1_ov1": GemmConfig(256, 5, 1, 8, 1, bm=64),
 }
 
 
 def smem_bytes(cfg: GemmConfig) -> int:
     """Dynamic shared memory of a config: the ring, the epilogue staging boxes, 2 x stages mbarriers and 1 KiB for
     the 1024-byte alignment."""
-    return cfg.stages * (BM * BK * 2 + cfg.bn * BK * 2) + 2 * cfg.epi * EPI_BOX + 16 * cfg.stages + 1024
+    return (cfg.stages * (cfg.bm * BK * 2 + cfg.bn * BK * 2) + cfg.consumers * cfg.epi * EPI_BOX + 16 * cfg.stages
+            + 1024)
 
 
 for _c in CONFIGS.values():
@@ -118,7 +137,7 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS) -> GemmConfig:
 def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = NUM_SMS) -> tuple[int, int]:
     """(splits, k_per_split): split K when the output tiles fill less than ~3/4 of the SMs, keeping >= 4 K-slabs
     (256 elements) per split and at most one wave of CTAs. Returns (1, k) when no split pays."""
-    tiles = -(-m // (BM * cfg.cluster)) * cfg.cluster * -(-n // (cfg.bn * cfg.cluster_n)) * cfg.cluster_n
+    tiles = -(-m // (cfg.bm * cfg.cluster)) * cfg.cluster * -(-n // (cfg.bn * cfg.cluster_n)) * cfg.cluster_n
     kt = -(-k // BK)
     if tiles >= sms * 3 // 4 or kt < 8 or cfg.bn < 256:
         return 1, k
@@ -154,7 +173,7 @@ class GemmPlan:
     def units(self) -> int:
         """Work units: (cluster of tiles, K range) pairs the persistent CTAs loop over."""
         c = self.config
-        return -(-self.m // (BM * c.cluster)) * -(-self.n // (c.bn * c.cluster_n)) * self.split
+        return -(-self.m // (c.bm * c.cluster)) * -(-self.n // (c.bn * c.cluster_n)) * self.split
 
     @property
     def grid(self) -> int:
@@ -272,7 +291,7 @@ _kernels: dict = {}
 def kernel_name(p: GemmPlan) -> str:
     c = p.config
     out = 2 if p.split > 1 else _OUT[p.out_dtype]
-    return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bn}, {c.stages}, {c.cluster}, {c.cluster_n}, {p.b_mn}, "
+    return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, {c.cluster_n}, {p.b_mn}, "
             f"{int(p.split > 1)}, {c.overlap}, {c.epi}>")
 
 
@@ -297,11 +316,11 @@ def _map(ptr: int, dims: tuple[int, int], ld_bytes: int, dtype: str, box: tuple[
 
 
 def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int = 0, ldc: int | None = None):
-    """The (A, B, C) ``tk.TensorMap``s of a plan. A: {K, M} boxes 64 x 128/cluster_n; B: {K, N} boxes 64 x bn/cluster
+    """The (A, B, C) ``tk.TensorMap``s of a plan. A: {K, M} boxes 64 x bm/cluster_n; B: {K, N} boxes 64 x bn/cluster
     (K-major) or {N, K} boxes 64 x 64 (row-major B); C: {N, M} boxes (128 bytes) x 64, fp32 for split-K."""
     eb = _ELEM[p.in_dtype]
     cl = p.config.cluster
-    ta = _map(a_ptr, (p.k, p.m), p.lda * eb, p.in_dtype, (BK, BM // p.config.cluster_n))
+    ta = _map(a_ptr, (p.k, p.m), p.lda * eb, p.in_dtype, (BK, p.config.bm // p.config.cluster_n))
     if p.b_mn:
         tb = _map(b_ptr, (p.n, p.k), p.ldb * eb, p.in_dtype, (64, BK))
     else:
@@ -324,6 +343,7 @@ class Schedule:
     sk_units: int = 0
     maxseg: int = 0
     bn: int = 256
+    consumers: int = 2
 
     @property
     def grid(self) -> int:
@@ -331,7 +351,7 @@ class Schedule:
 
     @property
     def flag_count(self) -> int:
-        return self.sk_units * self.cluster_size * self.maxseg * 2
+        return self.sk_units * self.cluster_size * self.maxseg * self.consumers
 
     @property
     def ws_bytes(self) -> int:
@@ -359,16 +379,16 @@ def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
     clusters = max(1, min(units, resident // cs))
     kt = -(-p.k // BK)
     if p.split > 1 or stream_k == "off" or units == 0:
-        return Schedule(clusters, cs, units, bn=p.config.bn)
+        return Schedule(clusters, cs, units, bn=p.config.bn, consumers=p.config.consumers)
     sk = units if stream_k == "all" else (units % clusters if units > clusters else 0)
     if stream_k == "auto" and sk > STREAM_K_MAX_FILL * clusters:
         sk = 0
     if stream_k == "all":
         clusters = max(1, resident // cs)
     if sk == 0 or sk * kt // clusters < STREAM_K_MIN_SLABS:
-        return Schedule(min(units, clusters), cs, units, bn=p.config.bn)
+        return Schedule(min(units, clusters), cs, units, bn=p.config.bn, consumers=p.config.consumers)
     min_range = sk * kt // clusters
-    return Schedule(clusters, cs, units - sk, sk, kt // min_range + 2, p.config.bn)
+    return Schedule(clusters, cs, units - sk, sk, kt // min_range + 2, p.config.bn, p.config.consumers)
 
 
 def stream_k_segments(sched: Schedule, kt: int, cid: int) -> list[tuple[int, int, int, int, int, int]]:
@@ -403,7 +423,7 @@ def resident_ctas(kernel, cfg: GemmConfig) -> int:
     r = _resident.get(key)
     if r is None:
         try:
-            r = kernel.max_active_clusters(cs, THREADS, smem_bytes(cfg)) * cs
+            r = kernel.max_active_clusters(cs, cfg.threads, smem_bytes(cfg)) * cs
         except Exception:  # noqa: BLE001 - an occupancy query failing must not stop the GEMM
             r = 0
         r = _resident[key] = r if r > 0 else NUM_SMS // cs * cs
@@ -411,22 +431,25 @@ def resident_ctas(kernel, cfg: GemmConfig) -> int:
 
 
 def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: bool | None = None,
-           ldc: int | None = None) -> None:
+           ldc: int | None = None, pdl: bool = True) -> None:
     """Launch the plan's persistent kernel (min(units, resident) clusters of 384-thread CTAs, whole units only) on
     ``stream`` (default: torch's current stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N)
     buffer with row stride ``ldc`` (elements)."""
-    launcher(p, a_ptr, b_ptr, c_ptr, debug, ldc)(stream)
+    launcher(p, a_ptr, b_ptr, c_ptr, debug, ldc, pdl=pdl)(stream)
 
 
 _launchers: dict = {}
 
 
 def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None,
-             sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0, k_rotate: bool | None = None):
+             sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0, k_rotate: bool | None = None,
+             pdl: bool = True):
     """A memoised ``fn(stream)`` that launches ``p`` on these pointers (tensor maps encoded once). ``sched``
     (default: whole units, no stream-K) with ``sk_units > 0`` needs ``ws_ptr`` (``sched.ws_bytes``) and
-    ``flags_ptr`` (``sched.flag_count`` zeroed uint32, left zeroed by every launch)."""
-    key = (p, a_ptr, b_ptr, c_ptr, debug, ldc, sched, ws_ptr, flags_ptr, k_rotate)
+    ``flags_ptr`` (``sched.flag_count`` zeroed uint32, left zeroed by every launch). ``pdl``: launch as a
+    programmatic dependent launch (the kernel's prologue overlaps the previous kernel's tail; the kernel waits with
+    ``griddepcontrol.wait`` before touching global memory, so this is safe after any kernel)."""
+    key = (p, a_ptr, b_ptr, c_ptr, debug, ldc, sched, ws_ptr, flags_ptr, k_rotate, pdl)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -449,7 +472,7 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     cluster = (cs, 1, 1) if cs > 1 else None
 
     def fn(stream=None):
-        k(grid, THREADS, *args, smem=smem, stream=stream, cluster=cluster)
+        k(grid, cfg.threads, *args, smem=smem, stream=stream, cluster=cluster, pdl=pdl)
 
     if len(_launchers) > 512:
         _launchers.clear()

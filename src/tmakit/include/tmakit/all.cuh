@@ -7,3 +7,4 @@
 #include "cluster.cuh"
 #include "tma.cuh"
 #include "tensormap.cuh"
+#include "griddep.cuh"
