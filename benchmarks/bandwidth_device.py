@@ -495,6 +495,20 @@ TP4 = {
     4: [dict(), dict(xpose=9), dict(mode=2), dict(l2=0), dict(l2=2), dict(mode=2, consumers=2), dict()],
 }
 TP4_PERM = [dict(), dict(xpose=2), dict(xpose=2, mode=2), dict(xpose=9), dict()]
+# call 14: consumer count and tile/CTA shape under mode 2 (store warp)
+X2 = dict(xpose=2, mode=2)
+TP5 = {
+    2: [dict(xpose=2), dict(X2), dict(X2, consumers=4), dict(X2, consumers=2), dict(X2, consumers=1),
+        dict(X2, consumers=2, kq=2, ctas_per_sm=2), dict(X2, consumers=1, kq=2, ctas_per_sm=2),
+        dict(X2, consumers=2, kq=1, ctas_per_sm=3), dict(X2, consumers=2, stages=5, no=2),
+        dict(xpose=9, mode=2, consumers=2), dict(), dict(X2, consumers=2), dict(xpose=2)],
+    4: [dict(), dict(mode=2, consumers=2), dict(mode=2, consumers=1), dict(mode=2, consumers=2, stages=5, no=3),
+        dict(mode=2, consumers=2, ctas_per_sm=3), dict(mode=2, consumers=1, ctas_per_sm=3),
+        dict(mode=2, consumers=2, kq=4, stages=4, no=3, ctas_per_sm=1), dict(mode=2, consumers=2, group=0),
+        dict(xpose=9, mode=2, consumers=2), dict(), dict(mode=2, consumers=2)],
+}
+TP5_PERM = [dict(), dict(xpose=2), dict(X2, consumers=2), dict(X2, consumers=2, kq=2, ctas_per_sm=2),
+            dict(X2, consumers=1, kq=2, ctas_per_sm=2), dict(X2, consumers=4), dict(xpose=2)]
 
 
 def _tp4():
@@ -508,6 +522,7 @@ def _tp4():
     out = OUT / "tp4.json"
     base_t = dict(bw.TRANSPOSE_CONFIG)
     only = os.environ.get("TP4_ONLY", "tp,perm").split(",")
+    tp_sets, perm_set = (TP5, TP5_PERM) if os.environ.get("TP_SET") == "tp5" else (TP4, TP4_PERM)
 
     def save(row):
         res.append(row)
@@ -539,7 +554,7 @@ def _tp4():
             a = torch.randn(16384, 16384, device="cuda").to(dt)
             b = torch.empty_like(a)
             nb = a.numel() * e
-            for kw in TP4[e]:
+            for kw in tp_sets[e]:
                 try:
                     use(e, kw)
                     diag = kw.get("xpose") == 9
@@ -564,7 +579,7 @@ def _tp4():
             ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
             fl = [torch.empty_like(xs[0]) for _ in range(2)]
             nb = xs[0].numel() * 2
-            for kw in TP4_PERM if shape[0] == 32 else TP4_PERM[:2]:
+            for kw in perm_set if shape[0] == 32 else perm_set[:4]:
                 try:
                     use(2, kw)
                     diag = kw.get("xpose") == 9
@@ -607,6 +622,55 @@ extern "C" __global__ void __launch_bounds__(256) lsu_copy_blk(const uint4* __re
   for (int k = 0; k < 4; ++k) if (base + k * 256 < n16) dst[base + k * 256] = v[k];
 }
 """
+
+
+NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
+               "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
+
+
+def _ncut():
+    """ncu target: one call of each op between cudaProfilerStart/Stop (inputs made and kernels compiled before)."""
+    import ctypes
+
+    import torch
+
+    from tmakit import cuda as tkc
+    from tmakit import ops
+    from tmakit.kernels import bandwidth as bw
+
+    n = (1 << 30) // 2
+    x = torch.randn(n, device="cuda").to(torch.bfloat16)
+    y = torch.empty_like(x)
+    a = torch.randn(16384, 16384, device="cuda").to(torch.bfloat16)
+    b = torch.empty_like(a)
+    af = torch.randn(16384, 16384, device="cuda")
+    bf_ = torch.empty_like(af)
+    d = torch.randn(64 << 20, device="cuda")
+    s_ = torch.randn(64 << 20, device="cuda")
+    k2 = tkc.kernel(LSU_SRC, "lsu_copy_blk")
+    n16 = n * 2 // 16
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+    t2 = {**base_t, 2: bw.TransposeConfig(**dict(base_t[2].__dict__, xpose=2, mode=2, consumers=4))}
+    t4 = {**base_t, 4: bw.TransposeConfig(**dict(base_t[4].__dict__, mode=2, consumers=2))}
+
+    def run():
+        ops.copy(x, y)
+        k2((-(-n16 // 1024), 1, 1), (256, 1, 1), tkc.Ptr(x.data_ptr()), tkc.Ptr(y.data_ptr()), ctypes.c_int64(n16))
+        for cfg in (base_t, t2):
+            bw.TRANSPOSE_CONFIG = cfg
+            ops.transpose(a, 0, 1, out=b)
+        for cfg in (base_t, t4):
+            bw.TRANSPOSE_CONFIG = cfg
+            ops.transpose(af, 0, 1, out=bf_)
+        ops.reduce_into(d, s_, "add")
+        d.add_(s_)
+
+    run()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    run()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
 
 
 def _lsu():
@@ -653,6 +717,17 @@ def _lsu():
         r["vs_torch"] = t / min(r["ms"])
         print("lsu", json.dumps(r), flush=True)
     (OUT / "lsu.json").write_text(json.dumps(res, indent=1))
+    # what torch's copy_ / add_ launch (a kernel, or the driver's device-to-device memcpy)
+    from torch.profiler import ProfilerActivity, profile
+
+    d = torch.randn(64 << 20, device="cuda")
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        y.copy_(x)
+        d.add_(d)
+        torch.cuda.synchronize()
+    names = sorted({e.name for e in prof.events() if e.device_type.name == "CUDA"})
+    print("lsu torch device events:", names, flush=True)
+    (OUT / "lsu_torch_events.json").write_text(json.dumps(names))
 
 
 def _best():
@@ -727,6 +802,8 @@ def main(argv):
         return _tp4()
     if argv and argv[0] == "_lsu":
         return _lsu()
+    if argv and argv[0] == "_ncut":
+        return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
     py = sys.executable
     subprocess.run(
@@ -760,6 +837,12 @@ def main(argv):
         phase("tp4", [py, "-X", "faulthandler", __file__, "_tp4"], int(os.environ.get("T_TP4", 180)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
+    if "ncu" in todo:
+        phase("ncu", ["ncu", "--clock-control", "none", "--profile-from-start", "off", "--metrics", NCU_METRICS,
+                      "--csv", "--log-file", str(OUT / "ncu.csv"), py, __file__, "_ncut"],
+              int(os.environ.get("T_NCU", 120)))
+        if (OUT / "ncu.csv").exists():
+            print((OUT / "ncu.csv").read_text()[-6000:])
     if "sweep" in todo:
         for w in os.environ.get("SWEEP", "copy,transpose,permute,reduce").split(","):
             phase(f"sweep_{w}", [py, __file__, "_sweep", w], int(os.environ.get(f"T_SWEEP_{w}", os.environ.get("T_SWEEP", 70))))
