@@ -624,6 +624,99 @@ extern "C" __global__ void __launch_bounds__(256) lsu_copy_blk(const uint4* __re
 """
 
 
+# call 15: confirm the new defaults against the old ones across sizes, interleaved rounds
+OLD_T = {2: dict(kq=4, stages=4, consumers=8, group=16),
+         4: dict(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4)}
+A2 = dict(OLD_T[2], xpose=2)                                            # stmatrix, 1 CTA, 8 warps, mode 0
+C2 = dict(A2, kq=2, ctas_per_sm=2, mode=2, consumers=2)                 # + 16 KiB tiles, 2 CTAs, store warp
+TP6 = {
+    2: [("old", OLD_T[2]), ("A x2", A2), ("C x2 m2 c2 kq2 2cta", C2), ("B x2 m2 c4", dict(A2, mode=2, consumers=4)),
+        ("C4 x2 m2 c4 kq2 2cta", dict(C2, consumers=4)), ("C m0 c4 kq2 2cta", dict(C2, mode=0, consumers=4)),
+        ("diag C", dict(C2, xpose=9))],
+    4: [("old", OLD_T[4]), ("E m2 c2", dict(OLD_T[4], mode=2, consumers=2)),
+        ("E m2 c2 no3", dict(OLD_T[4], mode=2, consumers=2, no=3))],
+}
+
+
+def _tp6():
+    import math
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "tp6.json"
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+
+    def save(row):
+        res.append(row)
+        print("tp6", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def use(e, kw):
+        bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**kw)}
+
+    for dt, sizes in ((torch.bfloat16, (4096, 8192, 16384, 32768)), (torch.float32, (4096, 8192, 16384, 32768))):
+        e = 2 if dt == torch.bfloat16 else 4
+        for n in sizes:
+            nb = n * n * e
+            k = max(1, math.ceil(4 * 60 * MiB / nb))
+            xs = [torch.randn(n, n, device="cuda").to(dt) for _ in range(k)]
+            ys = [torch.empty_like(xs[0]) for _ in range(k)]
+            cfgs = TP6[e] if n == 16384 else [c for c in TP6[e] if not c[0].startswith(("diag", "C4", "C m0"))]
+            cfgs = cfgs + [("default", None)]
+            rounds = 3 if n == 16384 else 2
+            acc = {name: [] for name, _ in cfgs}
+            for name, kw in cfgs:  # correctness once per config (the big one)
+                bw.TRANSPOSE_CONFIG = dict(base_t)
+                if kw is not None:
+                    use(e, kw)
+                ys[0].fill_(7)
+                ops.transpose(xs[0], 0, 1, out=ys[0])
+                acc[name + " ok"] = bool(torch.equal(ys[0], xs[0].t()))
+            for r in range(rounds):
+                for name, kw in cfgs:
+                    bw.TRANSPOSE_CONFIG = dict(base_t)
+                    if kw is not None:
+                        use(e, kw)
+                    pc = time_op(lambda i: ys[i].copy_(xs[i]), k, reps=10)
+                    ms = time_op(lambda i: ops.transpose(xs[i], 0, 1, out=ys[i]), k, reps=15)
+                    pc2 = time_op(lambda i: ys[i].copy_(xs[i]), k, reps=10)
+                    acc[name].append(min(pc, pc2) / ms)
+            for name, kw in cfgs:
+                v = acc[name]
+                save(dict(case=f"{dt} {n}^2", cfg=name, ok=acc[name + " ok"], vs_copy=sum(v) / len(v),
+                          rounds=[round(x, 4) for x in v]))
+            del xs, ys
+    bw.TRANSPOSE_CONFIG = dict(base_t)
+    for shape, dims in (((32, 64, 128, 128), (0, 3, 1, 2)), ((128, 64, 128, 128), (0, 3, 1, 2)),
+                        ((64, 64, 64, 64), (3, 2, 1, 0)), ((8, 128, 256, 64), (0, 3, 1, 2)),
+                        ((16, 2048, 1024), (0, 2, 1))):
+        xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        fl = [torch.empty_like(xs[0]) for _ in range(2)]
+        nb = xs[0].numel() * 2
+        for name, kw in (("old", OLD_T[2]), ("A x2", A2), ("C", C2), ("default", None)):
+            bw.TRANSPOSE_CONFIG = dict(base_t)
+            if kw is not None:
+                use(2, kw)
+            ys[0].fill_(7)
+            ops.permute(xs[0], dims, out=ys[0])
+            ok = bool(torch.equal(ys[0], xs[0].permute(dims)))
+            for q in (False, True):
+                tf = _time_queued if q else (lambda fn, n, reps=30: time_op(fn, n, reps=reps))
+                pc = tf(lambda i: fl[i].copy_(xs[i]), 2)
+                ms = tf(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2)
+                pc2 = tf(lambda i: fl[i].copy_(xs[i]), 2)
+                save(dict(case=str((shape, dims)), cfg=name, queued=q, ok=ok, us=ms * 1e3, copy_us=min(pc, pc2) * 1e3,
+                          vs_copy_same=min(pc, pc2) / ms, vs_ceiling=2 * nb / ms / 1e9 / 4.24))
+        del xs, ys, fl
+    bw.TRANSPOSE_CONFIG = dict(base_t)
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -802,6 +895,8 @@ def main(argv):
         return _tp4()
     if argv and argv[0] == "_lsu":
         return _lsu()
+    if argv and argv[0] == "_tp6":
+        return _tp6()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -835,6 +930,8 @@ def main(argv):
         phase("tp", [py, "-X", "faulthandler", __file__, "_tp"], int(os.environ.get("T_TP", 120)))
     if "tp4" in todo:
         phase("tp4", [py, "-X", "faulthandler", __file__, "_tp4"], int(os.environ.get("T_TP4", 180)))
+    if "tp6" in todo:
+        phase("tp6", [py, "-X", "faulthandler", __file__, "_tp6"], int(os.environ.get("T_TP6", 240)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -855,11 +952,11 @@ def main(argv):
     for f in sorted(OUT.glob("host_*.json")):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
-    for f in (OUT / "tp4.json", OUT / "lsu.json"):
+    for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
-                keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "vs_copy_same", "vs_ceiling", "vs_torch",
-                        "error")
+                keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "rounds", "vs_copy_same", "vs_ceiling",
+                        "vs_torch", "error")
                 vals = " ".join(f"{k}={r[k]:.3f}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in keys if k in r)
                 print(f.stem, r["case"][-26:], json.dumps(r.get("cfg", "")), vals)
     tpf = OUT / "tp.json"

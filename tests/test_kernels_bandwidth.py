@@ -84,6 +84,18 @@ def test_boxes_heuristic_limits():
     assert bw._boxes([7, 3], 2, 16 * 1024)[0] == 8  # inner dim under 16 bytes: one 16-byte box overhanging it
 
 
+def test_transpose_config_wide_overrides_by_inner_extent():
+    wide = bw.TransposeConfig(kq=4, consumers=8, xpose=2, wide=(("kq", 2), ("ctas_per_sm", 2)), wide_min=16)
+    big = bw.plan_copy(FakeTensor((16384, 16384)).permute((1, 0)), FakeTensor((16384, 16384)))
+    c = bw.transpose_config_for(big, wide)
+    assert (c.kq, c.ctas_per_sm, c.consumers, c.xpose, c.wide) == (2, 2, 8, 2, ())
+    x = FakeTensor((32, 64, 128, 128)).permute((0, 3, 1, 2))  # inner dim 128 elements = 2 slabs of 64
+    narrow = bw.plan_copy(x, FakeTensor(x.shape))
+    assert bw.transpose_config_for(narrow, wide) == wide
+    edge = bw.plan_copy(FakeTensor((64, 1024)).permute((1, 0)), FakeTensor((1024, 64)))  # 1024 / 64 = 16 slabs
+    assert bw.transpose_config_for(edge, wide).kq == 2
+
+
 def test_param_structs_match_device_layout():
     assert bw.StreamParams.main_tiles.offset == 72
     assert bw.TransposeParams.ntiles.offset == 40

@@ -24,6 +24,7 @@ import math
 from ..tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
 
 __all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher", "plan_copy", "launcher_for",
+           "transpose_config_for",
            "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "REDUCE_OPS", "BULK_OPS", "bulk_supported"]
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -89,7 +90,9 @@ class TransposeConfig:
     has written its part (no named barrier among the consumers). ``xpose`` (2-byte elements; ``-DTP_XPOSE``): smem
     transposition 0 lane = row with scalar u16 stores, 1 packed u32 stores of row pairs, 2 ldmatrix +
     stmatrix.trans (8x8 blocks), 9 diagnostic only (no transposition: wrong output). ``l2``: L2 promotion of the
-    maps (0 none .. 3 256B)."""
+    maps (0 none .. 3 256B). ``wide``: field overrides (``(name, value)`` pairs) applied when the input's unit-stride
+    dim spans at least ``wide_min`` slab columns (T = 128 / elem elements each): large 2-D-like transposes and
+    narrow batched ones (a permute with a 128-element inner dim) prefer different tile/CTA shapes."""
 
     kq: int = 4
     stages: int = 4
@@ -102,6 +105,8 @@ class TransposeConfig:
     coords: int = 2
     xpose: int = 0
     l2: int = 3
+    wide: tuple = ()
+    wide_min: int = 0
 
 
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
@@ -110,8 +115,11 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1)
 #: per element size (bytes); missing sizes use the 2-byte entry
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16),
-                          4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4)}
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2,
+                                             wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2), ("consumers", 2)),
+                                             wide_min=16),
+                          4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
+                                             consumers=2)}
 
 
 class StreamParams(ctypes.Structure):
@@ -596,11 +604,22 @@ def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
     return _stream_launcher(kfile, kname, maps, sizes, box, e, 0, 0, op, cfg, nsm)
 
 
+def transpose_config_for(plan, cfg: TransposeConfig | None = None) -> TransposeConfig:
+    """The effective config of a ``transpose`` plan: TRANSPOSE_CONFIG's entry for its element size (2-byte entry
+    for missing sizes) with the ``wide`` overrides applied when the input's inner dim spans ``wide_min`` slabs."""
+    if cfg is None:
+        cfg = TRANSPOSE_CONFIG.get(plan.elem) or TRANSPOSE_CONFIG[2]
+    if cfg.wide and -(-plan.dims[0][0] // (128 // plan.elem)) >= cfg.wide_min:
+        cfg = dataclasses.replace(cfg, **dict(cfg.wide), wide=())
+    return cfg
+
+
 def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     e = plan.elem
     t_ = 128 // e
     dims = plan.dims
     sizes = [d[0] for d in dims]
+    cfg = transpose_config_for(plan, cfg)
     kq = max(1, min(cfg.kq, 256 // t_, -(-sizes[1] // t_)))  # boxes may overhang small dims (OOB fill / clip)
     rank = len(dims)
     dt = _WORD[e]
