@@ -300,7 +300,8 @@ AB_EXTRA = {(128, 8192, 8192): {"n64": dict(config="n64_s8_c1"), "n64_n2": dict(
 
 
 def _ab_shapes() -> list:
-    """GEMM_AB_SHAPES="m,n,k;m,n,k" (default: the suite)."""
+    """GEMM_AB_SHAPES="m,n,k;m,n,k" (default: the suite). GEMM_AB_VARIANTS='{"MxNxK" or "*": {name: gemm kwargs}}'
+    replaces AB_EXTRA."""
     v = os.environ.get("GEMM_AB_SHAPES")
     return [tuple(int(x) for x in s.split(",")) for s in v.split(";") if s] if v else SUITE
 
@@ -320,7 +321,9 @@ def phase_ab() -> dict:
         b_s = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t() for _ in range(nsets)]
         c_s = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
         ref = a_s[0].float() @ b_s[0].float()
-        variants = {**AB_VARIANTS, **AB_EXTRA.get((m, n, k), {})}
+        extra = json.loads(os.environ["GEMM_AB_VARIANTS"]) if "GEMM_AB_VARIANTS" in os.environ else None
+        variants = {**AB_VARIANTS, **(AB_EXTRA.get((m, n, k), {}) if extra is None else extra.get(f"{m}x{n}x{k}",
+                                                                                              extra.get("*", {})))}
         fns = {"cublas": lambda i: torch.matmul(a_s[i], b_s[i], out=c_s[i])}  # noqa: B023
         row = dict(m=m, n=n, k=k)
         for name, kw in variants.items():

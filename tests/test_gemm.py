@@ -66,7 +66,7 @@ def test_plan_errors(args, match):
 def test_plan_row_major_b():
     p = gk.plan(Fake((8, 64)), Fake((64, 16), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 16
-    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 128, 64, 8, 1, 1, 1, 0, 0, 2>"
+    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 128, 64, 8, 1, 1, 1, 0, 0, 2, 0>"
     p = gk.plan(Fake((8, 64)), Fake((64, 16), (24, 1), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 24
 
@@ -116,25 +116,29 @@ def test_heuristics():
     assert split > 1 and kps % gk.BK == 0 and (split - 1) * kps < 65536 <= split * kps
     p = gk.plan(Fake((300, 4104)), wt(136, 4104, ptr=1 << 26), split=7)
     assert p.split == 7 and p.k_per_split % gk.BK == 0 and (p.split - 1) * p.k_per_split < p.k
-    assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1, 0, 2>")
-    assert gk.choose_config(128, 8192, 8192) == gk.CONFIGS["n64_s8_c1"]  # one tile row, 128 columns of 64
-    assert gk.choose_split(128, 8192, 8192, gk.CONFIGS["n64_s8_c1"]) == (1, 8192)
+    assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1, 0, 2, 0>")
+    assert gk.choose_config(128, 8192, 8192) == gk.CONFIGS["m64_n128_s8_c1_ov1"]  # 2 x 64 tiles of 64 x 128
+    assert gk.choose_split(128, 8192, 8192, gk.CONFIGS["m64_n128_s8_c1_ov1"]) == (1, 8192)
+    assert gk.choose_config(64, 8192, 8192) == gk.CONFIGS["n64_s8_c1"]  # one tile row, 128 columns of 64
     assert gk.choose_config(128, 1024, 8192) == gk.CONFIGS["n256_s4_c1"]  # too few columns: split K instead
     assert gk.choose_split(128, 1024, 8192, gk.CONFIGS["n256_s4_c1"])[0] > 1
     assert gk.choose_config(2048, 1024, 1024) == gk.CONFIGS["n128_s6_c1"]  # short K: narrower tiles, no split
     assert gk.choose_split(2048, 1024, 1024, gk.CONFIGS["n128_s6_c1"]) == (1, 1024)
     assert gk.choose_config(1024, 1024, 1024) == gk.CONFIGS["n64_s8_c1"]
     assert gk.choose_config(1024, 1024, 65536) == gk.CONFIGS["n256_s4_c1"]  # split-K shapes: single CTAs
-    assert gk.choose_config(8192, 8192, 8192).cluster == 2
-    assert gk.choose_config(384, 8192, 8192).cluster == 1  # 3 tile rows do not pair up
+    assert gk.choose_config(8192, 8192, 8192) == gk.CONFIGS["n256_s4_c1_d"]  # 16-bit out: deferred epilogue
+    assert gk.choose_config(8192, 8192, 8192, out_bytes=4).cluster == 2  # fp32 out: no deferral, pairs
+    assert gk.choose_config(384, 8192, 8192, out_bytes=4).cluster == 1  # 3 tile rows do not pair up
+    assert gk.plan(Fake((4096, 4096)), wt(4096, 4096, ptr=1 << 26), out_dtype="float32").config.cluster == 2
 
 
 def test_schedule_stream_k():
-    p = gk.plan(Fake((4096, 4096)), wt(4096, 4096, ptr=1 << 26))  # 128x256 tiles in pairs: 256 cluster units
+    p = gk.plan(Fake((4096, 4096)), wt(4096, 4096, ptr=1 << 26), config="n256_s4_c2")  # pairs: 256 cluster units
     assert gk.schedule(p, 132).sk_units == 0  # auto: the last wave (58 of 66 clusters) is too full to pay
     s = gk.schedule(p, 132, "all")
     assert (s.clusters, s.cluster_size, s.dp_units, s.sk_units) == (66, 2, 0, 256)
-    big = gk.plan(Fake((8192, 8192)), wt(8192, 8192, ptr=1 << 28))
+    big = gk.plan(Fake((8192, 8192)), wt(8192, 8192, ptr=1 << 28), config="n256_s4_c2")
+    assert gk.schedule(gk.plan(Fake((8192, 8192)), wt(8192, 8192, ptr=1 << 28)), 132).sk_units == 2048 % 132
     assert gk.schedule(big, 132).sk_units == 1024 % 66  # 34 of 66: half a wave idle -> stream-K
     s = gk.Schedule(66, 2, 198, 58, 64 // (58 * 64 // 66) + 2)
     assert s.maxseg == 64 // (58 * 64 // 66) + 2 and s.flag_count == 58 * 2 * s.maxseg * 2
@@ -202,7 +206,14 @@ def test_kernel_compiles_with_hgmma_and_tma(cfg):
     assert ops["HGMMA"] > 0 and ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0 and ops["UTMAREDG"] > 0
     if gk.CONFIGS[cfg].cluster_size > 1:
         assert "UTMALDG.2D.MULTICAST" in sass.disassemble(c.cubin)
-    assert ops["LDL"] == 0 and ops["STL"] == 0  # accumulators stay in registers
+    if gk.CONFIGS[cfg].defer:  # acc + packed tile: a few scalars spill, but never inside the wgmma loop
+        for fn in sass.disassemble(c.cubin).split("\t.section\t.text.")[1:]:  # one kernel at a time
+            lines = fn.splitlines()
+            hg = [i for i, ln in enumerate(lines) if "HGMMA" in ln]
+            assert hg and not any("LDL" in ln or "STL" in ln for ln in lines[hg[0]:hg[-1]]), fn.split(",")[0]
+            assert sum("LDL" in ln or "STL" in ln for ln in lines) < 48, fn.split(",")[0]
+    else:
+        assert ops["LDL"] == 0 and ops["STL"] == 0  # accumulators stay in registers
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -259,9 +270,11 @@ def test_gemm_gpu(m, n, k, dt, od, b_layout):
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["n256_s4_c1", "n256_s4_c2", "n128_s6_c1", "n128_s6_c2", "n64_s8_n2", "n64_s8_n4",
                                     "n128_s6_n4", "n256_s4_c2n2", "m64_n128_s8_c2", "m64_n128_s8_c2_ov1",
-                                    "m64_n128_s8_c1_ov1", "m64_n256_s5_c2_ov1", "m64_n256_s5_c1_ov1"])
+                                    "m64_n128_s8_c1_ov1", "m64_n256_s5_c2_ov1", "m64_n256_s5_c1_ov1",
+                                    "m64_n128_s9_c1_ov1_e1", "n256_s4_c2_d", "n256_s4_c1_d", "n128_s6_c1_d"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
-@pytest.mark.parametrize("m, n, k", [(129, 264, 136), (1000, 1000, 264), (640, 2056, 4104)])
+@pytest.mark.parametrize("m, n, k", [(129, 264, 136), (1000, 1000, 264), (640, 2056, 4104),
+                                     (2000, 4000, 200), (1500, 3000, 72)])  # several tiles per CTA, short K
 def test_gemm_gpu_configs(config, b_layout, m, n, k):
     torch = _gpu()
     from tmakit.ops_gemm import gemm
@@ -281,8 +294,9 @@ def test_gemm_gpu_configs(config, b_layout, m, n, k):
     ("n128_s6_c1", 1100, 2104, 3000, "all"),
     ("m64_n128_s8_c2_ov1", 300, 520, 32768, "all"),  # one consumer warpgroup: slots per warpgroup differ
     ("m64_n256_s5_c1_ov1", 1100, 2104, 3000, "all"),
+    ("n256_s4_c1_d", 1700, 2800, 8200, "auto"),  # deferred epilogue after a head's fixup
 ])
-@pytest.mark.parametrize("od", ["bfloat16", "float32"])
+@pytest.mark.parametrize("od", ["bfloat16", "float16", "float32"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 def test_gemm_gpu_stream_k(config, m, n, k, mode, od, b_layout):
     torch = _gpu()
@@ -341,9 +355,9 @@ def test_gemm_gpu_pdl_chain(config):
     c2 = torch.full_like(c1, float("nan"))
 
     def chain():
-        gemm(a, b, out=c1, config=config)
-        gemm(c1, b, out=c2, config=config)
-        gemm(c2, b, out=a, config=config)  # a is rewritten only after the first GEMM has read it
+        gemm(a, b, out=c1, config=config, pdl=True)
+        gemm(c1, b, out=c2, config=config, pdl=True)
+        gemm(c2, b, out=a, config=config, pdl=True)  # a is rewritten only after the first GEMM has read it
 
     a0 = a.clone()
     chain()

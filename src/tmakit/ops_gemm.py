@@ -69,7 +69,7 @@ def _plan_cached(a, b, out, out_dtype, config, split):
     return p
 
 
-def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None, pdl=True):
+def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None, pdl=False):
     """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
 
     ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
@@ -80,8 +80,9 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
     ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain). ``pdl``: programmatic
-    dependent launch, so the kernel's launch and prologue overlap the previous kernel's end (always safe: the kernel
-    waits for the previous kernel before it touches global memory).
+    dependent launch, so the kernel's launch and prologue may overlap the previous kernel's end (always safe: the
+    kernel waits for the previous kernel before it touches global memory). Off by default: it made back-to-back
+    128x8192x8192 calls 18 % slower on the H200 (NOTES-gemm.md run 12).
     Runs on torch's current stream; returns ``out``.
     """
     import torch

@@ -202,8 +202,10 @@ TMAKIT_DEVICE float4 ld_cg_v4(const float4* p) {
 // row-major. SPLITK needs OUT = 2.
 // OVERLAP = 1: wait_group 1 instead of 0, so one slab's wgmmas run while the next slab is issued; a stage is released
 // one slab later. EPI: 8 KiB staging boxes per consumer warpgroup; with EPI >= BN / (128 / sizeof(out)) a whole
-// tile is staged at once (2 named barriers per tile instead of 2 per box).
-template <int IN_F16, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI>
+// tile is staged at once (2 named barriers per tile instead of 2 per box). DEFER = 1: 16-bit outputs with streamed
+// staging boxes are written during the next tile's first slabs (see "Deferred epilogue" below).
+template <int IN_F16, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI,
+          int DEFER>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
@@ -317,6 +319,38 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #pragma unroll
       for (int d = 1; d < CS; ++d) mbarrier_arrive_remote_cta_if(empty, (rank + d) % CS, p);
     };
+    // Deferred epilogue (DEFER, 16-bit output, staging boxes streamed): a tile's accumulators are packed into
+    // bf16x2 / f16x2 registers after its last slab, and its boxes are written to shared memory and stored one per
+    // slab of the next tile, while that slab's wgmmas run: the tensor cores do not wait for the epilogue.
+    constexpr bool DEF = DEFER && OUT != 2 && EPI < NBOX;
+    u32 pk[DEF ? BN / 4 : 1];
+    int pb = NBOX, pm0 = 0, pn0 = 0;  // the pending tile's next box (NBOX: none), first row and first column
+    auto flush_next = [&]() {         // write and store box pb of the pending tile (uniform over the warpgroup)
+      if constexpr (DEF) {
+#pragma unroll
+        for (int b = 0; b < NBOX; ++b) {
+          if (b != pb || pn0 + b * BOX_COLS >= N) continue;
+          const u32 box = epi + (ebox % EPI) * EPI_BOX_BYTES;
+          ++ebox;
+          if (wtid == 0) bulk_wait_group_read<EPI - 1>();  // the store that last read this box is done
+          named_sync(1 + cw, 128);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+            for (int jj = 0; jj < JPB; ++jj)
+              st_shared_b32(box + r * 128 + ((jj ^ (r % 8)) << 4) + 4 * (lane % 4), pk[2 * (b * JPB + jj) + h]);
+          }
+          fence_proxy_async_smem();
+          named_sync(1 + cw, 128);
+          if (wtid == 0) {
+            tma_store_tile<2>(&tm_c, box, pn0 + b * BOX_COLS, pm0);
+            bulk_commit_group();
+          }
+        }
+        ++pb;
+      }
+    };
     work.start();
     Unit t;
     while (work.next(t)) {
@@ -333,6 +367,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
                                         sw128_desc(s_b + s * B_BYTES + k * B_KSTEP, B_LBO, B_SBO), 1);
         }
         wgmma_commit();
+        if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
+          if (pb < NBOX) flush_next();
+        }
         if (OVERLAP) {  // keep this slab's wgmmas in flight; the previous slab's are done: release its stage
           wgmma_wait<1>();
           release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), kt > 0);
@@ -344,6 +381,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       if (OVERLAP) {
         wgmma_wait<0>();
         release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), t.kt > 0);
+      }
+      if constexpr (DEF) {  // a tile shorter than NBOX slabs: the rest of the previous tile's boxes now
+        while (pb < NBOX) flush_next();
       }
 
       // Epilogue. The m64nBN accumulator layout: thread (warp w, lane l) holds, for j < BN/8,
@@ -406,7 +446,16 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
         else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
       };
-      if constexpr (EPI >= NBOX) {  // the whole tile fits: one wait, two barriers, one bulk group per tile
+      if constexpr (DEF) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) pk[2 * j + h] = pack2<OUT == 1 ? 1 : 0>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        }
+        pb = 0;
+        pm0 = row_m0;
+        pn0 = t.n0;
+      } else if constexpr (EPI >= NBOX) {  // the whole tile fits: one wait, two barriers, one bulk group per tile
         if (wtid == 0) bulk_wait_group_read<0>();  // the previous tile's stores have read their boxes
         named_sync(1 + cw, 128);
 #pragma unroll
@@ -437,6 +486,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           }
         }
       }
+    }
+    if constexpr (DEF) {
+      while (pb < NBOX) flush_next();
     }
     if (wtid == 0) bulk_wait_group<0>();
   }

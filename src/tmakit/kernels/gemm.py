@@ -39,7 +39,8 @@ class GemmConfig:
     sharing the B tile and ``cluster_n`` CTAs along N sharing the A tile by TMA multicast (1, 2 or 4 each, at most 4
     CTAs per cluster), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
     wgmma group in flight and release each stage one slab later), ``epi`` 8 KiB staging boxes per consumer
-    warpgroup for the TMA-store epilogue (4 stages a whole 128x256 16-bit tile at once)."""
+    warpgroup for the TMA-store epilogue (4 stages a whole 128x256 16-bit tile at once), ``defer`` (16-bit outputs:
+    write a tile's staging boxes during the next tile's first slabs, while their wgmmas run)."""
 
     bn: int = 256
     stages: int = 4
@@ -49,11 +50,14 @@ class GemmConfig:
     epi: int = 2
     cluster_n: int = 1
     bm: int = 128
+    defer: int = 0
 
     @property
     def name(self) -> str:
         cn = f"n{self.cluster_n}" if self.cluster_n > 1 else ""
-        return f"{self.bm}x{self.bn}x64_s{self.stages}_c{self.cluster}{cn}_g{self.group_m}_ov{self.overlap}_e{self.epi}"
+        d = "_d" if self.defer else ""
+        return (f"{self.bm}x{self.bn}x64_s{self.stages}_c{self.cluster}{cn}_g{self.group_m}_ov{self.overlap}"
+                f"_e{self.epi}{d}")
 
     @property
     def cluster_size(self) -> int:
@@ -84,6 +88,9 @@ CONFIGS = {
     "n256_s4_c1_ov1": GemmConfig(256, 4, 1, 8, 1),
     "n256_s3_c1_e4": GemmConfig(256, 3, 1, 8, 0, 4),
     "n256_s3_c2_e4": GemmConfig(256, 3, 2, 8, 0, 4),
+    "n256_s4_c2_d": GemmConfig(256, 4, 2, 8, defer=1),
+    "n256_s4_c1_d": GemmConfig(256, 4, 1, 8, defer=1),
+    "n128_s6_c1_d": GemmConfig(128, 6, 1, 8, defer=1),
     # 64-row tiles, one consumer warpgroup: few-row (M <= 128) problems. With one consumer nothing hides the wait for
     # a slab's wgmmas, so the _ov1 variants keep one wgmma group in flight.
     "m64_n128_s8_c2": GemmConfig(128, 8, 2, 8, bm=64),
@@ -91,6 +98,7 @@ CONFIGS = {
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
     "m64_n256_s5_c2_ov1": GemmConfig(256, 5, 2, 8, 1, bm=64),
     "m64_n256_s5_c1_ov1": GemmConfig(256, 5, 1, 8, 1, bm=64),
+    "m64_n128_s9_c1_ov1_e1": GemmConfig(128, 9, 1, 8, 1, 1, bm=64),  # 9 x 24 KiB in flight, one staging box
 }
 
 
@@ -112,18 +120,22 @@ def _tiles(m: int, n: int, bn: int) -> int:
     return -(-m // BM) * -(-n // bn)
 
 
-def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS) -> GemmConfig:
-    """The configuration for a shape, from device runs 3-6 (docs/GEMM.md, NOTES-gemm.md):
+def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2) -> GemmConfig:
+    """The configuration for a shape and output element size, from device runs 3-13 (docs/GEMM.md, NOTES-gemm.md):
 
-    - one tile row (M <= 128) and enough 64-wide columns to fill 3/4 of the SMs: 128x64 tiles, 8 stages, no split
-      (memory-bound: B streams once; 0.96x cuBLAS at 128x8192x8192 against 0.81x for 128x256 + split-K);
-    - few output tiles otherwise: with K >= 8192, 128x256 single CTAs and :func:`choose_split` splits K (pairs were
-      2-3 % slower with split-K); with shorter K, 128x128 or 128x64 tiles and no split (the split's zeroed fp32
-      workspace and final copy cost more than the narrower tiles at 1024^3);
-    - else 128x256 tiles in clusters of 2 along M with B multicast (1-2 % ahead of single CTAs on 4-5 of the 6 large
-      suite shapes in runs 5-6) when the tile rows pair up evenly or are many; single CTAs otherwise.
+    - 64 < M <= 128 and enough 64x128 tiles to fill 3/4 of the SMs: 64-row tiles, one consumer warpgroup, 8 stages
+      (memory-latency-bound: 1.00x cuBLAS at 128x8192x8192 against 0.83-0.95x for 128x64 tiles, run 11/13);
+    - one tile row (M <= 64) and enough 64-wide columns: 128x64 tiles, 8 stages, no split;
+    - few output tiles otherwise: with K >= 8192, 128x256 single CTAs and :func:`choose_split` splits K; with shorter
+      K, 128x128 or 128x64 tiles and no split (the split's zeroed fp32 workspace and final copy cost more);
+    - else 128x256 tiles: 16-bit outputs on single CTAs with the deferred epilogue (run 13: 0.98-1.07x, ahead of
+      clusters of 2 with or without deferral on all six large suite shapes); fp32 outputs (no deferral) in clusters
+      of 2 along M with B multicast when the tile rows pair up evenly or are many (single CTAs without deferral lose
+      2-9 %).
     """
     tiles_m = -(-m // BM)
+    if 64 < m <= 128 and 2 * -(-n // 128) >= sms * 3 // 4:
+        return CONFIGS["m64_n128_s8_c1_ov1"]
     if tiles_m == 1 and -(-n // 64) >= sms * 3 // 4:
         return CONFIGS["n64_s8_c1"]
     if _tiles(m, n, 256) < sms * 3 // 4:
@@ -131,6 +143,8 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS) -> GemmConfig:
             return CONFIGS["n256_s4_c1"]
         # short K: a split's workspace pass costs more than narrower tiles (1024^3: 15.8 us split vs cuBLAS 6.3)
         return CONFIGS["n128_s6_c1" if _tiles(m, n, 128) >= sms // 2 else "n64_s8_c1"]
+    if out_bytes == 2:
+        return CONFIGS["n256_s4_c1_d"]
     return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
 
 
@@ -264,7 +278,7 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
         _check_no_alias(out, so, ldc, eo, ((a, m, lda, eb, k), (b, b_rows, ldb, eb, b_cols)))
     if isinstance(config, str):
         config = CONFIGS[config]
-    config = config or choose_config(m, n, k)
+    config = config or choose_config(m, n, k, out_bytes=_ELEM[od])
     if split is None:
         nsplit, kps = choose_split(m, n, k, config)
     else:
@@ -292,7 +306,7 @@ def kernel_name(p: GemmPlan) -> str:
     c = p.config
     out = 2 if p.split > 1 else _OUT[p.out_dtype]
     return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, {c.cluster_n}, {p.b_mn}, "
-            f"{int(p.split > 1)}, {c.overlap}, {c.epi}>")
+            f"{int(p.split > 1)}, {c.overlap}, {c.epi}, {c.defer}>")
 
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):
@@ -431,7 +445,7 @@ def resident_ctas(kernel, cfg: GemmConfig) -> int:
 
 
 def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: bool | None = None,
-           ldc: int | None = None, pdl: bool = True) -> None:
+           ldc: int | None = None, pdl: bool = False) -> None:
     """Launch the plan's persistent kernel (min(units, resident) clusters of 384-thread CTAs, whole units only) on
     ``stream`` (default: torch's current stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N)
     buffer with row stride ``ldc`` (elements)."""
@@ -443,7 +457,7 @@ _launchers: dict = {}
 
 def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None,
              sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0, k_rotate: bool | None = None,
-             pdl: bool = True):
+             pdl: bool = False):
     """A memoised ``fn(stream)`` that launches ``p`` on these pointers (tensor maps encoded once). ``sched``
     (default: whole units, no stream-K) with ``sk_units > 0`` needs ``ws_ptr`` (``sched.ws_bytes``) and
     ``flags_ptr`` (``sched.flag_count`` zeroed uint32, left zeroed by every launch). ``pdl``: launch as a
