@@ -327,6 +327,10 @@ def phase_ab() -> dict:
         fns = {"cublas": lambda i: torch.matmul(a_s[i], b_s[i], out=c_s[i])}  # noqa: B023
         row = dict(m=m, n=n, k=k)
         for name, kw in variants.items():
+            if isinstance(kw.get("config"), dict):  # an ad-hoc GemmConfig from the JSON
+                from tmakit.kernels.gemm import GemmConfig
+
+                kw = {**kw, "config": GemmConfig(**kw["config"])}
             fns[name] = (lambda kw: lambda i: gemm(a_s[i], b_s[i], out=c_s[i], **kw))(kw)  # noqa: B023
             c_s[0].fill_(float("nan"))
             fns[name](0)
