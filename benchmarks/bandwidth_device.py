@@ -611,6 +611,20 @@ extern "C" __global__ void __launch_bounds__(256) lsu_copy(const uint4* __restri
   }
   for (; i < n16; i += stride) dst[i] = src[i];
 }
+// block-contiguous with K vectors per thread and optional streaming (evict-first) cache hints
+template <int K, bool CS>
+__device__ __forceinline__ void blk_copy(const uint4* __restrict__ src, uint4* __restrict__ dst, long long n16) {
+  const long long base = blockIdx.x * (256ll * K) + threadIdx.x;
+  uint4 v[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) if (base + k * 256 < n16) v[k] = CS ? __ldcs(src + base + k * 256) : src[base + k * 256];
+#pragma unroll
+  for (int k = 0; k < K; ++k) if (base + k * 256 < n16) { if (CS) __stcs(dst + base + k * 256, v[k]); else dst[base + k * 256] = v[k]; }
+}
+extern "C" __global__ void __launch_bounds__(256) lsu_blk2(const uint4* s, uint4* d, long long n) { blk_copy<2, false>(s, d, n); }
+extern "C" __global__ void __launch_bounds__(256) lsu_blk8(const uint4* s, uint4* d, long long n) { blk_copy<8, false>(s, d, n); }
+extern "C" __global__ void __launch_bounds__(256) lsu_blk4cs(const uint4* s, uint4* d, long long n) { blk_copy<4, true>(s, d, n); }
+extern "C" __global__ void __launch_bounds__(256) lsu_blk8cs(const uint4* s, uint4* d, long long n) { blk_copy<8, true>(s, d, n); }
 // block-contiguous: each block moves 4 x 256 vectors of one 16 KiB piece (as torch's vectorized elementwise copy)
 extern "C" __global__ void __launch_bounds__(256) lsu_copy_blk(const uint4* __restrict__ src, uint4* __restrict__ dst,
                                                                long long n16) {
@@ -717,6 +731,94 @@ def _tp6():
     bw.TRANSPOSE_CONFIG = dict(base_t)
 
 
+# call 16: refinements around the new shapes (full configs, no `wide` overrides), interleaved rounds
+E4 = dict(OLD_T[4], mode=2, consumers=2)
+TP7 = [
+    (2, 16384, [("C", C2), ("C g8", dict(C2, group=8)), ("C g32", dict(C2, group=32)), ("C g0", dict(C2, group=0)),
+                ("C s3 no4", dict(C2, stages=3, no=4)), ("C c3", dict(C2, consumers=3)), ("A", A2)]),
+    (2, 32768, [("C", C2), ("C g8", dict(C2, group=8)), ("C g32", dict(C2, group=32)),
+                ("C s3 no4", dict(C2, stages=3, no=4))]),
+    (4, 16384, [("E", E4), ("E g8", dict(E4, group=8)), ("E g16", dict(E4, group=16)), ("E g2", dict(E4, group=2)),
+                ("E s6", dict(E4, stages=6)), ("E c3", dict(E4, consumers=3)), ("old", OLD_T[4])]),
+]
+TP7_PERM = [("A", A2), ("A c4", dict(A2, consumers=4)), ("A s5 no2", dict(A2, stages=5, no=2)),
+            ("A kq2", dict(A2, kq=2)), ("A g0", dict(A2, group=0)), ("B m2 c4", dict(A2, mode=2, consumers=4)),
+            ("A m2 c8", dict(A2, mode=2))]
+
+
+def _tp7():
+    import math
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "tp7.json"
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+
+    def save(row):
+        res.append(row)
+        print("tp7", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def use(e, kw):
+        bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**kw)}
+
+    for e, n, cfgs in TP7:
+        dt = torch.bfloat16 if e == 2 else torch.float32
+        nb = n * n * e
+        k = max(1, math.ceil(4 * 60 * MiB / nb))
+        xs = [torch.randn(n, n, device="cuda").to(dt) for _ in range(k)]
+        ys = [torch.empty_like(xs[0]) for _ in range(k)]
+        acc = {name: [] for name, _ in cfgs}
+        oks = {}
+        for name, kw in cfgs:
+            use(e, kw)
+            ys[0].fill_(7)
+            ops.transpose(xs[0], 0, 1, out=ys[0])
+            oks[name] = bool(torch.equal(ys[0], xs[0].t()))
+        for r in range(3 if n == 16384 else 2):
+            for name, kw in cfgs:
+                use(e, kw)
+                pc = time_op(lambda i: ys[i].copy_(xs[i]), k, reps=10)
+                ms = time_op(lambda i: ops.transpose(xs[i], 0, 1, out=ys[i]), k, reps=15)
+                pc2 = time_op(lambda i: ys[i].copy_(xs[i]), k, reps=10)
+                acc[name].append(min(pc, pc2) / ms)
+        for name, _ in cfgs:
+            v = acc[name]
+            save(dict(case=f"{dt} {n}^2", cfg=name, ok=oks[name], vs_copy=sum(v) / len(v),
+                      rounds=[round(x, 4) for x in v]))
+        del xs, ys
+    shape, dims = (32, 64, 128, 128), (0, 3, 1, 2)
+    xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+    ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    fl = [torch.empty_like(xs[0]) for _ in range(2)]
+    nb = xs[0].numel() * 2
+    acc = {name: [] for name, _ in TP7_PERM}
+    oks = {}
+    for name, kw in TP7_PERM:
+        use(2, kw)
+        ys[0].fill_(7)
+        ops.permute(xs[0], dims, out=ys[0])
+        oks[name] = bool(torch.equal(ys[0], xs[0].permute(dims)))
+    for r in range(2):
+        for name, kw in TP7_PERM:
+            use(2, kw)
+            pc = _time_queued(lambda i: fl[i].copy_(xs[i]), 2)
+            ms = _time_queued(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2)
+            pc2 = _time_queued(lambda i: fl[i].copy_(xs[i]), 2)
+            acc[name].append((min(pc, pc2) / ms, 2 * nb / ms / 1e9 / 4.24, ms * 1e3))
+    for name, _ in TP7_PERM:
+        v = acc[name]
+        save(dict(case=str((shape, dims)) + " queued", cfg=name, ok=oks[name],
+                  vs_copy_same=sum(x[0] for x in v) / len(v), vs_ceiling=sum(x[1] for x in v) / len(v),
+                  us=sum(x[2] for x in v) / len(v)))
+    bw.TRANSPOSE_CONFIG = dict(base_t)
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -795,6 +897,10 @@ def _lsu():
         "lsu block-contiguous": lambda i: k2((-(-n16 // 1024), 1, 1), (256, 1, 1), tkc.Ptr(x.data_ptr()),
                                              tkc.Ptr(y.data_ptr()), ctypes.c_int64(n16), stream=st),
     }
+    for kn, kk in (("lsu_blk2", 2), ("lsu_blk8", 8), ("lsu_blk4cs", 4), ("lsu_blk8cs", 8)):
+        kx = tkc.kernel(LSU_SRC, kn)
+        runs[kn] = (lambda kx, kk: lambda i: kx((-(-n16 // (256 * kk)), 1, 1), (256, 1, 1), tkc.Ptr(x.data_ptr()),
+                                                 tkc.Ptr(y.data_ptr()), ctypes.c_int64(n16), stream=st))(kx, kk)
     for name, fn in runs.items():
         y.fill_(0)
         fn(0)
@@ -897,6 +1003,8 @@ def main(argv):
         return _lsu()
     if argv and argv[0] == "_tp6":
         return _tp6()
+    if argv and argv[0] == "_tp7":
+        return _tp7()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -932,6 +1040,8 @@ def main(argv):
         phase("tp4", [py, "-X", "faulthandler", __file__, "_tp4"], int(os.environ.get("T_TP4", 180)))
     if "tp6" in todo:
         phase("tp6", [py, "-X", "faulthandler", __file__, "_tp6"], int(os.environ.get("T_TP6", 240)))
+    if "tp7" in todo:
+        phase("tp7", [py, "-X", "faulthandler", __file__, "_tp7"], int(os.environ.get("T_TP7", 240)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -952,7 +1062,7 @@ def main(argv):
     for f in sorted(OUT.glob("host_*.json")):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
-    for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "lsu.json"):
+    for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
                 keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "rounds", "vs_copy_same", "vs_ceiling",

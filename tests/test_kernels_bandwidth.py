@@ -3,6 +3,7 @@ local-memory traffic; the layout planner picks the right path (flat / strided / 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -94,6 +95,14 @@ def test_transpose_config_wide_overrides_by_inner_extent():
     assert bw.transpose_config_for(narrow, wide) == wide
     edge = bw.plan_copy(FakeTensor((64, 1024)).permute((1, 0)), FakeTensor((1024, 64)))  # 1024 / 64 = 16 slabs
     assert bw.transpose_config_for(edge, wide).kq == 2
+    big_only = dataclasses.replace(wide, wide_bytes=256 << 20)
+    assert bw.transpose_config_for(edge, big_only) == big_only  # 128 KiB: too small
+    assert bw.transpose_config_for(big, big_only).kq == 2  # 512 MiB
+    mid = bw.plan_copy(FakeTensor((8192, 8192)).permute((1, 0)), FakeTensor((8192, 8192)))  # 128 MiB
+    assert bw.transpose_config_for(mid, big_only).kq == 4
+    d = bw.TRANSPOSE_CONFIG[2]  # the default: 16384^2 bf16 takes the wide shape, 8192^2 and the permute do not
+    assert bw.transpose_config_for(big).kq == 2 and bw.transpose_config_for(mid) == d
+    assert bw.transpose_config_for(narrow) == d
 
 
 def test_param_structs_match_device_layout():

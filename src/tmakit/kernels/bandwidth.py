@@ -91,8 +91,8 @@ class TransposeConfig:
     transposition 0 lane = row with scalar u16 stores, 1 packed u32 stores of row pairs, 2 ldmatrix +
     stmatrix.trans (8x8 blocks), 9 diagnostic only (no transposition: wrong output). ``l2``: L2 promotion of the
     maps (0 none .. 3 256B). ``wide``: field overrides (``(name, value)`` pairs) applied when the input's unit-stride
-    dim spans at least ``wide_min`` slab columns (T = 128 / elem elements each): large 2-D-like transposes and
-    narrow batched ones (a permute with a 128-element inner dim) prefer different tile/CTA shapes."""
+    dim spans at least ``wide_min`` slab columns (T = 128 / elem elements each) and the tensor holds at least
+    ``wide_bytes``: large 2-D-like transposes and narrow or small ones prefer different tile/CTA shapes."""
 
     kq: int = 4
     stages: int = 4
@@ -107,6 +107,7 @@ class TransposeConfig:
     l2: int = 3
     wide: tuple = ()
     wide_min: int = 0
+    wide_bytes: int = 0
 
 
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
@@ -117,7 +118,7 @@ REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, sta
 #: per element size (bytes); missing sizes use the 2-byte entry
 TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2,
                                              wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2), ("consumers", 2)),
-                                             wide_min=16),
+                                             wide_min=16, wide_bytes=256 << 20),
                           4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
                                              consumers=2)}
 
@@ -606,10 +607,12 @@ def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
 
 def transpose_config_for(plan, cfg: TransposeConfig | None = None) -> TransposeConfig:
     """The effective config of a ``transpose`` plan: TRANSPOSE_CONFIG's entry for its element size (2-byte entry
-    for missing sizes) with the ``wide`` overrides applied when the input's inner dim spans ``wide_min`` slabs."""
+    for missing sizes) with the ``wide`` overrides applied when the input's inner dim spans ``wide_min`` slabs and
+    the tensor holds ``wide_bytes`` or more."""
     if cfg is None:
         cfg = TRANSPOSE_CONFIG.get(plan.elem) or TRANSPOSE_CONFIG[2]
-    if cfg.wide and -(-plan.dims[0][0] // (128 // plan.elem)) >= cfg.wide_min:
+    nbytes = math.prod(d[0] for d in plan.dims) * plan.elem
+    if cfg.wide and -(-plan.dims[0][0] // (128 // plan.elem)) >= cfg.wide_min and nbytes >= cfg.wide_bytes:
         cfg = dataclasses.replace(cfg, **dict(cfg.wide), wide=())
     return cfg
 
