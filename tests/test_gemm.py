@@ -179,6 +179,26 @@ def test_stream_k_segments_cover_each_slab_once(units, clusters, kt):
     assert len(seen) == sk * kt
 
 
+@pytest.mark.parametrize("m, n, k, split", [(1024, 1024, 65536, 4), (300, 520, 4104, 3), (129, 264, 1000, 7)])
+def test_split_schedule_segments(m, n, k, split):
+    """In-kernel split-K: every tile's K cut into `split` ranges (one per cluster, one wave), the head owns slab 0."""
+    p = gk.plan(Fake((m, k)), wt(n, k, ptr=1 << 28), config="n256_s4_c1", split=split)
+    p1, s = gk.split_schedule(p, 132)
+    assert p1.split == 1 and p1.k_per_split == k and s.dp_units == 0 and s.sk_units == p1.units
+    split = p.split  # plan() may merge ranges so that none is empty
+    assert s.clusters == p1.units * split <= 132
+    kt = -(-k // gk.BK)
+    per_unit = {}
+    for cid in range(s.clusters):
+        for unit, ks, ke, role, slot, nseg in gk.stream_k_segments(s, kt, cid):
+            assert slot < s.maxseg and (role == 2) == (ks == 0 and nseg > 1)
+            per_unit.setdefault(unit, []).append((ks, ke))
+    for segs in per_unit.values():
+        assert sorted(segs)[0][0] == 0 and sum(e - b for b, e in segs) == kt and len(segs) <= split + 1
+    assert gk.split_schedule(gk.plan(Fake((m, k)), wt(n, k, ptr=1 << 28), split=1), 132) is None
+    assert gk.split_schedule(p, s.clusters - 1) is None  # does not fit one wave
+
+
 def test_configs_fit_smem():
     for c in gk.CONFIGS.values():
         assert gk.smem_bytes(c) <= gk.SMEM_LIMIT
@@ -333,12 +353,17 @@ def test_gemm_gpu_k_rotate(m, n, k):
 @pytest.mark.parametrize("od", ["bfloat16", "float32"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 @pytest.mark.parametrize("config", [None, "m64_n256_s5_c2_ov1"])
-def test_gemm_gpu_split_k(split, od, b_layout, config):
+@pytest.mark.parametrize("mode", ["fixup", "atomic"])
+def test_gemm_gpu_split_k(split, od, b_layout, config, mode):
     torch = _gpu()
     from tmakit.ops_gemm import gemm
 
     a, b = _operands(torch, 129, 264, 1000, "bfloat16", b_layout)
-    c = gemm(a, b, out_dtype=getattr(torch, od), split=split, config=config)
+    for _ in range(2):  # fixup: the second launch relies on the first one's flag resets
+        c = gemm(a, b, out_dtype=getattr(torch, od), split=split, config=config, split_mode=mode)
+        _check(torch, c, a, b, od)
+    if mode == "fixup":  # deterministic: a fixed summation order
+        assert torch.equal(c, gemm(a, b, out_dtype=getattr(torch, od), split=split, config=config))
     _check(torch, c, a, b, od)
 
 

@@ -43,6 +43,15 @@ def _schedule(k, p, stream_k):
     return s
 
 
+def _split_fixup(k, p):
+    """(whole-K plan, schedule) of a split-K plan run as in-kernel split ranges, or None (memoised)."""
+    key = (p, "fixup")
+    got = _schedules.get(key, False)
+    if got is False:
+        got = _schedules[key] = k.split_schedule(p, k.resident_ctas(k.kernel_for(k.whole_k(p)), p.config))
+    return got
+
+
 def _sk_workspace(torch, sched, device):
     """(partials, flags) for a stream-K schedule, per (device, stream); grown on demand. The flags start zeroed and
     every launch leaves them zeroed (each head resets the flags it consumed), so they are never cleared again."""
@@ -69,14 +78,17 @@ def _plan_cached(a, b, out, out_dtype, config, split):
     return p
 
 
-def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None, pdl=False):
+def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None, pdl=False,
+         split_mode="fixup"):
     """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
 
     ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
     ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32 (default: the input dtype). ``config``: a name in
     ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs; default: the heuristics
-    ``choose_config`` / ``choose_split``). With split-K the partial tiles are summed in fp32 by TMA reduce-add (an
-    fp32 workspace unless ``out`` is fp32): results are not bitwise deterministic from run to run. ``stream_k``:
+    ``choose_config`` / ``choose_split``). ``split_mode`` (split-K only): ``"fixup"`` (default) runs the K ranges
+    of a tile on different clusters in one wave and the range holding slab 0 adds the others' fp32 partials in a fixed
+    order (deterministic, no extra kernels); ``"atomic"`` adds fp32 partial tiles with TMA reduce-add into a zeroed
+    buffer (an fp32 workspace plus a conversion copy unless ``out`` is fp32; not bitwise deterministic). ``stream_k``:
     ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
     ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain). ``pdl``: programmatic
@@ -100,8 +112,16 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
         return out
     if p.k == 0:
         return out.zero_()
+    if split_mode not in ("fixup", "atomic"):
+        raise GemmError(f"split_mode must be 'fixup' or 'atomic', got {split_mode!r}")
     with torch.cuda.device(a.device):
-        if p.split == 1:
+        fix = _split_fixup(_k, p) if p.split > 1 and split_mode == "fixup" else None
+        if fix is not None:
+            p1, sched = fix
+            w, f = _sk_workspace(torch, sched, a.device)
+            _k.launcher(p1, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=w.data_ptr(),
+                        flags_ptr=f.data_ptr(), pdl=pdl)()
+        elif p.split == 1:
             sched = _schedule(_k, p, stream_k)
             ws = flags = 0
             if sched.sk_units:

@@ -12,10 +12,11 @@ Layout contract: ``C[M,N] = A[M,K] @ B[K,N]`` with A row-major (``a.stride(1) ==
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config",
-           "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "stream_k_segments"]
+           "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "split_schedule",
+           "stream_k_segments", "whole_k"]
 
 BM = 128  # default tile rows (two consumer warpgroups of 64); GemmConfig.bm = 64 runs one consumer warpgroup
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
@@ -403,6 +404,28 @@ def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
         return Schedule(min(units, clusters), cs, units, bn=p.config.bn, consumers=p.config.consumers)
     min_range = sk * kt // clusters
     return Schedule(clusters, cs, units - sk, sk, kt // min_range + 2, p.config.bn, p.config.consumers)
+
+
+def whole_k(p: GemmPlan) -> GemmPlan:
+    """The plan with its K split undone (one K range per tile)."""
+    return replace(p, split=1, k_per_split=p.k)
+
+
+def split_schedule(p: GemmPlan, resident: int) -> tuple[GemmPlan, Schedule] | None:
+    """Split-K without a workspace pass: each tile's K is cut into ``p.split`` ranges run by ``p.split`` clusters as
+    stream-K segments (one range per cluster, one wave); the range holding slab 0 is the head, which adds the others'
+    fp32 partials in a fixed order and stores the tile in the output dtype. Deterministic, and no memset or
+    conversion kernel. Returns the whole-K plan and its schedule, or None when the ranges do not fit one wave."""
+    if p.split <= 1:
+        return None
+    cs = p.config.cluster_size
+    p1 = whole_k(p)
+    clusters = p1.units * p.split
+    if clusters > resident // cs:
+        return None
+    kt = -(-p.k // BK)
+    per = max(1, kt // p.split)
+    return p1, Schedule(clusters, cs, 0, p1.units, kt // per + 2, p.config.bn, p.config.consumers)
 
 
 def stream_k_segments(sched: Schedule, kt: int, cid: int) -> list[tuple[int, int, int, int, int, int]]:
