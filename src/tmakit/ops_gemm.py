@@ -14,6 +14,7 @@ from .kernels.gemm import GemmError, plan
 
 __all__ = ["GemmError", "gemm"]
 
+FIXUP_MAX_SPLIT = 4  # split_mode="auto": in-kernel fixup up to this many K ranges per tile, TMA reduce-add above
 _plans: dict = {}
 _workspaces: dict = {}
 _schedules: dict = {}
@@ -79,16 +80,19 @@ def _plan_cached(a, b, out, out_dtype, config, split):
 
 
 def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None, pdl=False,
-         split_mode="fixup"):
+         split_mode="auto"):
     """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
 
     ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
     ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32 (default: the input dtype). ``config``: a name in
     ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs; default: the heuristics
-    ``choose_config`` / ``choose_split``). ``split_mode`` (split-K only): ``"fixup"`` (default) runs the K ranges
+    ``choose_config`` / ``choose_split``). ``split_mode`` (split-K only): ``"fixup"`` runs the K ranges
     of a tile on different clusters in one wave and the range holding slab 0 adds the others' fp32 partials in a fixed
     order (deterministic, no extra kernels); ``"atomic"`` adds fp32 partial tiles with TMA reduce-add into a zeroed
-    buffer (an fp32 workspace plus a conversion copy unless ``out`` is fp32; not bitwise deterministic). ``stream_k``:
+    buffer (an fp32 workspace plus a conversion copy unless ``out`` is fp32; not bitwise deterministic); ``"auto"``
+    (default): fixup up to ``FIXUP_MAX_SPLIT`` ranges per tile, atomic above (a head adding 15 partials is slower
+    than the reduce-adds: 0.39x vs 0.48x cuBLAS at 128x1024x8192, split 16; split 4: fixup +0.6 % at
+    1024x1024x65536, +6 % at 512x2048x16384; NOTES-gemm.md run 16). ``stream_k``:
     ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
     ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain). ``pdl``: programmatic
@@ -112,8 +116,10 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
         return out
     if p.k == 0:
         return out.zero_()
-    if split_mode not in ("fixup", "atomic"):
-        raise GemmError(f"split_mode must be 'fixup' or 'atomic', got {split_mode!r}")
+    if split_mode not in ("auto", "fixup", "atomic"):
+        raise GemmError(f"split_mode must be 'auto', 'fixup' or 'atomic', got {split_mode!r}")
+    if split_mode == "auto":
+        split_mode = "fixup" if p.split <= FIXUP_MAX_SPLIT else "atomic"
     with torch.cuda.device(a.device):
         fix = _split_fixup(_k, p) if p.split > 1 and split_mode == "fixup" else None
         if fix is not None:
