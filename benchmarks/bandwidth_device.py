@@ -819,6 +819,86 @@ def _tp7():
     bw.TRANSPOSE_CONFIG = dict(base_t)
 
 
+# call 17: L2 evict_first hints on the TMA copy and the combine reduce (LSU copies gained 1.2-2.2 % from
+# __ldcs/__stcs in call 16), interleaved rounds against torch
+HINT_COPY = [("default", {}), ("hint 1 both", dict(hint=1)), ("hint 2 loads", dict(hint=2)),
+             ("hint 3 stores", dict(hint=3)), ("hint 2, 3 stages", dict(hint=2, stages=3)),
+             ("hint 2, 16 KiB x 6", dict(hint=2, box_bytes=16384))]
+HINT_RED = [("default", {}), ("hint 1 both", dict(hint=1)), ("hint 2 loads", dict(hint=2)),
+            ("hint 3 stores", dict(hint=3))]
+
+
+def _hint():
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "hint.json"
+    base_c, base_r = bw.COPY_CONFIG, bw.REDUCE_CONFIG
+
+    def save(row):
+        res.append(row)
+        print("hint", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    for nbytes in (1 << 30, 4 << 30):
+        n = nbytes // 2
+        x = torch.randn(n, device="cuda").to(torch.bfloat16)
+        y = torch.empty_like(x)
+        acc = {name: [] for name, _ in HINT_COPY}
+        oks = {}
+        for name, kw in HINT_COPY:
+            bw.COPY_CONFIG = dataclasses.replace(base_c, **kw)
+            y.fill_(0)
+            ops.copy(x, y)
+            oks[name] = bool(torch.equal(x, y))
+        for r in range(3):
+            for name, kw in HINT_COPY:
+                bw.COPY_CONFIG = dataclasses.replace(base_c, **kw)
+                pc = time_op(lambda i: y.copy_(x), 1, reps=10)
+                ms = time_op(lambda i: ops.copy(x, y), 1, reps=15)
+                pc2 = time_op(lambda i: y.copy_(x), 1, reps=10)
+                acc[name].append(min(pc, pc2) / ms)
+        for name, _ in HINT_COPY:
+            v = acc[name]
+            save(dict(case=f"copy {nbytes >> 20} MiB", cfg=name, ok=oks[name], ratio=sum(v) / len(v),
+                      rounds=[round(a, 4) for a in v]))
+        del x, y
+    bw.COPY_CONFIG = base_c
+    for dt, mib in ((torch.float32, 256), (torch.bfloat16, 256), (torch.float32, 1024), (torch.bfloat16, 1024)):
+        n = (mib << 20) // (4 if dt == torch.float32 else 2)
+        d = torch.randn(n, device="cuda").to(dt)
+        s_ = torch.randn(n, device="cuda").to(dt)
+        acc = {name: [] for name, _ in HINT_RED}
+        oks = {}
+        for name, kw in HINT_RED:
+            bw.REDUCE_CONFIG = dataclasses.replace(base_r, **kw)
+            u = torch.randn(4097 * 33, device="cuda").to(dt)
+            v = torch.randn(4097 * 33, device="cuda").to(dt)
+            ref = v.clone()
+            ref.add_(u)
+            ops.reduce_into(v, u, "add")
+            oks[name] = bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
+        for r in range(3):
+            for name, kw in HINT_RED:
+                bw.REDUCE_CONFIG = dataclasses.replace(base_r, **kw)
+                pk = time_op(lambda i: d.add_(s_), 1, reps=10)
+                ms = time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=15)
+                pk2 = time_op(lambda i: d.add_(s_), 1, reps=10)
+                acc[name].append(min(pk, pk2) / ms)
+        for name, _ in HINT_RED:
+            v = acc[name]
+            save(dict(case=f"reduce add {str(dt)[6:]} {mib} MiB", cfg=name, ok=oks[name], ratio=sum(v) / len(v),
+                      rounds=[round(a, 4) for a in v]))
+        del d, s_
+    bw.REDUCE_CONFIG = base_r
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -1005,6 +1085,8 @@ def main(argv):
         return _tp6()
     if argv and argv[0] == "_tp7":
         return _tp7()
+    if argv and argv[0] == "_hint":
+        return _hint()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -1042,6 +1124,8 @@ def main(argv):
         phase("tp6", [py, "-X", "faulthandler", __file__, "_tp6"], int(os.environ.get("T_TP6", 240)))
     if "tp7" in todo:
         phase("tp7", [py, "-X", "faulthandler", __file__, "_tp7"], int(os.environ.get("T_TP7", 240)))
+    if "hint" in todo:
+        phase("hint", [py, __file__, "_hint"], int(os.environ.get("T_HINT", 240)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -1062,11 +1146,11 @@ def main(argv):
     for f in sorted(OUT.glob("host_*.json")):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
-    for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "lsu.json"):
+    for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "hint.json", OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
-                keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "rounds", "vs_copy_same", "vs_ceiling",
-                        "vs_torch", "error")
+                keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "ratio", "rounds", "vs_copy_same",
+                        "vs_ceiling", "vs_torch", "error")
                 vals = " ".join(f"{k}={r[k]:.3f}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in keys if k in r)
                 print(f.stem, r["case"][-26:], json.dumps(r.get("cfg", "")), vals)
     tpf = OUT / "tp.json"

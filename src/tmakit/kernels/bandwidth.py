@@ -38,7 +38,8 @@ class CopyConfig:
 
     ``box_bytes``: target bytes per box; ``stages``: boxes in the smem ring per CTA; ``ctas_per_sm``: persistent CTAs
     per SM (grid = SMs x ctas_per_sm, capped by the tile count); ``lag``: stores allowed in flight before a stage is
-    refilled; ``order``: 0 round-robin tiles, 1 a contiguous run per CTA; ``hint``: L2 evict_first on loads/stores;
+    refilled; ``order``: 0 round-robin tiles, 1 a contiguous run per CTA; ``hint``: L2 evict_first cache hint
+    (data touched once), 0 none, 1 loads and stores, 2 loads, 3 stores (tensor path and bulk engine);
     ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce);
     ``l2``: L2 promotion of the maps (0 none .. 3 256B); ``flat_width``: widest row (words) of the flat 2-D view;
     ``rest_order``: strided copies order the outer dims of their maps by src (0) or dst (1) stride.
@@ -518,7 +519,7 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
     grid = max(1, min(max(p.tiles, 1), nsm * cfg.ctas_per_sm))
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
-            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}"]
+            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
     return BulkLauncher(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
 

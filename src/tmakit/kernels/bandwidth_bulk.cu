@@ -34,6 +34,9 @@ using namespace tmakit;
 #ifndef BK_DT
 #define BK_DT 0  // combine element type: 0 f32, 1 bf16, 2 f16, 3 s32, 4 u32, 5 s64, 6 u64
 #endif
+#ifndef BK_HINT
+#define BK_HINT 0  // L2 evict_first cache hint (as TMAKIT_STREAM_HINT): 0 none, 1 loads and stores, 2 loads, 3 stores
+#endif
 #define BK_MAX_STAGES 32
 
 struct BulkParams {
@@ -52,12 +55,24 @@ struct BulkParams {
 
 // PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar];
 __device__ __forceinline__ void bulk_load(u32 dst, const void* src, u32 size, u32 bar) {
+  if (BK_HINT == 1 || BK_HINT == 2) {  // loads
+    // PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [dst], [src], size, [bar], pol;
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+                 ::"r"(dst), "l"(src), "r"(size), "r"(bar), "l"(policy_evict_first()) : "memory");
+    return;
+  }
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                ::"r"(dst), "l"(src), "r"(size), "r"(bar) : "memory");
 }
 
 // PTX: cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size;
 __device__ __forceinline__ void bulk_store(void* dst, u32 src, u32 size) {
+  if (BK_HINT == 1 || BK_HINT == 3) {  // stores
+    // PTX: cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [dst], [src], size, pol;
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;"
+                 ::"l"(dst), "r"(src), "r"(size), "l"(policy_evict_first()) : "memory");
+    return;
+  }
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(size)
                : "memory");
 }

@@ -20,7 +20,7 @@
 #define TMAKIT_STREAM_ORDER 0  // 0: tile k of CTA b is b + k*grid (round robin); 1: each CTA takes a contiguous run
 #endif
 #ifndef TMAKIT_STREAM_HINT
-#define TMAKIT_STREAM_HINT 0  // 1: L2 evict_first cache hint on loads and (plain) stores: the data is touched once
+#define TMAKIT_STREAM_HINT 0  // L2 evict_first cache hint (data touched once): 1 loads and (plain) stores, 2 loads, 3 stores
 #endif
 #ifndef TMAKIT_STREAM_PREFETCH
 #define TMAKIT_STREAM_PREFETCH 0  // 1: when a tile's load is issued, also prefetch its destination box into L2
@@ -98,7 +98,7 @@ __device__ __forceinline__ void stream_load(const StreamParams& p, const TmaDesc
   }
   if (TMAKIT_STREAM_PREFETCH) tma_prefetch_tile_n(rank, pd, c);
   mbarrier_arrive_expect_tx(bar, bytes);
-  if (TMAKIT_STREAM_HINT) load_n_hint(rank, dst, d, bar, c, pol);
+  if (TMAKIT_STREAM_HINT == 1 || TMAKIT_STREAM_HINT == 2) load_n_hint(rank, dst, d, bar, c, pol);
   else tma_load_tile_n(rank, dst, d, bar, c);
   (void)pd;
 }
@@ -116,7 +116,7 @@ __device__ __forceinline__ void stream_store(const StreamParams& p, const TmaDes
     c[0] = p.tail_coord;
     c[1] = c[2] = c[3] = c[4] = 0;
   }
-  if (p.op < 0 && TMAKIT_STREAM_HINT) store_n_hint(rank, d, src, c, pol);
+  if (p.op < 0 && (TMAKIT_STREAM_HINT == 1 || TMAKIT_STREAM_HINT == 3)) store_n_hint(rank, d, src, c, pol);
   else if (p.op < 0) tma_store_tile_n(rank, d, src, c);
   else tma_reduce_tile_n(p.op, rank, d, src, c);
 }
