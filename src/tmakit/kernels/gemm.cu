@@ -203,10 +203,9 @@ TMAKIT_DEVICE float4 ld_cg_v4(const float4* p) {
 // OVERLAP = 1: wait_group 1 instead of 0, so one slab's wgmmas run while the next slab is issued; a stage is released
 // one slab later. EPI: 8 KiB staging boxes per consumer warpgroup; with EPI >= BN / (128 / sizeof(out)) a whole
 // tile is staged at once (2 named barriers per tile instead of 2 per box). DEFER = 1: 16-bit outputs with streamed
-// staging boxes are written during the next tile's first slabs (see "Deferred epilogue" below). PF > 0: the producer
-// also prefetches its boxes PF slabs ahead into L2 (cp.async.bulk.prefetch.tensor).
+// staging boxes are written during the next tile's first slabs (see "Deferred epilogue" below).
 template <int IN_F16, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI,
-          int DEFER, int PF>
+          int DEFER>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
@@ -299,21 +298,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             tma_load_tile_mc<2>(sb + rm * (B_BYTES / CM), &tm_b, full, mask_b, k, t.n0 + rm * (BN / CM));
           } else {
             tma_load_tile<2>(sb, &tm_b, full, k, t.n0);
-          }
-          // PF > 0: pull this CTA's boxes of slab kt + PF into L2 now, so that their TMA loads (issued when a stage
-          // frees, about PF slabs later) hit L2: more bytes in flight than the shared-memory ring holds.
-          if constexpr (PF > 0) {
-            if (kt + PF < t.kt && !k_rotate) {
-              const int kp = k + PF * BK;
-              tma_prefetch_tile<2>(&tm_a, kp, t.m0 + rn * (BM / CN));
-              if (B_MN) {
-                constexpr int NB = BN / 64, PER = NB / CM;
-#pragma unroll
-                for (int i = rm * PER; i < rm * PER + PER; ++i) tma_prefetch_tile<2>(&tm_b, t.n0 + 64 * i, kp);
-              } else {
-                tma_prefetch_tile<2>(&tm_b, kp, t.n0 + rm * (BN / CM));
-              }
-            }
           }
         }
       }

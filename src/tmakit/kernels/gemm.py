@@ -41,8 +41,7 @@ class GemmConfig:
     CTAs per cluster), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
     wgmma group in flight and release each stage one slab later), ``epi`` 8 KiB staging boxes per consumer
     warpgroup for the TMA-store epilogue (4 stages a whole 128x256 16-bit tile at once), ``defer`` (16-bit outputs:
-    write a tile's staging boxes during the next tile's first slabs, while their wgmmas run), ``prefetch`` (L2
-    prefetch of each slab's boxes this many slabs before their load; 0: off)."""
+    write a tile's staging boxes during the next tile's first slabs, while their wgmmas run)."""
 
     bn: int = 256
     stages: int = 4
@@ -53,12 +52,11 @@ class GemmConfig:
     cluster_n: int = 1
     bm: int = 128
     defer: int = 0
-    prefetch: int = 0
 
     @property
     def name(self) -> str:
         cn = f"n{self.cluster_n}" if self.cluster_n > 1 else ""
-        d = ("_d" if self.defer else "") + (f"_pf{self.prefetch}" if self.prefetch else "")
+        d = "_d" if self.defer else ""
         return (f"{self.bm}x{self.bn}x64_s{self.stages}_c{self.cluster}{cn}_g{self.group_m}_ov{self.overlap}"
                 f"_e{self.epi}{d}")
 
@@ -102,7 +100,6 @@ CONFIGS = {
     "m64_n256_s5_c2_ov1": GemmConfig(256, 5, 2, 8, 1, bm=64),
     "m64_n256_s5_c1_ov1": GemmConfig(256, 5, 1, 8, 1, bm=64),
     "m64_n128_s9_c1_ov1_e1": GemmConfig(128, 9, 1, 8, 1, 1, bm=64),  # 9 x 24 KiB in flight, one staging box
-    "m64_n128_s8_c1_ov1_pf8": GemmConfig(128, 8, 1, 8, 1, bm=64, prefetch=8),
 }
 
 
@@ -310,7 +307,7 @@ def kernel_name(p: GemmPlan) -> str:
     c = p.config
     out = 2 if p.split > 1 else _OUT[p.out_dtype]
     return (f"tmakit_gemm<{_IN[p.in_dtype]}, {out}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, {c.cluster_n}, {p.b_mn}, "
-            f"{int(p.split > 1)}, {c.overlap}, {c.epi}, {c.defer}, {c.prefetch}>")
+            f"{int(p.split > 1)}, {c.overlap}, {c.epi}, {c.defer}>")
 
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):
