@@ -899,6 +899,116 @@ def _hint():
     bw.REDUCE_CONFIG = base_r
 
 
+# call 18: static round-robin tiles (persistent) vs the hardware's dynamic CTA scheduling (grid_mult > 1). LSU
+# copies: persistent grid-stride 0.93, one small block per piece 0.96-0.98 (call 16).
+DYN_COPY = [("default", {}), ("order1 gm4", dict(order=1, grid_mult=4)), ("order1 gm16", dict(order=1, grid_mult=16)),
+            ("order1 gm64", dict(order=1, grid_mult=64)), ("order0 gm16", dict(grid_mult=16)),
+            ("order1 gm16 2cta s3", dict(order=1, grid_mult=16, ctas_per_sm=2, stages=3))]
+DYN_RED = [("default", {}), ("gm4", dict(grid_mult=4)), ("gm16", dict(grid_mult=16))]
+DYN_TP = [(2, [("C", C2), ("C gm4", dict(C2, grid_mult=4)), ("C gm16", dict(C2, grid_mult=16))]),
+          (4, [("E", E4), ("E gm4", dict(E4, grid_mult=4)), ("E gm16", dict(E4, grid_mult=16))])]
+DYN_PERM = [("A", A2), ("A gm2", dict(A2, grid_mult=2)), ("A gm4", dict(A2, grid_mult=4)),
+            ("A gm8", dict(A2, grid_mult=8))]
+
+
+def _dyn():
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "dyn.json"
+    base_c, base_r, base_t = bw.COPY_CONFIG, bw.REDUCE_CONFIG, dict(bw.TRANSPOSE_CONFIG)
+
+    def save(row):
+        res.append(row)
+        print("dyn", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def ab(case, cfgs, setter, check, run, peer, rounds=3, queued=False):
+        tf = _time_queued if queued else (lambda fn, n, reps=15: time_op(fn, n, reps=reps))
+        acc = {name: [] for name, _ in cfgs}
+        oks = {}
+        for name, kw in cfgs:
+            setter(kw)
+            oks[name] = check()
+        for r in range(rounds):
+            for name, kw in cfgs:
+                setter(kw)
+                pc = tf(peer, 2)
+                ms = tf(run, 2)
+                pc2 = tf(peer, 2)
+                acc[name].append(min(pc, pc2) / ms)
+        for name, _ in cfgs:
+            v = acc[name]
+            save(dict(case=case, cfg=name, ok=oks[name], ratio=sum(v) / len(v), rounds=[round(a, 4) for a in v]))
+
+    for nbytes in (1 << 30, 4 << 30):
+        n = nbytes // 2
+        x = torch.randn(n, device="cuda").to(torch.bfloat16)
+        y = torch.empty_like(x)
+
+        def chk():
+            y.fill_(0)
+            ops.copy(x, y)
+            return bool(torch.equal(x, y))
+
+        ab(f"copy {nbytes >> 20} MiB", DYN_COPY, lambda kw: setattr(bw, "COPY_CONFIG", dataclasses.replace(base_c, **kw)),
+           chk, lambda i: ops.copy(x, y), lambda i: y.copy_(x))
+        del x, y
+    bw.COPY_CONFIG = base_c
+    for dt in (torch.float32, torch.bfloat16):
+        n = (256 << 20) // (4 if dt == torch.float32 else 2)
+        ds = [torch.randn(n, device="cuda").to(dt) for _ in range(2)]
+        ss = [torch.randn(n, device="cuda").to(dt) for _ in range(2)]
+
+        def chk():
+            u = torch.randn(4097 * 33, device="cuda").to(dt)
+            v = torch.randn(4097 * 33, device="cuda").to(dt)
+            ref = v.clone()
+            ref.add_(u)
+            ops.reduce_into(v, u, "add")
+            return bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
+
+        ab(f"reduce add {str(dt)[6:]} 256 MiB", DYN_RED,
+           lambda kw: setattr(bw, "REDUCE_CONFIG", dataclasses.replace(base_r, **kw)), chk,
+           lambda i: ops.reduce_into(ds[i], ss[i], "add"), lambda i: ds[i].add_(ss[i]))
+        del ds, ss
+    bw.REDUCE_CONFIG = base_r
+    for e, cfgs in DYN_TP:
+        dt = torch.bfloat16 if e == 2 else torch.float32
+        a = torch.randn(16384, 16384, device="cuda").to(dt)
+        b = torch.empty_like(a)
+
+        def chk():
+            b.fill_(7)
+            ops.transpose(a, 0, 1, out=b)
+            return bool(torch.equal(b, a.t()))
+
+        ab(f"transpose {str(dt)[6:]} 16384^2", cfgs,
+           lambda kw: setattr(bw, "TRANSPOSE_CONFIG", {**base_t, e: bw.TransposeConfig(**kw)}), chk,
+           lambda i: ops.transpose(a, 0, 1, out=b), lambda i: b.copy_(a))
+        del a, b
+    shape, dims = (32, 64, 128, 128), (0, 3, 1, 2)
+    xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+    ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    fl = [torch.empty_like(xs[0]) for _ in range(2)]
+
+    def chk():
+        ys[0].fill_(7)
+        ops.permute(xs[0], dims, out=ys[0])
+        return bool(torch.equal(ys[0], xs[0].permute(dims)))
+
+    ab("permute (0,3,1,2) 64 MiB queued, vs same-size copy", DYN_PERM,
+       lambda kw: setattr(bw, "TRANSPOSE_CONFIG", {**base_t, 2: bw.TransposeConfig(**kw)}), chk,
+       lambda i: ops.permute(xs[i], dims, out=ys[i]), lambda i: fl[i].copy_(xs[i]), rounds=2, queued=True)
+    bw.TRANSPOSE_CONFIG = dict(base_t)
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -1087,6 +1197,8 @@ def main(argv):
         return _tp7()
     if argv and argv[0] == "_hint":
         return _hint()
+    if argv and argv[0] == "_dyn":
+        return _dyn()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -1126,6 +1238,8 @@ def main(argv):
         phase("tp7", [py, "-X", "faulthandler", __file__, "_tp7"], int(os.environ.get("T_TP7", 240)))
     if "hint" in todo:
         phase("hint", [py, __file__, "_hint"], int(os.environ.get("T_HINT", 240)))
+    if "dyn" in todo:
+        phase("dyn", [py, __file__, "_dyn"], int(os.environ.get("T_DYN", 240)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -1146,7 +1260,8 @@ def main(argv):
     for f in sorted(OUT.glob("host_*.json")):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
-    for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "hint.json", OUT / "lsu.json"):
+    for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "hint.json", OUT / "dyn.json",
+              OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
                 keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "ratio", "rounds", "vs_copy_same",

@@ -52,6 +52,9 @@ class CopyConfig:
     ``engine`` says: its launch is cheaper (two pointers instead of four tensor maps).
     ``swizzle``: 1 = maps over 128-byte inner chunks with SWIZZLE_128B (load and store use the same swizzle, so
     the bytes round-trip); the flat view becomes (16-word chunks, chunks per row, rows) with 16 x 2 KiB boxes.
+    ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
+    start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
+    contiguous run of tiles).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -75,6 +78,7 @@ class CopyConfig:
     box_mode: int = 0
     swizzle: int = 0
     bulk_below: int = 0
+    grid_mult: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +97,8 @@ class TransposeConfig:
     stmatrix.trans (8x8 blocks), 9 diagnostic only (no transposition: wrong output). ``l2``: L2 promotion of the
     maps (0 none .. 3 256B). ``wide``: field overrides (``(name, value)`` pairs) applied when the input's unit-stride
     dim spans at least ``wide_min`` slab columns (T = 128 / elem elements each) and the tensor holds at least
-    ``wide_bytes``: large 2-D-like transposes and narrow or small ones prefer different tile/CTA shapes."""
+    ``wide_bytes``: large 2-D-like transposes and narrow or small ones prefer different tile/CTA shapes.
+    ``grid_mult``: as CopyConfig's (more CTAs than fit at once: the hardware balances the tiles between SMs)."""
 
     kq: int = 4
     stages: int = 4
@@ -109,6 +114,7 @@ class TransposeConfig:
     wide: tuple = ()
     wide_min: int = 0
     wide_bytes: int = 0
+    grid_mult: int = 1
 
 
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
@@ -413,7 +419,7 @@ def _stream_launcher(kfile, kname, maps, sizes, box, elem_bytes, tail_bytes, tai
     p.rank, p.main_bytes, p.tail_bytes, p.tail_coord = max(rank, 1), main_bytes, tail_bytes, tail_coord
     p.stages, p.stage_stride, p.op, p.main_tiles = stages, stage, op, main_tiles
     total = main_tiles + (1 if tail_bytes else 0)
-    grid = max(1, min(total, nsm * cfg.ctas_per_sm))
+    grid = max(1, min(total, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
     k = _kernel(kfile, kname, _stream_options(cfg, lag))
     return Launcher(k, grid, 32, stages * stage + 1024, p, maps)
 
@@ -517,7 +523,7 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     p.n16, p.main_tiles, p.rest0, p.tiles, p.row = n16, main_tiles, rest0, main_tiles + rest_tiles, w
     p.piece, p.pieces, p.cols, p.stages, p.stage_stride, p.tail = q, r, cols, stages, stage, nbytes - n16
     mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
-    grid = max(1, min(max(p.tiles, 1), nsm * cfg.ctas_per_sm))
+    grid = max(1, min(max(p.tiles, 1), nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
@@ -653,7 +659,7 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     p.qdim, p.rank, p.stages, p.kq = sizes[1], rank, stages, kq
     p.group = max(0, cfg.group) if cfg.group < tiles[0] else 0
     p.ntiles = math.prod(tiles)
-    grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm))
+    grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
                 (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}",
                  f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}", f"-DTP_XPOSE={cfg.xpose}"))
