@@ -911,6 +911,19 @@ DYN_PERM = [("A", A2), ("A gm2", dict(A2, grid_mult=2)), ("A gm4", dict(A2, grid
             ("A gm8", dict(A2, grid_mult=8))]
 
 
+# call 19: contiguous runs per CTA + more CTAs than fit (the copy gained at grid_mult 64 in call 18)
+DYN2_COPY = [("default", {}), ("o1 gm32", dict(order=1, grid_mult=32)), ("o1 gm64", dict(order=1, grid_mult=64)),
+             ("o1 gm128", dict(order=1, grid_mult=128)), ("o1 gm256", dict(order=1, grid_mult=256)),
+             ("o1 gm64 s4", dict(order=1, grid_mult=64, stages=4)),
+             ("o1 gm64 2cta s3", dict(order=1, grid_mult=64, ctas_per_sm=2, stages=3))]
+DYN2_RED = [("default", {}), ("o1 gm16", dict(order=1, grid_mult=16)), ("o1 gm64", dict(order=1, grid_mult=64)),
+            ("o1 gm128", dict(order=1, grid_mult=128))]
+DYN2_TP = [(2, [("C", C2), ("C o1 gm2", dict(C2, order=1, grid_mult=2)), ("C o0 gm2", dict(C2, grid_mult=2))]),
+           (4, [("E", E4), ("E o1 gm2", dict(E4, order=1, grid_mult=2)), ("E o0 gm2", dict(E4, grid_mult=2))])]
+DYN2_PERM = [("A", A2), ("A gm2", dict(A2, grid_mult=2)), ("A o1 gm2", dict(A2, order=1, grid_mult=2)),
+             ("A gm3", dict(A2, grid_mult=3)), ("A o1 gm3", dict(A2, order=1, grid_mult=3))]
+
+
 def _dyn():
     import dataclasses
 
@@ -923,6 +936,9 @@ def _dyn():
     res = []
     out = OUT / "dyn.json"
     base_c, base_r, base_t = bw.COPY_CONFIG, bw.REDUCE_CONFIG, dict(bw.TRANSPOSE_CONFIG)
+    two = os.environ.get("DYN_SET") == "2"
+    dcopy, dred, dtp, dperm = (DYN2_COPY, DYN2_RED, DYN2_TP, DYN2_PERM) if two else (DYN_COPY, DYN_RED, DYN_TP,
+                                                                                    DYN_PERM)
 
     def save(row):
         res.append(row)
@@ -957,12 +973,12 @@ def _dyn():
             ops.copy(x, y)
             return bool(torch.equal(x, y))
 
-        ab(f"copy {nbytes >> 20} MiB", DYN_COPY, lambda kw: setattr(bw, "COPY_CONFIG", dataclasses.replace(base_c, **kw)),
+        ab(f"copy {nbytes >> 20} MiB", dcopy, lambda kw: setattr(bw, "COPY_CONFIG", dataclasses.replace(base_c, **kw)),
            chk, lambda i: ops.copy(x, y), lambda i: y.copy_(x))
         del x, y
     bw.COPY_CONFIG = base_c
-    for dt in (torch.float32, torch.bfloat16):
-        n = (256 << 20) // (4 if dt == torch.float32 else 2)
+    for dt, mib in ((torch.float32, 256), (torch.bfloat16, 256)) + (((torch.float32, 1024),) if two else ()):
+        n = (mib << 20) // (4 if dt == torch.float32 else 2)
         ds = [torch.randn(n, device="cuda").to(dt) for _ in range(2)]
         ss = [torch.randn(n, device="cuda").to(dt) for _ in range(2)]
 
@@ -974,12 +990,12 @@ def _dyn():
             ops.reduce_into(v, u, "add")
             return bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
 
-        ab(f"reduce add {str(dt)[6:]} 256 MiB", DYN_RED,
+        ab(f"reduce add {str(dt)[6:]} {mib} MiB", dred,
            lambda kw: setattr(bw, "REDUCE_CONFIG", dataclasses.replace(base_r, **kw)), chk,
            lambda i: ops.reduce_into(ds[i], ss[i], "add"), lambda i: ds[i].add_(ss[i]))
         del ds, ss
     bw.REDUCE_CONFIG = base_r
-    for e, cfgs in DYN_TP:
+    for e, cfgs in dtp:
         dt = torch.bfloat16 if e == 2 else torch.float32
         a = torch.randn(16384, 16384, device="cuda").to(dt)
         b = torch.empty_like(a)
@@ -993,19 +1009,23 @@ def _dyn():
            lambda kw: setattr(bw, "TRANSPOSE_CONFIG", {**base_t, e: bw.TransposeConfig(**kw)}), chk,
            lambda i: ops.transpose(a, 0, 1, out=b), lambda i: b.copy_(a))
         del a, b
-    shape, dims = (32, 64, 128, 128), (0, 3, 1, 2)
-    xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
-    ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
-    fl = [torch.empty_like(xs[0]) for _ in range(2)]
+    perms = [((32, 64, 128, 128), (0, 3, 1, 2))]
+    if two:
+        perms += [((128, 64, 128, 128), (0, 3, 1, 2)), ((8, 128, 256, 64), (0, 3, 1, 2)), ((64, 64, 64, 64), (3, 2, 1, 0))]
+    for shape, dims in perms:
+        xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        fl = [torch.empty_like(xs[0]) for _ in range(2)]
 
-    def chk():
-        ys[0].fill_(7)
-        ops.permute(xs[0], dims, out=ys[0])
-        return bool(torch.equal(ys[0], xs[0].permute(dims)))
+        def chk():
+            ys[0].fill_(7)
+            ops.permute(xs[0], dims, out=ys[0])
+            return bool(torch.equal(ys[0], xs[0].permute(dims)))
 
-    ab("permute (0,3,1,2) 64 MiB queued, vs same-size copy", DYN_PERM,
-       lambda kw: setattr(bw, "TRANSPOSE_CONFIG", {**base_t, 2: bw.TransposeConfig(**kw)}), chk,
-       lambda i: ops.permute(xs[i], dims, out=ys[i]), lambda i: fl[i].copy_(xs[i]), rounds=2, queued=True)
+        ab(f"permute {shape} {dims} queued, vs same-size copy", dperm,
+           lambda kw: setattr(bw, "TRANSPOSE_CONFIG", {**base_t, 2: bw.TransposeConfig(**kw)}), chk,
+           lambda i: ops.permute(xs[i], dims, out=ys[i]), lambda i: fl[i].copy_(xs[i]), rounds=2, queued=True)
+        del xs, ys, fl
     bw.TRANSPOSE_CONFIG = dict(base_t)
 
 

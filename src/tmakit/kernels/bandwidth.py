@@ -98,7 +98,8 @@ class TransposeConfig:
     maps (0 none .. 3 256B). ``wide``: field overrides (``(name, value)`` pairs) applied when the input's unit-stride
     dim spans at least ``wide_min`` slab columns (T = 128 / elem elements each) and the tensor holds at least
     ``wide_bytes``: large 2-D-like transposes and narrow or small ones prefer different tile/CTA shapes.
-    ``grid_mult``: as CopyConfig's (more CTAs than fit at once: the hardware balances the tiles between SMs)."""
+    ``grid_mult``: as CopyConfig's (more CTAs than fit at once: the hardware balances the tiles between SMs);
+    ``order``: 0 tiles round-robin over the CTAs, 1 one contiguous run of tiles per CTA (``-DTP_ORDER``)."""
 
     kq: int = 4
     stages: int = 4
@@ -115,6 +116,7 @@ class TransposeConfig:
     wide_min: int = 0
     wide_bytes: int = 0
     grid_mult: int = 1
+    order: int = 0
 
 
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
@@ -525,7 +527,7 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
     grid = max(1, min(max(p.tiles, 1), nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
-            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}"]
+            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={cfg.order}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
     return BulkLauncher(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
 
@@ -662,7 +664,8 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
                 (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}",
-                 f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}", f"-DTP_XPOSE={cfg.xpose}"))
+                 f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}", f"-DTP_XPOSE={cfg.xpose}",
+                 f"-DTP_ORDER={cfg.order}"))
     warps = cfg.consumers + 1 + (1 if cfg.mode == 2 else 0)
     return Launcher(k, grid, 32 * warps, stages * in_bytes + out_bytes + 1024, p,
                     [(m_s, True), (m_d, False)])

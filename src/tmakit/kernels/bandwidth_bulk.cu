@@ -37,7 +37,24 @@ using namespace tmakit;
 #ifndef BK_HINT
 #define BK_HINT 0  // L2 evict_first cache hint (as TMAKIT_STREAM_HINT): 0 none, 1 loads and stores, 2 loads, 3 stores
 #endif
+#ifndef BK_ORDER
+#define BK_ORDER 0  // 0: tiles round-robin over the CTAs; 1: one contiguous run of tiles per CTA
+#endif
 #define BK_MAX_STAGES 32
+
+// This CTA's tiles: first, first + step, ... (mine of them).
+__device__ __forceinline__ void tile_split(i64 n, i64& first, i64& step, i64& mine) {
+  if (BK_ORDER) {
+    const i64 per = (n + gridDim.x - 1) / gridDim.x;
+    first = blockIdx.x * per;
+    step = 1;
+    mine = first < n ? (n - first < per ? n - first : per) : 0;
+  } else {
+    first = blockIdx.x;
+    step = gridDim.x;
+    mine = first < n ? (n - first + step - 1) / step : 0;
+  }
+}
 
 struct BulkParams {
   i64 n16;           // bytes moved by bulk copies (a multiple of 16)
@@ -224,9 +241,9 @@ __device__ __forceinline__ void tail_bytes(const u8* src, u8* dst, const BulkPar
 __device__ __forceinline__ void run_single(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
   if (threadIdx.x != 0) return;
   const u32 S = p.stages;
-  const i64 first = blockIdx.x, step = gridDim.x;
-  if (first >= p.tiles) return;
-  const i64 mine = (p.tiles - first + step - 1) / step;
+  i64 first, step, mine;
+  tile_split(p.tiles, first, step, mine);
+  if (mine <= 0) return;
   for (u32 s = 0; s < S; ++s) mbarrier_init(smem_u32(&full[s]), 1);
   fence_mbarrier_init();
   const i64 pro = mine < (i64)S ? mine : (i64)S;
@@ -275,8 +292,8 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
     fence_mbarrier_init();
   }
   __syncthreads();
-  const i64 first = blockIdx.x, step = gridDim.x;
-  const i64 mine = first < p.tiles ? (p.tiles - first + step - 1) / step : 0;
+  i64 first, step, mine;
+  tile_split(p.tiles, first, step, mine);
   if (warp == 0) {
     if (lane != 0) return;
     u32 s = 0, phase = 0;

@@ -74,6 +74,10 @@ __device__ __forceinline__ void tile_coords_t(const TransposeParams& p, I t, i32
   }
 }
 
+#ifndef TP_ORDER
+#define TP_ORDER 0  // 0: tiles round-robin over the CTAs; 1: one contiguous run per CTA (with grid_mult > 1)
+#endif
+
 #ifndef TP_COORDS
 #define TP_COORDS 2  // 0: 64-bit tile math, store leader recomputes; 1: 32-bit where it fits; 2: 1 + published
 #endif
@@ -349,8 +353,14 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     fence_mbarrier_init();
   }
   __syncthreads();
+#if TP_ORDER  // one contiguous run of tiles per CTA
+  const i64 per = (p.ntiles + gridDim.x - 1) / gridDim.x;
+  const i64 first = blockIdx.x * per, step = 1;
+  const i64 mine = first < p.ntiles ? (p.ntiles - first < per ? p.ntiles - first : per) : 0;
+#else  // round-robin
   const i64 first = blockIdx.x, step = gridDim.x;
   const i64 mine = first < p.ntiles ? (p.ntiles - first + step - 1) / step : 0;
+#endif
   if (warp == 0) {
     if (lane != 0) return;
     prefetch_tensormap(src);
