@@ -373,7 +373,7 @@ class Schedule:
         return self.flag_count * 64 * self.bn * 4  # one 64 x bn fp32 partial per flag (warpgroup)
 
 
-STREAM_K_MODES = ("auto", "off", "all")
+STREAM_K_MODES = ("auto", "off", "all", "tail")
 STREAM_K_MIN_SLABS = 8  # a cluster's stream-K range shorter than this costs more in fixups than it saves
 # "auto" uses stream-K only when the last wave is at most this full. Run 9 (NOTES-gemm.md): last waves 45-58 % full
 # (8192^3, 4096x18432x7168, 8192x7168x2048) gained 0.3-2 % (events) / 3-4.5 % (graph); 79-94 % full (4096^3,
@@ -385,7 +385,8 @@ STREAM_K_MAX_FILL = 0.6
 def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
     """The schedule of plan ``p`` on ``resident`` co-resident CTAs. ``stream_k``: ``"auto"`` deals the last partial
     wave's units out as stream-K ranges when that wave is at most ``STREAM_K_MAX_FILL`` full, ``"all"`` does so
-    for every unit (instead of split-K on few-tile shapes), ``"off"`` keeps whole units only. Split-K plans never
+    for every unit (instead of split-K on few-tile shapes), ``"tail"`` for the last partial wave however full,
+    ``"off"`` keeps whole units only. Split-K plans never
     use stream-K."""
     if stream_k not in STREAM_K_MODES:
         raise GemmError(f"stream_k must be one of {STREAM_K_MODES}, got {stream_k!r}")
