@@ -291,7 +291,8 @@ def test_gemm_gpu(m, n, k, dt, od, b_layout):
 @pytest.mark.parametrize("config", ["n256_s4_c1", "n256_s4_c2", "n128_s6_c1", "n128_s6_c2", "n64_s8_n2", "n64_s8_n4",
                                     "n128_s6_n4", "n256_s4_c2n2", "m64_n128_s8_c2", "m64_n128_s8_c2_ov1",
                                     "m64_n128_s8_c1_ov1", "m64_n256_s5_c2_ov1", "m64_n256_s5_c1_ov1",
-                                    "m64_n128_s9_c1_ov1_e1", "n256_s4_c2_d", "n256_s4_c1_d", "n128_s6_c1_d"])
+                                    "m64_n128_s9_c1_ov1_e1", "m64_n64_s12_c1_ov1", "n256_s4_c2_d",
+                                    "n256_s4_c1_d", "n128_s6_c1_d"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 @pytest.mark.parametrize("m, n, k", [(129, 264, 136), (1000, 1000, 264), (640, 2056, 4104),
                                      (2000, 4000, 200), (1500, 3000, 72)])  # several tiles per CTA, short K

@@ -100,6 +100,7 @@ CONFIGS = {
     "m64_n256_s5_c2_ov1": GemmConfig(256, 5, 2, 8, 1, bm=64),
     "m64_n256_s5_c1_ov1": GemmConfig(256, 5, 1, 8, 1, bm=64),
     "m64_n128_s9_c1_ov1_e1": GemmConfig(128, 9, 1, 8, 1, 1, bm=64),  # 9 x 24 KiB in flight, one staging box
+    "m64_n64_s12_c1_ov1": GemmConfig(64, 12, 1, 8, 1, bm=64),  # M <= 64 (decode-like): 64x64 tiles, 192 KiB ring
 }
 
 
