@@ -33,7 +33,7 @@ def test_plan_ok():
     p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24))
     assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc) == (300, 264, 200, 200, 200, 264)
     assert p.in_dtype == p.out_dtype == "bfloat16"
-    assert p.config.bn == 64 and p.config.cluster == 1 and p.b_mn == 0  # few tiles, short K: narrow tiles
+    assert p.config == gk.CONFIGS["m64_n128_s8_c1_ov1"] and p.b_mn == 0  # few tiles, short K: one wave of 64x128
     assert p.units == p.grid == 3 * 5
     p = gk.plan(Fake((300, 200)), wt(264, 200, ptr=1 << 24), config="n256_s4_c1")
     assert p.units == p.grid == 3 * 2
@@ -66,7 +66,7 @@ def test_plan_errors(args, match):
 def test_plan_row_major_b():
     p = gk.plan(Fake((8, 64)), Fake((64, 16), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 16
-    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 128, 64, 8, 1, 1, 1, 0, 0, 2, 0>"
+    assert gk.kernel_name(p) == "tmakit_gemm<0, 0, 64, 128, 8, 1, 1, 1, 0, 1, 2, 0>"
     p = gk.plan(Fake((8, 64)), Fake((64, 16), (24, 1), ptr=1 << 24))
     assert p.b_mn == 1 and p.ldb == 24
 
@@ -116,15 +116,17 @@ def test_heuristics():
     assert split > 1 and kps % gk.BK == 0 and (split - 1) * kps < 65536 <= split * kps
     p = gk.plan(Fake((300, 4104)), wt(136, 4104, ptr=1 << 26), split=7)
     assert p.split == 7 and p.k_per_split % gk.BK == 0 and (p.split - 1) * p.k_per_split < p.k
-    assert "float" not in gk.kernel_name(p) and gk.kernel_name(p).endswith(", 1, 0, 2, 0>")
+    args = gk.kernel_name(p).removeprefix("tmakit_gemm<").removesuffix(">").split(", ")
+    assert args[1] == "2" and args[8] == "1"  # split-K partials: fp32 output, SPLITK
     assert gk.choose_config(128, 8192, 8192) == gk.CONFIGS["m64_n128_s8_c1_ov1"]  # 2 x 64 tiles of 64 x 128
     assert gk.choose_split(128, 8192, 8192, gk.CONFIGS["m64_n128_s8_c1_ov1"]) == (1, 8192)
-    assert gk.choose_config(64, 8192, 8192) == gk.CONFIGS["n64_s8_c1"]  # one tile row, 128 columns of 64
+    assert gk.choose_config(64, 8192, 8192) == gk.CONFIGS["m64_n128_s8_c1_ov1"]  # decode-like: 64 tiles of 64x128
+    assert gk.choose_config(16, 4096, 4096) == gk.CONFIGS["m64_n64_s12_c1_ov1"]  # 32 columns of 128: use 64 of 64
     assert gk.choose_config(128, 1024, 8192) == gk.CONFIGS["n256_s4_c1"]  # too few columns: split K instead
     assert gk.choose_split(128, 1024, 8192, gk.CONFIGS["n256_s4_c1"])[0] > 1
     assert gk.choose_config(2048, 1024, 1024) == gk.CONFIGS["n128_s6_c1"]  # short K: narrower tiles, no split
     assert gk.choose_split(2048, 1024, 1024, gk.CONFIGS["n128_s6_c1"]) == (1, 1024)
-    assert gk.choose_config(1024, 1024, 1024) == gk.CONFIGS["n64_s8_c1"]
+    assert gk.choose_config(1024, 1024, 1024) == gk.CONFIGS["m64_n128_s8_c1_ov1"]  # one wave of 128 64x128 tiles
     assert gk.choose_config(1024, 1024, 65536) == gk.CONFIGS["n256_s4_c1"]  # split-K shapes: single CTAs
     assert gk.choose_config(8192, 8192, 8192) == gk.CONFIGS["n256_s4_c1_d"]  # 16-bit out: deferred epilogue
     assert gk.choose_config(8192, 8192, 8192, out_bytes=4).cluster == 2  # fp32 out: no deferral, pairs

@@ -127,24 +127,34 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2
 
     - 64 < M <= 128 and enough 64x128 tiles to fill 3/4 of the SMs: 64-row tiles, one consumer warpgroup, 8 stages
       (memory-latency-bound: 1.00x cuBLAS at 128x8192x8192 against 0.83-0.95x for 128x64 tiles, run 11/13);
-    - one tile row (M <= 64) and enough 64-wide columns: 128x64 tiles, 8 stages, no split;
+    - M <= 64 (decode-like): 64x128 tiles when N/128 reaches 7/16 of the SMs, else 64x64 tiles (12 stages) when N/64
+      does (run 20: 0.84-1.0x cuBLAS at M = 1 ... 64, N = 4096 ... 14336, where 128x64 tiles ran 0.52-0.66x);
     - few output tiles otherwise: with K >= 8192, 128x256 single CTAs and :func:`choose_split` splits K; with shorter
-      K, 128x128 or 128x64 tiles and no split (the split's zeroed fp32 workspace and final copy cost more);
+      K, 128x128 tiles or one wave of 64x128 tiles, and no split (the split's zeroed fp32 workspace and final copy
+      cost more);
     - else 128x256 tiles: 16-bit outputs on single CTAs with the deferred epilogue (run 13: 0.98-1.07x, ahead of
       clusters of 2 with or without deferral on all six large suite shapes); fp32 outputs (no deferral) in clusters
       of 2 along M with B multicast when the tile rows pair up evenly or are many (single CTAs without deferral lose
       2-9 %).
     """
     tiles_m = -(-m // BM)
-    if 64 < m <= 128 and 2 * -(-n // 128) >= sms * 3 // 4:
+    tiles_64x128 = -(-m // 64) * -(-n // 128)
+    if 64 < m <= 128 and tiles_64x128 >= sms * 3 // 4:
         return CONFIGS["m64_n128_s8_c1_ov1"]
-    if tiles_m == 1 and -(-n // 64) >= sms * 3 // 4:
-        return CONFIGS["n64_s8_c1"]
+    if m <= 64:  # decode-like: 64-row tiles (run 20: 0.84-1.0x cuBLAS where 128x64 tiles ran 0.52-0.66x)
+        if -(-n // 128) >= sms * 7 // 16:
+            return CONFIGS["m64_n128_s8_c1_ov1"]
+        if -(-n // 64) >= sms * 7 // 16:
+            return CONFIGS["m64_n64_s12_c1_ov1"]
     if _tiles(m, n, 256) < sms * 3 // 4:
         if k >= 8192:  # long K: split it (each split keeps >= 32 slabs)
             return CONFIGS["n256_s4_c1"]
         # short K: a split's workspace pass costs more than narrower tiles (1024^3: 15.8 us split vs cuBLAS 6.3)
-        return CONFIGS["n128_s6_c1" if _tiles(m, n, 128) >= sms // 2 else "n64_s8_c1"]
+        if _tiles(m, n, 128) >= sms // 2:
+            return CONFIGS["n128_s6_c1"]
+        # fewer than sms/2 tiles of 128x128: at most one wave of 64x128 tiles, one consumer each (1024^3: 0.95x vs
+        # 0.90x for 128x64 tiles, run 20)
+        return CONFIGS["m64_n128_s8_c1_ov1"]
     if out_bytes == 2:
         return CONFIGS["n256_s4_c1_d"]
     return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
