@@ -1029,6 +1029,118 @@ def _dyn():
     bw.TRANSPOSE_CONFIG = dict(base_t)
 
 
+# call 20: runs of a few tiles per CTA with 2-3 CTAs resident per SM (copy 1 GiB 0.992 in call 19)
+OLD_COPY = dict(box_mode=1, bulk_below=64 << 20)
+TPC_COPY = [("persistent (old)", OLD_COPY), ("T2 c2 s3", dict(OLD_COPY, tiles_per_cta=2, ctas_per_sm=2, stages=3)),
+            ("T2 c2 s2", dict(OLD_COPY, tiles_per_cta=2, ctas_per_sm=2, stages=2)),
+            ("T2 c3", dict(OLD_COPY, tiles_per_cta=2, ctas_per_sm=3)),
+            ("T3 c2 s3", dict(OLD_COPY, tiles_per_cta=3, ctas_per_sm=2, stages=3)),
+            ("T4 c2 s3", dict(OLD_COPY, tiles_per_cta=4, ctas_per_sm=2, stages=3)),
+            ("T4 c3", dict(OLD_COPY, tiles_per_cta=4, ctas_per_sm=3)),
+            ("T4 16K c4", dict(OLD_COPY, tiles_per_cta=4, ctas_per_sm=4, box_bytes=16384))]
+OLD_RED = dict(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3, prefetch=1)
+TPC_RED = [("persistent (old)", OLD_RED), ("T2 c2", dict(OLD_RED, tiles_per_cta=2, ctas_per_sm=2)),
+           ("T2 c3", dict(OLD_RED, tiles_per_cta=2, ctas_per_sm=3)),
+           ("T4 c2", dict(OLD_RED, tiles_per_cta=4, ctas_per_sm=2)),
+           ("T4 c3", dict(OLD_RED, tiles_per_cta=4, ctas_per_sm=3)),
+           ("T8 c2", dict(OLD_RED, tiles_per_cta=8, ctas_per_sm=2))]
+
+
+def _tpc():
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "tpc.json"
+    base_c, base_r = bw.COPY_CONFIG, bw.REDUCE_CONFIG
+
+    def save(row):
+        res.append(row)
+        print("tpc", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def ab(case, cfgs, setter, check, run, peer, rounds=3, queued=False, nsets=1):
+        tf = _time_queued if queued else (lambda fn, n, reps=15: time_op(fn, n, reps=reps))
+        acc = {name: [] for name, _ in cfgs}
+        oks = {}
+        for name, kw in cfgs:
+            setter(kw)
+            oks[name] = check()
+        for r in range(rounds):
+            for name, kw in cfgs:
+                setter(kw)
+                pc = tf(peer, nsets)
+                ms = tf(run, nsets)
+                pc2 = tf(peer, nsets)
+                acc[name].append((min(pc, pc2) / ms, ms))
+        for name, _ in cfgs:
+            v = acc[name]
+            save(dict(case=case, cfg=name, ok=oks[name], ratio=sum(a for a, _ in v) / len(v),
+                      rounds=[round(a, 4) for a, _ in v], us=sum(b for _, b in v) / len(v) * 1e3))
+
+    for nbytes in (256 << 20, 1 << 30, 4 << 30):
+        n = nbytes // 2
+        k = 2 if nbytes < (1 << 30) else 1
+        xs = [torch.randn(n, device="cuda").to(torch.bfloat16) for _ in range(k)]
+        ys = [torch.empty_like(xs[0]) for _ in range(k)]
+
+        def chk():
+            bad = []
+            for nb in (1 << 20, (64 << 20) + 48, (96 << 20) + 4096 + 16):
+                a = torch.randint(0, 255, (nb,), dtype=torch.uint8, device="cuda")
+                b = torch.full((nb,), 7, dtype=torch.uint8, device="cuda")
+                ops.copy(a, b)
+                bad += [] if torch.equal(a, b) else [nb]
+            ys[0].fill_(0)
+            ops.copy(xs[0], ys[0])
+            return bool(torch.equal(xs[0], ys[0])) and not bad
+
+        ab(f"copy {nbytes >> 20} MiB", TPC_COPY, lambda kw: setattr(bw, "COPY_CONFIG", bw.CopyConfig(**kw)), chk,
+           lambda i: ops.copy(xs[i], ys[i]), lambda i: ys[i].copy_(xs[i]), rounds=3 if k == 1 else 2, nsets=k)
+        del xs, ys
+    for shape, dims in (((32, 64, 128, 128), (0, 2, 1, 3)), ((8, 128, 256, 64), (0, 2, 1, 3))):
+        xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        fl = [torch.empty_like(xs[0]) for _ in range(2)]
+
+        def chk():
+            ys[0].fill_(7)
+            ops.permute(xs[0], dims, out=ys[0])
+            return bool(torch.equal(ys[0], xs[0].permute(dims)))
+
+        ab(f"permute {shape} {dims} queued, vs same-size copy", TPC_COPY[:5],
+           lambda kw: setattr(bw, "COPY_CONFIG", bw.CopyConfig(**kw)), chk,
+           lambda i: ops.permute(xs[i], dims, out=ys[i]), lambda i: fl[i].copy_(xs[i]), rounds=2, queued=True,
+           nsets=2)
+        del xs, ys, fl
+    bw.COPY_CONFIG = base_c
+    for dt, mib in ((torch.float32, 256), (torch.bfloat16, 256), (torch.float32, 1024)):
+        n = (mib << 20) // (4 if dt == torch.float32 else 2)
+        k = 2 if mib < 1024 else 1
+        ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+        ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+
+        def chk():
+            ok = True
+            for nn in (4097 * 33, (3 << 20) + 5, 64 << 20):
+                u = torch.randn(nn, device="cuda").to(dt)
+                v = torch.randn(nn, device="cuda").to(dt)
+                ref = v.clone()
+                ref.add_(u)
+                ops.reduce_into(v, u, "add")
+                ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
+            return ok
+
+        ab(f"reduce add {str(dt)[6:]} {mib} MiB", TPC_RED,
+           lambda kw: setattr(bw, "REDUCE_CONFIG", bw.CopyConfig(**kw)), chk,
+           lambda i: ops.reduce_into(ds[i], ss[i], "add"), lambda i: ds[i].add_(ss[i]), nsets=k)
+        del ds, ss
+    bw.REDUCE_CONFIG = base_r
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -1219,6 +1331,8 @@ def main(argv):
         return _hint()
     if argv and argv[0] == "_dyn":
         return _dyn()
+    if argv and argv[0] == "_tpc":
+        return _tpc()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -1260,6 +1374,8 @@ def main(argv):
         phase("hint", [py, __file__, "_hint"], int(os.environ.get("T_HINT", 240)))
     if "dyn" in todo:
         phase("dyn", [py, __file__, "_dyn"], int(os.environ.get("T_DYN", 240)))
+    if "tpc" in todo:
+        phase("tpc", [py, __file__, "_tpc"], int(os.environ.get("T_TPC", 280)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -1281,7 +1397,7 @@ def main(argv):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
     for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "hint.json", OUT / "dyn.json",
-              OUT / "lsu.json"):
+              OUT / "tpc.json", OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
                 keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "ratio", "rounds", "vs_copy_same",

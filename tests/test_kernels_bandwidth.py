@@ -105,6 +105,15 @@ def test_transpose_config_wide_overrides_by_inner_extent():
     assert bw.transpose_config_for(narrow) == d
 
 
+def test_grid_persistent_or_runs_of_tiles():
+    c = bw.CopyConfig()
+    assert bw._grid(c, 100000, 132) == 132 and bw._grid(c, 50, 132) == 50
+    r = bw.CopyConfig(ctas_per_sm=2, tiles_per_cta=2)
+    assert bw._grid(r, 32768, 132) == 16384 and bw._order(r) == 1
+    assert bw._grid(r, 300, 132) == 264  # never fewer CTAs than the persistent grid
+    assert bw._grid(r, 10, 132) == 10
+
+
 def test_param_structs_match_device_layout():
     assert bw.StreamParams.main_tiles.offset == 72
     assert bw.TransposeParams.ntiles.offset == 40

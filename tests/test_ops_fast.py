@@ -111,13 +111,13 @@ def test_config_replacement_drops_the_cache(fake, monkeypatch):
     ops.transpose(x, 0, 1, out=y)
     ops.transpose(x, 0, 1, out=y)
     assert len(fake) == 1
-    monkeypatch.setattr(bw, "COPY_CONFIG", dataclasses.replace(bw.COPY_CONFIG, stages=3))
+    monkeypatch.setattr(bw, "COPY_CONFIG", dataclasses.replace(bw.COPY_CONFIG, stages=bw.COPY_CONFIG.stages + 1))
     ops.transpose(x, 0, 1, out=y)
     assert len(fake) == 2
     monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", dict(bw.TRANSPOSE_CONFIG))  # equal contents: still valid
     ops.transpose(x, 0, 1, out=y)
     assert len(fake) == 2
-    bw.TRANSPOSE_CONFIG[2] = dataclasses.replace(bw.TRANSPOSE_CONFIG[2], stages=3)  # mutated in place
+    bw.TRANSPOSE_CONFIG[2] = dataclasses.replace(bw.TRANSPOSE_CONFIG[2], stages=bw.TRANSPOSE_CONFIG[2].stages + 1)
     ops.transpose(x, 0, 1, out=y)
     assert len(fake) == 3
 

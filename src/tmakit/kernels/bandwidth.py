@@ -54,7 +54,9 @@ class CopyConfig:
     the bytes round-trip); the flat view becomes (16-word chunks, chunks per row, rows) with 16 x 2 KiB boxes.
     ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
     start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
-    contiguous run of tiles).
+    contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than
+    the persistent grid), each copying one contiguous run of that many tiles (forces ``order=1``; replaces
+    ``grid_mult``).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -79,6 +81,7 @@ class CopyConfig:
     swizzle: int = 0
     bulk_below: int = 0
     grid_mult: int = 1
+    tiles_per_cta: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +122,7 @@ class TransposeConfig:
     order: int = 0
 
 
-COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20)
+COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, tiles_per_cta=2, ctas_per_sm=2, stages=3)
 #: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
 #: lag/prefetch serve the store-reduce (tensor) path
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
@@ -401,8 +404,21 @@ def _current_stream() -> int:
     return f()
 
 
+def _order(cfg: CopyConfig) -> int:
+    return 1 if cfg.tiles_per_cta > 0 else cfg.order
+
+
+def _grid(cfg: CopyConfig, total: int, nsm: int) -> int:
+    """CTAs for ``total`` tiles: persistent (SMs x ctas_per_sm x grid_mult, capped by the tiles) or, with
+    ``tiles_per_cta``, one CTA per run of that many tiles (at least the persistent grid's count)."""
+    persistent = max(1, min(total, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
+    if cfg.tiles_per_cta > 0:
+        return max(persistent, -(-total // cfg.tiles_per_cta))
+    return persistent
+
+
 def _stream_options(cfg: CopyConfig, lag: int):
-    return (f"-DTMAKIT_STREAM_LAG={lag}", f"-DTMAKIT_STREAM_ORDER={cfg.order}", f"-DTMAKIT_STREAM_HINT={cfg.hint}",
+    return (f"-DTMAKIT_STREAM_LAG={lag}", f"-DTMAKIT_STREAM_ORDER={_order(cfg)}", f"-DTMAKIT_STREAM_HINT={cfg.hint}",
             f"-DTMAKIT_STREAM_PREFETCH={cfg.prefetch}")
 
 
@@ -421,7 +437,7 @@ def _stream_launcher(kfile, kname, maps, sizes, box, elem_bytes, tail_bytes, tai
     p.rank, p.main_bytes, p.tail_bytes, p.tail_coord = max(rank, 1), main_bytes, tail_bytes, tail_coord
     p.stages, p.stage_stride, p.op, p.main_tiles = stages, stage, op, main_tiles
     total = main_tiles + (1 if tail_bytes else 0)
-    grid = max(1, min(total, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
+    grid = _grid(cfg, total, nsm)
     k = _kernel(kfile, kname, _stream_options(cfg, lag))
     return Launcher(k, grid, 32, stages * stage + 1024, p, maps)
 
@@ -525,9 +541,9 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     p.n16, p.main_tiles, p.rest0, p.tiles, p.row = n16, main_tiles, rest0, main_tiles + rest_tiles, w
     p.piece, p.pieces, p.cols, p.stages, p.stage_stride, p.tail = q, r, cols, stages, stage, nbytes - n16
     mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
-    grid = max(1, min(max(p.tiles, 1), nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
+    grid = _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
-            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={cfg.order}"]
+            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
     return BulkLauncher(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
 
@@ -691,7 +707,8 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     plan = plan_copy(src, dst, allow_transpose=allow_transpose)
     nsm = sm_count(src) if plan.kind else 0
     if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and src.numel() * src.element_size() < cfg.bulk_below:
-        cfg = dataclasses.replace(cfg, engine="bulk", bulk_mode=0, piece=32768, pieces=1, stages=6, lag=1)
+        cfg = dataclasses.replace(cfg, engine="bulk", bulk_mode=0, piece=32768, pieces=1, stages=6, lag=1,
+                                  ctas_per_sm=1, order=0, grid_mult=1, tiles_per_cta=0)
     if plan.kind == "flat" and cfg.engine == "bulk" and bulk_supported(op, dtype):
         got = _bulk_launcher(src.numel() * src.element_size(), op, dtype, cfg, nsm)
         plan.kind = "bulk" if op < 0 else "combine"
