@@ -121,9 +121,15 @@ def test_heuristics():
     assert gk.choose_config(128, 8192, 8192) == gk.CONFIGS["m64_n128_s8_c1_ov1"]  # 2 x 64 tiles of 64 x 128
     assert gk.choose_split(128, 8192, 8192, gk.CONFIGS["m64_n128_s8_c1_ov1"]) == (1, 8192)
     assert gk.choose_config(64, 8192, 8192) == gk.CONFIGS["m64_n128_s8_c1_ov1"]  # decode-like: 64 tiles of 64x128
-    assert gk.choose_config(16, 4096, 4096) == gk.CONFIGS["m64_n64_s12_c1_ov1"]  # 32 columns of 128: use 64 of 64
-    assert gk.choose_config(128, 1024, 8192) == gk.CONFIGS["n256_s4_c1"]  # too few columns: split K instead
-    assert gk.choose_split(128, 1024, 8192, gk.CONFIGS["n256_s4_c1"])[0] > 1
+    m64 = gk.CONFIGS["m64_n128_s8_c1_ov1"]
+    assert gk.choose_config(1, 4096, 14336) == m64 and gk.choose_split(1, 4096, 14336, m64) == (4, 3584)
+    assert gk.choose_split(16, 4096, 4096, m64) == (2, 2048)  # >= 32 slabs per range
+    assert gk.choose_split(64, 8192, 8192, m64) == (2, 4096)  # 64 tiles: two ranges fill 128 SMs
+    assert gk.choose_split(128, 8192, 8192, m64) == (1, 8192)  # 128 tiles: one wave already
+    assert gk.choose_config(128, 1024, 8192) == m64  # too few columns: 64-row tiles, split K
+    assert gk.choose_split(128, 1024, 8192, m64) == (4, 2048)
+    assert gk.choose_config(256, 1024, 8192) == gk.CONFIGS["n256_s4_c1"]  # 128x256 + split-K
+    assert gk.choose_split(256, 1024, 8192, gk.CONFIGS["n256_s4_c1"])[0] > 1
     assert gk.choose_config(2048, 1024, 1024) == gk.CONFIGS["n128_s6_c1"]  # short K: narrower tiles, no split
     assert gk.choose_split(2048, 1024, 1024, gk.CONFIGS["n128_s6_c1"]) == (1, 1024)
     assert gk.choose_config(1024, 1024, 1024) == gk.CONFIGS["m64_n128_s8_c1_ov1"]  # one wave of 128 64x128 tiles

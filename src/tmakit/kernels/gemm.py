@@ -127,8 +127,8 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2
 
     - 64 < M <= 128 and enough 64x128 tiles to fill 3/4 of the SMs: 64-row tiles, one consumer warpgroup, 8 stages
       (memory-latency-bound: 1.00x cuBLAS at 128x8192x8192 against 0.83-0.95x for 128x64 tiles, run 11/13);
-    - M <= 64 (decode-like): 64x128 tiles when N/128 reaches 7/16 of the SMs, else 64x64 tiles (12 stages) when N/64
-      does (run 20: 0.84-1.0x cuBLAS at M = 1 ... 64, N = 4096 ... 14336, where 128x64 tiles ran 0.52-0.66x);
+    - M <= 64, or M <= 128 with K >= 8192 (decode-like): 64x128 tiles, K split up to 4 ways by :func:`choose_split`
+      when they are few (run 20-21: 0.82-1.0x cuBLAS at M = 1 ... 64, where 128x64 tiles ran 0.52-0.66x);
     - few output tiles otherwise: with K >= 8192, 128x256 single CTAs and :func:`choose_split` splits K; with shorter
       K, 128x128 tiles or one wave of 64x128 tiles, and no split (the split's zeroed fp32 workspace and final copy
       cost more);
@@ -141,11 +141,10 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2
     tiles_64x128 = -(-m // 64) * -(-n // 128)
     if 64 < m <= 128 and tiles_64x128 >= sms * 3 // 4:
         return CONFIGS["m64_n128_s8_c1_ov1"]
-    if m <= 64:  # decode-like: 64-row tiles (run 20: 0.84-1.0x cuBLAS where 128x64 tiles ran 0.52-0.66x)
-        if -(-n // 128) >= sms * 7 // 16:
-            return CONFIGS["m64_n128_s8_c1_ov1"]
-        if -(-n // 64) >= sms * 7 // 16:
-            return CONFIGS["m64_n64_s12_c1_ov1"]
+    if m <= 64 or (m <= 128 and k >= 8192):
+        # decode-like: 64-row tiles, K split by choose_split when they are few (run 20: 0.84-1.0x cuBLAS where 128x64
+        # tiles ran 0.52-0.66x; run 21: 64x128 + 2 K ranges beat 64x64 tiles)
+        return CONFIGS["m64_n128_s8_c1_ov1"]
     if _tiles(m, n, 256) < sms * 3 // 4:
         if k >= 8192:  # long K: split it (each split keeps >= 32 slabs)
             return CONFIGS["n256_s4_c1"]
@@ -161,13 +160,20 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2
 
 
 def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = NUM_SMS) -> tuple[int, int]:
-    """(splits, k_per_split): split K when the output tiles fill less than ~3/4 of the SMs, keeping >= 4 K-slabs
-    (256 elements) per split and at most one wave of CTAs. Returns (1, k) when no split pays."""
+    """(splits, k_per_split): split K when the output tiles fill less than ~3/4 of the SMs, at most one wave of CTAs.
+    128-row tiles (128x256 only) keep >= 4 K-slabs per split, up to 16 splits; 64-row tiles keep >= 32 slabs and
+    split at most 4 ways (the in-kernel fixup's limit; run 21: 1x4096x14336 0.65 -> 0.94x cuBLAS with 2 ranges).
+    Returns (1, k) when no split pays."""
     tiles = -(-m // (cfg.bm * cfg.cluster)) * cfg.cluster * -(-n // (cfg.bn * cfg.cluster_n)) * cfg.cluster_n
     kt = -(-k // BK)
-    if tiles >= sms * 3 // 4 or kt < 8 or cfg.bn < 256:
+    if tiles >= sms * 3 // 4 or kt < 8:
         return 1, k
-    split = max(1, min(sms // tiles, kt // 4, 16))
+    if cfg.bm == 64:
+        split = max(1, min(sms // tiles, kt // 32, 4))
+    elif cfg.bn < 256:
+        return 1, k
+    else:
+        split = max(1, min(sms // tiles, kt // 4, 16))
     if split == 1:
         return 1, k
     kt_per = -(-kt // split)
