@@ -1141,6 +1141,103 @@ def _tpc():
     bw.REDUCE_CONFIG = base_r
 
 
+# call 21: combine-reduce runs (T2 with 3 resident CTAs won call 20), smaller pieces for more resident CTAs,
+# store-reduce under the new default, and the flat-only copy overrides
+def _fl(**kw):
+    return tuple(kw.items())
+
+
+RED2 = [("persistent (old)", OLD_RED), ("T2 c3 (default)", dict(OLD_RED, flat=_fl(tiles_per_cta=2, ctas_per_sm=3))),
+        ("T1 c3", dict(OLD_RED, flat=_fl(tiles_per_cta=1, ctas_per_sm=3))),
+        ("T3 c3", dict(OLD_RED, flat=_fl(tiles_per_cta=3, ctas_per_sm=3))),
+        ("T2 c6 8K", dict(OLD_RED, pieces=2, flat=_fl(tiles_per_cta=2, ctas_per_sm=6))),
+        ("T4 c6 8K", dict(OLD_RED, pieces=2, flat=_fl(tiles_per_cta=4, ctas_per_sm=6)))]
+
+
+def _red2():
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "red2.json"
+    base_c, base_r = bw.COPY_CONFIG, bw.REDUCE_CONFIG
+
+    def save(row):
+        res.append(row)
+        print("red2", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def ab(case, cfgs, setter, check, run, peer, rounds=3, nsets=1):
+        acc = {name: [] for name, _ in cfgs}
+        oks = {}
+        for name, kw in cfgs:
+            setter(kw)
+            oks[name] = check()
+        for r in range(rounds):
+            for name, kw in cfgs:
+                setter(kw)
+                pc = time_op(peer, nsets, reps=15)
+                ms = time_op(run, nsets, reps=15)
+                pc2 = time_op(peer, nsets, reps=15)
+                acc[name].append((min(pc, pc2) / ms, ms))
+        for name, _ in cfgs:
+            v = acc[name]
+            save(dict(case=case, cfg=name, ok=oks[name], ratio=sum(a for a, _ in v) / len(v),
+                      rounds=[round(a, 4) for a, _ in v], us=sum(b for _, b in v) / len(v) * 1e3))
+
+    setr = lambda kw: setattr(bw, "REDUCE_CONFIG", bw.CopyConfig(**kw))  # noqa: E731
+    for dt, mib in ((torch.float32, 16), (torch.float32, 64), (torch.float32, 256), (torch.bfloat16, 256),
+                    (torch.float32, 1024), (torch.bfloat16, 4096)):
+        n = (mib << 20) // (4 if dt == torch.float32 else 2)
+        k = max(1, -(-(240 << 20) // (3 * (mib << 20))))
+        ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+        ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+
+        def chk():
+            ok = True
+            for nn in (4097 * 33, (3 << 20) + 5, 64 << 20):
+                u = torch.randn(nn, device="cuda").to(dt)
+                v = torch.randn(nn, device="cuda").to(dt)
+                ref = v.clone()
+                ref.add_(u)
+                ops.reduce_into(v, u, "add")
+                ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
+            return ok
+
+        cfgs = RED2 if mib in (256, 1024) else RED2[:2]
+        ab(f"reduce add {str(dt)[6:]} {mib} MiB", cfgs, setr, chk,
+           lambda i: ops.reduce_into(ds[i], ss[i], "add"), lambda i: ds[i].add_(ss[i]),
+           rounds=3 if mib >= 256 else 2, nsets=k)
+        if mib == 256 and dt == torch.float32:
+            ab("store-reduce add float32 256 MiB", RED2[:2], setr, lambda: True,
+               lambda i: ops.reduce_into(ds[i], ss[i], "add", method="store-reduce"), lambda i: ds[i].add_(ss[i]),
+               rounds=2, nsets=k)
+        del ds, ss
+    bw.REDUCE_CONFIG = base_r
+    oldc = dict(OLD_COPY)
+    setc = lambda kw: setattr(bw, "COPY_CONFIG", bw.CopyConfig(**kw))  # noqa: E731
+    newc = [("persistent (old)", oldc), ("default (flat T2 c2 s3)", dict(base_c.__dict__))]
+    for mib in (64, 1024):
+        n = (mib << 20) // 2
+        k = 4 if mib == 64 else 1
+        xs = [torch.randn(n, device="cuda").to(torch.bfloat16) for _ in range(k)]
+        ys = [torch.empty_like(xs[0]) for _ in range(k)]
+        ab(f"copy {mib} MiB", newc, setc, lambda: True, lambda i: ops.copy(xs[i], ys[i]), lambda i: ys[i].copy_(xs[i]),
+           rounds=2, nsets=k)
+        del xs, ys
+    for shape, dims in (((32, 64, 128, 128), (0, 2, 1, 3)), ((8, 128, 256, 64), (0, 2, 1, 3))):
+        xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        fl = [torch.empty_like(xs[0]) for _ in range(2)]
+        ab(f"permute {shape} {dims} per call, vs same-size copy", newc, setc, lambda: True,
+           lambda i: ops.permute(xs[i], dims, out=ys[i]), lambda i: fl[i].copy_(xs[i]), rounds=2, nsets=2)
+        del xs, ys, fl
+    bw.COPY_CONFIG = base_c
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -1333,6 +1430,8 @@ def main(argv):
         return _dyn()
     if argv and argv[0] == "_tpc":
         return _tpc()
+    if argv and argv[0] == "_red2":
+        return _red2()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -1376,6 +1475,8 @@ def main(argv):
         phase("dyn", [py, __file__, "_dyn"], int(os.environ.get("T_DYN", 240)))
     if "tpc" in todo:
         phase("tpc", [py, __file__, "_tpc"], int(os.environ.get("T_TPC", 280)))
+    if "red2" in todo:
+        phase("red2", [py, __file__, "_red2"], int(os.environ.get("T_RED2", 280)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -1397,7 +1498,7 @@ def main(argv):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
     for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "hint.json", OUT / "dyn.json",
-              OUT / "tpc.json", OUT / "lsu.json"):
+              OUT / "tpc.json", OUT / "red2.json", OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
                 keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "ratio", "rounds", "vs_copy_same",

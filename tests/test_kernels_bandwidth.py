@@ -114,6 +114,14 @@ def test_grid_persistent_or_runs_of_tiles():
     assert bw._grid(r, 10, 132) == 10
 
 
+def test_default_override_tuples_name_real_fields():
+    for cfg in (bw.COPY_CONFIG, bw.REDUCE_CONFIG):
+        flat = dataclasses.replace(cfg, **dict(cfg.flat), flat=())
+        assert flat.tiles_per_cta > 0 and not flat.flat
+    for cfg in bw.TRANSPOSE_CONFIG.values():
+        dataclasses.replace(cfg, **dict(cfg.wide), wide=())
+
+
 def test_param_structs_match_device_layout():
     assert bw.StreamParams.main_tiles.offset == 72
     assert bw.TransposeParams.ntiles.offset == 40
