@@ -38,6 +38,26 @@ def events_us(fn, flush, reps=30):
 
 
 flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
+def rotated(m, n, k, nsets=13):
+    """Events time with rotating operand sets, as `tmakit bench gemm` does."""
+    a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
+    b = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t() for _ in range(nsets)]
+    c = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
+    it = {"i": 0}
+
+    def nxt():
+        it["i"] = (it["i"] + 1) % nsets
+        return it["i"]
+
+    fns = {"cublas": lambda: (lambda i: torch.matmul(a[i], b[i], out=c[i]))(nxt()),
+           "tmakit": lambda: (lambda i: gemm(a[i], b[i], out=c[i]))(nxt())}
+    for fn in fns.values():
+        for _ in range(2 * nsets):
+            fn()
+    cells = [f"{name} ev {events_us(fn, flush, 39):7.1f} us" for name, fn in fns.items()]
+    print(f"{m}x{n}x{k} rotated x{nsets}: " + " | ".join(cells), flush=True)
+
+
 def run_shape(m, n, k):
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t()
@@ -50,3 +70,5 @@ def run_shape(m, n, k):
 
 for shape in SHAPES:
     run_shape(*shape)
+for shape in [(128, 1024, 8192), (256, 1024, 8192), (4096, 4096, 4096)]:
+    rotated(*shape)
