@@ -343,7 +343,7 @@ def phase_ab() -> dict:
             row[f"{name}_ms"] = ms
             row[f"{name}_tf"] = flop / ms / 1e9
         calls = max(3, min(100, math.ceil(20.0 / min(times))))
-        for name in ("cublas", "auto", "sk_off"):
+        for name in os.environ.get("GEMM_AB_GRAPH", "cublas,auto,sk_off").split(","):
             try:
                 g = bg._capture(fns[name], nsets, calls)
                 (row[f"{name}_graph_ms"],) = bg._time_graphs([g], calls, flush, 7)
@@ -351,7 +351,7 @@ def phase_ab() -> dict:
             except Exception as ex:  # noqa: BLE001
                 row[f"{name}_graph_error"] = repr(ex)[:200]
         cells = " ".join(f"{nm} {row['cublas_ms'] / row[nm + '_ms']:.3f}" for nm in fns if nm != "cublas")
-        gcells = " ".join(f"{nm} {row['cublas_graph_ms'] / row[nm + '_graph_ms']:.3f}" for nm in ("auto", "sk_off")
+        gcells = " ".join(f"{nm} {row['cublas_graph_ms'] / row[nm + '_graph_ms']:.3f}" for nm in fns
                           if nm + "_graph_ms" in row and "cublas_graph_ms" in row)
         print(f"{m}x{n}x{k}: cublas {row['cublas_tf']:.0f} TF | events {cells} | graph {gcells} | "
               f"err {max(v for kk, v in row.items() if kk.endswith('_err')):.1e}", flush=True)
