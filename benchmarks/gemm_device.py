@@ -314,6 +314,7 @@ def phase_ab() -> dict:
     from tmakit.ops_gemm import gemm
 
     flush = torch.empty(bg.FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    bg.spin_up()
     rows = []
     for (m, n, k) in _ab_shapes():
         nsets = bg._nsets((m * k + k * n + m * n) * 2)

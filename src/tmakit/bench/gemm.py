@@ -167,6 +167,19 @@ def summarize(rows: list[dict]) -> dict:
 # ---------------------------------------------------------------- timing (needs torch + a GPU)
 
 
+def spin_up(seconds: float = 0.5) -> None:
+    """Keep the GPU busy (4096^3 bf16 matmuls) for ``seconds`` so that clocks have left idle before the first timed
+    shape: an A/B run once measured cuBLAS at 280 instead of 372 TF/s on its first shape (NOTES-gemm.md run 26)."""
+    import torch
+
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(10):
+            torch.matmul(a, a)
+        torch.cuda.synchronize()
+
+
 def _nsets(bytes_per_set: int) -> int:
     import torch
 
@@ -446,6 +459,7 @@ def run(shapes: list[dict], *, dtype: str = "bfloat16", out_dtype: str | None = 
                    tmakit_call="tmakit.ops_gemm.gemm(a, b, out=c)")
     env = _env()
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    spin_up()
     rows: list[dict] = []
     lost = None
     if progress:
