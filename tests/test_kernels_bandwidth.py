@@ -122,6 +122,20 @@ def test_default_override_tuples_name_real_fields():
         dataclasses.replace(cfg, **dict(cfg.wide), wide=())
 
 
+def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
+    from tmakit.tma.tensormap import DataType
+
+    flat, strided = bw.Plan("flat"), bw.Plan("strided")
+    c = bw.COPY_CONFIG
+    assert bw.flat_config(flat, c, 1 << 30).tiles_per_cta == 2
+    assert bw.flat_config(flat, c, 64 << 20) == c and bw.flat_config(strided, c, 1 << 30) == c
+    r = bw.REDUCE_CONFIG
+    assert bw.flat_config(flat, r, 1 << 30, 0, DataType.FLOAT32).tiles_per_cta == 2  # combine add
+    store_reduce = dataclasses.replace(r, engine="tensor")
+    assert bw.flat_config(flat, store_reduce, 1 << 30, 0, DataType.FLOAT32) == store_reduce
+    assert bw.flat_config(flat, r, 1 << 30, 3, DataType.INT32) == r  # inc: store-reduce only
+
+
 def test_param_structs_match_device_layout():
     assert bw.StreamParams.main_tiles.offset == 72
     assert bw.TransposeParams.ntiles.offset == 40

@@ -24,7 +24,7 @@ import math
 from ..tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
 
 __all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher", "plan_copy", "launcher_for",
-           "transpose_config_for",
+           "transpose_config_for", "flat_config",
            "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "REDUCE_OPS", "BULK_OPS", "bulk_supported"]
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -56,8 +56,9 @@ class CopyConfig:
     start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
     contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than
     the persistent grid), each copying one contiguous run of that many tiles (forces ``order=1``; replaces
-    ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) only: the
-    strided permutes keep the fields above.
+    ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at least
+    ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
+    tensors keep the fields above.
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -84,6 +85,7 @@ class CopyConfig:
     grid_mult: int = 1
     tiles_per_cta: int = 0
     flat: tuple = ()
+    flat_min: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,14 +126,17 @@ class TransposeConfig:
     order: int = 0
 
 
-#: contiguous copies >= 64 MiB: runs of 2 tiles per CTA, sized for two resident CTAs per SM (3 stages of 32 KiB);
-#: strided permutes stay persistent (1 CTA/SM, 6 stages): runs cost the (8,128,256,64) permute 5 % (call 20)
-COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20,
+#: contiguous copies >= 128 MiB: runs of 2 tiles per CTA, sized for two resident CTAs per SM (3 stages of 32 KiB);
+#: strided permutes stay persistent (1 CTA/SM, 6 stages): runs cost the (8,128,256,64) permute 5 % (call 20), and
+#: a 64 MiB copy 3 % (call 21)
+COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
                          flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)))
 #: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
 #: lag/prefetch serve the store-reduce (tensor) path
+#: combine >= 128 MiB: runs of 2 tiles of 2 x 4 KiB per CTA, sized for six resident CTAs (2 stages; call 21)
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
-                           prefetch=1, flat=(("tiles_per_cta", 2), ("ctas_per_sm", 3)))
+                           prefetch=1, flat_min=128 << 20,
+                           flat=(("tiles_per_cta", 2), ("ctas_per_sm", 6), ("pieces", 2)))
 #: per element size (bytes); missing sizes use the 2-byte entry
 TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2,
                                              wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2), ("consumers", 2)),
@@ -692,6 +697,16 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
                     [(m_s, True), (m_d, False)])
 
 
+def flat_config(plan, cfg: CopyConfig, nbytes: int, op: int = -1, dtype=None) -> CopyConfig:
+    """``cfg`` with its ``flat`` overrides applied where they belong: a contiguous pair of at least ``flat_min``
+    bytes, copied or reduced by the combine (bulk) engine."""
+    if plan.kind != "flat" or not cfg.flat or nbytes < cfg.flat_min:
+        return cfg
+    if op >= 0 and not (cfg.engine == "bulk" and bulk_supported(op, dtype)):
+        return cfg
+    return dataclasses.replace(cfg, **dict(cfg.flat), flat=())
+
+
 _launchers: dict = {}
 
 
@@ -711,8 +726,7 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
         return got
     plan = plan_copy(src, dst, allow_transpose=allow_transpose)
     nsm = sm_count(src) if plan.kind else 0
-    if plan.kind == "flat" and cfg.flat:
-        cfg = dataclasses.replace(cfg, **dict(cfg.flat), flat=())
+    cfg = flat_config(plan, cfg, src.numel() * src.element_size(), op, dtype)
     if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and src.numel() * src.element_size() < cfg.bulk_below:
         cfg = dataclasses.replace(cfg, engine="bulk", bulk_mode=0, piece=32768, pieces=1, stages=6, lag=1,
                                   ctas_per_sm=1, order=0, grid_mult=1, tiles_per_cta=0)
