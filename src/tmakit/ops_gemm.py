@@ -97,8 +97,9 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
     ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain). ``pdl``: programmatic
     dependent launch, so the kernel's launch and prologue may overlap the previous kernel's end (always safe: the
-    kernel waits for the previous kernel before it touches global memory). Off by default: it made back-to-back
-    128x8192x8192 calls 18 % slower on the H200 (NOTES-gemm.md run 12).
+    kernel waits for the previous kernel before it touches global memory). Off by default: with an early
+    trigger it made back-to-back 128x8192x8192 calls 18 % slower on the H200; with the implicit trigger at exit it
+    measured -2 ... +5 % in graph replays, within the noise (NOTES-gemm.md runs 12, 28).
     Runs on torch's current stream; returns ``out``.
     """
     import torch
