@@ -1238,6 +1238,121 @@ def _red2():
     bw.COPY_CONFIG = base_c
 
 
+# call 23: dynamic tile assignment inside the persistent transpose grid (atomic counter, TransposeConfig.dyn)
+DYN3_2D = [(2, 16384, [("C", C2), ("C dyn", dict(C2, dyn=1)), ("A", A2), ("A dyn", dict(A2, dyn=1))]),
+           (2, 32768, [("C", C2), ("C dyn", dict(C2, dyn=1))]),
+           (2, 8192, [("A", A2), ("A dyn", dict(A2, dyn=1))]),
+           (2, 4096, [("A", A2), ("A dyn", dict(A2, dyn=1))]),
+           (4, 16384, [("E", E4), ("E dyn", dict(E4, dyn=1))]),
+           (4, 8192, [("E", E4), ("E dyn", dict(E4, dyn=1))]),
+           (4, 32768, [("E", E4), ("E dyn", dict(E4, dyn=1))])]
+DYN3_PERM = [((32, 64, 128, 128), (0, 3, 1, 2)), ((128, 64, 128, 128), (0, 3, 1, 2)),
+             ((8, 128, 256, 64), (0, 3, 1, 2)), ((64, 64, 64, 64), (3, 2, 1, 0))]
+
+
+def _dyn3():
+    import math
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "dyn3.json"
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+
+    def save(row):
+        res.append(row)
+        print("dyn3", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    def use(e, kw):
+        bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**kw)}
+
+    def checks(dt):
+        bad = []
+        for shp in ((1000, 777), (33, 4096), (4096, 96), (7, 4000), (3000, 8), (129, 200), (4096, 4096)):
+            u = torch.randn(shp, device="cuda").to(dt)
+            for rep in range(3):  # the counter must be zero again for every launch
+                v = torch.full((shp[1], shp[0]), 77.0, device="cuda").to(dt)
+                ops.transpose(u, 0, 1, out=v)
+                if not torch.equal(v, u.t()):
+                    bad.append((shp, rep))
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):  # another stream: its own counter
+            u = torch.randn(2048, 3000, device="cuda").to(dt)
+            v = ops.transpose(u, 0, 1)
+            ok = torch.equal(v, u.t())
+        torch.cuda.synchronize()
+        if not ok:
+            bad.append("side stream")
+        for shp, dd in (((5, 33, 17, 24), (1, 0, 2, 3)), ((2, 3, 5, 7, 64), (4, 3, 2, 1, 0)),
+                        ((4, 6, 300, 128), (0, 3, 1, 2)), ((3, 70, 130), (0, 2, 1))):
+            u = torch.randn(shp, device="cuda").to(dt)
+            if not torch.equal(ops.permute(u, dd), u.permute(dd)):
+                bad.append((shp, dd))
+        return bad
+
+    for e, n, cfgs in DYN3_2D:
+        dt = torch.bfloat16 if e == 2 else torch.float32
+        nb = n * n * e
+        k = max(1, math.ceil(4 * 60 * MiB / nb))
+        xs = [torch.randn(n, n, device="cuda").to(dt) for _ in range(k)]
+        ys = [torch.empty_like(xs[0]) for _ in range(k)]
+        acc = {name: [] for name, _ in cfgs}
+        oks = {}
+        for name, kw in cfgs:
+            use(e, kw)
+            bad = checks(dt) if n == 16384 else []
+            ys[0].fill_(7)
+            ops.transpose(xs[0], 0, 1, out=ys[0])
+            oks[name] = (bool(torch.equal(ys[0], xs[0].t())) and not bad, [str(b) for b in bad[:3]])
+        for r in range(3 if n == 16384 else 2):
+            for name, kw in cfgs:
+                use(e, kw)
+                pc = time_op(lambda i: ys[i].copy_(xs[i]), k, reps=10)
+                ms = time_op(lambda i: ops.transpose(xs[i], 0, 1, out=ys[i]), k, reps=15)
+                pc2 = time_op(lambda i: ys[i].copy_(xs[i]), k, reps=10)
+                acc[name].append(min(pc, pc2) / ms)
+        for name, kw in cfgs:  # again after many launches
+            use(e, kw)
+            ys[0].fill_(7)
+            ops.transpose(xs[0], 0, 1, out=ys[0])
+            oks[name] = (oks[name][0] and bool(torch.equal(ys[0], xs[0].t())), oks[name][1])
+        for name, _ in cfgs:
+            v = acc[name]
+            save(dict(case=f"{dt} {n}^2", cfg=name, ok=oks[name][0], bad=oks[name][1], vs_copy=sum(v) / len(v),
+                      rounds=[round(x, 4) for x in v]))
+        del xs, ys
+    for shape, dims in DYN3_PERM:
+        xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(2)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+        fl = [torch.empty_like(xs[0]) for _ in range(2)]
+        nb = xs[0].numel() * 2
+        cfgs = [("A", A2), ("A dyn", dict(A2, dyn=1))]
+        acc = {name: [] for name, _ in cfgs}
+        oks = {}
+        for r in range(2):
+            for name, kw in cfgs:
+                use(2, kw)
+                pc = _time_queued(lambda i: fl[i].copy_(xs[i]), 2)
+                ms = _time_queued(lambda i: ops.permute(xs[i], dims, out=ys[i]), 2)
+                pc2 = _time_queued(lambda i: fl[i].copy_(xs[i]), 2)
+                acc[name].append((min(pc, pc2) / ms, 2 * nb / ms / 1e9 / 4.24))
+                ys[0].fill_(7)
+                ops.permute(xs[0], dims, out=ys[0])
+                oks[name] = oks.get(name, True) and bool(torch.equal(ys[0], xs[0].permute(dims)))
+        for name, _ in cfgs:
+            v = acc[name]
+            save(dict(case=f"permute {shape} {dims} queued", cfg=name, ok=oks[name],
+                      vs_copy_same=sum(a for a, _ in v) / len(v), vs_ceiling=sum(b for _, b in v) / len(v),
+                      rounds=[round(a, 4) for a, _ in v]))
+        del xs, ys, fl
+    bw.TRANSPOSE_CONFIG = dict(base_t)
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -1432,6 +1547,8 @@ def main(argv):
         return _tpc()
     if argv and argv[0] == "_red2":
         return _red2()
+    if argv and argv[0] == "_dyn3":
+        return _dyn3()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -1477,6 +1594,8 @@ def main(argv):
         phase("tpc", [py, __file__, "_tpc"], int(os.environ.get("T_TPC", 280)))
     if "red2" in todo:
         phase("red2", [py, __file__, "_red2"], int(os.environ.get("T_RED2", 280)))
+    if "dyn3" in todo:
+        phase("dyn3", [py, "-X", "faulthandler", __file__, "_dyn3"], int(os.environ.get("T_DYN3", 240)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -1498,7 +1617,7 @@ def main(argv):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
     for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "hint.json", OUT / "dyn.json",
-              OUT / "tpc.json", OUT / "red2.json", OUT / "lsu.json"):
+              OUT / "tpc.json", OUT / "red2.json", OUT / "dyn3.json", OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
                 keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "ratio", "rounds", "vs_copy_same",

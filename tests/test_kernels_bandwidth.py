@@ -138,7 +138,7 @@ def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
 
 def test_param_structs_match_device_layout():
     assert bw.StreamParams.main_tiles.offset == 72
-    assert bw.TransposeParams.ntiles.offset == 40
+    assert bw.TransposeParams.ntiles.offset == 40 and bw.TransposeParams.counter.offset == 48
 
 
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc")

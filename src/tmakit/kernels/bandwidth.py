@@ -106,7 +106,9 @@ class TransposeConfig:
     dim spans at least ``wide_min`` slab columns (T = 128 / elem elements each) and the tensor holds at least
     ``wide_bytes``: large 2-D-like transposes and narrow or small ones prefer different tile/CTA shapes.
     ``grid_mult``: as CopyConfig's (more CTAs than fit at once: the hardware balances the tiles between SMs);
-    ``order``: 0 tiles round-robin over the CTAs, 1 one contiguous run of tiles per CTA (``-DTP_ORDER``)."""
+    ``order``: 0 tiles round-robin over the CTAs, 1 one contiguous run of tiles per CTA (``-DTP_ORDER``).
+    ``dyn`` 1 (modes 0 and 2): the persistent CTAs take tiles from a global atomic counter (one 16-byte zeroed
+    word per launcher and stream; the kernel's last CTA zeroes it again), so faster SMs take more tiles."""
 
     kq: int = 4
     stages: int = 4
@@ -119,6 +121,7 @@ class TransposeConfig:
     coords: int = 2
     xpose: int = 0
     l2: int = 3
+    dyn: int = 0
     wide: tuple = ()
     wide_min: int = 0
     wide_bytes: int = 0
@@ -155,7 +158,7 @@ class StreamParams(ctypes.Structure):
 class TransposeParams(ctypes.Structure):
     _fields_ = [("tiles", ctypes.c_int32 * 5), ("qdim", ctypes.c_int32), ("rank", ctypes.c_int32),
                 ("stages", ctypes.c_uint32), ("kq", ctypes.c_uint32), ("group", ctypes.c_int32),
-                ("ntiles", ctypes.c_int64)]
+                ("ntiles", ctypes.c_int64), ("counter", ctypes.c_uint64)]
 
 
 class BulkParams(ctypes.Structure):
@@ -165,7 +168,7 @@ class BulkParams(ctypes.Structure):
                 ("stage_stride", ctypes.c_uint32), ("tail", ctypes.c_uint32)]
 
 
-assert ctypes.sizeof(StreamParams) == 80 and ctypes.sizeof(TransposeParams) == 48
+assert ctypes.sizeof(StreamParams) == 80 and ctypes.sizeof(TransposeParams) == 56
 assert ctypes.sizeof(BulkParams) == 64
 
 
@@ -393,6 +396,31 @@ class Launcher:
             self._packed.clear()
         self._packed[(sp, dp)] = self._pack(self._args(sp, dp))
         self(sp, dp)
+
+
+class DynLauncher(Launcher):
+    """A transpose launcher with ``TransposeConfig.dyn``: its params carry a per-stream tile counter (two zeroed
+    words from torch's allocator on the current stream; launches on one stream are ordered, and the kernel's last CTA
+    zeroes the counter again), so the packed parameter blocks are kept per (src, dst, stream)."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._counters: dict = {}
+        self._by_stream: dict = {}
+
+    def __call__(self, sp: int, dp: int):
+        st = _current_stream()
+        c = self._counters.get(st)
+        if c is None:
+            import torch
+
+            c = self._counters[st] = torch.zeros(2, dtype=torch.int64, device="cuda")
+        self.params.counter = c.data_ptr()
+        packed = self._by_stream.get(st)
+        if packed is None:
+            packed = self._by_stream[st] = {}
+        self._packed = packed
+        super().__call__(sp, dp)
 
 
 _stream_fn = None
@@ -688,12 +716,14 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     p.group = max(0, cfg.group) if cfg.group < tiles[0] else 0
     p.ntiles = math.prod(tiles)
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
+    dyn = 1 if cfg.dyn and cfg.mode in (0, 2) else 0
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
                 (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}",
                  f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}", f"-DTP_XPOSE={cfg.xpose}",
-                 f"-DTP_ORDER={cfg.order}"))
+                 f"-DTP_ORDER={cfg.order}", f"-DTP_DYN={dyn}"))
     warps = cfg.consumers + 1 + (1 if cfg.mode == 2 else 0)
-    return Launcher(k, grid, 32 * warps, stages * in_bytes + out_bytes + 1024, p,
+    cls = DynLauncher if dyn else Launcher
+    return cls(k, grid, 32 * warps, stages * in_bytes + out_bytes + 1024, p,
                     [(m_s, True), (m_d, False)])
 
 

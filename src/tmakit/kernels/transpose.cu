@@ -34,6 +34,7 @@ struct TransposeParams {
   u32 kq;            // slabs per load box
   i32 group;         // > 0: tiles run in column groups of this many p-tiles (see tile_coords); 0: p-tiles fastest
   i64 ntiles;
+  u64* counter;      // TP_DYN: {next tile, CTAs done}, zero at launch; the last CTA to finish zeroes it again
 };
 
 template <int E> struct ElemT;
@@ -73,6 +74,10 @@ __device__ __forceinline__ void tile_coords_t(const TransposeParams& p, I t, i32
     }
   }
 }
+
+#ifndef TP_DYN
+#define TP_DYN 0  // 1: persistent CTAs take tiles from a global atomic counter (dynamic balance), modes 0 and 2
+#endif
 
 #ifndef TP_ORDER
 #define TP_ORDER 0  // 0: tiles round-robin over the CTAs; 1: one contiguous run per CTA (with grid_mult > 1)
@@ -301,14 +306,16 @@ __device__ __forceinline__ void transpose_warp_slabs(const TmaDesc* dst, const T
 // (wait_group.read 1) frees that image (out_empty). It computes the tile coordinates itself (off the consumers' path).
 __device__ __forceinline__ void transpose_storer(const TmaDesc* dst, const TransposeParams& p, u32 out_base,
                                                  u32 in_bytes, u32 slab, i32 T, u64* out_full, u64* out_empty,
-                                                 i64 first, i64 step, i64 mine) {
+                                                 i64 first, i64 step, i64 mine, volatile i64* out_tile) {
   const u32 KQ = p.kq;
   u32 o = 0, phase = 0, prev = TP_NO - 1;
   prefetch_tensormap(dst);
-  for (i64 k = 0; k < mine; ++k) {
+  for (i64 k = 0; TP_DYN || k < mine; ++k) {
     mbarrier_wait(smem_u32(&out_full[o]), phase);
+    const i64 t = TP_DYN ? out_tile[o] : first + k * step;
+    if (t < 0) break;
     i32 c[5];
-    tile_coords(p, first + k * step, c);
+    tile_coords(p, t, c);
     const i32 p0 = c[0] * T, q0 = c[1] * T * (i32)KQ;
     const u32 img = out_base + o * in_bytes;
     for (u32 q = 0; q < KQ; ++q) {
@@ -331,7 +338,7 @@ __device__ __forceinline__ void transpose_storer(const TmaDesc* dst, const Trans
 template <int E>
 __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc* dst, const TransposeParams& p,
                                               u8* dyn, u64* full, u64* empty, i32 (*coords)[5], u64* out_full,
-                                              u64* out_empty) {
+                                              u64* out_empty, volatile i64* stage_tile, volatile i64* out_tile) {
   constexpr int T = 128 / E;
   constexpr u32 SLAB = (u32)T * 128u;
   const u32 S = p.stages, KQ = p.kq;
@@ -366,10 +373,19 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     prefetch_tensormap(src);
     if (TP_MODE != 2) prefetch_tensormap(dst);
     u32 s = 0, phase = 0;
-    for (i64 k = 0; k < mine; ++k) {
+    for (i64 k = 0; TP_DYN || k < mine; ++k) {
+      const i64 t = TP_DYN ? (i64)atomicAdd((unsigned long long*)p.counter, 1ull) : first + k * step;
       mbarrier_wait(smem_u32(&empty[s]), phase ^ 1);
+      if (TP_DYN) {
+        if (t >= p.ntiles) {  // no more tiles: a stage with tile -1 tells the consumers to stop
+          stage_tile[s] = -1;
+          mbarrier_arrive(smem_u32(&full[s]));
+          break;
+        }
+        stage_tile[s] = t;
+      }
       i32 c[5];
-      tile_coords(p, first + k * step, c);
+      tile_coords(p, t, c);
       c[0] *= T;
       c[1] *= T * (i32)KQ;
       if (TP_MODE == 0 && TP_COORDS == 2) {  // for the store leader: published by the arrive below (release)
@@ -381,22 +397,37 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
       tma_load_tile_n(p.rank, base + s * in_bytes, src, bar, c);
       if (++s == S) { s = 0; phase ^= 1; }
     }
+    if (TP_DYN) {  // the last CTA done zeroes the counter for the next launch (every CTA has stopped taking tiles)
+      if (atomicAdd((unsigned long long*)p.counter + 1, 1ull) == (unsigned long long)gridDim.x - 1) {
+        atomicExch((unsigned long long*)p.counter, 0ull);
+        atomicExch((unsigned long long*)p.counter + 1, 0ull);
+      }
+    }
     return;
   }
   if (TP_MODE == 2 && warp == TP_CONSUMERS + 1) {
-    if (lane == 0) transpose_storer(dst, p, out_base, in_bytes, SLAB, T, out_full, out_empty, first, step, mine);
+    if (lane == 0)
+      transpose_storer(dst, p, out_base, in_bytes, SLAB, T, out_full, out_empty, first, step, mine, out_tile);
     return;
   }
   const u32 cw = warp - 1;  // consumer warp 0..TP_CONSUMERS-1
   if (TP_MODE == 2) {
     u32 s = 0, phase = 0, o = 0, ophase = 0;
-    for (i64 k = 0; k < mine; ++k) {
+    for (i64 k = 0; TP_DYN || k < mine; ++k) {
       mbarrier_wait(smem_u32(&full[s]), phase);
       mbarrier_wait(smem_u32(&out_empty[o]), ophase ^ 1);
+      const i64 t = TP_DYN ? stage_tile[s] : 0;
+      if (TP_DYN && t < 0) {  // pass the stop on to the store warp
+        if (cw == 0 && lane == 0) out_tile[o] = -1;
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive(smem_u32(&out_full[o]));
+        break;
+      }
       transpose_stage<E>(base + s * in_bytes, out_base + o * in_bytes, KQ, cw, lane);
       fence_proxy_async_smem();
       __syncwarp();
       if (lane == 0) {
+        if (TP_DYN && cw == 0) out_tile[o] = t;
         mbarrier_arrive(smem_u32(&empty[s]));
         mbarrier_arrive(smem_u32(&out_full[o]));
       }
@@ -411,8 +442,10 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
   }
   const bool leader = (cw == 0 && lane == 0);
   u32 s = 0, phase = 0, o = 0;
-  for (i64 k = 0; k < mine; ++k) {
+  for (i64 k = 0; TP_DYN || k < mine; ++k) {
     mbarrier_wait(smem_u32(&full[s]), phase);
+    const i64 t = TP_DYN ? stage_tile[s] : first + k * step;
+    if (t < 0) break;
     i32 c[5];
     if (leader && TP_COORDS == 2) {  // before this warp frees the stage: the producer rewrites coords[s] after
 #pragma unroll
@@ -428,7 +461,7 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     named_sync(1, 32 * TP_CONSUMERS);
     if (leader) {
       if (TP_COORDS != 2) {
-        tile_coords(p, first + k * step, c);
+        tile_coords(p, t, c);
         c[0] *= T;
         c[1] *= T * (i32)KQ;
       }
@@ -457,7 +490,9 @@ __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc*
     __shared__ i32 coords[TP_MAX_STAGES][5];                                                                       \
     __shared__ __align__(8) u64 out_full[TP_NO];                                                                   \
     __shared__ __align__(8) u64 out_empty[TP_NO];                                                                  \
-    transpose_run<E>(&src, &dst, p, dyn, full, empty, coords, out_full, out_empty);                                \
+    __shared__ i64 stage_tile[TP_MAX_STAGES];                                                                      \
+    __shared__ i64 out_tile[TP_NO];                                                                                \
+    transpose_run<E>(&src, &dst, p, dyn, full, empty, coords, out_full, out_empty, stage_tile, out_tile);          \
   }
 TP_KERNEL(1)
 TP_KERNEL(2)
