@@ -210,3 +210,63 @@ def test_fast_path_reuses_only_matching_plans():
         want = torch.maximum(d, s)
         ops.reduce_into(d, s, "max")
         assert torch.equal(d, want)
+
+
+@pytest.mark.parametrize("n", [1, 257, 65537, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16])
+def test_copy_runs_of_tiles(n, monkeypatch):
+    """The run-based copy (tiles_per_cta, two resident CTAs) on sizes with tails, forced below its flat_min."""
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    monkeypatch.setattr(bw, "COPY_CONFIG", dataclasses.replace(bw.COPY_CONFIG, flat_min=0, bulk_below=0))
+    x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda")
+    for _ in range(2):
+        y = poisoned((n,), torch.uint8)
+        ops.copy(x, y, strict=True)
+        assert ops.last_path == "tma:flat"
+        assert torch.equal(x, y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("n", [5, 4097, 65536 + 24, (1 << 22) + 13, (3 << 19) + 33333])
+def test_reduce_combine_runs_of_tiles(n, dtype, monkeypatch):
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    monkeypatch.setattr(bw, "REDUCE_CONFIG", dataclasses.replace(bw.REDUCE_CONFIG, flat_min=0))
+    u, v = rand((n,), dtype), rand((n,), dtype)
+    ref = v.clone()
+    ref.add_(u)
+    ops.reduce_into(v, u, "add")
+    assert ops.last_path == "tma:combine"
+    assert torch.equal(v, ref)
+
+
+@pytest.mark.parametrize("mode", [0, 2])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
+def test_transpose_dynamic_tiles(dtype, mode, monkeypatch):
+    """Tiles from the atomic counter (dyn), forced on small tensors: repeated launches (the kernel re-zeroes the
+    counter), a second stream (its own counter), remainders, a batched permute."""
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    e = torch.tensor([], dtype=dtype).element_size()
+    base = bw.TRANSPOSE_CONFIG.get(e) or bw.TRANSPOSE_CONFIG[2]
+    cfg = dataclasses.replace(base, mode=mode, dyn=1, dyn_bytes=0, wide=())
+    monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", {**bw.TRANSPOSE_CONFIG, e: cfg})
+    for shape in ((1000, 777), (33, 4096), (3000, 8), (2048, 2048)):
+        x = rand(shape, dtype)
+        for _ in range(3):
+            assert torch.equal(ops.transpose(x, 0, 1), x.t())
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x = rand((1500, 2100), dtype)
+        y = ops.transpose(x, 0, 1)
+        ok = torch.equal(y, x.t())
+    torch.cuda.synchronize()
+    assert ok
+    x = rand((4, 6, 300, 128), dtype)
+    assert torch.equal(ops.permute(x, (0, 3, 1, 2)), x.permute(0, 3, 1, 2))

@@ -108,7 +108,8 @@ class TransposeConfig:
     ``grid_mult``: as CopyConfig's (more CTAs than fit at once: the hardware balances the tiles between SMs);
     ``order``: 0 tiles round-robin over the CTAs, 1 one contiguous run of tiles per CTA (``-DTP_ORDER``).
     ``dyn`` 1 (modes 0 and 2): the persistent CTAs take tiles from a global atomic counter (one 16-byte zeroed
-    word per launcher and stream; the kernel's last CTA zeroes it again), so faster SMs take more tiles."""
+    word per launcher and stream; the kernel's last CTA zeroes it again), so faster SMs take more tiles; only for
+    tensors of at least ``dyn_bytes``."""
 
     kq: int = 4
     stages: int = 4
@@ -122,6 +123,7 @@ class TransposeConfig:
     xpose: int = 0
     l2: int = 3
     dyn: int = 0
+    dyn_bytes: int = 0
     wide: tuple = ()
     wide_min: int = 0
     wide_bytes: int = 0
@@ -141,11 +143,14 @@ REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, sta
                            prefetch=1, flat_min=128 << 20,
                            flat=(("tiles_per_cta", 2), ("ctas_per_sm", 6), ("pieces", 2)))
 #: per element size (bytes); missing sizes use the 2-byte entry
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2,
+#: dyn (atomic tile counter) from 64 MiB: +3.5..+9 % on 64 MiB .. 4 GiB transposes/permutes, -10..-15 % at 32 MiB
+#: (call 23)
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1,
+                                             dyn_bytes=64 << 20,
                                              wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2), ("consumers", 2)),
                                              wide_min=16, wide_bytes=256 << 20),
                           4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
-                                             consumers=2)}
+                                             consumers=2, dyn=1, dyn_bytes=64 << 20)}
 
 
 class StreamParams(ctypes.Structure):
@@ -716,7 +721,7 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     p.group = max(0, cfg.group) if cfg.group < tiles[0] else 0
     p.ntiles = math.prod(tiles)
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
-    dyn = 1 if cfg.dyn and cfg.mode in (0, 2) else 0
+    dyn = 1 if cfg.dyn and cfg.mode in (0, 2) and math.prod(sizes) * e >= cfg.dyn_bytes else 0
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
                 (f"-DTP_NO={no}", f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}",
                  f"-DTP_MODE={cfg.mode}", f"-DTP_COORDS={cfg.coords}", f"-DTP_XPOSE={cfg.xpose}",
