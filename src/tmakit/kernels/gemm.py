@@ -487,8 +487,8 @@ def resident_ctas(kernel, cfg: GemmConfig) -> int:
 
 def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: bool | None = None,
            ldc: int | None = None, pdl: bool = False) -> None:
-    """Launch the plan's persistent kernel (min(units, resident) clusters of 384-thread CTAs, whole units only) on
-    ``stream`` (default: torch's current stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N)
+    """Launch the plan's persistent kernel (min(units, resident) clusters of 256- or 384-thread CTAs, whole units
+    only) on ``stream`` (default: torch's current stream). With ``p.split > 1``, ``c_ptr`` must be a zeroed fp32 (M, N)
     buffer with row stride ``ldc`` (elements)."""
     launcher(p, a_ptr, b_ptr, c_ptr, debug, ldc, pdl=pdl)(stream)
 
