@@ -1353,6 +1353,64 @@ def _dyn3():
     bw.TRANSPOSE_CONFIG = dict(base_t)
 
 
+# call 25: more resident combine CTAs (smaller tiles) -- 1 -> 3 -> 6 resident helped monotonically (calls 20-21)
+RED3 = [("default (T2 c6 8K)", dict(OLD_RED, flat_min=128 << 20, flat=_fl(tiles_per_cta=2, ctas_per_sm=6, pieces=2))),
+        ("T2 c12 4K", dict(OLD_RED, flat=_fl(tiles_per_cta=2, ctas_per_sm=12, pieces=1))),
+        ("T4 c12 4K", dict(OLD_RED, flat=_fl(tiles_per_cta=4, ctas_per_sm=12, pieces=1))),
+        ("T2 c8 4K", dict(OLD_RED, flat=_fl(tiles_per_cta=2, ctas_per_sm=8, pieces=1))),
+        ("T2 c6 8K 1w", dict(OLD_RED, consumers=1, flat=_fl(tiles_per_cta=2, ctas_per_sm=6, pieces=2))),
+        ("T2 c9 8K 1w s1", dict(OLD_RED, consumers=1, flat=_fl(tiles_per_cta=2, ctas_per_sm=9, pieces=2)))]
+
+
+def _red3():
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    res = []
+    out = OUT / "red3.json"
+    base_r = bw.REDUCE_CONFIG
+
+    def save(row):
+        res.append(row)
+        print("red3", json.dumps(row), flush=True)
+        out.write_text(json.dumps(res, indent=1))
+
+    for dt, mib in ((torch.float32, 256), (torch.bfloat16, 256), (torch.float32, 1024)):
+        n = (mib << 20) // (4 if dt == torch.float32 else 2)
+        k = 2 if mib < 1024 else 1
+        ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+        ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+        acc = {name: [] for name, _ in RED3}
+        oks = {}
+        for name, kw in RED3:
+            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+            ok = True
+            for nn in (5, 4097 * 33, (3 << 20) + 5, 64 << 20):
+                u = torch.randn(nn, device="cuda").to(dt)
+                v = torch.randn(nn, device="cuda").to(dt)
+                ref = v.clone()
+                ref.add_(u)
+                ops.reduce_into(v, u, "add")
+                ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
+            oks[name] = ok
+        for r in range(3):
+            for name, kw in RED3:
+                bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+                pk = time_op(lambda i: ds[i].add_(ss[i]), k, reps=15)
+                ms = time_op(lambda i: ops.reduce_into(ds[i], ss[i], "add"), k, reps=15)
+                pk2 = time_op(lambda i: ds[i].add_(ss[i]), k, reps=15)
+                acc[name].append(min(pk, pk2) / ms)
+        for name, _ in RED3:
+            v = acc[name]
+            save(dict(case=f"reduce add {str(dt)[6:]} {mib} MiB", cfg=name, ok=oks[name], ratio=sum(v) / len(v),
+                      rounds=[round(a, 4) for a in v]))
+        del ds, ss
+    bw.REDUCE_CONFIG = base_r
+
+
 NCU_METRICS = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,"
                "launch__block_size,launch__registers_per_thread,lts__t_sector_hit_rate.pct")
 
@@ -1549,6 +1607,8 @@ def main(argv):
         return _red2()
     if argv and argv[0] == "_dyn3":
         return _dyn3()
+    if argv and argv[0] == "_red3":
+        return _red3()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
@@ -1596,6 +1656,8 @@ def main(argv):
         phase("red2", [py, __file__, "_red2"], int(os.environ.get("T_RED2", 280)))
     if "dyn3" in todo:
         phase("dyn3", [py, "-X", "faulthandler", __file__, "_dyn3"], int(os.environ.get("T_DYN3", 240)))
+    if "red3" in todo:
+        phase("red3", [py, __file__, "_red3"], int(os.environ.get("T_RED3", 200)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:
@@ -1617,7 +1679,8 @@ def main(argv):
         for r in json.loads(f.read_text()):
             print(f"host {r['label']:4s} {r['case']:40s} {r['us']:7.2f} us {r['path']}")
     for f in (OUT / "tp4.json", OUT / "tp6.json", OUT / "tp7.json", OUT / "hint.json", OUT / "dyn.json",
-              OUT / "tpc.json", OUT / "red2.json", OUT / "dyn3.json", OUT / "lsu.json"):
+              OUT / "tpc.json", OUT / "red2.json", OUT / "dyn3.json", OUT / "red3.json",
+              OUT / "lsu.json"):
         if f.exists():
             for r in json.loads(f.read_text()):
                 keys = ("ok", "queued", "tbs", "us", "copy_us", "vs_copy", "ratio", "rounds", "vs_copy_same",
