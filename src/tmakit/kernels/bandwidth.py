@@ -138,10 +138,11 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
                          flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)))
 #: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
 #: lag/prefetch serve the store-reduce (tensor) path
-#: combine >= 128 MiB: runs of 2 tiles of 2 x 4 KiB per CTA, sized for six resident CTAs (2 stages; call 21)
+#: combine >= 128 MiB: runs of 2 tiles of one 4 KiB piece per CTA, 3 stages (25 KiB: nine resident CTAs per SM);
+#: calls 21 / 25: persistent 0.933 -> 2 x 8 KiB, six resident 0.976-0.980 -> this 0.989 (f32 256 MiB)
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1, flat_min=128 << 20,
-                           flat=(("tiles_per_cta", 2), ("ctas_per_sm", 6), ("pieces", 2)))
+                           flat=(("tiles_per_cta", 2), ("ctas_per_sm", 8), ("pieces", 1)))
 #: per element size (bytes); missing sizes use the 2-byte entry
 #: dyn (atomic tile counter) from 64 MiB: +3.5..+9 % on 64 MiB .. 4 GiB transposes/permutes, -10..-15 % at 32 MiB
 #: (call 23)
