@@ -1363,6 +1363,30 @@ RED3 = [("default (T2 c6 8K)", dict(OLD_RED, flat_min=128 << 20, flat=_fl(tiles_
 
 
 def _red3():
+    _red_ab(RED3, ((torch_dt("float32"), 256), (torch_dt("bfloat16"), 256), (torch_dt("float32"), 1024)), "red3")
+
+
+# session 4, GEMM engineer: packed bf16x2 adds and more resident combine CTAs at 256 MiB (the one reduce goal left)
+_RED_DEF = dict(OLD_RED, flat=_fl(tiles_per_cta=2, ctas_per_sm=8, pieces=1))
+RED4 = [("default", _RED_DEF), ("bf16x2", dict(_RED_DEF, bf16x2=1)),
+        ("c12", dict(_RED_DEF, flat=_fl(tiles_per_cta=2, ctas_per_sm=12, pieces=1))),
+        ("c12 bf16x2", dict(_RED_DEF, bf16x2=1, flat=_fl(tiles_per_cta=2, ctas_per_sm=12, pieces=1))),
+        ("T1 c8", dict(_RED_DEF, flat=_fl(tiles_per_cta=1, ctas_per_sm=8, pieces=1)))]
+
+
+def _red4():
+    _red_ab(RED4, ((torch_dt("float32"), 256), (torch_dt("bfloat16"), 256), (torch_dt("bfloat16"), 1024)), "red4")
+
+
+def torch_dt(name):
+    import torch
+
+    return getattr(torch, name)
+
+
+def _red_ab(variants, cases, tag):
+    """Combine-reduce variants (CopyConfig kwargs) against torch add_ in one process, interleaved, 3 rounds; each
+    variant first checked bit-exact against add_ (bf16 also with operands of very different magnitudes)."""
     import torch
 
     from tmakit import ops
@@ -1370,26 +1394,27 @@ def _red3():
     from tmakit.kernels import bandwidth as bw
 
     res = []
-    out = OUT / "red3.json"
+    out = OUT / f"{tag}.json"
     base_r = bw.REDUCE_CONFIG
 
     def save(row):
         res.append(row)
-        print("red3", json.dumps(row), flush=True)
+        print(tag, json.dumps(row), flush=True)
         out.write_text(json.dumps(res, indent=1))
 
-    for dt, mib in ((torch.float32, 256), (torch.bfloat16, 256), (torch.float32, 1024)):
+    for dt, mib in cases:
         n = (mib << 20) // (4 if dt == torch.float32 else 2)
         k = 2 if mib < 1024 else 1
         ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
         ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
-        acc = {name: [] for name, _ in RED3}
+        acc = {name: [] for name, _ in variants}
         oks = {}
-        for name, kw in RED3:
+        for name, kw in variants:
             bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
             ok = True
-            for nn in (5, 4097 * 33, (3 << 20) + 5, 64 << 20):
-                u = torch.randn(nn, device="cuda").to(dt)
+            for nn in (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20):
+                u = torch.randn(nn, device="cuda")
+                u = (u * torch.exp2(torch.randint(-40, 40, (nn,), device="cuda").float())).to(dt)
                 v = torch.randn(nn, device="cuda").to(dt)
                 ref = v.clone()
                 ref.add_(u)
@@ -1397,13 +1422,13 @@ def _red3():
                 ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
             oks[name] = ok
         for r in range(3):
-            for name, kw in RED3:
+            for name, kw in variants:
                 bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
                 pk = time_op(lambda i: ds[i].add_(ss[i]), k, reps=15)
                 ms = time_op(lambda i: ops.reduce_into(ds[i], ss[i], "add"), k, reps=15)
                 pk2 = time_op(lambda i: ds[i].add_(ss[i]), k, reps=15)
                 acc[name].append(min(pk, pk2) / ms)
-        for name, _ in RED3:
+        for name, _ in variants:
             v = acc[name]
             save(dict(case=f"reduce add {str(dt)[6:]} {mib} MiB", cfg=name, ok=oks[name], ratio=sum(v) / len(v),
                       rounds=[round(a, 4) for a in v]))
@@ -1609,6 +1634,8 @@ def main(argv):
         return _dyn3()
     if argv and argv[0] == "_red3":
         return _red3()
+    if argv and argv[0] == "_red4":
+        return _red4()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

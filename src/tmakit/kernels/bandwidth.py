@@ -52,6 +52,9 @@ class CopyConfig:
     ``engine`` says: its launch is cheaper (two pointers instead of four tensor maps).
     ``swizzle``: 1 = maps over 128-byte inner chunks with SWIZZLE_128B (load and store use the same swizzle, so
     the bytes round-trip); the flat view becomes (16-word chunks, chunks per row, rows) with 16 x 2 KiB boxes.
+    ``bf16x2``: bf16 add on the combine path with the packed ``add.rn.bf16x2`` (one rounding of the exact sum,
+    equal to torch's fp32 add + round: the fp32 sum of two bf16 values is exact unless their exponents differ by
+    more than 15, and then the smaller is below half a bf16 ulp either way) instead of fp32 unpack/add/pack.
     ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
     start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
     contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than
@@ -86,6 +89,7 @@ class CopyConfig:
     tiles_per_cta: int = 0
     flat: tuple = ()
     flat_min: int = 0
+    bf16x2: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -587,7 +591,8 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
     grid = _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
-            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}"]
+            f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
+            f"-DBK_BF16X2={cfg.bf16x2}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
     return BulkLauncher(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
 

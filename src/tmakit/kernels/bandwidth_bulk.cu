@@ -34,6 +34,9 @@ using namespace tmakit;
 #ifndef BK_DT
 #define BK_DT 0  // combine element type: 0 f32, 1 bf16, 2 f16, 3 s32, 4 u32, 5 s64, 6 u64
 #endif
+#ifndef BK_BF16X2
+#define BK_BF16X2 0  // 1: bf16 add with add.rn.bf16x2 (see CopyConfig.bf16x2)
+#endif
 #ifndef BK_HINT
 #define BK_HINT 0  // L2 evict_first cache hint (as TMAKIT_STREAM_HINT): 0 none, 1 loads and stores, 2 loads, 3 stores
 #endif
@@ -178,6 +181,9 @@ __device__ __forceinline__ void combine16(u32 (&d)[4], const u32 (&s)[4]) {
 #elif BK_DT == 0
 #pragma unroll
   for (int i = 0; i < 4; ++i) d[i] = __float_as_uint(fop(__uint_as_float(d[i]), __uint_as_float(s[i])));
+#elif BK_DT == 1 && BK_OP == 0 && BK_BF16X2
+#pragma unroll
+  for (int i = 0; i < 4; ++i) asm("add.rn.bf16x2 %0, %0, %1;" : "+r"(d[i]) : "r"(s[i]));  // PTX: add.rn.bf16x2
 #elif BK_DT == 1
 #pragma unroll
   for (int i = 0; i < 4; ++i) d[i] = bf_pack(fop(bf_lo(d[i]), bf_lo(s[i])), fop(bf_hi(d[i]), bf_hi(s[i])));
