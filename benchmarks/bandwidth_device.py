@@ -24,6 +24,41 @@ OUT = Path(os.environ.get("OUT", ROOT / "bench_out"))
 MiB = 1 << 20
 
 
+
+
+def _reduce_matches_add(dt, sizes, spread=0):
+    """ops.reduce_into(v, u, "add") equals torch's v.add_(u) bit for bit on the combine path, for each size (u scaled
+    by 2^-spread .. 2^spread element-wise when spread > 0)."""
+    import torch
+
+    from tmakit import ops
+
+    ok = True
+    for nn in sizes:
+        u = torch.randn(nn, device="cuda")
+        if spread:
+            u = u * torch.exp2(torch.randint(-spread, spread, (nn,), device="cuda").float())
+        u = u.to(dt)
+        v = torch.randn(nn, device="cuda").to(dt)
+        ref = v.clone()
+        ref.add_(u)
+        ops.reduce_into(v, u, "add")
+        ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
+    return ok
+
+def _saver(name, label=None):
+    """(save, rows): ``save(row)`` appends a result row, prints it and rewrites $OUT/<name>.json, so a call cut short
+    still returns what it measured."""
+    rows = []
+    out = OUT / f"{name}.json"
+
+    def save(row):
+        rows.append(row)
+        print(label or name, json.dumps(row), flush=True)
+        out.write_text(json.dumps(rows, indent=1))
+
+    return save, rows
+
 def _env(src=None):
     e = dict(os.environ)
     e["PYTHONPATH"] = str(src or ROOT / "src") + os.pathsep + e.get("PYTHONPATH", "")
@@ -115,13 +150,7 @@ def _sweep(which):
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / f"sweep_{which}.json"
-
-    def save(row):
-        res.append(row)
-        print(which, json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
+    save, res = _saver(f"sweep_{which}", which)
 
     if which == "small":
         from tmakit.bench.harness import _nsets
@@ -403,14 +432,9 @@ def _tp():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "tp.json"
+    save, res = _saver("tp")
     base_t = dict(bw.TRANSPOSE_CONFIG)
 
-    def save(row):
-        res.append(row)
-        print("tp", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def checks(dt):
         bad = []
@@ -518,16 +542,11 @@ def _tp4():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "tp4.json"
+    save, res = _saver("tp4")
     base_t = dict(bw.TRANSPOSE_CONFIG)
     only = os.environ.get("TP4_ONLY", "tp,perm").split(",")
     tp_sets, perm_set = (TP5, TP5_PERM) if os.environ.get("TP_SET") == "tp5" else (TP4, TP4_PERM)
 
-    def save(row):
-        res.append(row)
-        print("tp4", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def checks(dt):
         bad = []
@@ -661,14 +680,9 @@ def _tp6():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "tp6.json"
+    save, res = _saver("tp6")
     base_t = dict(bw.TRANSPOSE_CONFIG)
 
-    def save(row):
-        res.append(row)
-        print("tp6", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def use(e, kw):
         bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**kw)}
@@ -755,14 +769,9 @@ def _tp7():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "tp7.json"
+    save, res = _saver("tp7")
     base_t = dict(bw.TRANSPOSE_CONFIG)
 
-    def save(row):
-        res.append(row)
-        print("tp7", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def use(e, kw):
         bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**kw)}
@@ -837,14 +846,9 @@ def _hint():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "hint.json"
+    save, res = _saver("hint")
     base_c, base_r = bw.COPY_CONFIG, bw.REDUCE_CONFIG
 
-    def save(row):
-        res.append(row)
-        print("hint", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     for nbytes in (1 << 30, 4 << 30):
         n = nbytes // 2
@@ -933,17 +937,12 @@ def _dyn():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "dyn.json"
+    save, res = _saver("dyn")
     base_c, base_r, base_t = bw.COPY_CONFIG, bw.REDUCE_CONFIG, dict(bw.TRANSPOSE_CONFIG)
     two = os.environ.get("DYN_SET") == "2"
     dcopy, dred, dtp, dperm = (DYN2_COPY, DYN2_RED, DYN2_TP, DYN2_PERM) if two else (DYN_COPY, DYN_RED, DYN_TP,
                                                                                     DYN_PERM)
 
-    def save(row):
-        res.append(row)
-        print("dyn", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def ab(case, cfgs, setter, check, run, peer, rounds=3, queued=False):
         tf = _time_queued if queued else (lambda fn, n, reps=15: time_op(fn, n, reps=reps))
@@ -1053,14 +1052,9 @@ def _tpc():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "tpc.json"
+    save, res = _saver("tpc")
     base_c, base_r = bw.COPY_CONFIG, bw.REDUCE_CONFIG
 
-    def save(row):
-        res.append(row)
-        print("tpc", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def ab(case, cfgs, setter, check, run, peer, rounds=3, queued=False, nsets=1):
         tf = _time_queued if queued else (lambda fn, n, reps=15: time_op(fn, n, reps=reps))
@@ -1123,16 +1117,8 @@ def _tpc():
         ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
         ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
 
-        def chk():
-            ok = True
-            for nn in (4097 * 33, (3 << 20) + 5, 64 << 20):
-                u = torch.randn(nn, device="cuda").to(dt)
-                v = torch.randn(nn, device="cuda").to(dt)
-                ref = v.clone()
-                ref.add_(u)
-                ops.reduce_into(v, u, "add")
-                ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
-            return ok
+        def chk(dt=dt):
+            return _reduce_matches_add(dt, (4097 * 33, (3 << 20) + 5, 64 << 20))
 
         ab(f"reduce add {str(dt)[6:]} {mib} MiB", TPC_RED,
            lambda kw: setattr(bw, "REDUCE_CONFIG", bw.CopyConfig(**kw)), chk,
@@ -1161,14 +1147,9 @@ def _red2():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "red2.json"
+    save, res = _saver("red2")
     base_c, base_r = bw.COPY_CONFIG, bw.REDUCE_CONFIG
 
-    def save(row):
-        res.append(row)
-        print("red2", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def ab(case, cfgs, setter, check, run, peer, rounds=3, nsets=1):
         acc = {name: [] for name, _ in cfgs}
@@ -1196,16 +1177,8 @@ def _red2():
         ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
         ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
 
-        def chk():
-            ok = True
-            for nn in (4097 * 33, (3 << 20) + 5, 64 << 20):
-                u = torch.randn(nn, device="cuda").to(dt)
-                v = torch.randn(nn, device="cuda").to(dt)
-                ref = v.clone()
-                ref.add_(u)
-                ops.reduce_into(v, u, "add")
-                ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
-            return ok
+        def chk(dt=dt):
+            return _reduce_matches_add(dt, (4097 * 33, (3 << 20) + 5, 64 << 20))
 
         cfgs = RED2 if mib in (256, 1024) else RED2[:2]
         ab(f"reduce add {str(dt)[6:]} {mib} MiB", cfgs, setr, chk,
@@ -1259,14 +1232,9 @@ def _dyn3():
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / "dyn3.json"
+    save, res = _saver("dyn3")
     base_t = dict(bw.TRANSPOSE_CONFIG)
 
-    def save(row):
-        res.append(row)
-        print("dyn3", json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     def use(e, kw):
         bw.TRANSPOSE_CONFIG = {**base_t, e: bw.TransposeConfig(**kw)}
@@ -1393,14 +1361,8 @@ def _red_ab(variants, cases, tag):
     from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
-    res = []
-    out = OUT / f"{tag}.json"
+    save, _ = _saver(tag)
     base_r = bw.REDUCE_CONFIG
-
-    def save(row):
-        res.append(row)
-        print(tag, json.dumps(row), flush=True)
-        out.write_text(json.dumps(res, indent=1))
 
     for dt, mib in cases:
         n = (mib << 20) // (4 if dt == torch.float32 else 2)
@@ -1411,16 +1373,7 @@ def _red_ab(variants, cases, tag):
         oks = {}
         for name, kw in variants:
             bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
-            ok = True
-            for nn in (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20):
-                u = torch.randn(nn, device="cuda")
-                u = (u * torch.exp2(torch.randint(-40, 40, (nn,), device="cuda").float())).to(dt)
-                v = torch.randn(nn, device="cuda").to(dt)
-                ref = v.clone()
-                ref.add_(u)
-                ops.reduce_into(v, u, "add")
-                ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
-            oks[name] = ok
+            oks[name] = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
         for r in range(3):
             for name, kw in variants:
                 bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
