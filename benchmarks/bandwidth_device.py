@@ -1342,6 +1342,17 @@ RED4 = [("default", _RED_DEF), ("bf16x2", dict(_RED_DEF, bf16x2=1)),
         ("T1 c8", dict(_RED_DEF, flat=_fl(tiles_per_cta=1, ctas_per_sm=8, pieces=1)))]
 
 
+# dynamic tile counter in a persistent combine grid (CopyConfig.dyn), 4 KiB tiles unless noted
+_DYN = dict(OLD_RED, pieces=1, dyn=1)
+RED5 = [("default", _RED_DEF), ("dyn c4 s6", dict(_DYN, ctas_per_sm=4, stages=6)),
+        ("dyn c6 s4", dict(_DYN, ctas_per_sm=6, stages=4)), ("dyn c8 s3", dict(_DYN, ctas_per_sm=8, stages=3)),
+        ("dyn c2 8K", dict(_DYN, ctas_per_sm=2, pieces=2, stages=8))]
+
+
+def _red5():
+    _red_ab(RED5, ((torch_dt("float32"), 256), (torch_dt("bfloat16"), 256), (torch_dt("float32"), 1024)), "red5")
+
+
 def _red4():
     _red_ab(RED4, ((torch_dt("float32"), 256), (torch_dt("bfloat16"), 256), (torch_dt("bfloat16"), 1024)), "red4")
 
@@ -1381,6 +1392,9 @@ def _red_ab(variants, cases, tag):
                 ms = time_op(lambda i: ops.reduce_into(ds[i], ss[i], "add"), k, reps=15)
                 pk2 = time_op(lambda i: ds[i].add_(ss[i]), k, reps=15)
                 acc[name].append(min(pk, pk2) / ms)
+        for name, kw in variants:  # again after many launches (counters reset, no stale state)
+            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+            oks[name] = oks[name] and _reduce_matches_add(dt, (4097 * 33, 64 << 20), spread=40)
         for name, _ in variants:
             v = acc[name]
             save(dict(case=f"reduce add {str(dt)[6:]} {mib} MiB", cfg=name, ok=oks[name], ratio=sum(v) / len(v),
@@ -1589,6 +1603,8 @@ def main(argv):
         return _red3()
     if argv and argv[0] == "_red4":
         return _red4()
+    if argv and argv[0] == "_red5":
+        return _red5()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

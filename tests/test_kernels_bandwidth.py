@@ -139,6 +139,7 @@ def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
 def test_param_structs_match_device_layout():
     assert bw.StreamParams.main_tiles.offset == 72
     assert bw.TransposeParams.ntiles.offset == 40 and bw.TransposeParams.counter.offset == 48
+    assert bw.BulkParams.tail.offset == 60 and bw.BulkParams.counter.offset == 64
 
 
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
@@ -160,6 +161,25 @@ def test_kernels_compile_sm90a_with_tma_sass(filename, expect):
         pytest.skip(f"no nvdisasm/cuobjdump: {e}")
     assert expect <= set(ops), sorted(ops)
     assert not ({"LDL", "STL"} & set(ops)), "local-memory traffic in a bandwidth kernel"
+
+
+@pytest.mark.parametrize("mode", [1, 2])
+@pytest.mark.parametrize("dt, bf16x2", [(0, 0), (1, 0), (1, 1)])
+def test_bulk_combine_dyn_and_bf16x2_variants(mode, dt, bf16x2):
+    """The combine engine's dynamic tile counter (atomics on the counter, no local memory) and the packed bf16 add
+    (HADD2 / HFMA2 on BF16_V2 pairs instead of fp32 unpack and repack)."""
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=[
+        f"-DBK_MODE={mode}", "-DBK_CONSUMERS=2", "-DBK_OP=0", f"-DBK_DT={dt}", f"-DBK_BF16X2={bf16x2}", "-DBK_DYN=1"])
+    try:
+        text = sass.disassemble(c.cubin)
+    except Exception as e:  # no disassembler in this environment
+        pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    ops = sass.opcodes(text)
+    assert ops["ATOMG"] + ops["RED"] > 0 and not ({"LDL", "STL"} & set(ops))
+    assert ("BF16_V2" in text) == bool(bf16x2)
 
 
 @pytest.mark.parametrize("lag", [0, 1, 2, 3])

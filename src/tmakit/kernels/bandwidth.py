@@ -55,6 +55,8 @@ class CopyConfig:
     ``bf16x2``: bf16 add on the combine path with the packed ``add.rn.bf16x2`` (one rounding of the exact sum,
     equal to torch's fp32 add + round: the fp32 sum of two bf16 values is exact unless their exponents differ by
     more than 15, and then the smaller is below half a bf16 ulp either way) instead of fp32 unpack/add/pack.
+    ``dyn`` (bulk engine, modes 1 and 2): a persistent grid of SMs x ``ctas_per_sm`` CTAs whose producers take tiles
+    from a global atomic counter (as ``TransposeConfig.dyn``; ``tiles_per_cta`` and ``grid_mult`` are ignored).
     ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
     start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
     contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than
@@ -90,6 +92,7 @@ class CopyConfig:
     flat: tuple = ()
     flat_min: int = 0
     bf16x2: int = 0
+    dyn: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,11 +178,11 @@ class BulkParams(ctypes.Structure):
     _fields_ = [("n16", ctypes.c_int64), ("main_tiles", ctypes.c_int64), ("rest0", ctypes.c_int64),
                 ("tiles", ctypes.c_int64), ("row", ctypes.c_int64), ("piece", ctypes.c_uint32),
                 ("pieces", ctypes.c_uint32), ("cols", ctypes.c_uint32), ("stages", ctypes.c_uint32),
-                ("stage_stride", ctypes.c_uint32), ("tail", ctypes.c_uint32)]
+                ("stage_stride", ctypes.c_uint32), ("tail", ctypes.c_uint32), ("counter", ctypes.c_uint64)]
 
 
 assert ctypes.sizeof(StreamParams) == 80 and ctypes.sizeof(TransposeParams) == 56
-assert ctypes.sizeof(BulkParams) == 64
+assert ctypes.sizeof(BulkParams) == 72
 
 
 @dataclasses.dataclass
@@ -558,6 +561,10 @@ class BulkLauncher(Launcher):
         return [Ptr(sp), Ptr(dp), self.params]
 
 
+class BulkDynLauncher(DynLauncher, BulkLauncher):
+    """``tmakit_bulk`` with ``CopyConfig.dyn``: the per-stream tile counter of :class:`DynLauncher`."""
+
+
 def bulk_supported(op: int, dtype) -> bool:
     """Whether the bulk engine's combine implements ``op`` (a REDUCE_OPS index) on this TMA data type."""
     if op < 0:
@@ -589,12 +596,14 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     p.n16, p.main_tiles, p.rest0, p.tiles, p.row = n16, main_tiles, rest0, main_tiles + rest_tiles, w
     p.piece, p.pieces, p.cols, p.stages, p.stage_stride, p.tail = q, r, cols, stages, stage, nbytes - n16
     mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
-    grid = _grid(cfg, max(p.tiles, 1), nsm)
+    dyn = 1 if cfg.dyn and mode in (1, 2) else 0
+    grid = max(1, min(p.tiles, nsm * cfg.ctas_per_sm)) if dyn else _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
-            f"-DBK_BF16X2={cfg.bf16x2}"]
+            f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
-    return BulkLauncher(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
+    cls = BulkDynLauncher if dyn else BulkLauncher
+    return cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
 
 
 def _run_bytes(box, dims, side, elem):

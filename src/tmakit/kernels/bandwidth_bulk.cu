@@ -34,6 +34,9 @@ using namespace tmakit;
 #ifndef BK_DT
 #define BK_DT 0  // combine element type: 0 f32, 1 bf16, 2 f16, 3 s32, 4 u32, 5 s64, 6 u64
 #endif
+#ifndef BK_DYN
+#define BK_DYN 0  // 1 (modes 1 and 2): persistent CTAs take tiles from a global atomic counter (dynamic balance)
+#endif
 #ifndef BK_BF16X2
 #define BK_BF16X2 0  // 1: bf16 add with add.rn.bf16x2 (see CopyConfig.bf16x2)
 #endif
@@ -71,6 +74,7 @@ struct BulkParams {
   u32 stages;        // ring depth
   u32 stage_stride;  // bytes per stage and operand (a multiple of 1024)
   u32 tail;          // n - n16 (< 16), copied by thread 0
+  u64* counter;      // BK_DYN: {next tile, CTAs done}, zero at launch; the last CTA to finish zeroes it again
 };
 
 // PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar];
@@ -288,6 +292,7 @@ __device__ __forceinline__ void run_single(const u8* src, u8* dst, const BulkPar
 __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full,
                                               u64* empty) {
   constexpr bool COMBINE = BK_OP >= 0;
+  __shared__ i64 stage_tile[BK_DYN ? BK_MAX_STAGES : 1];  // BK_DYN: the tile of each stage (-1: stop)
   const u32 S = p.stages, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const u32 opnd = S * p.stage_stride;  // dst operand ring follows the src ring
   if (tid == 0) {
@@ -303,9 +308,17 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
   if (warp == 0) {
     if (lane != 0) return;
     u32 s = 0, phase = 0;
-    for (i64 k = 0; k < mine; ++k) {
-      const i64 t = first + k * step;
+    for (i64 k = 0; BK_DYN || k < mine; ++k) {
+      const i64 t = BK_DYN ? (i64)atomicAdd((unsigned long long*)p.counter, 1ull) : first + k * step;
       mbarrier_wait(smem_u32(&empty[s]), phase ^ 1);
+      if (BK_DYN) {
+        if (t >= p.tiles) {  // no more tiles: a stage with tile -1 tells the consumers to stop
+          stage_tile[s] = -1;
+          mbarrier_arrive(smem_u32(&full[s]));
+          break;
+        }
+        stage_tile[s] = t;  // published to the consumers by the full barrier's completion
+      }
       const u32 bar = smem_u32(&full[s]);
       mbarrier_arrive_expect_tx(bar, tile_bytes(p, t) * (COMBINE ? 2u : 1u));
       load_tile(p, src, t, base + s * p.stage_stride, bar);
@@ -315,14 +328,21 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
         phase ^= 1;
       }
     }
+    if (BK_DYN) {  // the last CTA done zeroes the counter for the next launch (every CTA has stopped taking tiles)
+      if (atomicAdd((unsigned long long*)p.counter + 1, 1ull) == (unsigned long long)gridDim.x - 1) {
+        atomicExch((unsigned long long*)p.counter, 0ull);
+        atomicExch((unsigned long long*)p.counter + 1, 0ull);
+      }
+    }
     return;
   }
   const u32 cw = warp - 1;
   u32 s = 0, phase = 0, prev = 0;
   (void)prev;
-  for (i64 k = 0; k < mine; ++k) {
-    const i64 t = first + k * step;
+  for (i64 k = 0; BK_DYN || k < mine; ++k) {
     mbarrier_wait(smem_u32(&full[s]), phase);
+    const i64 t = BK_DYN ? stage_tile[s] : first + k * step;
+    if (BK_DYN && t < 0) break;
     const u32 sa = base + s * p.stage_stride, da = sa + opnd;
 #if BK_MODE == 1
     // all chunks of the stage over all consumer threads; st.global.v4 straight from registers
