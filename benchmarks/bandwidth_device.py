@@ -1347,6 +1347,15 @@ _DYN = dict(OLD_RED, pieces=1, dyn=1)
 RED5 = [("default", _RED_DEF), ("dyn c4 s6", dict(_DYN, ctas_per_sm=4, stages=6)),
         ("dyn c6 s4", dict(_DYN, ctas_per_sm=6, stages=4)), ("dyn c8 s3", dict(_DYN, ctas_per_sm=8, stages=3)),
         ("dyn c2 8K", dict(_DYN, ctas_per_sm=2, pieces=2, stages=8))]
+# call 29: batches of tiles per atomic (one atomic per 4 KiB tile was latency-bound: 0.89)
+RED6 = [("default", _RED_DEF), ("dyn8 c4 s6", dict(_DYN, dyn=8, ctas_per_sm=4, stages=6)),
+        ("dyn16 c4 s6", dict(_DYN, dyn=16, ctas_per_sm=4, stages=6)),
+        ("dyn8 c8 s3", dict(_DYN, dyn=8, ctas_per_sm=8, stages=3)),
+        ("dyn32 c6 s4", dict(_DYN, dyn=32, ctas_per_sm=6, stages=4))]
+
+
+def _red6():
+    _red_ab(RED6, ((torch_dt("float32"), 256), (torch_dt("bfloat16"), 256), (torch_dt("float32"), 1024)), "red6")
 
 
 def _red5():
@@ -1605,6 +1614,8 @@ def main(argv):
         return _red4()
     if argv and argv[0] == "_red5":
         return _red5()
+    if argv and argv[0] == "_red6":
+        return _red6()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

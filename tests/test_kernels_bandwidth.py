@@ -172,7 +172,7 @@ def test_bulk_combine_dyn_and_bf16x2_variants(mode, dt, bf16x2):
     from tmakit.cuda import sass
 
     c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=[
-        f"-DBK_MODE={mode}", "-DBK_CONSUMERS=2", "-DBK_OP=0", f"-DBK_DT={dt}", f"-DBK_BF16X2={bf16x2}", "-DBK_DYN=1"])
+        f"-DBK_MODE={mode}", "-DBK_CONSUMERS=2", "-DBK_OP=0", f"-DBK_DT={dt}", f"-DBK_BF16X2={bf16x2}", "-DBK_DYN=8"])
     try:
         text = sass.disassemble(c.cubin)
     except Exception as e:  # no disassembler in this environment

@@ -35,7 +35,7 @@ using namespace tmakit;
 #define BK_DT 0  // combine element type: 0 f32, 1 bf16, 2 f16, 3 s32, 4 u32, 5 s64, 6 u64
 #endif
 #ifndef BK_DYN
-#define BK_DYN 0  // 1 (modes 1 and 2): persistent CTAs take tiles from a global atomic counter (dynamic balance)
+#define BK_DYN 0  // > 0 (modes 1 and 2): persistent CTAs take batches of BK_DYN tiles from a global atomic counter
 #endif
 #ifndef BK_BF16X2
 #define BK_BF16X2 0  // 1: bf16 add with add.rn.bf16x2 (see CopyConfig.bf16x2)
@@ -308,8 +308,16 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
   if (warp == 0) {
     if (lane != 0) return;
     u32 s = 0, phase = 0;
+    i64 grab = 0, grab_end = 0;  // BK_DYN: the current batch of BK_DYN tiles taken from the counter
     for (i64 k = 0; BK_DYN || k < mine; ++k) {
-      const i64 t = BK_DYN ? (i64)atomicAdd((unsigned long long*)p.counter, 1ull) : first + k * step;
+      i64 t = first + k * step;
+      if (BK_DYN) {
+        if (grab == grab_end) {
+          grab = (i64)atomicAdd((unsigned long long*)p.counter, (unsigned long long)BK_DYN);
+          grab_end = grab + BK_DYN;
+        }
+        t = grab++;
+      }
       mbarrier_wait(smem_u32(&empty[s]), phase ^ 1);
       if (BK_DYN) {
         if (t >= p.tiles) {  // no more tiles: a stage with tile -1 tells the consumers to stop
