@@ -57,7 +57,8 @@ class CopyConfig:
     more than 15, and then the smaller is below half a bf16 ulp either way) instead of fp32 unpack/add/pack.
     ``dyn`` > 0 (bulk engine, modes 1 and 2): a persistent grid of SMs x ``ctas_per_sm`` CTAs whose producers take
     batches of ``dyn`` tiles from a global atomic counter (as ``TransposeConfig.dyn``; ``tiles_per_cta`` and
-    ``grid_mult`` are ignored). One tile per atomic measured 0.89x `add_` (the atomic's latency per 4 KiB tile).
+    ``grid_mult`` are ignored). Off: every variant lost to the short hardware-scheduled CTAs at 256 MiB .. 1 GiB
+    (one tile per atomic 0.89x ``add_``, batches of 8 .. 32 tiles 0.97 .. 0.92x; NOTES-perf.md calls 28-29).
     ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
     start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
     contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than
