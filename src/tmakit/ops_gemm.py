@@ -123,18 +123,13 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
         split_mode = "fixup" if p.split <= FIXUP_MAX_SPLIT else "atomic"
     with torch.cuda.device(a.device):
         fix = _split_fixup(_k, p) if p.split > 1 and split_mode == "fixup" else None
-        if fix is not None:
-            p1, sched = fix
-            w, f = _sk_workspace(torch, sched, a.device)
-            _k.launcher(p1, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=w.data_ptr(),
-                        flags_ptr=f.data_ptr(), pdl=pdl)()
-        elif p.split == 1:
-            sched = _schedule(_k, p, stream_k)
+        if fix is not None or p.split == 1:  # one launch, whole K per unit or split ranges as stream-K segments
+            lp, sched = fix or (p, _schedule(_k, p, stream_k))
             ws = flags = 0
             if sched.sk_units:
                 w, f = _sk_workspace(torch, sched, a.device)
                 ws, flags = w.data_ptr(), f.data_ptr()
-            _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=ws, flags_ptr=flags,
+            _k.launcher(lp, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=ws, flags_ptr=flags,
                         k_rotate=k_rotate, pdl=pdl)()
         elif p.out_dtype == "float32":
             out.zero_()

@@ -138,11 +138,8 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2
       2-9 %).
     """
     tiles_m = -(-m // BM)
-    tiles_64x128 = -(-m // 64) * -(-n // 128)
-    if 64 < m <= 128 and tiles_64x128 >= sms * 3 // 4:
-        return CONFIGS["m64_n128_s8_c1_ov1"]
-    if m <= 64 or (m <= 128 and k >= 8192):
-        # decode-like: 64-row tiles, K split by choose_split when they are few (run 20: 0.84-1.0x cuBLAS where 128x64
+    if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
+        # few rows: 64-row tiles, K split by choose_split when they are few (run 20: 0.84-1.0x cuBLAS where 128x64
         # tiles ran 0.52-0.66x; run 21: 64x128 + 2 K ranges beat 64x64 tiles)
         return CONFIGS["m64_n128_s8_c1_ov1"]
     if _tiles(m, n, 256) < sms * 3 // 4:
