@@ -1366,6 +1366,83 @@ def _red4():
     _red_ab(RED4, ((torch_dt("float32"), 256), (torch_dt("bfloat16"), 256), (torch_dt("bfloat16"), 1024)), "red4")
 
 
+# issue #7's last goal (reduce add 256 MiB >= 1.0x add_): fixed cost vs rate, and shapes that shorten a CTA's life.
+# Every variant runs the run-based combine at every size (flat_min 0), so one kernel is fitted over 64 .. 512 MiB.
+RED7 = [("default", _RED_DEF), ("exit_read", dict(_RED_DEF, exit_read=1)),
+        ("regst c2", dict(_RED_DEF, bulk_mode=1)), ("regst c4", dict(_RED_DEF, bulk_mode=1, consumers=4)),
+        ("1w", dict(_RED_DEF, consumers=1)), ("1w exit_read", dict(_RED_DEF, consumers=1, exit_read=1)),
+        ("2K T2 c16", dict(_RED_DEF, piece=2048, flat=_fl(tiles_per_cta=2, ctas_per_sm=16, pieces=1))),
+        ("2K T4 c12", dict(_RED_DEF, piece=2048, flat=_fl(tiles_per_cta=4, ctas_per_sm=12, pieces=1))),
+        ("T3 s2", dict(_RED_DEF, flat=_fl(tiles_per_cta=3, ctas_per_sm=12, pieces=1)))]
+
+
+def _red7():
+    _red_fit(RED7, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red7")
+
+
+def _fit(xs, ys):
+    """Least squares y = a + x / b: (a, b)."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return my - slope * mx, 1 / slope
+
+
+def _red_fit(variants, dts, sizes, tag, rounds=5, reps=20):
+    """Combine-reduce variants against add_ at several sizes in one process (rounds outermost, add_ timed before and
+    after the variants of each size); every variant checked bit-exact against add_ before and after. Per (dtype,
+    impl): median microseconds per size and the fit t = a + bytes / b (a: fixed cost in us, b: rate in TB/s)."""
+    import statistics
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver(tag)
+    base_r = bw.REDUCE_CONFIG
+    for dname in dts:
+        dt = torch_dt(dname)
+        oks = {}
+        for name, kw in variants:
+            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+            oks[name] = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
+        el = 4 if dt == torch.float32 else 2
+        bufs = {m: ([torch.randn((m << 20) // el, device="cuda").to(dt) for _ in range(2)],
+                    [torch.randn((m << 20) // el, device="cuda").to(dt) for _ in range(2)]) for m in sizes}
+        t = {(m, name): [] for m in sizes for name in ["add_"] + [v for v, _ in variants]}
+        ratio = {(m, name): [] for m in sizes for name, _ in variants}
+        for r in range(rounds):
+            for m in sizes:
+                ds, ss = bufs[m]
+                pk = time_op(lambda i: ds[i].add_(ss[i]), 2, reps=reps)
+                got = {}
+                for name, kw in variants:
+                    bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+                    got[name] = time_op(lambda i: ops.reduce_into(ds[i], ss[i], "add"), 2, reps=reps)
+                pk2 = time_op(lambda i: ds[i].add_(ss[i]), 2, reps=reps)
+                t[(m, "add_")].append(min(pk, pk2))
+                for name, ms in got.items():
+                    t[(m, name)].append(ms)
+                    ratio[(m, name)].append(min(pk, pk2) / ms)
+        for name, kw in variants:
+            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+            oks[name] = oks[name] and _reduce_matches_add(dt, (4097 * 33, 64 << 20), spread=40)
+        for name in ["add_"] + [v for v, _ in variants]:
+            us = [1e3 * statistics.median(t[(m, name)]) for m in sizes]
+            a, b = _fit([3 * (m << 20) for m in sizes], us)
+            row = dict(case=f"reduce add {dname} fit", cfg=name, ok=oks.get(name, True), a_us=a, b_tbs=b / 1e6,
+                       us={m: round(u, 2) for m, u in zip(sizes, us)})
+            if name != "add_":
+                row["ratio"] = {m: round(sum(ratio[(m, name)]) / rounds, 4) for m in sizes}
+                row["rounds256"] = [round(x, 4) for x in ratio.get((256, name), [])]
+            save(row)
+        del bufs
+    bw.REDUCE_CONFIG = base_r
+
+
 def torch_dt(name):
     import torch
 
@@ -1616,6 +1693,8 @@ def main(argv):
         return _red5()
     if argv and argv[0] == "_red6":
         return _red6()
+    if argv and argv[0] == "_red7":
+        return _red7()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

@@ -66,6 +66,9 @@ class CopyConfig:
     ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at least
     ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
     tensors keep the fields above.
+    ``exit_read`` 1 (bulk engine, modes 0 and 2): a CTA exits once its last bulk stores have *read* their shared
+    memory (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until
+    they are written; the writes still complete before the kernel does.
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -95,6 +98,7 @@ class CopyConfig:
     flat_min: int = 0
     bf16x2: int = 0
     dyn: int = 0
+    exit_read: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -602,7 +606,7 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     grid = max(1, min(p.tiles, nsm * cfg.ctas_per_sm)) if dyn else _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
-            f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}"]
+            f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
     cls = BulkDynLauncher if dyn else BulkLauncher
     return cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])

@@ -46,6 +46,9 @@ using namespace tmakit;
 #ifndef BK_ORDER
 #define BK_ORDER 0  // 0: tiles round-robin over the CTAs; 1: one contiguous run of tiles per CTA
 #endif
+#ifndef BK_EXIT_READ
+#define BK_EXIT_READ 0  // 1 (modes 0 and 2): a CTA exits once its last bulk stores have read their smem
+#endif                  // (cp.async.bulk.wait_group.read 0, as CUTLASS's TMA store tail), not once they are written
 #define BK_MAX_STAGES 32
 
 // This CTA's tiles: first, first + step, ... (mine of them).
@@ -248,6 +251,15 @@ __device__ __forceinline__ void tail_bytes(const u8* src, u8* dst, const BulkPar
 
 // ---------------------------------------------------------------------------------------------------------------
 
+// The end of a CTA's bulk stores: written (wait_group 0) or, with BK_EXIT_READ, only read from smem (wait_group.read
+// 0: the smem may be handed to the next CTA; the global writes complete before the kernel does).
+__device__ __forceinline__ void bulk_wait_tail() {
+  if (BK_EXIT_READ)
+    bulk_wait_group_read<0>();
+  else
+    bulk_wait_group<0>();
+}
+
 __device__ __forceinline__ void run_single(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
   if (threadIdx.x != 0) return;
   const u32 S = p.stages;
@@ -286,7 +298,7 @@ __device__ __forceinline__ void run_single(const u8* src, u8* dst, const BulkPar
       phase ^= 1;
     }
   }
-  bulk_wait_group<0>();
+  bulk_wait_tail();
 }
 
 __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full,
@@ -409,7 +421,7 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
     }
   }
 #if BK_MODE == 2
-  if (lane == 0) bulk_wait_group<0>();
+  if (lane == 0) bulk_wait_tail();
 #endif
 }
 
