@@ -1376,6 +1376,27 @@ RED7 = [("default", _RED_DEF), ("exit_read", dict(_RED_DEF, exit_read=1)),
         ("T3 s2", dict(_RED_DEF, flat=_fl(tiles_per_cta=3, ctas_per_sm=12, pieces=1)))]
 
 
+# call 31: residency is capped by registers too (52-56 per thread: twelve 3-warp CTAs per SM, eighteen 2-warp ones),
+# so "2K T2 c16" ran 12 resident CTAs (96 KiB of loads in flight per SM) and won; pieces=2 with row=piece splits a
+# tile into contiguous pieces that both consumer warps combine (the default's second warp is idle with pieces=1)
+def _rv(piece, tiles, cps, w=2, pieces=1, **kw):
+    fl = dict(tiles_per_cta=tiles, ctas_per_sm=cps, pieces=pieces)
+    fl.update({k: kw.pop(k) for k in ("stages",) if k in kw})
+    return dict(_RED_DEF, piece=piece, consumers=w, row=piece if pieces > 1 else 128 * 1024, flat=_fl(**fl), **kw)
+
+
+RED8 = [("default", _RED_DEF), ("2K T2 c16", _rv(2048, 2, 16)),
+        ("2x1K T2 2w c16", _rv(1024, 2, 16, pieces=2)), ("2x2K T2 2w c8", _rv(2048, 2, 8, pieces=2)),
+        ("2K T2 1w c16", _rv(2048, 2, 16, w=1)), ("2K T2 1w c24", _rv(2048, 2, 24, w=1)),
+        ("2K T2 1w c24 minb20", _rv(2048, 2, 24, w=1, min_ctas=20)), ("1K T2 1w c32", _rv(1024, 2, 32, w=1)),
+        ("1K T4 1w c16 s4", _rv(1024, 4, 16, w=1, stages=4)), ("2K T1 1w c24", _rv(2048, 1, 24, w=1)),
+        ("2K T2 regst c16", _rv(2048, 2, 16, bulk_mode=1)), ("4K T1 1w c12", _rv(4096, 1, 12, w=1))]
+
+
+def _red8():
+    _red_fit(RED8, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red8")
+
+
 def _red7():
     _red_fit(RED7, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red7")
 
@@ -1695,6 +1716,8 @@ def main(argv):
         return _red6()
     if argv and argv[0] == "_red7":
         return _red7()
+    if argv and argv[0] == "_red8":
+        return _red8()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

@@ -68,7 +68,9 @@ class CopyConfig:
     tensors keep the fields above.
     ``exit_read`` 1 (bulk engine, modes 0 and 2): a CTA exits once its last bulk stores have *read* their shared
     memory (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until
-    they are written; the writes still complete before the kernel does.
+    they are written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
+    ``__launch_bounds__`` minimum of resident CTAs per SM, which caps its registers per thread (at 1, 52 registers:
+    twelve 3-warp CTAs per SM, whatever the shared memory allows).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -99,6 +101,7 @@ class CopyConfig:
     bf16x2: int = 0
     dyn: int = 0
     exit_read: int = 0
+    min_ctas: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -606,7 +609,8 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     grid = max(1, min(p.tiles, nsm * cfg.ctas_per_sm)) if dyn else _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
-            f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}"]
+            f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
+            f"-DBK_MINB={max(1, cfg.min_ctas)}"]
     block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
     cls = BulkDynLauncher if dyn else BulkLauncher
     return cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])

@@ -46,6 +46,9 @@ using namespace tmakit;
 #ifndef BK_ORDER
 #define BK_ORDER 0  // 0: tiles round-robin over the CTAs; 1: one contiguous run of tiles per CTA
 #endif
+#ifndef BK_MINB
+#define BK_MINB 1  // __launch_bounds__ minimum resident CTAs per SM (caps the registers per thread)
+#endif
 #ifndef BK_EXIT_READ
 #define BK_EXIT_READ 0  // 1 (modes 0 and 2): a CTA exits once its last bulk stores have read their smem
 #endif                  // (cp.async.bulk.wait_group.read 0, as CUTLASS's TMA store tail), not once they are written
@@ -106,6 +109,12 @@ __device__ __forceinline__ void bulk_store(void* dst, u32 src, u32 size) {
 
 // Byte offset and length of piece j of tile t (length 0: past the end).
 __device__ __forceinline__ void piece_of(const BulkParams& p, i64 t, u32 j, i64& off, u32& len) {
+  if (p.pieces == 1) {  // R = 1: main and rest tiles alike are the piece at t * Q (no division)
+    off = t * (i64)p.piece;
+    const i64 left = p.n16 - off;
+    len = left <= 0 ? 0u : (left < (i64)p.piece ? (u32)left : p.piece);
+    return;
+  }
   if (t < p.main_tiles) {
     const i64 rb = t / p.cols, col = t % p.cols;
     off = (rb * p.pieces + j) * p.row + col * (i64)p.piece;
@@ -118,6 +127,12 @@ __device__ __forceinline__ void piece_of(const BulkParams& p, i64 t, u32 j, i64&
 }
 
 __device__ __forceinline__ u32 tile_bytes(const BulkParams& p, i64 t) {
+  if (p.pieces == 1) {
+    i64 off;
+    u32 len;
+    piece_of(p, t, 0, off, len);
+    return len;
+  }
   if (t < p.main_tiles) return p.piece * p.pieces;
   const i64 off = p.rest0 + (t - p.main_tiles) * p.pieces * (i64)p.piece;
   const i64 left = p.n16 - off, full = (i64)p.pieces * p.piece;
@@ -425,7 +440,7 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(BK_MODE == 0 ? 32 : 32 * (BK_CONSUMERS + 1), 1)
+extern "C" __global__ void __launch_bounds__(BK_MODE == 0 ? 32 : 32 * (BK_CONSUMERS + 1), BK_MINB)
 tmakit_bulk(const u8* __restrict__ src, u8* __restrict__ dst, const BulkParams p) {
   extern __shared__ __align__(1024) u8 dyn[];
   __shared__ __align__(8) u64 full[BK_MAX_STAGES];
