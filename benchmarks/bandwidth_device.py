@@ -1382,7 +1382,8 @@ RED7 = [("default", _RED_DEF), ("exit_read", dict(_RED_DEF, exit_read=1)),
 def _rv(piece, tiles, cps, w=2, pieces=1, **kw):
     fl = dict(tiles_per_cta=tiles, ctas_per_sm=cps, pieces=pieces)
     fl.update({k: kw.pop(k) for k in ("stages",) if k in kw})
-    return dict(_RED_DEF, piece=piece, consumers=w, row=piece if pieces > 1 else 128 * 1024, flat=_fl(**fl), **kw)
+    row = kw.pop("row", piece if pieces > 1 else 128 * 1024)
+    return dict(_RED_DEF, piece=piece, consumers=w, row=row, flat=_fl(**fl), **kw)
 
 
 RED8 = [("default", _RED_DEF), ("2K T2 c16", _rv(2048, 2, 16)),
@@ -1395,6 +1396,21 @@ RED8 = [("default", _RED_DEF), ("2K T2 c16", _rv(2048, 2, 16)),
 
 def _red8():
     _red_fit(RED8, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red8")
+
+
+# call 32: one tile per CTA (call 31: 2K T1 with one consumer warp, 18 resident, 1.004 f32 / 0.994 bf16)
+RED9 = [("default", _RED_DEF), ("2K T1 1w", _rv(2048, 1, 24, w=1)),
+        ("2K T1 1w bf16x2", _rv(2048, 1, 24, w=1, bf16x2=1)), ("2K T1 1w minb20", _rv(2048, 1, 24, w=1, min_ctas=20)),
+        ("2K T1 1w exit_read", _rv(2048, 1, 24, w=1, exit_read=1)),
+        ("2K T1 regst 1w", _rv(2048, 1, 24, w=1, bulk_mode=1)),
+        ("4K T1 1w s1", _rv(4096, 1, 12, w=1, stages=1)), ("4K T1 regst 1w s1", _rv(4096, 1, 12, w=1, stages=1,
+                                                                                       bulk_mode=1)),
+        ("3K T1 1w", _rv(3072, 1, 16, w=1, row=3072)), ("3K T1 1w s1", _rv(3072, 1, 16, w=1, row=3072, stages=1)),
+        ("4K T1 1w c12", _rv(4096, 1, 12, w=1))]
+
+
+def _red9():
+    _red_fit(RED9, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red9")
 
 
 def _red7():
@@ -1718,6 +1734,8 @@ def main(argv):
         return _red7()
     if argv and argv[0] == "_red8":
         return _red8()
+    if argv and argv[0] == "_red9":
+        return _red9()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

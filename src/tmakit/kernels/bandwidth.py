@@ -600,12 +600,14 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     stage = -(-(q * r) // 1024) * 1024
     per = stage * (2 if combine else 1)
     budget = SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512
-    stages = max(2, min(cfg.stages, 32, budget // per))
+    mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
+    dyn = cfg.dyn if mode in (1, 2) else 0
+    # one tile per CTA (tiles_per_cta=1, not dyn) needs one stage; otherwise two at least (refills)
+    lo = 1 if cfg.tiles_per_cta == 1 and not dyn else 2
+    stages = max(lo, min(cfg.stages, 32, budget // per))
     p = BulkParams()
     p.n16, p.main_tiles, p.rest0, p.tiles, p.row = n16, main_tiles, rest0, main_tiles + rest_tiles, w
     p.piece, p.pieces, p.cols, p.stages, p.stage_stride, p.tail = q, r, cols, stages, stage, nbytes - n16
-    mode = cfg.bulk_mode if not combine else max(1, cfg.bulk_mode)
-    dyn = cfg.dyn if mode in (1, 2) else 0
     grid = max(1, min(p.tiles, nsm * cfg.ctas_per_sm)) if dyn else _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
