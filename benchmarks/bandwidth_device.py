@@ -1413,6 +1413,37 @@ def _red9():
     _red_fit(RED9, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red9")
 
 
+# call 33: bulk_mode 3 (one-warp CTAs: no block barrier, no idle warp) with `resident` pinning the CTAs per SM
+def _m3(piece, tiles, res, **kw):
+    kw.setdefault("stages", tiles)
+    return _rv(piece, tiles, 16, w=1, bulk_mode=3, resident=res, row=kw.pop("row", 128 * 1024), **kw)
+
+
+RED10 = [("default", _RED_DEF), ("2K T1 1w", _rv(2048, 1, 24, w=1)),
+         ("m3 2K T1 r16", _m3(2048, 1, 16)), ("m3 2K T1 r18", _m3(2048, 1, 18)), ("m3 2K T1 r20", _m3(2048, 1, 20)),
+         ("m3 2K T1 r24", _m3(2048, 1, 24)), ("m3 2K T1 r32", _m3(2048, 1, 0)),
+         ("m3 1.5K T1 r24", _m3(1536, 1, 24, row=1536)), ("m3 3K T1 r16", _m3(3072, 1, 16, row=3072)),
+         ("m3 4K T1 r12", _m3(4096, 1, 12)), ("m3 2K T2 s2 r16", _m3(2048, 2, 16, stages=2))]
+
+
+def _red10():
+    _red_fit(RED10, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red10")
+
+
+def _occ(dst, src):
+    """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
+    from tmakit.cuda.driver import cu
+    from tmakit.kernels import bandwidth as bw
+    from tmakit.tma.dtypes import tma_dtype
+
+    try:
+        L = bw.launcher_for(src, dst, op=0, dtype=tma_dtype(dst.dtype), allow_transpose=False)
+        r = cu().cuOccupancyMaxActiveBlocksPerMultiprocessor(L.kernel.handle, L.block, L.smem)
+        return dict(occ=int(r[1]), grid=L.grid, block=L.block, smem=L.smem)
+    except Exception as e:  # noqa: BLE001 - evidence only
+        return dict(occ_error=repr(e)[:200])
+
+
 def _red7():
     _red_fit(RED7, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red7")
 
@@ -1451,6 +1482,11 @@ def _red_fit(variants, dts, sizes, tag, rounds=5, reps=20):
                     [torch.randn((m << 20) // el, device="cuda").to(dt) for _ in range(2)]) for m in sizes}
         t = {(m, name): [] for m in sizes for name in ["add_"] + [v for v, _ in variants]}
         ratio = {(m, name): [] for m in sizes for name, _ in variants}
+        occ = {}
+        if 256 in bufs:
+            for name, kw in variants:
+                bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+                occ[name] = _occ(bufs[256][0][0], bufs[256][1][0])
         for r in range(rounds):
             for m in sizes:
                 ds, ss = bufs[m]
@@ -1472,6 +1508,7 @@ def _red_fit(variants, dts, sizes, tag, rounds=5, reps=20):
             a, b = _fit([3 * (m << 20) for m in sizes], us)
             row = dict(case=f"reduce add {dname} fit", cfg=name, ok=oks.get(name, True), a_us=a, b_tbs=b / 1e6,
                        us={m: round(u, 2) for m, u in zip(sizes, us)})
+            row.update(occ.get(name, {}))
             if name != "add_":
                 row["ratio"] = {m: round(sum(ratio[(m, name)]) / rounds, 4) for m in sizes}
                 row["rounds256"] = [round(x, 4) for x in ratio.get((256, name), [])]
@@ -1736,6 +1773,8 @@ def main(argv):
         return _red8()
     if argv and argv[0] == "_red9":
         return _red9()
+    if argv and argv[0] == "_red10":
+        return _red10()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

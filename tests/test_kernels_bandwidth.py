@@ -213,6 +213,42 @@ def test_bulk_launcher_passes_exit_read(monkeypatch):
     assert bw.CopyConfig().exit_read == 0
 
 
+@pytest.mark.parametrize("op", [-1, 0])
+def test_bulk_one_warp_mode_compiles_with_bulk_copies_both_ways(op):
+    """bulk_mode 3 (one-warp CTAs): bulk loads and bulk stores, no block-wide barrier, no local memory."""
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=["-DBK_MODE=3", f"-DBK_OP={op}", "-DBK_DT=1"])
+    try:
+        text = sass.disassemble(c.cubin)
+    except Exception as e:  # no disassembler in this environment
+        pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    assert "UBLKCP.S.G" in text and "UBLKCP.G.S" in text and "BAR.SYNC" not in text
+    assert not ({"LDL", "STL"} & set(sass.opcodes(text)))
+
+
+def test_bulk_launcher_one_warp_mode_one_stage_and_resident_padding(monkeypatch):
+    from tmakit.tma.tensormap import DataType
+
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): object())
+    base = dataclasses.replace(bw.REDUCE_CONFIG, flat=(), piece=2048, pieces=1, tiles_per_cta=1, ctas_per_sm=16,
+                               consumers=1)
+    one = bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, dataclasses.replace(base, bulk_mode=3, stages=1), 132)
+    assert one.block == 32 and one.params.stages == 1 and one.grid == (256 << 20) // 2048
+    assert one.smem == 2 * 2048 + 1024  # src + dst stage and the alignment slack
+    two = bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, base, 132)
+    assert two.block == 64 and two.params.stages >= 1
+    assert bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, dataclasses.replace(base, tiles_per_cta=2),
+                             132).params.stages >= 2  # runs of 2 tiles refill: never one stage
+    for res in (12, 16, 20, 24):
+        padded = bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32,
+                                   dataclasses.replace(base, bulk_mode=3, stages=1, resident=res), 132)
+        per_cta = padded.smem + 1664  # dynamic + static (rounded) + the 1 KiB the SM reserves per CTA
+        assert (bw.SMEM_PER_SM + 1024) // per_cta == res, (res, padded.smem)
+    assert bw.CopyConfig().resident == 0
+
+
 @pytest.mark.parametrize("lag", [0, 1, 2, 3])
 def test_copy_kernel_compiles_for_every_store_lag(lag):
     from tmakit import cuda as tkc

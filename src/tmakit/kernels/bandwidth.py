@@ -70,7 +70,9 @@ class CopyConfig:
     memory (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until
     they are written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
     ``__launch_bounds__`` minimum of resident CTAs per SM, which caps its registers per thread (at 1, 52 registers:
-    twelve 3-warp CTAs per SM, whatever the shared memory allows).
+    twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0 (bulk engine): pad each CTA's
+    dynamic shared memory so that at most that many CTAs fit per SM. ``bulk_mode`` 3: one warp per CTA (lane 0
+    loads, the warp combines in place, lane 0 bulk-stores; no block barrier), made for ``tiles_per_cta=1``.
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -102,6 +104,7 @@ class CopyConfig:
     dyn: int = 0
     exit_read: int = 0
     min_ctas: int = 1
+    resident: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -613,9 +616,12 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
             f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
             f"-DBK_MINB={max(1, cfg.min_ctas)}"]
-    block = 32 if mode == 0 else 32 * (cfg.consumers + 1)
+    block = 32 if mode in (0, 3) else 32 * (cfg.consumers + 1)
+    smem = stages * per + 1024
+    if cfg.resident > 0:  # pad so that at most `resident` CTAs fit per SM (each also holds ~1.6 KiB: static + reserved)
+        smem = max(smem, ((SMEM_PER_SM + 1024) // cfg.resident - 1664) // 128 * 128)
     cls = BulkDynLauncher if dyn else BulkLauncher
-    return cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, stages * per + 1024, p, [])
+    return cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, smem, p, [])
 
 
 def _run_bytes(box, dims, side, elem):

@@ -13,6 +13,9 @@
 // BK_MODE 2: as 1, but consumer warp w owns pieces j = w, w + C, ... of every stage: it combines them in place
 //   in shared memory, fence.proxy.async, and its lane 0 bulk-stores them (one bulk group per stage); a stage is
 //   freed when every warp's store of it has read its smem (wait_group.read 1, one stage later).
+// BK_MODE 3: one warp per CTA: lane 0 initialises the ring and loads into it, the whole warp combines a stage in
+//   place (BK_OP >= 0) and lane 0 bulk-stores it; a stage is refilled once its store has read its smem. No
+//   block-wide barrier and no empty barriers: the shortest CTA (made for one tile per CTA).
 // Combining is not atomic (dst is read by a TMA load and written later): src and dst must not overlap, and no
 // other kernel may write dst meanwhile -- the same contract as torch's in-place ops.
 #include <tmakit/all.cuh>
@@ -440,7 +443,75 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(BK_MODE == 0 ? 32 : 32 * (BK_CONSUMERS + 1), BK_MINB)
+// Load tile t into stage s (src, and dst after it when combining).
+__device__ __forceinline__ void load_stage(const u8* src, const u8* dst, const BulkParams& p, i64 t, u32 sa,
+                                           u32 opnd, u32 bar) {
+  constexpr bool COMBINE = BK_OP >= 0;
+  mbarrier_arrive_expect_tx(bar, tile_bytes(p, t) * (COMBINE ? 2u : 1u));
+  load_tile(p, src, t, sa, bar);
+  if (COMBINE) load_tile(p, dst, t, sa + opnd, bar);
+}
+
+__device__ __forceinline__ void run_warp(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
+  constexpr bool COMBINE = BK_OP >= 0;
+  const u32 S = p.stages, lane = threadIdx.x & 31;
+  const u32 opnd = S * p.stage_stride;  // dst operand ring follows the src ring
+  i64 first, step, mine;
+  tile_split(p.tiles, first, step, mine);
+  if (mine <= 0) return;
+  if (lane == 0) {
+    for (u32 s = 0; s < S; ++s) mbarrier_init(smem_u32(&full[s]), 1);
+    fence_mbarrier_init();
+    const i64 pro = mine < (i64)S ? mine : (i64)S;
+    for (i64 k = 0; k < pro; ++k)
+      load_stage(src, dst, p, first + k * step, base + (u32)k * p.stage_stride, opnd, smem_u32(&full[k]));
+  }
+  __syncwarp();
+  u32 s = 0, phase = 0;
+  for (i64 k = 0; k < mine; ++k) {
+    const i64 t = first + k * step;
+    const u32 sa = base + s * p.stage_stride, da = sa + opnd;
+    mbarrier_wait(smem_u32(&full[s]), phase);
+    if (COMBINE) {
+      for (u32 j = 0; j < p.pieces; ++j) {
+        i64 off;
+        u32 len;
+        piece_of(p, t, j, off, len);
+        for (u32 b = lane * 16; b < len; b += 32 * 16) {
+          u32 a[4], d[4];
+          lds16(sa + j * p.piece + b, a);
+          lds16(da + j * p.piece + b, d);
+          combine16(d, a);
+          sts16(da + j * p.piece + b, d);
+        }
+      }
+      fence_proxy_async_smem();
+      __syncwarp();
+    }
+    if (lane == 0) {
+      const u32 out = COMBINE ? da : sa;
+      for (u32 j = 0; j < p.pieces; ++j) {
+        i64 off;
+        u32 len;
+        piece_of(p, t, j, off, len);
+        if (len) bulk_store(dst + off, out + j * p.piece, len);
+      }
+      bulk_commit_group();
+      const i64 kn = k + S;
+      if (kn < mine) {  // refill this stage once its store has read it
+        bulk_wait_group_read<0>();
+        load_stage(src, dst, p, first + kn * step, sa, opnd, smem_u32(&full[s]));
+      }
+    }
+    if (++s == S) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+  if (lane == 0) bulk_wait_tail();
+}
+
+extern "C" __global__ void __launch_bounds__(BK_MODE == 0 || BK_MODE == 3 ? 32 : 32 * (BK_CONSUMERS + 1), BK_MINB)
 tmakit_bulk(const u8* __restrict__ src, u8* __restrict__ dst, const BulkParams p) {
   extern __shared__ __align__(1024) u8 dyn[];
   __shared__ __align__(8) u64 full[BK_MAX_STAGES];
@@ -450,6 +521,9 @@ tmakit_bulk(const u8* __restrict__ src, u8* __restrict__ dst, const BulkParams p
 #if BK_MODE == 0
   (void)empty;
   run_single(src, dst, p, base, full);
+#elif BK_MODE == 3
+  (void)empty;
+  run_warp(src, dst, p, base, full);
 #else
   run_consumers(src, dst, p, base, full, empty);
 #endif
