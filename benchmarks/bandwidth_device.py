@@ -1430,6 +1430,21 @@ def _red10():
     _red_fit(RED10, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red10")
 
 
+# call 34: piece size around 2 KiB for one-tile CTAs (mode 2 one consumer warp: 18 resident; mode 3 pinned)
+def _t1(piece, **kw):
+    return _rv(piece, 1, 24, w=1, row=piece, stages=1, **kw)
+
+
+RED11 = [("default", _RED_DEF), ("2K T1 1w", _rv(2048, 1, 24, w=1)), ("1.5K T1 1w", _t1(1536)),
+         ("1.75K T1 1w", _t1(1792)), ("2.5K T1 1w", _t1(2560)), ("m3 1.5K r28", _m3(1536, 1, 28, row=1536)),
+         ("m3 1.5K r32", _m3(1536, 1, 32, row=1536)), ("m3 1.25K r32", _m3(1280, 1, 32, row=1280)),
+         ("m3 1.75K r24", _m3(1792, 1, 24, row=1792)), ("m3 1.5K r20", _m3(1536, 1, 20, row=1536))]
+
+
+def _red11():
+    _red_fit(RED11, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red11")
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -1775,6 +1790,8 @@ def main(argv):
         return _red9()
     if argv and argv[0] == "_red10":
         return _red10()
+    if argv and argv[0] == "_red11":
+        return _red11()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
