@@ -1445,6 +1445,40 @@ def _red11():
     _red_fit(RED11, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red11")
 
 
+# call 35: the per-kernel fixed cost seen directly (queued launches of small reduces: device time per call) and the
+# finest pieces that still keep ~64 KiB in flight per SM (one-warp CTAs, 32 per SM)
+RED12 = [("default", _RED_DEF), ("2K T1 1w", _rv(2048, 1, 24, w=1)), ("m3 1K r32", _m3(1024, 1, 32, row=1024)),
+         ("m3 1.25K r28", _m3(1280, 1, 28, row=1280)),
+         ("2K T1 1w exit_read bf16x2", _rv(2048, 1, 24, w=1, exit_read=1, bf16x2=1))]
+
+
+def _red12():
+    import torch
+
+    from tmakit import ops
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red12q", "red12q")
+    base_r = bw.REDUCE_CONFIG
+    for dname in ("float32", "bfloat16"):
+        dt = torch_dt(dname)
+        el = 4 if dt == torch.float32 else 2
+        for kib in (64, 1024, 4096, 16384):
+            n = (kib << 10) // el
+            ds = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
+            ss = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
+            row = dict(case=f"queued reduce add {dname} {kib} KiB")
+            for rnd in range(3):
+                row.setdefault("add_", []).append(1e3 * _time_queued(lambda i: ds[i].add_(ss[i]), 4, reps=40))
+                for name, kw in RED12[:2]:
+                    bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+                    row.setdefault(name, []).append(
+                        1e3 * _time_queued(lambda i: ops.reduce_into(ds[i], ss[i], "add"), 4, reps=40))
+            save({k: ([round(x, 2) for x in v] if isinstance(v, list) else v) for k, v in row.items()})
+    bw.REDUCE_CONFIG = base_r
+    _red_fit(RED12, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red12")
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -1792,6 +1826,8 @@ def main(argv):
         return _red10()
     if argv and argv[0] == "_red11":
         return _red11()
+    if argv and argv[0] == "_red12":
+        return _red12()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
