@@ -1479,6 +1479,58 @@ def _red12():
     _red_fit(RED12, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red12")
 
 
+# call 36: the new combine shape (one 2 KiB tile per 64-thread CTA) against the session-4 default, from 1 MiB to
+# 4 GiB, both dtypes, through REDUCE_CONFIG as ops uses it (below 128 MiB the old default is persistent)
+OLD_REDUCE = dict(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3, prefetch=1,
+                  flat_min=128 << 20, flat=_fl(tiles_per_cta=2, ctas_per_sm=8, pieces=1))
+NEW_FLAT = _fl(tiles_per_cta=1, ctas_per_sm=24, pieces=1, piece=2048, consumers=1)
+RED13 = [("old", OLD_REDUCE), ("new", dict(OLD_REDUCE, flat=NEW_FLAT, flat_min=0))]
+
+
+def _red13():
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red13")
+    base_r = bw.REDUCE_CONFIG
+    for dname in ("float32", "bfloat16"):
+        dt = torch_dt(dname)
+        el = 4 if dt == torch.float32 else 2
+        for name, kw in RED13:
+            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+            ok = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
+            save(dict(case=f"check {dname}", cfg=name, ok=ok))
+        for mib in (1, 4, 16, 32, 64, 96, 128, 256, 1024, 4096):
+            n = (mib << 20) // el
+            k = _nsets(2 * n * el) if mib < 1024 else 1
+            ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+            ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+            acc = {name: [] for name, _ in RED13}
+            us = {name: [] for name in ["add_"] + [v for v, _ in RED13]}
+            for _r in range(3 if mib < 4096 else 2):
+                pk = time_op(lambda i: ds[i].add_(ss[i]), k, reps=20)
+                got = {}
+                for name, kw in RED13:
+                    bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+                    got[name] = time_op(lambda i: ops.reduce_into(ds[i], ss[i], "add"), k, reps=20)
+                pk2 = time_op(lambda i: ds[i].add_(ss[i]), k, reps=20)
+                us["add_"].append(1e3 * min(pk, pk2))
+                for name, ms in got.items():
+                    acc[name].append(min(pk, pk2) / ms)
+                    us[name].append(1e3 * ms)
+            row = dict(case=f"reduce add {dname} {mib} MiB", sets=k, path=ops.last_path)
+            for name in acc:
+                row[name] = round(sum(acc[name]) / len(acc[name]), 4)
+                row[name + "_rounds"] = [round(x, 4) for x in acc[name]]
+            row["us"] = {name: round(sorted(v)[len(v) // 2], 2) for name, v in us.items()}
+            save(row)
+            del ds, ss
+    bw.REDUCE_CONFIG = base_r
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -1828,6 +1880,8 @@ def main(argv):
         return _red11()
     if argv and argv[0] == "_red12":
         return _red12()
+    if argv and argv[0] == "_red13":
+        return _red13()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]
