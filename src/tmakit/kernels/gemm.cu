@@ -10,13 +10,15 @@
 //
 // Threads: 1 + BM/64 warpgroups (BM = 128: 384 threads, BM = 64: 256), __launch_bounds__(.., 1), one CTA per SM,
 // grid = min(work units, resident CTAs).
-//   warpgroup 0  producer: setmaxnreg.dec 40; one thread walks the CTA's work units (static schedule: unit =
+//   warpgroup 0  producer: setmaxnreg.dec 40 or 56; one thread walks the CTA's work units (static schedule: unit =
 //                cluster id + i * clusters, grouped rasterization) and their 64-wide K slabs through a STAGES-deep
-//                ring: wait empty[s], arm full[s] with the stage's bytes, TMA-load A and B. In a cluster, CTA
+//                ring: wait empty[s], arm full[s] with the stage's bytes, TMA-load A and B. It hands each unit to the
+//                consumers through a shared-memory slot written before the unit's first stage is armed, and ends
+//                with a stage completed without data whose slot says "no more units". In a cluster, CTA
 //                (rm, rn) = (rank % CM, rank / CM) loads 1/CN of its A tile and multicasts it to the CN CTAs of its
 //                tile row, and 1/CM of its B tile, multicast to the CM CTAs of its tile column.
-//   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 232; wait full[s],
-//                4 x wgmma m64nBNk16, release empty[s] in every CTA of the cluster (one arrival per warp), and after
+//   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 224 or 232; read the
+//                unit's slot after its first full barrier; wait full[s], 4 x wgmma m64nBNk16, release empty[s] in every CTA of the cluster (one arrival per warp), and after
 //                the last slab write the accumulators into 8 KiB swizzled staging boxes and TMA-store them. The
 //                stores drain while the next unit's mainloop runs (bulk groups are only waited on before a staging
 //                box is rewritten). M/N/K remainders: loads zero-fill out-of-bounds boxes, stores clip them.
@@ -64,6 +66,9 @@ TMAKIT_DEVICE u64 sw128_desc(u32 smem_addr, u32 lbo, u32 sbo) {
   d |= (u64)1 << 62;
   return d;
 }
+// The descriptor of a tile `bytes` (a multiple of 16) further on: shared addresses stay below 256 KiB, so the 14-bit
+// start-address field (address >> 4) never carries into the next field. One add instead of rebuilding the fields.
+TMAKIT_DEVICE u64 desc_plus(u64 desc, u32 bytes) { return desc + (bytes >> 4); }
 
 // PTX: wgmma.fence.sync.aligned;   before the first wgmma and whenever accumulator registers were touched.
 TMAKIT_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -81,6 +86,14 @@ TMAKIT_DEVICE void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" :
 
 // PTX: st.shared.b32 [addr], v;
 TMAKIT_DEVICE void st_shared_b32(u32 addr, u32 v) { asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v)); }
+// PTX: st.shared.v4.b32 [addr], {a, b, c, d};
+TMAKIT_DEVICE void st_shared_v4(u32 addr, int a, int b, int c, int d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+// PTX: ld.shared.v4.b32 {a, b, c, d}, [addr];
+TMAKIT_DEVICE void ld_shared_v4(u32 addr, int& a, int& b, int& c, int& d) {
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(addr) : "memory");
+}
 // PTX: st.shared.v2.f32 [addr], {x, y};
 TMAKIT_DEVICE void st_shared_v2f32(u32 addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y));
@@ -125,6 +138,18 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bm, int bn
   t.k0 = ks * k_per_split;
   t.kt = (min(K, t.k0 + k_per_split) - t.k0 + BK - 1) / BK;  // OOB past K (last range only) reads zeros
   t.role = 0;
+  return t;
+}
+
+// A unit handed from the producer to the consumers through a shared-memory slot (32 bytes). kt = 0: no more units.
+TMAKIT_DEVICE void put_unit(u32 slot, const Unit& t) {
+  st_shared_v4(slot, t.m0, t.n0, t.k0, t.kt);
+  st_shared_v4(slot + 16, t.role, t.su, t.slot, t.nseg);
+}
+TMAKIT_DEVICE Unit get_unit(u32 slot) {
+  Unit t;
+  ld_shared_v4(slot, t.m0, t.n0, t.k0, t.kt);
+  ld_shared_v4(slot + 16, t.role, t.su, t.slot, t.nseg);
   return t;
 }
 
@@ -226,12 +251,22 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   constexpr u32 B_LBO = B_MN ? 64 * 128 : 16, B_SBO = 1024;
   constexpr u32 B_KSTEP = B_MN ? 16 * 128 : 32;  // bytes per 16-element K step in a B stage
 
+  constexpr bool DEF = DEFER && OUT != 2 && EPI < NBOX;  // deferred epilogue (below)
+  // setmaxnreg split of the 64 K registers of a 384-thread CTA (launched at 168 each): the producer gives up exactly
+  // what the consumers take. The deferred epilogue's consumers hold the packed tile too: 232 for them, 40 for the
+  // producer; otherwise 224 / 56 (the producer's stream-K work list fits 56 without spills). 256-thread CTAs (one
+  // consumer) have registers to spare: 56 / 232.
+  constexpr int P_REGS = NC == 1 || !DEF ? 56 : 40, C_REGS = NC == 2 && !DEF ? 224 : 232;
   extern __shared__ __align__(1024) u8 gemm_smem[];
   const u32 base = (smem_u32(gemm_smem) + 1023u) & ~1023u;
   const u32 s_a = base;
   const u32 s_b = s_a + STAGES * A_BYTES;
   const u32 s_epi = s_b + STAGES * B_BYTES;
   const u32 bars = s_epi + NC * EPI * EPI_BOX_BYTES;  // full[STAGES], then empty[STAGES]
+  // STAGES + 1 unit slots (unit i in slot i % (STAGES + 1)). The producer writes a slot after the empty wait of the
+  // unit's first slab; every unit has >= 1 slab, so that wait needs the consumers' release of a slab of a later unit
+  // than the slot's previous occupant, whose slot they read before its first slab.
+  const u32 slots = bars + 16 * STAGES;
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;
@@ -258,24 +293,29 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   griddep_wait();
 
   if (wg == 0) {
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<P_REGS>();
     if (tid == 0) {
       u16 mask_a = 0;  // the CN CTAs of this tile row, the CM CTAs of this tile column
 #pragma unroll
       for (int j = 0; j < CN; ++j) mask_a |= (u16)(1u << (rm + CM * j));
       const u16 mask_b = (u16)(((1u << CM) - 1) << (CM * rn));
-      int it = 0;
+      int it = 0, ui = 0;
       work.start();
       Unit t;
-      while (work.next(t)) {
+      auto wait_empty = [&](int s) {
+        if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+        else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+      };
+      for (; work.next(t); ++ui) {
+        wait_empty(it % STAGES);  // the unit's first slab
+        put_unit(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
         // k_rotate: each cluster starts its K loop at its own slab (cid / ncl of the way), so the clusters do not all
         // read the same A slab from one L2 slice at once (one tile row: every CTA shares A). Sum order only changes.
         const int rot = k_rotate ? (int)((long long)cid * t.kt / ncl) : 0;
         for (int kt = 0; kt < t.kt; ++kt, ++it) {
           const int s = it % STAGES;
           const u32 full = bars + 8 * s;
-          if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
-          else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+          if (kt > 0) wait_empty(s);
           mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
           const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
           const int k = t.k0 + kr * BK;
@@ -300,9 +340,14 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           }
         }
       }
+      // the end: one more stage completes without data and its slot says kt = 0
+      const int s = it % STAGES;
+      wait_empty(s);
+      st_shared_v4(slots + 32 * (ui % (STAGES + 1)), 0, 0, 0, 0);  // kt = 0
+      mbarrier_arrive(bars + 8 * s);
     }
   } else {
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<C_REGS>();
     const int cw = wg - 1;  // consumer 0 / 1: rows [64 cw, 64 cw + 64) of the tile
     const int wtid = tid % 128;
     const int warp = wtid / 32, lane = tid % 32;
@@ -321,7 +366,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     // Deferred epilogue (DEFER, 16-bit output, staging boxes streamed): a tile's accumulators are packed into
     // bf16x2 / f16x2 registers after its last slab, and its boxes are written to shared memory and stored one per
     // slab of the next tile, while that slab's wgmmas run: the tensor cores do not wait for the epilogue.
-    constexpr bool DEF = DEFER && OUT != 2 && EPI < NBOX;
     u32 pk[DEF ? BN / 4 : 1];
     int pb = NBOX, pm0 = 0, pn0 = 0;  // the pending tile's next box (NBOX: none), first row and first column
     auto flush_next = [&]() {         // write and store box pb of the pending tile (uniform over the warpgroup)
@@ -350,20 +394,28 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         ++pb;
       }
     };
-    work.start();
-    Unit t;
-    while (work.next(t)) {
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-      for (int kt = 0; kt < t.kt; ++kt, ++it) {
+    // Descriptors are built once and advanced by adds, and the first wgmma of a tile ignores the accumulators
+    // (scale-d = 0) instead of zeroing them first: a tile boundary is covered only by the other warpgroup's last slab.
+    // Every unit has at least one K slab (the host launches nothing for K = 0 and never makes an empty K range).
+    const u64 desc_a0 = sw128_desc(s_a + a_off, 16, 1024);
+    const u64 desc_b0 = sw128_desc(s_b, B_LBO, B_SBO);
+    // The producer's units, read from their slots: no per-tile index arithmetic here. Only the slab count is held
+    // through the mainloop; the rest is read again after it (the slot is not rewritten before the consumers release
+    // the next unit's first slab).
+    for (int ui = 0;; ++ui) {
+      const u32 uslot = slots + 32 * (ui % (STAGES + 1));
+      mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
+      const int nkt = get_unit(uslot).kt;
+      if (nkt == 0) break;
+      for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
         mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
         wgmma_fence();
+        const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
 #pragma unroll
         for (int k = 0; k < BK / 16; ++k) {
           if constexpr (!TMAKIT_GEMM_NO_MMA)
-            Wgmma<BN, IN_F16, B_MN>::mma(acc, sw128_desc(s_a + s * A_BYTES + a_off + k * 32, 16, 1024),
-                                        sw128_desc(s_b + s * B_BYTES + k * B_KSTEP, B_LBO, B_SBO), 1);
+            Wgmma<BN, IN_F16, B_MN>::mma(acc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), kt > 0 || k > 0);
         }
         wgmma_commit();
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
@@ -379,7 +431,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       }
       if (OVERLAP) {
         wgmma_wait<0>();
-        release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), t.kt > 0);
+        release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES));
       }
       if constexpr (DEF) {  // a tile shorter than NBOX slabs: the rest of the previous tile's boxes now
         while (pb < NBOX) flush_next();
@@ -389,6 +441,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       // acc[4j + 2h + e] = C[16 w + l/4 + 8 h][8 j + 2 (l%4) + e] of its 64-row slab (h, e in {0, 1}).
       // Staging box b holds columns [b BOX_COLS, (b+1) BOX_COLS) as 64 rows of 128 bytes, 16-byte chunk c of
       // row r stored at chunk c ^ (r % 8) (SWIZZLE_128B): the 8 rows a warp writes at once hit distinct banks.
+      const Unit t = get_unit(uslot);
       const int row_m0 = t.m0 + cw * 64;
       if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
 

@@ -105,10 +105,10 @@ CONFIGS = {
 
 
 def smem_bytes(cfg: GemmConfig) -> int:
-    """Dynamic shared memory of a config: the ring, the epilogue staging boxes, 2 x stages mbarriers and 1 KiB for
-    the 1024-byte alignment."""
+    """Dynamic shared memory of a config: the ring, the epilogue staging boxes, 2 x stages mbarriers, stages + 1
+    unit slots of 32 bytes (producer -> consumers) and 1 KiB for the 1024-byte alignment."""
     return (cfg.stages * (cfg.bm * BK * 2 + cfg.bn * BK * 2) + cfg.consumers * cfg.epi * EPI_BOX + 16 * cfg.stages
-            + 1024)
+            + 32 * (cfg.stages + 1) + 1024)
 
 
 for _c in CONFIGS.values():
