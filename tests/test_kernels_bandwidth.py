@@ -130,10 +130,23 @@ def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
     assert bw.flat_config(flat, c, 1 << 30).tiles_per_cta == 2
     assert bw.flat_config(flat, c, 64 << 20) == c and bw.flat_config(strided, c, 1 << 30) == c
     r = bw.REDUCE_CONFIG
-    assert bw.flat_config(flat, r, 1 << 30, 0, DataType.FLOAT32).tiles_per_cta == 2  # combine add
+    assert bw.flat_config(flat, r, 1 << 30, 0, DataType.FLOAT32).tiles_per_cta == 1  # combine add
+    assert bw.flat_config(flat, r, 16 << 20, 0, DataType.FLOAT32) == r  # below flat_min: persistent
     store_reduce = dataclasses.replace(r, engine="tensor")
     assert bw.flat_config(flat, store_reduce, 1 << 30, 0, DataType.FLOAT32) == store_reduce
     assert bw.flat_config(flat, r, 1 << 30, 3, DataType.INT32) == r  # inc: store-reduce only
+
+
+def test_reduce_default_one_tile_per_two_warp_cta(monkeypatch):
+    """The combine default from 32 MiB: one 2 KiB tile per CTA, producer + one consumer warp, one stage."""
+    from tmakit.tma.tensormap import DataType
+
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): object())
+    for nbytes in (32 << 20, (256 << 20) + 4100):
+        cfg = bw.flat_config(bw.Plan("flat"), bw.REDUCE_CONFIG, nbytes, 0, DataType.BFLOAT16)
+        launch = bw._bulk_launcher(nbytes, 0, DataType.BFLOAT16, cfg, 132)
+        assert launch.block == 64 and launch.params.stages == 1 and launch.smem == 2 * 2048 + 1024
+        assert launch.grid == -(-(nbytes // 16 * 16) // 2048)  # one CTA per 2 KiB tile, the last one partial
 
 
 def test_param_structs_match_device_layout():

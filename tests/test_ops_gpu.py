@@ -244,6 +244,31 @@ def test_reduce_combine_runs_of_tiles(n, dtype, monkeypatch):
     assert torch.equal(v, ref)
 
 
+@pytest.mark.parametrize("mode", [2, 3])
+@pytest.mark.parametrize("op, dtype", [("add", torch.float16), ("min", torch.float32), ("max", torch.int32),
+                                       ("add", torch.int64), ("xor", torch.uint8), ("max", torch.bfloat16)])
+def test_reduce_combine_one_tile_per_cta(op, dtype, mode, monkeypatch):
+    """The combine default's shape (one tile per CTA, one stage) forced on small sizes with tails, for every kind of
+    combine; mode 3 (one-warp CTAs) with its smem padding (`resident`) too."""
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    cfg = dataclasses.replace(bw.REDUCE_CONFIG, flat_min=0)
+    if mode == 3:
+        cfg = dataclasses.replace(cfg, flat=cfg.flat + (("bulk_mode", 3), ("resident", 20)))
+    monkeypatch.setattr(bw, "REDUCE_CONFIG", cfg)
+    for n in (1, 4097, (1 << 20) + 13, (3 << 19) + 33333):
+        d, s = rand((n,), dtype), rand((n,), dtype)
+        want = d.clone()
+        ops._torch_reduce(want, s, op)
+        for _ in range(2):  # twice: the same cached launcher
+            got = d.clone()
+            ops.reduce_into(got, s, op, method="combine", strict=True)
+            assert ops.last_path == "tma:combine"
+            assert torch.equal(got, want)
+
+
 @pytest.mark.parametrize("mode", [0, 2])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
 def test_transpose_dynamic_tiles(dtype, mode, monkeypatch):

@@ -157,11 +157,14 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
                          flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)))
 #: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
 #: lag/prefetch serve the store-reduce (tensor) path
-#: combine >= 128 MiB: runs of 2 tiles of one 4 KiB piece per CTA, 3 stages (25 KiB: nine resident CTAs per SM);
-#: calls 21 / 25: persistent 0.933 -> 2 x 8 KiB, six resident 0.976-0.980 -> this 0.989 (f32 256 MiB)
+#: combine >= 32 MiB: one 2 KiB tile per CTA (ceil(bytes / 2 KiB) CTAs of a producer and one consumer warp, 1 stage;
+#: 56 registers: 18 resident per SM, 72 KiB of loads in flight), like add_'s many small blocks. Calls 30-36:
+#: f32 / bf16 256 MiB 0.988 / 0.977 (runs of 2 x 4 KiB) -> 1.002-1.005 / 0.993-0.994; 64 MiB 0.83 / 0.81
+#: (persistent) -> 0.99 / 0.97; 4 GiB 1.012 / 1.008. Some (piece, resident) pairs collapse by 3-6 % (1.5 KiB with 18)
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
-                           prefetch=1, flat_min=128 << 20,
-                           flat=(("tiles_per_cta", 2), ("ctas_per_sm", 8), ("pieces", 1)))
+                           prefetch=1, flat_min=32 << 20,
+                           flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 2048), ("consumers", 1),
+                                 ("stages", 1), ("ctas_per_sm", 24)))
 #: per element size (bytes); missing sizes use the 2-byte entry
 #: dyn (atomic tile counter) from 64 MiB: +3.5..+9 % on 64 MiB .. 4 GiB transposes/permutes, -10..-15 % at 32 MiB
 #: (call 23)
