@@ -141,16 +141,34 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bm, int bn
   return t;
 }
 
-// A unit handed from the producer to the consumers through a shared-memory slot (32 bytes). kt = 0: no more units.
+// A unit handed from the producer to the consumers through a shared-memory slot of 32 bytes: {m0, n0, su, role |
+// slot << 2 | nseg << 17} and kt at byte 16 (kt = 0: no more units). The consumers never need k0.
 TMAKIT_DEVICE void put_unit(u32 slot, const Unit& t) {
-  st_shared_v4(slot, t.m0, t.n0, t.k0, t.kt);
-  st_shared_v4(slot + 16, t.role, t.su, t.slot, t.nseg);
+  st_shared_v4(slot, t.m0, t.n0, t.su, t.role | t.slot << 2 | t.nseg << 17);
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(slot + 16), "r"(t.kt) : "memory");
 }
+TMAKIT_DEVICE void put_end(u32 slot) { asm volatile("st.shared.b32 [%0], %1;" ::"r"(slot + 16), "r"(0) : "memory"); }
+// Read by lane 0 of each warp and broadcast: the lane that arrives on the stage barriers is the one whose reads those
+// arrivals order before the producer's next write of the slot. PTX: ld.shared.v4.b32 + shfl.sync.idx
 TMAKIT_DEVICE Unit get_unit(u32 slot) {
+  int m0 = 0, n0 = 0, su = 0, info = 0;
+  if (threadIdx.x % 32 == 0) ld_shared_v4(slot, m0, n0, su, info);
   Unit t;
-  ld_shared_v4(slot, t.m0, t.n0, t.k0, t.kt);
-  ld_shared_v4(slot + 16, t.role, t.su, t.slot, t.nseg);
+  t.m0 = __shfl_sync(0xffffffffu, m0, 0);
+  t.n0 = __shfl_sync(0xffffffffu, n0, 0);
+  t.su = __shfl_sync(0xffffffffu, su, 0);
+  info = __shfl_sync(0xffffffffu, info, 0);
+  t.role = info & 3;
+  t.slot = (info >> 2) & 0x7FFF;
+  t.nseg = info >> 17;
+  t.k0 = t.kt = 0;  // not needed after the mainloop
   return t;
+}
+// The slot's slab count alone (0: no more units), read the same way. PTX: ld.shared.b32 + shfl.sync.idx
+TMAKIT_DEVICE int get_unit_kt(u32 slot) {
+  int kt = 0;
+  if (threadIdx.x % 32 == 0) asm volatile("ld.shared.b32 %0, [%1];" : "=r"(kt) : "r"(slot + 16) : "memory");
+  return __shfl_sync(0xffffffffu, kt, 0);
 }
 
 // The work of one cluster: units cid, cid + ncl, ... < units, then its stream-K slab range (identical sequence in the
@@ -343,7 +361,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       // the end: one more stage completes without data and its slot says kt = 0
       const int s = it % STAGES;
       wait_empty(s);
-      st_shared_v4(slots + 32 * (ui % (STAGES + 1)), 0, 0, 0, 0);  // kt = 0
+      put_end(slots + 32 * (ui % (STAGES + 1)));
       mbarrier_arrive(bars + 8 * s);
     }
   } else {
@@ -405,7 +423,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     for (int ui = 0;; ++ui) {
       const u32 uslot = slots + 32 * (ui % (STAGES + 1));
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
-      const int nkt = get_unit(uslot).kt;
+      const int nkt = get_unit_kt(uslot);
       if (nkt == 0) break;
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
