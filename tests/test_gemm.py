@@ -4,6 +4,8 @@ checks against an fp32 torch reference (skipped without a Hopper GPU)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tmakit.kernels import gemm as gk
 
@@ -205,6 +207,18 @@ def test_split_schedule_segments(m, n, k, split):
         assert sorted(segs)[0][0] == 0 and sum(e - b for b, e in segs) == kt and len(segs) <= split + 1
     assert gk.split_schedule(gk.plan(Fake((m, k)), wt(n, k, ptr=1 << 28), split=1), 132) is None
     assert gk.split_schedule(p, s.clusters - 1) is None  # does not fit one wave
+
+
+@settings(max_examples=200, deadline=None)
+@given(m=st.integers(1, 5000), n=st.sampled_from([8, 136, 1024, 4096]), k=st.integers(1, 40000).map(lambda x: 8 * x),
+       split=st.one_of(st.none(), st.integers(1, 80)))
+def test_every_unit_has_a_slab(m, n, k, split):
+    """The kernel's consumers learn each unit's slab count from the producer and stop at a count of 0, so no unit
+    (tile and K range) may be empty: every K range of a plan starts before K, whatever split is asked for."""
+    p = gk.plan(Fake((m, k)), wt(n, k, ptr=1 << 30), split=split)
+    kt = -(-k // gk.BK)
+    assert 1 <= p.split <= kt and (p.split == 1 or p.k_per_split % gk.BK == 0)
+    assert all(r * p.k_per_split < k for r in range(p.split))
 
 
 def test_configs_fit_smem():
