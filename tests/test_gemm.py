@@ -205,6 +205,7 @@ def test_split_schedule_segments(m, n, k, split):
             per_unit.setdefault(unit, []).append((ks, ke))
     for segs in per_unit.values():
         assert sorted(segs)[0][0] == 0 and sum(e - b for b, e in segs) == kt and len(segs) <= split + 1
+    assert s.scatter == int(4 % split == 0)  # 128x256 bf16 tiles: 4 staging boxes of 64 columns
     assert gk.split_schedule(gk.plan(Fake((m, k)), wt(n, k, ptr=1 << 28), split=1), 132) is None
     assert gk.split_schedule(p, s.clusters - 1) is None  # does not fit one wave
 
@@ -372,12 +373,13 @@ def test_gemm_gpu_k_rotate(m, n, k):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("split", [2, 5])
+@pytest.mark.parametrize("split", [2, 3, 4, 5])
 @pytest.mark.parametrize("od", ["bfloat16", "float32"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
-@pytest.mark.parametrize("config", [None, "m64_n256_s5_c2_ov1"])
-@pytest.mark.parametrize("mode", ["fixup", "atomic"])
+@pytest.mark.parametrize("config", [None, "m64_n256_s5_c2_ov1", "n128_s6_c1"])
+@pytest.mark.parametrize("mode", ["fixup", "head", "atomic"])
 def test_gemm_gpu_split_k(split, od, b_layout, config, mode):
+    """fixup with split 2 / 4 dividing the staging boxes: reduce-scatter; 3 / 5: the head adds every partial."""
     torch = _gpu()
     from tmakit.ops_gemm import gemm
 
@@ -385,8 +387,8 @@ def test_gemm_gpu_split_k(split, od, b_layout, config, mode):
     for _ in range(2):  # fixup: the second launch relies on the first one's flag resets
         c = gemm(a, b, out_dtype=getattr(torch, od), split=split, config=config, split_mode=mode)
         _check(torch, c, a, b, od)
-    if mode == "fixup":  # deterministic: a fixed summation order
-        assert torch.equal(c, gemm(a, b, out_dtype=getattr(torch, od), split=split, config=config))
+    if mode != "atomic":  # deterministic: a fixed summation order
+        assert torch.equal(c, gemm(a, b, out_dtype=getattr(torch, od), split=split, config=config, split_mode=mode))
     _check(torch, c, a, b, od)
 
 

@@ -44,12 +44,13 @@ def _schedule(k, p, stream_k):
     return s
 
 
-def _split_fixup(k, p):
+def _split_fixup(k, p, scatter=True):
     """(whole-K plan, schedule) of a split-K plan run as in-kernel split ranges, or None (memoised)."""
-    key = (p, "fixup")
+    key = (p, "fixup", scatter)
     got = _schedules.get(key, False)
     if got is False:
-        got = _schedules[key] = k.split_schedule(p, k.resident_ctas(k.kernel_for(k.whole_k(p)), p.config))
+        got = _schedules[key] = k.split_schedule(p, k.resident_ctas(k.kernel_for(k.whole_k(p)), p.config),
+                                                 scatter=scatter)
     return got
 
 
@@ -87,12 +88,15 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32 (default: the input dtype). ``config``: a name in
     ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs; default: the heuristics
     ``choose_config`` / ``choose_split``). ``split_mode`` (split-K only): ``"fixup"`` runs the K ranges
-    of a tile on different clusters in one wave and the range holding slab 0 adds the others' fp32 partials in a fixed
-    order (deterministic, no extra kernels); ``"atomic"`` adds fp32 partial tiles with TMA reduce-add into a zeroed
-    buffer (an fp32 workspace plus a conversion copy unless ``out`` is fp32; not bitwise deterministic); ``"auto"``
-    (default): fixup up to ``FIXUP_MAX_SPLIT`` ranges per tile, atomic above (a head adding 15 partials is slower
-    than the reduce-adds: 0.39x vs 0.48x cuBLAS at 128x1024x8192, split 16; split 4: fixup +0.6 % at
-    1024x1024x65536, +6 % at 512x2048x16384; NOTES-gemm.md run 16). ``stream_k``:
+    of a tile on different clusters in one wave and finishes the tile in the kernel, deterministically (a fixed
+    summation order, no extra kernels): when the ranges divide the tile's staging boxes (2 or 4 ranges of a 128x256
+    16-bit tile) by reduce-scatter -- each range's CTA adds the others' fp32 partials for 1/split of the columns and
+    stores them -- else (``"head"`` forces this) the range holding slab 0 adds all the others' partials;
+    ``"atomic"`` adds fp32 partial tiles with TMA reduce-add into a zeroed buffer (an fp32 workspace plus a
+    conversion copy unless ``out`` is fp32; not bitwise deterministic); ``"auto"`` (default): fixup up to
+    ``FIXUP_MAX_SPLIT`` ranges per tile, atomic above (a head adding 15 partials is slower than the reduce-adds:
+    0.39x vs 0.48x cuBLAS at 128x1024x8192, split 16; split 4: fixup +0.6 % at 1024x1024x65536, +6 % at
+    512x2048x16384; NOTES-gemm.md run 16). ``stream_k``:
     ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
     added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
     ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain). ``pdl``: programmatic
@@ -117,12 +121,12 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
         return out
     if p.k == 0:
         return out.zero_()
-    if split_mode not in ("auto", "fixup", "atomic"):
-        raise GemmError(f"split_mode must be 'auto', 'fixup' or 'atomic', got {split_mode!r}")
+    if split_mode not in ("auto", "fixup", "head", "atomic"):
+        raise GemmError(f"split_mode must be 'auto', 'fixup', 'head' or 'atomic', got {split_mode!r}")
     if split_mode == "auto":
         split_mode = "fixup" if p.split <= FIXUP_MAX_SPLIT else "atomic"
     with torch.cuda.device(a.device):
-        fix = _split_fixup(_k, p) if p.split > 1 and split_mode == "fixup" else None
+        fix = _split_fixup(_k, p, split_mode == "fixup") if p.split > 1 and split_mode in ("fixup", "head") else None
         if fix is not None or p.split == 1:  # one launch, whole K per unit or split ranges as stream-K segments
             lp, sched = fix or (p, _schedule(_k, p, stream_k))
             ws = flags = 0

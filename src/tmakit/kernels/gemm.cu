@@ -112,6 +112,7 @@ template <> TMAKIT_DEVICE u32 pack2<1>(float lo, float hi) {
   return r;
 }
 
+
 // A work unit's tile and K range. Units: ks-major, then the (cluster-row, tile-column) grid in groups of
 // group_m cluster rows that sweep the columns together (L2 reuse of A rows and B columns).
 struct Unit {
@@ -237,6 +238,30 @@ TMAKIT_DEVICE float4 ld_cg_v4(const float4* p) {
   return v;
 }
 
+// Reduce-scatter: add the NS - 1 other segments' partials of column part `part` (BN/8/NS 8-column groups, region sl
+// of the slot at w) into the accumulators. One uniform branch per part keeps every accumulator index compile-time.
+template <int BN, int NS> TMAKIT_DEVICE void add_part(float* acc, const float4* w, int part) {
+  constexpr int G = (BN / 8) / NS;
+#pragma unroll
+  for (int q = 0; q < NS; ++q) {
+    if (q != part) continue;
+#pragma unroll 1
+    for (int sl = 0; sl < NS; ++sl) {
+      if (sl == q) continue;
+      float4 v[G];
+#pragma unroll
+      for (int jj = 0; jj < G; ++jj) v[jj] = ld_cg_v4(w + (sl * G + jj) * 128);
+#pragma unroll
+      for (int jj = 0; jj < G; ++jj) {
+        acc[4 * (q * G + jj)] += v[jj].x;
+        acc[4 * (q * G + jj) + 1] += v[jj].y;
+        acc[4 * (q * G + jj) + 2] += v[jj].z;
+        acc[4 * (q * G + jj) + 3] += v[jj].w;
+      }
+    }
+  }
+}
+
 }  // namespace gemm
 }  // namespace tmakit
 
@@ -252,7 +277,8 @@ template <int IN_F16, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
-            int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate) {
+            int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate,
+            int scatter) {
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
@@ -385,7 +411,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     // bf16x2 / f16x2 registers after its last slab, and its boxes are written to shared memory and stored one per
     // slab of the next tile, while that slab's wgmmas run: the tensor cores do not wait for the epilogue.
     u32 pk[DEF ? BN / 4 : 1];
-    int pb = NBOX, pm0 = 0, pn0 = 0;  // the pending tile's next box (NBOX: none), first row and first column
+    int pb = NBOX, pe = NBOX, pm0 = 0, pn0 = 0;  // the pending tile's next and end box (pb = pe: none), row, column
     auto flush_next = [&]() {         // write and store box pb of the pending tile (uniform over the warpgroup)
       if constexpr (DEF) {
 #pragma unroll
@@ -437,7 +463,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         }
         wgmma_commit();
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
-          if (pb < NBOX) flush_next();
+          if (pb < pe) flush_next();
         }
         if (OVERLAP) {  // keep this slab's wgmmas in flight; the previous slab's are done: release its stage
           wgmma_wait<1>();
@@ -452,7 +478,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES));
       }
       if constexpr (DEF) {  // a tile shorter than NBOX slabs: the rest of the previous tile's boxes now
-        while (pb < NBOX) flush_next();
+        while (pb < pe) flush_next();
       }
 
       // Epilogue. The m64nBN accumulator layout: thread (warp w, lane l) holds, for j < BN/8,
@@ -463,7 +489,38 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const int row_m0 = t.m0 + cw * 64;
       if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
 
-      if (t.role != 0) {  // stream-K fixup: slot (unit, CTA of the cluster, segment, warpgroup) of BN/8 x 128 float4
+      int part = -1;  // reduce-scatter: the column part of the tile this CTA finishes (-1: the whole tile)
+      if (t.role != 0 && scatter) {
+        // Split-K reduce-scatter (every segment of the unit is one CTA's whole range): segment `slot` owns column
+        // part `slot` of nseg equal parts (whole staging boxes). It stores its other parts' partials into their
+        // owners' workspace slots (region `slot` of each), raises their flags, waits until its own flag counts the
+        // nseg - 1 others, adds their regions in segment order and stores its part. Each CTA moves (nseg - 1) / nseg
+        // of a tile each way instead of one head reading nseg - 1 whole tiles.
+        const int idx0 = ((t.su * CS + rank) * maxseg) * NC + cw;
+        const int nseg = t.nseg, g = (BN / 8) / nseg;  // 8-column groups per part
+        part = t.slot;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int pj = j * nseg / (BN / 8);
+          if (pj == part) continue;
+          float4* w = sk_ws + (size_t)(idx0 + NC * pj) * (BN / 8) * 128 + (part * g + j - pj * g) * 128 + wtid;
+          st_cg_v4(w, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+        }
+        named_sync(1 + cw, 128);
+        if (wtid == 0) {
+          for (int o = 0; o < nseg; ++o)
+            if (o != part) red_release_gpu(sk_flags + idx0 + NC * o, 1u);
+          while (ld_acquire_gpu(sk_flags + idx0 + NC * part) != (u32)(nseg - 1)) {
+          }
+          st_relaxed_gpu(sk_flags + idx0 + NC * part, 0u);
+        }
+        named_sync(1 + cw, 128);
+        const float4* w = sk_ws + (size_t)(idx0 + NC * part) * (BN / 8) * 128 + wtid;
+        // the part's accumulators by compile-time index, one source at a time with all its loads in flight
+        if (nseg == 2) add_part<BN, 2>(acc, w, part);
+        else if (nseg == 4) add_part<BN, 4>(acc, w, part);
+        else add_part<BN, 8>(acc, w, part);
+      } else if (t.role != 0) {  // stream-K fixup: slot (unit, CTA of the cluster, segment, warpgroup), BN/8 x 128 float4
         const int idx0 = ((t.su * CS + rank) * maxseg) * NC + cw;
         if (t.role == 1) {  // contributor: store the partial, then raise its flag
           float4* w = sk_ws + (size_t)(idx0 + NC * t.slot) * (BN / 8) * 128 + wtid;
@@ -516,13 +573,16 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
         else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
       };
+      // boxes of this CTA's part (whole boxes: the host uses reduce-scatter only when nseg divides NBOX)
+      const int b_lo = part < 0 ? 0 : part * (NBOX / t.nseg), b_hi = part < 0 ? NBOX : b_lo + NBOX / t.nseg;
       if constexpr (DEF) {
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) pk[2 * j + h] = pack2<OUT == 1 ? 1 : 0>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
         }
-        pb = 0;
+        pb = b_lo;
+        pe = b_hi;
         pm0 = row_m0;
         pn0 = t.n0;
       } else if constexpr (EPI >= NBOX) {  // the whole tile fits: one wait, two barriers, one bulk group per tile
@@ -530,19 +590,20 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         named_sync(1 + cw, 128);
 #pragma unroll
         for (int b = 0; b < NBOX; ++b)
-          if (t.n0 + b * BOX_COLS < N) write_box(b, epi + b * EPI_BOX_BYTES);
+          if (b >= b_lo && b < b_hi && t.n0 + b * BOX_COLS < N) write_box(b, epi + b * EPI_BOX_BYTES);
         fence_proxy_async_smem();
         named_sync(1 + cw, 128);
         if (wtid == 0) {
 #pragma unroll
           for (int b = 0; b < NBOX; ++b)
-            if (t.n0 + b * BOX_COLS < N) store_box(b, epi + b * EPI_BOX_BYTES);
+            if (b >= b_lo && b < b_hi && t.n0 + b * BOX_COLS < N) store_box(b, epi + b * EPI_BOX_BYTES);
           bulk_commit_group();
         }
       } else {  // stream the tile through EPI boxes
 #pragma unroll
         for (int b = 0; b < NBOX; ++b) {
           if (t.n0 + b * BOX_COLS >= N) break;  // uniform: columns past N
+          if (b < b_lo || b >= b_hi) continue;   // another CTA's part (reduce-scatter)
           const u32 box = epi + (ebox % EPI) * EPI_BOX_BYTES;
           ++ebox;
           if (wtid == 0) bulk_wait_group_read<EPI - 1>();  // the store that last read this box is done
@@ -558,7 +619,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       }
     }
     if constexpr (DEF) {
-      while (pb < NBOX) flush_next();
+      while (pb < pe) flush_next();
     }
     if (wtid == 0) bulk_wait_group<0>();
   }

@@ -373,6 +373,7 @@ class Schedule:
     maxseg: int = 0
     bn: int = 256
     consumers: int = 2
+    scatter: int = 0  # split-K reduce-scatter: each of a tile's nseg segments finishes 1/nseg of its columns
 
     @property
     def grid(self) -> int:
@@ -426,11 +427,18 @@ def whole_k(p: GemmPlan) -> GemmPlan:
     return replace(p, split=1, k_per_split=p.k)
 
 
-def split_schedule(p: GemmPlan, resident: int) -> tuple[GemmPlan, Schedule] | None:
+# split_schedule: finish split tiles by reduce-scatter (every segment adds and stores 1/split of the columns) when the
+# split divides the tile's staging boxes; else the head (slab 0's segment) adds all partials.
+SPLIT_SCATTER = True
+
+
+def split_schedule(p: GemmPlan, resident: int, scatter: bool = True) -> tuple[GemmPlan, Schedule] | None:
     """Split-K without a workspace pass: each tile's K is cut into ``p.split`` ranges run by ``p.split`` clusters as
-    stream-K segments (one range per cluster, one wave); the range holding slab 0 is the head, which adds the others'
-    fp32 partials in a fixed order and stores the tile in the output dtype. Deterministic, and no memset or
-    conversion kernel. Returns the whole-K plan and its schedule, or None when the ranges do not fit one wave."""
+    stream-K segments (one range per cluster, one wave). With ``scatter`` (and ``SPLIT_SCATTER``) and a split that
+    divides the tile's staging boxes, every range finishes 1/split of the tile's columns (reduce-scatter); else the
+    range holding slab 0 is the head, which adds the others' fp32 partials in a fixed order and stores the tile.
+    Deterministic, and no memset or conversion kernel. Returns the whole-K plan and its schedule, or None when the
+    ranges do not fit one wave."""
     if p.split <= 1:
         return None
     cs = p.config.cluster_size
@@ -440,7 +448,9 @@ def split_schedule(p: GemmPlan, resident: int) -> tuple[GemmPlan, Schedule] | No
         return None
     kt = -(-p.k // BK)
     per = max(1, kt // p.split)
-    return p1, Schedule(clusters, cs, 0, p1.units, kt // per + 2, p.config.bn, p.config.consumers)
+    boxes = p.config.bn * _ELEM[p.out_dtype] // 128  # staging boxes per tile row: the parts are whole boxes
+    scatter = int(scatter and SPLIT_SCATTER and boxes % p.split == 0)
+    return p1, Schedule(clusters, cs, 0, p1.units, kt // per + 2, p.config.bn, p.config.consumers, scatter)
 
 
 def stream_k_segments(sched: Schedule, kt: int, cid: int) -> list[tuple[int, int, int, int, int, int]]:
@@ -519,7 +529,8 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(cfg.group_m),
             ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(sched.dp_units), ctypes.c_int32(sched.sk_units),
             ctypes.c_int32(sched.maxseg), ctypes.c_uint64(ws_ptr), ctypes.c_uint64(flags_ptr),
-            ctypes.c_int32(int(bool(k_rotate))))  # off by default: no gain measured (NOTES-gemm.md run 10)
+            ctypes.c_int32(int(bool(k_rotate))),  # off by default: no gain measured (NOTES-gemm.md run 10)
+            ctypes.c_int32(sched.scatter))
     smem = smem_bytes(cfg)
     cluster = (cs, 1, 1) if cs > 1 else None
 
