@@ -40,6 +40,28 @@ def nomma_launch(gk, a, b, out, cfg):
     return lambda i: fns[i]()
 
 
+def check_and_time(fns: dict, c: list, ref, nsets: int, flush, reps: int, row: dict) -> dict:
+    """Into ``row``: each fn's relative error (output pre-filled with NaN), then its median CUDA-event time per call
+    (interleaved, L2 flushed) and its graph-replay time per call, as ``row[name] = {ms, graph_ms}``."""
+    import torch
+
+    from tmakit.bench import gemm as bg
+
+    for name, f in fns.items():
+        c[0].fill_(float("nan"))
+        f(0)
+        torch.cuda.synchronize()
+        row[f"{name}_err"] = float((c[0].float() - ref).norm() / ref.norm())
+    times = bg._time_events(list(fns.values()), nsets, flush, 10, reps)
+    calls = max(3, min(100, math.ceil(20.0 / min(times))))
+    graphs = [bg._capture(f, nsets, calls) for f in fns.values()]
+    gtimes = bg._time_graphs(graphs, calls, flush, 7)
+    del graphs
+    for name, ms, gms in zip(fns, times, gtimes):
+        row[name] = dict(ms=ms, graph_ms=gms)
+    return row
+
+
 def time_shape(m, n, k, variants, nomma=()):
     """variants: name -> gemm kwargs. Returns {name: (events ms, graph ms per call)} and errors."""
     import torch
@@ -63,18 +85,7 @@ def time_shape(m, n, k, variants, nomma=()):
         fns[name] = functools.partial(run, kw)
     for cfg in nomma:
         fns[f"nomma:{cfg if isinstance(cfg, str) else cfg.name}"] = nomma_launch(gk, a, b, c, cfg)
-    for name, f in fns.items():
-        c[0].fill_(float("nan"))
-        f(0)
-        torch.cuda.synchronize()
-        row[f"{name}_err"] = float((c[0].float() - ref).norm() / ref.norm())
-    times = bg._time_events(list(fns.values()), nsets, flush, 10, 30)
-    calls = max(3, min(100, math.ceil(20.0 / min(times))))
-    graphs = [bg._capture(f, nsets, calls) for f in fns.values()]
-    gtimes = bg._time_graphs(graphs, calls, flush, 7)
-    del graphs
-    for (name, _), ms, gms in zip(fns.items(), times, gtimes):
-        row[name] = dict(ms=ms, graph_ms=gms)
+    check_and_time(fns, c, ref, nsets, flush, 30, row)
     cb = row["cublas"]
     cells = "  ".join(f"{nm} {cb['ms'] / row[nm]['ms']:.3f}/{cb['graph_ms'] / row[nm]['graph_ms']:.3f}"
                       for nm in fns if nm != "cublas")

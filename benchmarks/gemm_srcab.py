@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 OUT = Path(os.environ.get("OUT", "/tmp/gemm_srcab"))
 SUITE = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 18432, 7168), (4096, 7168, 16384),
          (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536)]
@@ -54,6 +55,7 @@ def patch_kernels() -> None:
 
 def main() -> None:
     import torch
+    from gemm_probe import check_and_time
 
     from tmakit.bench import gemm as bg
     from tmakit.kernels.gemm import GemmConfig
@@ -86,19 +88,7 @@ def main() -> None:
             if isinstance(kw.get("config"), dict):
                 kw["config"] = GemmConfig(**kw["config"])
             fns[name] = functools.partial(run, bool(kw.pop("base", False)), kw)
-        row = dict(m=m, n=n, k=k)
-        for name, f in fns.items():
-            c[0].fill_(float("nan"))
-            f(0)
-            torch.cuda.synchronize()
-            row[f"{name}_err"] = float((c[0].float() - ref).norm() / ref.norm())
-        times = bg._time_events(list(fns.values()), nsets, flush, 10, 40)
-        calls = max(3, min(100, math.ceil(20.0 / min(times))))
-        graphs = [bg._capture(f, nsets, calls) for f in fns.values()]
-        gtimes = bg._time_graphs(graphs, calls, flush, 7)
-        del graphs
-        for name, ms, gms in zip(fns, times, gtimes):
-            row[name] = dict(ms=ms, graph_ms=gms)
+        row = check_and_time(fns, c, ref, nsets, flush, 40, dict(m=m, n=n, k=k))
         cb = row["cublas"]
         cells = " ".join(f"{nm} {cb['ms'] / row[nm]['ms']:.3f}/{cb['graph_ms'] / row[nm]['graph_ms']:.3f}"
                          for nm in fns if nm != "cublas")
