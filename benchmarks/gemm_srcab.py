@@ -6,7 +6,7 @@ source}'), interleaved with cuBLAS (CUDA events after an L2 flush, then CUDA-gra
     mkdir -p benchmarks/_base && git show REV:src/tmakit/kernels/gemm.cu > benchmarks/_base/gemm.cu  # untracked:
     GEMM_AB_SHAPES="m,n,k;..." python3 benchmarks/gemm_srcab.py      # it travels to the device; default: the suite
 
-JSON under $OUT (gemm_srcab.json), a table last.
+GEMM_OUT_DTYPE=float32 (or float16) times that output dtype. JSON under $OUT (gemm_srcab.json), a table last.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def main() -> None:
         nsets = bg._nsets((m * k + k * n + m * n) * 2)
         a = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
         b = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t() for _ in range(nsets)]
-        c = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
+        c = [torch.empty(m, n, device="cuda", dtype=getattr(torch, os.environ.get("GEMM_OUT_DTYPE", "bfloat16")))
+             for _ in range(nsets)]
         ref = a[0].float() @ b[0].float()
 
         def run(base, kw, i):
@@ -81,7 +82,8 @@ def main() -> None:
             gemm(a[i], b[i], out=c[i], **kw)  # noqa: B023
             STATE["base"] = False
 
-        fns = {"cublas": lambda i: torch.matmul(a[i], b[i], out=c[i]),  # noqa: B023
+        peer = bg._peer(a[0], b[0], str(c[0].dtype).split(".")[-1], "bfloat16")[0]  # cuBLAS; fp32 out if torch can
+        fns = {"cublas": lambda i: peer(a[i], b[i], c[i]),  # noqa: B023
                "base": functools.partial(run, True, {}), "new": functools.partial(run, False, {})}
         for name, kw in extra.items():  # new source, other gemm kwargs (a config may be a GemmConfig dict)
             kw = dict(kw)
