@@ -1531,6 +1531,223 @@ def _red13():
     bw.REDUCE_CONFIG = base_r
 
 
+# session 6 (call 38): the lean one-tile CTA (CopyConfig.lean: tile = blockIdx.x, thread 0 issues both loads before
+# any block barrier, no empty barriers, no division, unrolled combine; 32 registers instead of 56, so `resident`
+# pins the CTAs per SM for a fair comparison) against the current default; 4 KiB lean tiles for bf16
+NEW_DEF = dict(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3, prefetch=1,
+               flat_min=32 << 20,
+               flat=_fl(tiles_per_cta=1, pieces=1, piece=2048, consumers=1, stages=1, ctas_per_sm=24))
+
+
+def _ln(lean, piece=2048, res=19, mode=2, **kw):
+    fl = dict(NEW_DEF["flat"], piece=piece, lean=lean, resident=res, bulk_mode=mode, **kw)
+    if (128 << 10) % piece:
+        fl["row"] = piece
+    return dict(NEW_DEF, flat=tuple(fl.items()))
+
+
+RED14 = [("default", NEW_DEF), ("lean1 r19", _ln(1)), ("lean1 r0", _ln(1, res=0)), ("lean1 r22", _ln(1, res=22)),
+         ("lean2 r19", _ln(2)), ("lean2 m3 r19", _ln(2, mode=3)), ("lean1 4K r10", _ln(1, 4096, 10)),
+         ("lean1 4K r12", _ln(1, 4096, 12)), ("lean1 r19 exit_read", _ln(1, exit_read=1))]
+
+
+# call 39: call 38 gave the lean CTA add_'s intercept (queued 64 KiB 5.4 -> 4.2-4.4 us, add_ 4.0) but a lower rate at
+# the same residency (more bytes really in flight: the prologue no longer idles the slot); fewer in flight, larger
+# tiles (4K r10 -> 9 resident was best: f32 1.0049, bf16 0.9961), and exit_read
+RED15 = [("default", NEW_DEF), ("lean1 4K r10", _ln(1, 4096, 10)), ("lean1 4K r9", _ln(1, 4096, 9)),
+         ("lean1 4K r8", _ln(1, 4096, 8)), ("lean1 4K r10 exit_read", _ln(1, 4096, 10, exit_read=1)),
+         ("lean1 4K r9 exit_read", _ln(1, 4096, 9, exit_read=1)), ("lean2 4K r10", _ln(2, 4096, 10)),
+         ("lean1 8K r5", _ln(1, 8192, 5)), ("lean1 8K r6", _ln(1, 8192, 6)), ("lean1 2K r17", _ln(1, 2048, 17)),
+         ("lean1 6K r7", _ln(1, 6144, 7))]
+
+
+def _red15():
+    import torch
+
+    from tmakit import ops
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red15q", "red15q")
+    base_r = bw.REDUCE_CONFIG
+    for dname in ("float32", "bfloat16"):
+        dt = torch_dt(dname)
+        for name, kw in RED15:
+            bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
+            save(dict(case=f"check small {dname}", cfg=name,
+                      ok=_reduce_matches_add(dt, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003), spread=40)))
+    bw.REDUCE_CONFIG = base_r
+    _red_fit(RED15, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512, 1024), "red15", rounds=7)
+
+
+# call 40: call 39's best (lean1 4K r9: 8 resident, 64 KiB in flight; f32 1.0087, bf16 0.9975 at 256 MiB) has a larger
+# intercept than 2K tiles (4.8 vs 3.9 us): smaller "end tiles" for the last waves (a shorter drain)
+RED16 = [("default", NEW_DEF), ("lean1 4K r9", _ln(1, 4096, 9)),
+         ("4K r9 end 2K 4M", _ln(1, 4096, 9, end_piece=2048, end_bytes=4 << 20)),
+         ("4K r9 end 2K 8M", _ln(1, 4096, 9, end_piece=2048, end_bytes=8 << 20)),
+         ("4K r9 end 2K 16M", _ln(1, 4096, 9, end_piece=2048, end_bytes=16 << 20)),
+         ("4K r9 end 1K 4M", _ln(1, 4096, 9, end_piece=1024, end_bytes=4 << 20)),
+         ("4K r9 er end 2K 8M", _ln(1, 4096, 9, exit_read=1, end_piece=2048, end_bytes=8 << 20)),
+         ("lean1 3K r11", _ln(1, 3072, 11)), ("lean1 2K r17", _ln(1, 2048, 17))]
+
+
+def _red16():
+    import torch
+
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red16q", "red16q")
+    base_r = bw.REDUCE_CONFIG
+    for dname in ("float32", "bfloat16"):
+        dt = torch_dt(dname)
+        for name, kw in RED16:
+            bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
+            save(dict(case=f"check small {dname}", cfg=name, ok=_reduce_matches_add(
+                dt, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003, (5 << 20) + 3, (9 << 20) + 7), spread=40)))
+    bw.REDUCE_CONFIG = base_r
+    _red_fit(RED16, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512, 1024), "red16", rounds=7)
+
+
+# call 41: the candidates through REDUCE_CONFIG as ops uses it (flat_min 32 MiB; below it the persistent shape),
+# 16 MiB .. 4 GiB, both dtypes, add_ timed around them, buffers rotated past the L2 below 1 GiB
+def _red17_variants():
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+    return [("s5", NEW_DEF), ("new", new),
+            ("4K r9 end 2K 4M", dict(new, flat=new["flat"] + (("end_piece", 2048), ("end_bytes", 4 << 20)))),
+            ("3K r11", _ln(1, 3072, 11)), ("3K r11 end 2K 4M", _ln(1, 3072, 11, end_piece=2048, end_bytes=4 << 20))]
+
+
+def _red18_variants():
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+    return [("s5", NEW_DEF), ("4K r9 end 2K 4M", _ln(1, 4096, 9, end_piece=2048, end_bytes=4 << 20)),
+            ("new", new)]
+
+
+def _red17(variants=None, tag="red17", rounds=5, sizes=(16, 32, 64, 128, 256, 512, 1024, 4096)):
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver(tag)
+    base_r = bw.REDUCE_CONFIG
+    variants = variants or _red17_variants()
+    for dname in ("float32", "bfloat16"):
+        dt = torch_dt(dname)
+        el = 4 if dt == torch.float32 else 2
+        for name, kw in variants:
+            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+            ok = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
+            save(dict(case=f"check {dname}", cfg=name, ok=ok))
+        for mib in sizes:
+            n = (mib << 20) // el
+            k = _nsets(2 * n * el) if mib < 1024 else 1
+            ds = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+            ss = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+            acc = {name: [] for name, _ in variants}
+            for _r in range(rounds if mib < 4096 else 2):
+                pk = time_op(lambda i: ds[i].add_(ss[i]), k, reps=20)
+                got = {}
+                for name, kw in variants:
+                    bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+                    got[name] = time_op(lambda i: ops.reduce_into(ds[i], ss[i], "add"), k, reps=20)
+                pk2 = time_op(lambda i: ds[i].add_(ss[i]), k, reps=20)
+                for name, ms in got.items():
+                    acc[name].append(min(pk, pk2) / ms)
+            row = dict(case=f"reduce add {dname} {mib} MiB", sets=k, path=ops.last_path, add_us=1e3 * min(pk, pk2))
+            for name in acc:
+                row[name] = round(sum(acc[name]) / len(acc[name]), 4)
+                row[name + "_rounds"] = [round(x, 4) for x in acc[name]]
+            save(row)
+            del ds, ss
+    bw.REDUCE_CONFIG = base_r
+
+
+def _red14():
+    import torch
+
+    from tmakit import ops
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red14q", "red14q")
+    base_r = bw.REDUCE_CONFIG
+    qv = [RED14[0], RED14[1], RED14[4], RED14[5]]
+    for dname in ("float32", "bfloat16"):
+        dt = torch_dt(dname)
+        el = 4 if dt == torch.float32 else 2
+        for name, kw in RED14:  # the one-tile shape at every size (odd tails, fewer tiles than the grid)
+            bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
+            save(dict(case=f"check small {dname}", cfg=name,
+                      ok=_reduce_matches_add(dt, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003), spread=40)))
+        for kib in (64, 1024, 16384):
+            n = (kib << 10) // el
+            ds = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
+            ss = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
+            row = dict(case=f"queued reduce add {dname} {kib} KiB")
+            for rnd in range(3):
+                row.setdefault("add_", []).append(1e3 * _time_queued(lambda i: ds[i].add_(ss[i]), 4, reps=40))
+                for name, kw in qv:
+                    bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
+                    row.setdefault(name, []).append(
+                        1e3 * _time_queued(lambda i: ops.reduce_into(ds[i], ss[i], "add"), 4, reps=40))
+            save({k: ([round(x, 2) for x in v] if isinstance(v, list) else v) for k, v in row.items()})
+    bw.REDUCE_CONFIG = base_r
+    _red_fit(RED14, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red14", rounds=7)
+
+
+def _perm14():
+    """Item B: both goal permutes at 64 / 256 / 512 MiB (bf16) against a same-size torch copy and the 4 GiB copy
+    ceiling, in one process (CUDA events around each call, as the suite; buffers rotated past the L2 at 64 MiB)."""
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_op
+
+    save, _ = _saver("perm14")
+    big = torch.empty(1 << 31, device="cuda", dtype=torch.bfloat16)
+    big2 = torch.empty_like(big)
+    big.normal_()
+
+    def ceiling():
+        return 2 * big.numel() * 2 / time_op(lambda i: big2.copy_(big), 1, reps=10) / 1e9
+
+    ceil = [ceiling()]
+    for shape in ((32, 64, 128, 128), (32, 64, 256, 256), (64, 64, 256, 256)):
+        for dims in ((0, 2, 1, 3), (0, 3, 1, 2)):
+            nb = 2 * torch.Size(shape).numel()
+            k = _nsets(2 * nb)
+            xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(k)]
+            ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(k)]
+            fl = [torch.empty_like(xs[0]) for _ in range(k)]
+            ops.permute(xs[0], dims, out=ys[0])
+            ok = bool(torch.equal(ys[0], xs[0].permute(dims))) and ops.last_path.startswith("tma")
+            path = ops.last_path
+            r_same, tbs, tt = [], [], []
+            for _r in range(3):
+                pc = time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15)
+                ms = time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15)
+                pc2 = time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15)
+                pt = time_op(lambda i: ys[i].copy_(xs[i].permute(dims)), k, reps=5)
+                r_same.append(min(pc, pc2) / ms)
+                tbs.append(2 * nb / ms / 1e9)
+                tt.append(2 * nb / pt / 1e9)
+            ceil.append(ceiling())
+            c = max(ceil)
+            save(dict(case=f"bf16 {shape} -> {dims}", mib=nb >> 20, ok=ok, path=path, tbs=sum(tbs) / 3,
+                      vs_copy_same=sum(r_same) / 3, rounds=[round(x, 4) for x in r_same], ceiling_tbs=c,
+                      vs_ceiling=sum(tbs) / 3 / c, torch_tbs=sum(tt) / 3))
+            del xs, ys, fl
+    save(dict(case="4 GiB copy ceiling (bf16 copy_)", ceilings=[round(x, 4) for x in ceil]))
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -1882,6 +2099,18 @@ def main(argv):
         return _red12()
     if argv and argv[0] == "_red13":
         return _red13()
+    if argv and argv[0] == "_red14":
+        return _red14()
+    if argv and argv[0] == "_red15":
+        return _red15()
+    if argv and argv[0] == "_red16":
+        return _red16()
+    if argv and argv[0] == "_red18":  # call 42: the chosen default against session 5's and the runner-up
+        return _red17(_red18_variants(), "red18", 7, (32, 64, 128, 256, 512, 1024, 4096))
+    if argv and argv[0] == "_red17":
+        return _red17()
+    if argv and argv[0] == "_perm14":
+        return _perm14()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

@@ -138,15 +138,41 @@ def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
 
 
 def test_reduce_default_one_tile_per_two_warp_cta(monkeypatch):
-    """The combine default from 32 MiB: one 2 KiB tile per CTA, producer + one consumer warp, one stage."""
+    """The combine default from 32 MiB: one 3 KiB tile per lean CTA (producer + one consumer warp, one stage),
+    shared memory padded so that 11 fit per SM by the padding arithmetic (10 by the driver's: call 38), 2 KiB end
+    tiles over the last 4 MiB."""
     from tmakit.tma.tensormap import DataType
 
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): object())
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
     for nbytes in (32 << 20, (256 << 20) + 4100):
         cfg = bw.flat_config(bw.Plan("flat"), bw.REDUCE_CONFIG, nbytes, 0, DataType.BFLOAT16)
         launch = bw._bulk_launcher(nbytes, 0, DataType.BFLOAT16, cfg, 132)
-        assert launch.block == 64 and launch.params.stages == 1 and launch.smem == 2 * 2048 + 1024
-        assert launch.grid == -(-(nbytes // 16 * 16) // 2048)  # one CTA per 2 KiB tile, the last one partial
+        p = launch.params
+        assert launch.block == 64 and p.stages == 1 and "-DBK_T1=1" in seen[-1]
+        assert (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == 11
+        n16 = nbytes // 16 * 16
+        assert p.piece == 3072 and p.main_tiles == (n16 - (4 << 20)) // 3072 and p.row == 2048
+        assert launch.grid == p.tiles == p.main_tiles + -(-(n16 - p.rest0) // 2048)  # one CTA per tile
+
+
+def test_reduce_default_keeps_the_session5_shape_from_1_gib():
+    """``flat_big``: from 1 GiB the combine default is exactly session 5's one-tile shape (2 KiB tiles, not lean, no
+    padding, no end tiles); below it the lean 3 KiB shape; store-reduce and small tensors are untouched."""
+    from tmakit.tma.tensormap import DataType
+
+    r = bw.REDUCE_CONFIG
+    s5 = dataclasses.replace(r, flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 2048), ("consumers", 1),
+                                      ("stages", 1), ("ctas_per_sm", 24)), flat_big=(), flat_big_min=0)
+    flat = bw.Plan("flat")
+    for nbytes in (1 << 30, 4 << 30):
+        big = bw.flat_config(flat, r, nbytes, 0, DataType.BFLOAT16)
+        assert big == dataclasses.replace(bw.flat_config(flat, s5, nbytes, 0, DataType.BFLOAT16), flat_big_min=1 << 30)
+    mid = bw.flat_config(flat, r, (1 << 30) - 16, 0, DataType.FLOAT32)
+    assert mid.lean == 1 and mid.piece == 3072 and mid.flat == () and mid.flat_big == ()
+    assert bw.flat_config(flat, r, 16 << 20, 0, DataType.FLOAT32) == r
+    c = bw.CopyConfig(flat=(("stages", 3),), flat_min=1)
+    assert bw.flat_config(flat, c, 1 << 40).stages == 3 and c.flat_big == ()
 
 
 def test_param_structs_match_device_layout():
@@ -292,3 +318,71 @@ def test_transpose_kernel_smem_transposition_variants(xpose, expect, mode):
         pytest.skip(f"no nvdisasm/cuobjdump: {e}")
     assert expect <= set(ops), sorted(ops)
     assert not ({"LDL", "STL"} & set(ops))
+
+
+def test_bulk_launcher_lean_one_tile_cta(monkeypatch):
+    """``CopyConfig.lean``: -DBK_T1 only for one tile of one piece per CTA in modes 2/3, one stage, one CTA per tile."""
+    from tmakit.tma.tensormap import DataType
+
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    base = dataclasses.replace(bw.REDUCE_CONFIG, flat=(), piece=4096, pieces=1, tiles_per_cta=1, ctas_per_sm=24,
+                               consumers=1, stages=1)
+    for lean in (1, 2):
+        launch = bw._bulk_launcher(256 << 20, 0, DataType.BFLOAT16, dataclasses.replace(base, lean=lean), 132)
+        assert f"-DBK_T1={lean}" in seen[-1] and launch.block == 64 and launch.params.stages == 1
+        assert launch.grid == launch.params.tiles == (256 << 20) // 4096
+    m3 = bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, dataclasses.replace(base, lean=2, bulk_mode=3), 132)
+    assert "-DBK_T1=2" in seen[-1] and m3.block == 32
+    for other in (dict(tiles_per_cta=2, stages=2), dict(pieces=2), dict(bulk_mode=1)):  # lean does not apply
+        bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, dataclasses.replace(base, lean=1, **other), 132)
+        assert "-DBK_T1=0" in seen[-1]
+    assert bw.CopyConfig().lean == 0 and bw.CopyConfig().end_piece == 0
+
+
+@pytest.mark.parametrize("nbytes", [0, 10, 16, 100, 4096, 4097 * 33, (5 << 20) + 3, (9 << 20) + 14, 256 << 20])
+@pytest.mark.parametrize("end", [(0, 0), (2048, 4 << 20), (1024, 8 << 20), (2048, 1 << 40), (3000, 1 << 20)])
+def test_bulk_lean_tiles_cover_the_bytes_once(monkeypatch, nbytes, end):
+    """The lean tile map (t < main_tiles: piece bytes at t * piece; then end tiles of `row` bytes from rest0, as
+    run_t1 computes it) covers [0, n16) exactly once, in order, with no empty tile below p.tiles; extra CTAs of the
+    grid (tile >= p.tiles) start at or past n16 and do nothing."""
+    from tmakit.tma.tensormap import DataType
+
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): object())
+    cfg = dataclasses.replace(bw.REDUCE_CONFIG, flat=(), piece=4096, pieces=1, tiles_per_cta=1, consumers=1,
+                              stages=1, lean=1, end_piece=end[0], end_bytes=end[1])
+    launch = bw._bulk_launcher(nbytes, 0, DataType.FLOAT32, cfg, 132)
+    p = launch.params
+
+    def tile(t):
+        big = t < p.main_tiles
+        off = t * p.piece if big else p.rest0 + (t - p.main_tiles) * p.row
+        return off, min(p.n16 - off, p.piece if big else p.row)
+
+    pos = 0
+    for t in range(p.tiles):
+        off, n = tile(t)
+        assert off == pos and n > 0
+        pos += n
+    assert pos == p.n16 == nbytes // 16 * 16 and p.tail == nbytes % 16
+    assert launch.grid >= p.tiles and tile(launch.grid - 1)[1] <= 0 or launch.grid == p.tiles
+    if end[0] in (1024, 2048) and nbytes >= (256 << 20):
+        assert p.row == end[0] and p.n16 - p.rest0 <= end[1] + p.piece
+
+
+@pytest.mark.parametrize("mode, lean", [(2, 1), (2, 2), (3, 2)])
+@pytest.mark.parametrize("op, dt", [(0, 1), (0, 0), (7, 5), (-1, 0)])
+def test_bulk_lean_kernel_compiles_with_bulk_copies(mode, lean, op, dt):
+    """The lean one-tile CTA: bulk loads and a bulk store, no local memory, fewer registers than the general CTA."""
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    opts = [f"-DBK_MODE={mode}", "-DBK_CONSUMERS=1", f"-DBK_OP={op}", f"-DBK_DT={dt}", f"-DBK_T1={lean}"]
+    c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=opts)
+    try:
+        text = sass.disassemble(c.cubin)
+    except Exception as e:  # no disassembler in this environment
+        pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    assert "UBLKCP.S.G" in text and "UBLKCP.G.S" in text
+    assert not ({"LDL", "STL"} & set(sass.opcodes(text)))
+    assert ("BAR.SYNC" in text) == (mode == 2)

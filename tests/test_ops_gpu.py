@@ -269,6 +269,34 @@ def test_reduce_combine_one_tile_per_cta(op, dtype, mode, monkeypatch):
             assert torch.equal(got, want)
 
 
+@pytest.mark.parametrize("lean", [(1, 2, 4096, 0, 0), (2, 2, 2048, 0, 0), (2, 3, 2048, 0, 0),
+                                  (1, 2, 4096, 2048, 1 << 16), (1, 2, 3072, 1024, 40000)])
+@pytest.mark.parametrize("op, dtype", [("add", torch.float16), ("min", torch.float32), ("max", torch.int32),
+                                       ("add", torch.int64), ("xor", torch.uint8), ("add", torch.bfloat16)])
+def test_reduce_combine_lean_one_tile_cta(op, dtype, lean, monkeypatch):
+    """The lean one-tile CTA (CopyConfig.lean: (lean, mode, piece, end_piece, end_bytes)) forced on small sizes with
+    tails, end tiles and more CTAs than tiles, for every kind of combine."""
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    kind, mode, piece, end_piece, end_bytes = lean
+    cfg = dataclasses.replace(bw.REDUCE_CONFIG, flat_min=0)
+    cfg = dataclasses.replace(cfg, flat=cfg.flat + (("lean", kind), ("bulk_mode", mode), ("piece", piece),
+                                                    ("row", piece), ("end_piece", end_piece),
+                                                    ("end_bytes", end_bytes)))
+    monkeypatch.setattr(bw, "REDUCE_CONFIG", cfg)
+    for n in (1, 4097, (1 << 20) + 13, (3 << 19) + 33333):
+        d, s = rand((n,), dtype), rand((n,), dtype)
+        want = d.clone()
+        ops._torch_reduce(want, s, op)
+        for _ in range(2):  # twice: the same cached launcher
+            got = d.clone()
+            ops.reduce_into(got, s, op, method="combine", strict=True)
+            assert ops.last_path == "tma:combine"
+            assert torch.equal(got, want)
+
+
 @pytest.mark.parametrize("mode", [0, 2])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
 def test_transpose_dynamic_tiles(dtype, mode, monkeypatch):

@@ -65,7 +65,8 @@ class CopyConfig:
     the persistent grid), each copying one contiguous run of that many tiles (forces ``order=1``; replaces
     ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at least
     ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
-    tensors keep the fields above.
+    tensors keep the fields above. ``flat_big``: further overrides, applied on top of ``flat`` from ``flat_big_min``
+    bytes.
     ``exit_read`` 1 (bulk engine, modes 0 and 2): a CTA exits once its last bulk stores have *read* their shared
     memory (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until
     they are written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
@@ -73,6 +74,12 @@ class CopyConfig:
     twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0 (bulk engine): pad each CTA's
     dynamic shared memory so that at most that many CTAs fit per SM. ``bulk_mode`` 3: one warp per CTA (lane 0
     loads, the warp combines in place, lane 0 bulk-stores; no block barrier), made for ``tiles_per_cta=1``.
+    ``lean`` > 0 (bulk engine, modes 2 and 3, one tile of one piece per CTA: ``tiles_per_cta=1``, ``pieces=1``, not
+    ``dyn``; ignored otherwise): the lean one-tile CTA (``run_t1`` in bandwidth_bulk.cu: tile = blockIdx.x, thread 0
+    initialises one barrier and issues both loads before any block barrier; no empty barriers, no tile split);
+    1 the consumer warps combine, 2 every thread of the CTA combines. ``end_piece`` > 0 (lean only, <= ``piece``, a
+    multiple of 16): the last ``end_bytes`` of the tensor move in tiles of ``end_piece`` bytes (smaller CTAs for the
+    last waves: a shorter drain).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -100,11 +107,16 @@ class CopyConfig:
     tiles_per_cta: int = 0
     flat: tuple = ()
     flat_min: int = 0
+    flat_big: tuple = ()
+    flat_big_min: int = 0
     bf16x2: int = 0
     dyn: int = 0
     exit_read: int = 0
     min_ctas: int = 1
     resident: int = 0
+    lean: int = 0
+    end_piece: int = 0
+    end_bytes: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,14 +169,24 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
                          flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)))
 #: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
 #: lag/prefetch serve the store-reduce (tensor) path
-#: combine >= 32 MiB: one 2 KiB tile per CTA (ceil(bytes / 2 KiB) CTAs of a producer and one consumer warp, 1 stage;
-#: 56 registers: 18 resident per SM, 72 KiB of loads in flight), like add_'s many small blocks. Calls 30-36:
-#: f32 / bf16 256 MiB 0.988 / 0.977 (runs of 2 x 4 KiB) -> 1.002-1.005 / 0.993-0.994; 64 MiB 0.83 / 0.81
-#: (persistent) -> 0.99 / 0.97; 4 GiB 1.012 / 1.008. Some (piece, resident) pairs collapse by 3-6 % (1.5 KiB with 18)
+#: combine >= 32 MiB: one tile per CTA (ceil(bytes / tile) CTAs of a producer and one consumer warp, 1 stage), like
+#: add_'s many small blocks. Session 5 (calls 30-36): one 2 KiB tile, 18 resident (register-bound): f32 / bf16
+#: 256 MiB 0.988 / 0.977 (runs of 2 x 4 KiB) -> 1.002-1.005 / 0.993-0.994; 64 MiB 0.83 / 0.81 (persistent) -> 0.99 /
+#: 0.97. Session 6 (calls 38-40): the lean CTA (`lean`: loads issued before any block barrier, no tile split; 32
+#: registers) removes ~1 us of the per-kernel latency, but at the same residency puts more loads in flight and loses
+#: rate; fewer in flight wins it back: 4 KiB tiles with 8 resident (64 KiB of loads in flight per SM) f32 / bf16
+#: 256 MiB 1.008-1.009 / 0.997-0.998, 3 KiB with 10 (`resident` 11, 60 KiB) the same, and 2 KiB "end tiles" over
+#: the last 4 MiB (a shorter drain) +0.1 %: 3 KiB r11 + end tiles 1.0097-1.0099 / 0.9982-0.9989 (calls 41-42).
+#: From 1 GiB the session-5 shape (2 KiB, 18 resident, not lean) stays ahead (calls 41-42: f32 / bf16 1 GiB
+#: 1.008 / 1.007 vs 1.007 / 1.004, 4 GiB 1.012 / 1.007 vs 1.008 / 1.005): `flat_big`. Some (piece, resident) pairs
+#: collapse by 2-6 % (1.5 KiB with 18, 8 KiB with 4-5)
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1, flat_min=32 << 20,
-                           flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 2048), ("consumers", 1),
-                                 ("stages", 1), ("ctas_per_sm", 24)))
+                           flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 3072), ("row", 3072),
+                                 ("consumers", 1), ("stages", 1), ("ctas_per_sm", 24), ("lean", 1), ("resident", 11),
+                                 ("end_piece", 2048), ("end_bytes", 4 << 20)),
+                           flat_big=(("piece", 2048), ("row", 128 << 10), ("lean", 0), ("resident", 0),
+                                     ("end_piece", 0), ("end_bytes", 0)), flat_big_min=1 << 30)
 #: per element size (bytes); missing sizes use the 2-byte entry
 #: dyn (atomic tile counter) from 64 MiB: +3.5..+9 % on 64 MiB .. 4 GiB transposes/permutes, -10..-15 % at 32 MiB
 #: (call 23)
@@ -610,15 +632,21 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     dyn = cfg.dyn if mode in (1, 2) else 0
     # one tile per CTA (tiles_per_cta=1, not dyn) needs one stage; otherwise two at least (refills)
     lo = 1 if cfg.tiles_per_cta == 1 and not dyn else 2
-    stages = max(lo, min(cfg.stages, 32, budget // per))
+    lean = cfg.lean if cfg.lean > 0 and cfg.tiles_per_cta == 1 and r == 1 and not dyn and mode in (2, 3) else 0
+    stages = 1 if lean else max(lo, min(cfg.stages, 32, budget // per))
     p = BulkParams()
     p.n16, p.main_tiles, p.rest0, p.tiles, p.row = n16, main_tiles, rest0, main_tiles + rest_tiles, w
     p.piece, p.pieces, p.cols, p.stages, p.stage_stride, p.tail = q, r, cols, stages, stage, nbytes - n16
+    if lean:  # tiles of q bytes, then (end_piece) tiles of e bytes over the last end_bytes (whole q tiles before)
+        e = cfg.end_piece if 0 < cfg.end_piece <= q and cfg.end_piece % 16 == 0 and cfg.end_bytes > 0 else q
+        main = max(0, n16 - cfg.end_bytes) // q if e < q else -(-n16 // q)
+        p.main_tiles, p.rest0, p.row = main, main * q, e
+        p.tiles = main + -(-(n16 - main * q) // e)
     grid = max(1, min(p.tiles, nsm * cfg.ctas_per_sm)) if dyn else _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
             f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
-            f"-DBK_MINB={max(1, cfg.min_ctas)}"]
+            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}"]
     block = 32 if mode in (0, 3) else 32 * (cfg.consumers + 1)
     smem = stages * per + 1024
     if cfg.resident > 0:  # pad so that at most `resident` CTAs fit per SM (each also holds ~1.6 KiB: static + reserved)
@@ -775,7 +803,10 @@ def flat_config(plan, cfg: CopyConfig, nbytes: int, op: int = -1, dtype=None) ->
         return cfg
     if op >= 0 and not (cfg.engine == "bulk" and bulk_supported(op, dtype)):
         return cfg
-    return dataclasses.replace(cfg, **dict(cfg.flat), flat=())
+    over = dict(cfg.flat)
+    if cfg.flat_big and nbytes >= cfg.flat_big_min:
+        over.update(cfg.flat_big)
+    return dataclasses.replace(cfg, **over, flat=(), flat_big=())
 
 
 _launchers: dict = {}

@@ -55,6 +55,9 @@ using namespace tmakit;
 #ifndef BK_EXIT_READ
 #define BK_EXIT_READ 0  // 1 (modes 0 and 2): a CTA exits once its last bulk stores have read their smem
 #endif                  // (cp.async.bulk.wait_group.read 0, as CUTLASS's TMA store tail), not once they are written
+#ifndef BK_T1
+#define BK_T1 0  // > 0 (modes 2 and 3, one tile of one piece per CTA): the lean one-tile CTA of run_t1; 1: the
+#endif           // consumer warps combine, 2: every thread of the CTA combines
 #define BK_MAX_STAGES 32
 
 // This CTA's tiles: first, first + step, ... (mine of them).
@@ -511,6 +514,61 @@ __device__ __forceinline__ void run_warp(const u8* src, u8* dst, const BulkParam
   if (lane == 0) bulk_wait_tail();
 }
 
+// One tile (one piece) per CTA, tile = blockIdx.x (BK_T1 > 0; the host launches one CTA per tile and may launch
+// more: those have nothing to do). Thread 0 initialises the one full barrier and issues both loads before any
+// block barrier: no empty barriers, no tile split (no division), no loop. The combining threads (the consumer
+// warps, or every thread with BK_T1 == 2) then combine in place and thread `lead` bulk-stores the tile.
+// Tiles t < p.main_tiles are p.piece bytes at t * p.piece; later ones ("end tiles", CopyConfig.end_piece) are p.row
+// (<= p.piece) bytes from p.rest0 on: smaller CTAs for the last waves, a shorter drain.
+__device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
+  constexpr bool COMBINE = BK_OP >= 0;
+  const i64 t = blockIdx.x;
+  const bool big = t < p.main_tiles;
+  const i64 off = big ? t * (i64)p.piece : p.rest0 + (t - p.main_tiles) * p.row, left = p.n16 - off;
+  if (left <= 0) return;
+  const i64 cap = big ? (i64)p.piece : p.row;
+  const u32 len = (u32)(left < cap ? left : cap);
+  const u32 tid = threadIdx.x, sa = base, da = base + p.stage_stride, bar = smem_u32(&full[0]);
+  if (tid == 0) {
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+    mbarrier_arrive_expect_tx(bar, len * (COMBINE ? 2u : 1u));
+    bulk_load(sa, src + off, len, bar);
+    if (COMBINE) bulk_load(da, dst + off, len, bar);
+  }
+  constexpr bool ONE_WARP = BK_MODE == 3;
+  if (ONE_WARP)
+    __syncwarp();
+  else
+    __syncthreads();
+  constexpr u32 c0 = (BK_T1 == 1 && !ONE_WARP) ? 32u : 0u;  // first combining thread
+  if constexpr (c0 > 0) {
+    if (tid < c0) return;
+  }
+  const u32 ct = tid - c0, nt = blockDim.x - c0;
+  mbarrier_wait(bar, 0);
+  if (COMBINE) {
+#pragma unroll 4
+    for (u32 b = ct * 16; b < len; b += nt * 16) {
+      u32 a[4], d[4];
+      lds16(sa + b, a);
+      lds16(da + b, d);
+      combine16(d, a);
+      sts16(da + b, d);
+    }
+    fence_proxy_async_smem();
+  }
+  if (ONE_WARP || nt == 32)
+    __syncwarp();
+  else  // the combining threads only (warp 0 may have left): named barrier 1
+    asm volatile("bar.sync 1, %0;" ::"r"(nt) : "memory");  // PTX: bar.sync a, b;
+  if (ct == 0) {
+    bulk_store(dst + off, COMBINE ? da : sa, len);
+    bulk_commit_group();
+    bulk_wait_tail();
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(BK_MODE == 0 || BK_MODE == 3 ? 32 : 32 * (BK_CONSUMERS + 1), BK_MINB)
 tmakit_bulk(const u8* __restrict__ src, u8* __restrict__ dst, const BulkParams p) {
   extern __shared__ __align__(1024) u8 dyn[];
@@ -518,7 +576,10 @@ tmakit_bulk(const u8* __restrict__ src, u8* __restrict__ dst, const BulkParams p
   __shared__ __align__(8) u64 empty[BK_MAX_STAGES];
   const u32 base = (smem_u32(dyn) + 1023u) & ~1023u;
   tail_bytes(src, dst, p);
-#if BK_MODE == 0
+#if BK_T1 > 0 && (BK_MODE == 2 || BK_MODE == 3)
+  (void)empty;
+  run_t1(src, dst, p, base, full);
+#elif BK_MODE == 0
   (void)empty;
   run_single(src, dst, p, base, full);
 #elif BK_MODE == 3
