@@ -393,6 +393,65 @@ def test_gemm_gpu_split_k(split, od, b_layout, config, mode):
 
 
 @pytest.mark.gpu
+def test_gemm_gpu_graphs_keep_workspaces():
+    """Split GEMMs captured in CUDA graphs one after another, each wanting a larger split workspace (or more flags)
+    than the last, replay correctly in any order: a grown workspace never frees the one an earlier graph launches on,
+    and flags first allocated inside a capture are zeroed before a graph or an eager call relies on them."""
+    torch = _gpu()
+    from tmakit.ops_gemm import gemm
+
+    cases = [(64, 4096, 4096, {}), (64, 4096, 4096, dict(split=4)), (129, 264, 1000, dict(split=3)),
+             (1, 1024, 8192, dict(split=8, split_mode="atomic")), (200, 2048, 4096, dict(split=12)),
+             (64, 4096, 4096, dict(split=4, split_mode="head"))]
+    stream = torch.cuda.Stream()  # its workspaces are first allocated inside a capture
+    runs = []
+    for m, n, k, kw in cases:
+        a, b = _operands(torch, m, n, k, "bfloat16", "nk")
+        out = torch.empty((m, n), device="cuda", dtype=torch.bfloat16)
+        gemm(a, b, out=out, **kw)  # compile and plan outside the capture
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            gemm(a, b, out=out, **kw)
+        runs.append((g, a, b, out, kw))
+    for g, a, b, out, _ in [*reversed(runs), *runs]:
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        _check(torch, out, a, b, "bfloat16")
+    with torch.cuda.stream(stream):  # eager calls on the capture stream after the captures
+        for _, a, b, _, kw in runs:
+            c = gemm(a, b, **kw)
+            torch.cuda.synchronize()
+            _check(torch, c, a, b, "bfloat16")
+
+
+@pytest.mark.gpu
+def test_gemm_gpu_graph_rounds_like_the_bench():
+    """`tmakit bench gemm`'s graph phase for two shapes in a row: per shape, graphs of split variants captured with
+    the bench's own helper (warm-up on a fresh side stream, capture on torch's capture stream), replayed, deleted."""
+    torch = _gpu()
+    from tmakit.bench import gemm as bg
+    from tmakit.ops_gemm import gemm
+
+    variants = [{}, dict(split=4), dict(split=3), dict(config="m64_n64_s12_c1_ov1", split=2),
+                dict(config="m64_n64_s12_c1_ov1", split=4)]
+    for m in (64, 1, 32):
+        a, b = _operands(torch, m, 4096, 4096, "bfloat16", "nk")
+        outs = [torch.empty((m, 4096), device="cuda", dtype=torch.bfloat16) for _ in variants]
+        graphs = [bg._capture(lambda i, a=a, b=b, kw=kw, o=o: gemm(a, b, out=o, **kw), 1, 3)
+                  for kw, o in zip(variants, outs)]
+        for _ in range(2):
+            for g, o in zip(graphs, outs):
+                o.fill_(float("nan"))
+                g.replay()
+        torch.cuda.synchronize()
+        for o in outs:
+            _check(torch, o, a, b, "bfloat16")
+        del graphs
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("config", [None, "m64_n128_s8_c1_ov1", "n256_s4_c2"])
 def test_gemm_gpu_pdl_chain(config):
     """Back-to-back dependent GEMMs (programmatic dependent launch): the second reads the first's output and the third

@@ -19,18 +19,22 @@ _plans: dict = {}
 _workspaces: dict = {}
 _schedules: dict = {}
 _sk_buffers: dict = {}
+# Workspaces that a larger one replaced. A CUDA graph captured earlier still launches kernels on their addresses, so
+# they are kept for the life of the process (each replacement at least doubles the size: little memory).
+_retired: list = []
 
 
 def _workspace(torch, m: int, n: int, device):
-    """A zeroed fp32 (m, n) split-K workspace, reused per (device, stream, shape) so its tensor map stays encoded;
-    stream order makes the reuse safe (each call zeroes it before the kernel)."""
-    key = (device, torch.cuda.current_stream(device).cuda_stream, m, n)
-    ws = _workspaces.get(key)
-    if ws is None:
-        if len(_workspaces) > 64:
-            _workspaces.clear()
-        ws = _workspaces[key] = torch.empty((m, n), dtype=torch.float32, device=device)
-    return ws.zero_()
+    """A zeroed fp32 (m, n) split-K workspace: a view of one buffer per (device, stream), grown on demand (never
+    freed: see ``_retired``); stream order makes the reuse safe (each call zeroes its view before the kernel)."""
+    key = (device, torch.cuda.current_stream(device).cuda_stream)
+    buf = _workspaces.get(key)
+    if buf is None or buf.numel() < m * n:
+        if buf is not None:
+            _retired.append(buf)
+        buf = _workspaces[key] = torch.empty(max(m * n, 2 * buf.numel() if buf is not None else 0),
+                                             dtype=torch.float32, device=device)
+    return buf[: m * n].view(m, n).zero_()
 
 
 def _schedule(k, p, stream_k):
@@ -55,17 +59,25 @@ def _split_fixup(k, p, scatter=True):
 
 
 def _sk_workspace(torch, sched, device):
-    """(partials, flags) for a stream-K schedule, per (device, stream); grown on demand. The flags start zeroed and
-    every launch leaves them zeroed (each head resets the flags it consumed), so they are never cleared again."""
+    """(partials, flags) for a stream-K or split schedule, per (device, stream); grown on demand, never freed (see
+    ``_retired``). The flags start zeroed and every launch leaves them zeroed (each finishing CTA resets the flags it
+    consumed), so they are not cleared per call. Nothing here synchronizes, so CUDA-graph capture works. Flags
+    allocated inside a capture are zeroed by a captured memset, i.e. only when that graph runs: until they have been
+    zeroed outside a capture, every use zeroes them first (in a capture: as a node of that graph too)."""
     key = (device, torch.cuda.current_stream(device).cuda_stream)
+    capturing = torch.cuda.is_current_stream_capturing()
     got = _sk_buffers.get(key)
     if got is None or got[0].numel() * 4 < sched.ws_bytes or got[1].numel() < sched.flag_count:
-        # dropping smaller buffers needs no sync: torch reuses freed memory only in this stream's order; nothing here
-        # may synchronize, so that CUDA-graph capture works (flags zeroed inside a capture are re-zeroed per replay)
-        ws = torch.empty(max(sched.ws_bytes // 4, 1), dtype=torch.float32, device=device)
-        flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device=device)
-        got = _sk_buffers[key] = (ws, flags)
-    return got
+        if got is not None:
+            _retired.append(got)
+        old_ws, old_flags = (got[0].numel(), got[1].numel()) if got is not None else (0, 0)
+        ws = torch.empty(max(sched.ws_bytes // 4, 2 * old_ws, 1), dtype=torch.float32, device=device)
+        flags = torch.zeros(max(sched.flag_count, 2 * old_flags, 1), dtype=torch.int32, device=device)
+        got = _sk_buffers[key] = [ws, flags, capturing]
+    elif got[2]:
+        got[1].zero_()
+        got[2] = capturing
+    return got[0], got[1]
 
 
 def _plan_cached(a, b, out, out_dtype, config, split):
