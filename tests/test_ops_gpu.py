@@ -244,6 +244,19 @@ def test_reduce_combine_runs_of_tiles(n, dtype, monkeypatch):
     assert torch.equal(v, ref)
 
 
+def _check_combine_sizes(op, dtype):
+    """reduce_into(method="combine") against torch on sizes with tails, twice each (the cached launcher too)."""
+    for n in (1, 4097, (1 << 20) + 13, (3 << 19) + 33333):
+        d, s = rand((n,), dtype), rand((n,), dtype)
+        want = d.clone()
+        ops._torch_reduce(want, s, op)
+        for _ in range(2):
+            got = d.clone()
+            ops.reduce_into(got, s, op, method="combine", strict=True)
+            assert ops.last_path == "tma:combine"
+            assert torch.equal(got, want)
+
+
 @pytest.mark.parametrize("mode", [2, 3])
 @pytest.mark.parametrize("op, dtype", [("add", torch.float16), ("min", torch.float32), ("max", torch.int32),
                                        ("add", torch.int64), ("xor", torch.uint8), ("max", torch.bfloat16)])
@@ -258,15 +271,7 @@ def test_reduce_combine_one_tile_per_cta(op, dtype, mode, monkeypatch):
     if mode == 3:
         cfg = dataclasses.replace(cfg, flat=cfg.flat + (("bulk_mode", 3), ("resident", 20)))
     monkeypatch.setattr(bw, "REDUCE_CONFIG", cfg)
-    for n in (1, 4097, (1 << 20) + 13, (3 << 19) + 33333):
-        d, s = rand((n,), dtype), rand((n,), dtype)
-        want = d.clone()
-        ops._torch_reduce(want, s, op)
-        for _ in range(2):  # twice: the same cached launcher
-            got = d.clone()
-            ops.reduce_into(got, s, op, method="combine", strict=True)
-            assert ops.last_path == "tma:combine"
-            assert torch.equal(got, want)
+    _check_combine_sizes(op, dtype)
 
 
 @pytest.mark.parametrize("lean", [(1, 2, 4096, 0, 0), (2, 2, 2048, 0, 0), (2, 3, 2048, 0, 0),
@@ -286,15 +291,7 @@ def test_reduce_combine_lean_one_tile_cta(op, dtype, lean, monkeypatch):
                                                     ("row", piece), ("end_piece", end_piece),
                                                     ("end_bytes", end_bytes)))
     monkeypatch.setattr(bw, "REDUCE_CONFIG", cfg)
-    for n in (1, 4097, (1 << 20) + 13, (3 << 19) + 33333):
-        d, s = rand((n,), dtype), rand((n,), dtype)
-        want = d.clone()
-        ops._torch_reduce(want, s, op)
-        for _ in range(2):  # twice: the same cached launcher
-            got = d.clone()
-            ops.reduce_into(got, s, op, method="combine", strict=True)
-            assert ops.last_path == "tma:combine"
-            assert torch.equal(got, want)
+    _check_combine_sizes(op, dtype)
 
 
 @pytest.mark.parametrize("mode", [0, 2])

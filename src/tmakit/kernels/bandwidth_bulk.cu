@@ -248,6 +248,18 @@ __device__ __forceinline__ void stg16(void* g, const u32 (&w)[4]) {
                : "memory");
 }
 
+// Combine `len` bytes at offset `at` of a stage in place (dst operand at da, src at sa): lane l takes 16-byte words
+// l, l + 32, ... (the warp-owned pieces of the combine kernels).
+__device__ __forceinline__ void combine_piece(u32 sa, u32 da, u32 at, u32 len, u32 lane) {
+  for (u32 b = lane * 16; b < len; b += 32 * 16) {
+    u32 a[4], d[4];
+    lds16(sa + at + b, a);
+    lds16(da + at + b, d);
+    combine16(d, a);
+    sts16(da + at + b, d);
+  }
+}
+
 // The last p.tail (< 16) bytes: thread 0 of CTA 0, byte by byte (combined when BK_OP >= 0, zero-padded words;
 // unrolled with constant indices so the words stay in registers).
 __device__ __forceinline__ void tail_bytes(const u8* src, u8* dst, const BulkParams& p) {
@@ -415,14 +427,7 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
       i64 off;
       u32 len;
       piece_of(p, t, j, off, len);
-      if (COMBINE)
-        for (u32 b = lane * 16; b < len; b += 32 * 16) {
-          u32 a[4], d[4];
-          lds16(sa + j * p.piece + b, a);
-          lds16(da + j * p.piece + b, d);
-          combine16(d, a);
-          sts16(da + j * p.piece + b, d);
-        }
+      if (COMBINE) combine_piece(sa, da, j * p.piece, len, lane);
       fence_proxy_async_smem();
       __syncwarp();
       if (lane == 0 && len) bulk_store(dst + off, out + j * p.piece, len);
@@ -480,13 +485,7 @@ __device__ __forceinline__ void run_warp(const u8* src, u8* dst, const BulkParam
         i64 off;
         u32 len;
         piece_of(p, t, j, off, len);
-        for (u32 b = lane * 16; b < len; b += 32 * 16) {
-          u32 a[4], d[4];
-          lds16(sa + j * p.piece + b, a);
-          lds16(da + j * p.piece + b, d);
-          combine16(d, a);
-          sts16(da + j * p.piece + b, d);
-        }
+        combine_piece(sa, da, j * p.piece, len, lane);
       }
       fence_proxy_async_smem();
       __syncwarp();
