@@ -1452,29 +1452,46 @@ RED12 = [("default", _RED_DEF), ("2K T1 1w", _rv(2048, 1, 24, w=1)), ("m3 1K r32
          ("2K T1 1w exit_read bf16x2", _rv(2048, 1, 24, w=1, exit_read=1, bf16x2=1))]
 
 
-def _red12():
+def _check_small(save, variants, dname, sizes):
+    """Bit-exactness against add_ of every variant (forced at every size: flat_min 0) on small sizes with tails."""
+    from tmakit.kernels import bandwidth as bw
+
+    dt = torch_dt(dname)
+    for name, kw in variants:
+        bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
+        save(dict(case=f"check small {dname}", cfg=name, ok=_reduce_matches_add(dt, sizes, spread=40)))
+
+
+def _queued_rows(save, variants, dname, kibs, force=True):
+    """Queued device time per call (us, 3 rounds) of add_ and of each variant's reduce_into at small sizes."""
     import torch
 
     from tmakit import ops
     from tmakit.kernels import bandwidth as bw
 
+    dt = torch_dt(dname)
+    el = 4 if dt == torch.float32 else 2
+    for kib in kibs:
+        n = (kib << 10) // el
+        ds = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
+        ss = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
+        row = dict(case=f"queued reduce add {dname} {kib} KiB")
+        for _ in range(3):
+            row.setdefault("add_", []).append(1e3 * _time_queued(lambda i: ds[i].add_(ss[i]), 4, reps=40))  # noqa: B023
+            for name, kw in variants:
+                bw.REDUCE_CONFIG = bw.CopyConfig(**(dict(kw, flat_min=0) if force else kw))
+                row.setdefault(name, []).append(
+                    1e3 * _time_queued(lambda i: ops.reduce_into(ds[i], ss[i], "add"), 4, reps=40))  # noqa: B023
+        save({k: ([round(x, 2) for x in v] if isinstance(v, list) else v) for k, v in row.items()})
+
+
+def _red12():
+    from tmakit.kernels import bandwidth as bw
+
     save, _ = _saver("red12q", "red12q")
     base_r = bw.REDUCE_CONFIG
     for dname in ("float32", "bfloat16"):
-        dt = torch_dt(dname)
-        el = 4 if dt == torch.float32 else 2
-        for kib in (64, 1024, 4096, 16384):
-            n = (kib << 10) // el
-            ds = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
-            ss = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
-            row = dict(case=f"queued reduce add {dname} {kib} KiB")
-            for rnd in range(3):
-                row.setdefault("add_", []).append(1e3 * _time_queued(lambda i: ds[i].add_(ss[i]), 4, reps=40))
-                for name, kw in RED12[:2]:
-                    bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
-                    row.setdefault(name, []).append(
-                        1e3 * _time_queued(lambda i: ops.reduce_into(ds[i], ss[i], "add"), 4, reps=40))
-            save({k: ([round(x, 2) for x in v] if isinstance(v, list) else v) for k, v in row.items()})
+        _queued_rows(save, RED12[:2], dname, (64, 1024, 4096, 16384), force=False)
     bw.REDUCE_CONFIG = base_r
     _red_fit(RED12, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red12")
 
@@ -1562,19 +1579,12 @@ RED15 = [("default", NEW_DEF), ("lean1 4K r10", _ln(1, 4096, 10)), ("lean1 4K r9
 
 
 def _red15():
-    import torch
-
-    from tmakit import ops
     from tmakit.kernels import bandwidth as bw
 
     save, _ = _saver("red15q", "red15q")
     base_r = bw.REDUCE_CONFIG
     for dname in ("float32", "bfloat16"):
-        dt = torch_dt(dname)
-        for name, kw in RED15:
-            bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
-            save(dict(case=f"check small {dname}", cfg=name,
-                      ok=_reduce_matches_add(dt, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003), spread=40)))
+        _check_small(save, RED15, dname, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003))
     bw.REDUCE_CONFIG = base_r
     _red_fit(RED15, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512, 1024), "red15", rounds=7)
 
@@ -1591,18 +1601,12 @@ RED16 = [("default", NEW_DEF), ("lean1 4K r9", _ln(1, 4096, 9)),
 
 
 def _red16():
-    import torch
-
     from tmakit.kernels import bandwidth as bw
 
     save, _ = _saver("red16q", "red16q")
     base_r = bw.REDUCE_CONFIG
     for dname in ("float32", "bfloat16"):
-        dt = torch_dt(dname)
-        for name, kw in RED16:
-            bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
-            save(dict(case=f"check small {dname}", cfg=name, ok=_reduce_matches_add(
-                dt, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003, (5 << 20) + 3, (9 << 20) + 7), spread=40)))
+        _check_small(save, RED16, dname, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003, (5 << 20) + 3, (9 << 20) + 7))
     bw.REDUCE_CONFIG = base_r
     _red_fit(RED16, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512, 1024), "red16", rounds=7)
 
@@ -1672,33 +1676,13 @@ def _red17(variants=None, tag="red17", rounds=5, sizes=(16, 32, 64, 128, 256, 51
 
 
 def _red14():
-    import torch
-
-    from tmakit import ops
     from tmakit.kernels import bandwidth as bw
 
     save, _ = _saver("red14q", "red14q")
     base_r = bw.REDUCE_CONFIG
-    qv = [RED14[0], RED14[1], RED14[4], RED14[5]]
-    for dname in ("float32", "bfloat16"):
-        dt = torch_dt(dname)
-        el = 4 if dt == torch.float32 else 2
-        for name, kw in RED14:  # the one-tile shape at every size (odd tails, fewer tiles than the grid)
-            bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
-            save(dict(case=f"check small {dname}", cfg=name,
-                      ok=_reduce_matches_add(dt, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003), spread=40)))
-        for kib in (64, 1024, 16384):
-            n = (kib << 10) // el
-            ds = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
-            ss = [torch.randn(n, device="cuda").to(dt) for _ in range(4)]
-            row = dict(case=f"queued reduce add {dname} {kib} KiB")
-            for rnd in range(3):
-                row.setdefault("add_", []).append(1e3 * _time_queued(lambda i: ds[i].add_(ss[i]), 4, reps=40))
-                for name, kw in qv:
-                    bw.REDUCE_CONFIG = bw.CopyConfig(**dict(kw, flat_min=0))
-                    row.setdefault(name, []).append(
-                        1e3 * _time_queued(lambda i: ops.reduce_into(ds[i], ss[i], "add"), 4, reps=40))
-            save({k: ([round(x, 2) for x in v] if isinstance(v, list) else v) for k, v in row.items()})
+    for dname in ("float32", "bfloat16"):  # the one-tile shape at every size (odd tails, fewer tiles than the grid)
+        _check_small(save, RED14, dname, (5, 17, 4097 * 33, (3 << 20) + 5, 1000003))
+        _queued_rows(save, [RED14[0], RED14[1], RED14[4], RED14[5]], dname, (64, 1024, 16384))
     bw.REDUCE_CONFIG = base_r
     _red_fit(RED14, ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red14", rounds=7)
 

@@ -233,15 +233,6 @@ __device__ __forceinline__ void combine16(u32 (&d)[4], const u32 (&s)[4]) {
 #endif
 }
 
-// PTX: ld.shared.v4.u32
-__device__ __forceinline__ void lds16(u32 a, u32 (&w)[4]) {
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(a));
-}
-// PTX: st.shared.v4.u32
-__device__ __forceinline__ void sts16(u32 a, const u32 (&w)[4]) {
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])
-               : "memory");
-}
 // PTX: st.global.v4.u32
 __device__ __forceinline__ void stg16(void* g, const u32 (&w)[4]) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(g), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3])

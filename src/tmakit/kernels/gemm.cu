@@ -34,6 +34,7 @@
 #include <tmakit/fence.cuh>
 #include <tmakit/griddep.cuh>
 #include <tmakit/mbarrier.cuh>
+#include <tmakit/smem.cuh>
 #include <tmakit/tma.cuh>
 #include <tmakit/types.cuh>
 
@@ -84,16 +85,6 @@ template <int N> TMAKIT_DEVICE void setmaxnreg_inc() { asm volatile("setmaxnreg.
 // PTX: bar.sync id, n;   named barrier over n threads (id 0 is __syncthreads).
 TMAKIT_DEVICE void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
-// PTX: st.shared.b32 [addr], v;
-TMAKIT_DEVICE void st_shared_b32(u32 addr, u32 v) { asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v)); }
-// PTX: st.shared.v4.b32 [addr], {a, b, c, d};
-TMAKIT_DEVICE void st_shared_v4(u32 addr, int a, int b, int c, int d) {
-  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-}
-// PTX: ld.shared.v4.b32 {a, b, c, d}, [addr];
-TMAKIT_DEVICE void ld_shared_v4(u32 addr, int& a, int& b, int& c, int& d) {
-  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(addr) : "memory");
-}
 // PTX: st.shared.v2.f32 [addr], {x, y};
 TMAKIT_DEVICE void st_shared_v2f32(u32 addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y));
@@ -145,20 +136,21 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bm, int bn
 // A unit handed from the producer to the consumers through a shared-memory slot of 32 bytes: {m0, n0, su, role |
 // slot << 2 | nseg << 17} and kt at byte 16 (kt = 0: no more units). The consumers never need k0.
 TMAKIT_DEVICE void put_unit(u32 slot, const Unit& t) {
-  st_shared_v4(slot, t.m0, t.n0, t.su, t.role | t.slot << 2 | t.nseg << 17);
-  asm volatile("st.shared.b32 [%0], %1;" ::"r"(slot + 16), "r"(t.kt) : "memory");
+  const u32 w[4] = {(u32)t.m0, (u32)t.n0, (u32)t.su, (u32)(t.role | t.slot << 2 | t.nseg << 17)};
+  sts16(slot, w);
+  sts4(slot + 16, (u32)t.kt);
 }
-TMAKIT_DEVICE void put_end(u32 slot) { asm volatile("st.shared.b32 [%0], %1;" ::"r"(slot + 16), "r"(0) : "memory"); }
+TMAKIT_DEVICE void put_end(u32 slot) { sts4(slot + 16, 0u); }
 // Read by lane 0 of each warp and broadcast: the lane that arrives on the stage barriers is the one whose reads those
-// arrivals order before the producer's next write of the slot. PTX: ld.shared.v4.b32 + shfl.sync.idx
+// arrivals order before the producer's next write of the slot. PTX: ld.shared.v4.u32 + shfl.sync.idx
 TMAKIT_DEVICE Unit get_unit(u32 slot) {
-  int m0 = 0, n0 = 0, su = 0, info = 0;
-  if (threadIdx.x % 32 == 0) ld_shared_v4(slot, m0, n0, su, info);
+  u32 w[4] = {0, 0, 0, 0};
+  if (threadIdx.x % 32 == 0) lds16(slot, w);
   Unit t;
-  t.m0 = __shfl_sync(0xffffffffu, m0, 0);
-  t.n0 = __shfl_sync(0xffffffffu, n0, 0);
-  t.su = __shfl_sync(0xffffffffu, su, 0);
-  info = __shfl_sync(0xffffffffu, info, 0);
+  t.m0 = (int)__shfl_sync(0xffffffffu, w[0], 0);
+  t.n0 = (int)__shfl_sync(0xffffffffu, w[1], 0);
+  t.su = (int)__shfl_sync(0xffffffffu, w[2], 0);
+  const int info = (int)__shfl_sync(0xffffffffu, w[3], 0);
   t.role = info & 3;
   t.slot = (info >> 2) & 0x7FFF;
   t.nseg = info >> 17;
@@ -167,9 +159,8 @@ TMAKIT_DEVICE Unit get_unit(u32 slot) {
 }
 // The slot's slab count alone (0: no more units), read the same way. PTX: ld.shared.b32 + shfl.sync.idx
 TMAKIT_DEVICE int get_unit_kt(u32 slot) {
-  int kt = 0;
-  if (threadIdx.x % 32 == 0) asm volatile("ld.shared.b32 %0, [%1];" : "=r"(kt) : "r"(slot + 16) : "memory");
-  return __shfl_sync(0xffffffffu, kt, 0);
+  const u32 kt = threadIdx.x % 32 == 0 ? lds4(slot + 16) : 0u;
+  return (int)__shfl_sync(0xffffffffu, kt, 0);
 }
 
 // The work of one cluster: units cid, cid + ncl, ... < units, then its stream-K slab range (identical sequence in the
@@ -427,7 +418,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             const int r = warp * 16 + lane / 4 + 8 * h;
 #pragma unroll
             for (int jj = 0; jj < JPB; ++jj)
-              st_shared_b32(box + r * 128 + ((jj ^ (r % 8)) << 4) + 4 * (lane % 4), pk[2 * (b * JPB + jj) + h]);
+              sts4(box + r * 128 + ((jj ^ (r % 8)) << 4) + 4 * (lane % 4), pk[2 * (b * JPB + jj) + h]);
           }
           fence_proxy_async_smem();
           named_sync(1 + cw, 128);
@@ -565,7 +556,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
               const int chunk = 2 * jj + (lane % 4) / 2;
               st_shared_v2f32(row + ((chunk ^ (r % 8)) << 4) + 8 * (lane % 2), x0, x1);
             } else {
-              st_shared_b32(row + ((jj ^ (r % 8)) << 4) + 4 * (lane % 4), pack2<OUT == 1 ? 1 : 0>(x0, x1));
+              sts4(row + ((jj ^ (r % 8)) << 4) + 4 * (lane % 4), pack2<OUT == 1 ? 1 : 0>(x0, x1));
             }
           }
         }

@@ -3,6 +3,7 @@
 #include "types.cuh"
 #include "debug.cuh"
 #include "fence.cuh"
+#include "smem.cuh"
 #include "mbarrier.cuh"
 #include "cluster.cuh"
 #include "tma.cuh"
