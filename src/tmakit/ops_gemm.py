@@ -65,9 +65,9 @@ def _sk_workspace(torch, sched, device):
     allocated inside a capture are zeroed by a captured memset, i.e. only when that graph runs: until they have been
     zeroed outside a capture, every use zeroes them first (in a capture: as a node of that graph too)."""
     key = (device, torch.cuda.current_stream(device).cuda_stream)
-    capturing = torch.cuda.is_current_stream_capturing()
     got = _sk_buffers.get(key)
     if got is None or got[0].numel() * 4 < sched.ws_bytes or got[1].numel() < sched.flag_count:
+        capturing = torch.cuda.is_current_stream_capturing()  # asked only here and below: not on every call
         if got is not None:
             _retired.append(got)
         old_ws, old_flags = (got[0].numel(), got[1].numel()) if got is not None else (0, 0)
@@ -76,7 +76,7 @@ def _sk_workspace(torch, sched, device):
         got = _sk_buffers[key] = [ws, flags, capturing]
     elif got[2]:
         got[1].zero_()
-        got[2] = capturing
+        got[2] = torch.cuda.is_current_stream_capturing()
     return got[0], got[1]
 
 
