@@ -58,6 +58,9 @@ using namespace tmakit;
 #ifndef BK_T1
 #define BK_T1 0  // > 0 (modes 2 and 3, one tile of one piece per CTA): the lean one-tile CTA of run_t1; 1: the
 #endif           // consumer warps combine, 2: every thread of the CTA combines
+#ifndef BK_AHEAD
+#define BK_AHEAD 0  // > 0 (BK_T1): thread 0 also L2-prefetches tile blockIdx.x + BK_AHEAD (src, and dst when combining)
+#endif              // so the CTAs of later waves, the last ones included, find their bytes in L2
 #define BK_MAX_STAGES 32
 
 // This CTA's tiles: first, first + step, ... (mine of them).
@@ -504,20 +507,32 @@ __device__ __forceinline__ void run_warp(const u8* src, u8* dst, const BulkParam
   if (lane == 0) bulk_wait_tail();
 }
 
+// Tile t of the lean one-tile layout: its byte offset and length (0: past the end). Tiles t < p.main_tiles are
+// p.piece bytes at t * p.piece; later ones ("end tiles", CopyConfig.end_piece) are p.row (<= p.piece) bytes from
+// p.rest0 on: smaller CTAs for the last waves, a shorter drain.
+__device__ __forceinline__ u32 t1_tile(const BulkParams& p, i64 t, i64& off) {
+  const bool big = t < p.main_tiles;
+  off = big ? t * (i64)p.piece : p.rest0 + (t - p.main_tiles) * p.row;
+  const i64 left = p.n16 - off, cap = big ? (i64)p.piece : p.row;
+  return left <= 0 ? 0u : (u32)(left < cap ? left : cap);
+}
+
+// PTX: cp.async.bulk.prefetch.L2.global [src], size;
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, u32 size) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(size) : "memory");
+}
+
 // One tile (one piece) per CTA, tile = blockIdx.x (BK_T1 > 0; the host launches one CTA per tile and may launch
-// more: those have nothing to do). Thread 0 initialises the one full barrier and issues both loads before any
-// block barrier: no empty barriers, no tile split (no division), no loop. The combining threads (the consumer
-// warps, or every thread with BK_T1 == 2) then combine in place and thread `lead` bulk-stores the tile.
-// Tiles t < p.main_tiles are p.piece bytes at t * p.piece; later ones ("end tiles", CopyConfig.end_piece) are p.row
-// (<= p.piece) bytes from p.rest0 on: smaller CTAs for the last waves, a shorter drain.
+// more: those have nothing to do). Thread 0 initialises the one full barrier and issues both loads (and, with
+// BK_AHEAD, the L2 prefetches of a later CTA's tile) before any block barrier: no empty barriers, no tile split
+// (no division), no loop. The combining threads (the consumer warps, or every thread with BK_T1 == 2) then combine
+// in place and thread `lead` bulk-stores the tile.
 __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
   constexpr bool COMBINE = BK_OP >= 0;
   const i64 t = blockIdx.x;
-  const bool big = t < p.main_tiles;
-  const i64 off = big ? t * (i64)p.piece : p.rest0 + (t - p.main_tiles) * p.row, left = p.n16 - off;
-  if (left <= 0) return;
-  const i64 cap = big ? (i64)p.piece : p.row;
-  const u32 len = (u32)(left < cap ? left : cap);
+  i64 off;
+  const u32 len = t1_tile(p, t, off);
+  if (len == 0) return;
   const u32 tid = threadIdx.x, sa = base, da = base + p.stage_stride, bar = smem_u32(&full[0]);
   if (tid == 0) {
     mbarrier_init(bar, 1);
@@ -525,6 +540,14 @@ __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams&
     mbarrier_arrive_expect_tx(bar, len * (COMBINE ? 2u : 1u));
     bulk_load(sa, src + off, len, bar);
     if (COMBINE) bulk_load(da, dst + off, len, bar);
+    if constexpr (BK_AHEAD > 0) {
+      i64 off2;
+      const u32 len2 = t1_tile(p, t + BK_AHEAD, off2);
+      if (len2 > 0) {
+        bulk_prefetch_l2(src + off2, len2);
+        if (COMBINE) bulk_prefetch_l2(dst + off2, len2);
+      }
+    }
   }
   constexpr bool ONE_WARP = BK_MODE == 3;
   if (ONE_WARP)
