@@ -1722,6 +1722,30 @@ def _red19():
     _red_fit(_red19_variants(), ("float32", "bfloat16"), (64, 128, 192, 256, 384, 512), "red19", rounds=7)
 
 
+# call 44: call 43's ahead lost 1.5-2 % (the L2 prefetches cost DRAM rate); torch's bf16 add_ runs 2 KiB blocks at
+# 75 % occupancy (12 x 128 threads: 48 KiB of loads in flight per SM), its f32 add_ 4 KiB blocks at 16 per SM. Here:
+# a shorter combine (bf16x2, more combining warps) and torch-like 2 KiB x 12-15 resident
+def _red20_variants():
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+
+    def nv(**kw):
+        return dict(new, flat=tuple(dict(new["flat"], **kw).items()))
+
+    end = dict(end_piece=2048, end_bytes=4 << 20)
+    return [("new", new), ("new bf16x2", dict(new, bf16x2=1)), ("new c3", nv(consumers=3)),
+            ("new c3 bf16x2", dict(nv(consumers=3), bf16x2=1)), ("new lean2 c3", nv(consumers=3, lean=2)),
+            ("2K r13", _ln(1, 2048, 13)), ("2K r15", _ln(1, 2048, 15)), ("3K r10 end", _ln(1, 3072, 10, **end)),
+            ("2K r13 c3", _ln(1, 2048, 13, consumers=3))]
+
+
+def _red20():
+    _red_fit(_red20_variants(), ("float32", "bfloat16"), (128, 256, 384, 512), "red20", rounds=7)
+
+
 def _red14():
     from tmakit.kernels import bandwidth as bw
 
@@ -2138,6 +2162,8 @@ def main(argv):
         return _red16()
     if argv and argv[0] == "_red18":  # call 42: the chosen default against session 5's and the runner-up
         return _red17(_red18_variants(), "red18", 7, (32, 64, 128, 256, 512, 1024, 4096))
+    if argv and argv[0] == "_red20":
+        return _red20()
     if argv and argv[0] == "_red19":
         return _red19()
     if argv and argv[0] == "_red17":
