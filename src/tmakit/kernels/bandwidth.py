@@ -81,7 +81,8 @@ class CopyConfig:
     multiple of 16): the last ``end_bytes`` of the tensor move in tiles of ``end_piece`` bytes (smaller CTAs for the
     last waves: a shorter drain). ``ahead`` > 0 (lean only): each CTA also L2-prefetches (``cp.async.bulk.prefetch.L2``)
     the tile ``ahead`` tiles after its own, so later waves -- the last ones too -- load from L2 and DRAM keeps its
-    queue full through the drain.
+    queue full through the drain. ``stg`` 1 (lean only): the combining threads write with ``st.global.v4`` from
+    registers instead of one bulk store (the CTA leaves once its stores are issued).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -120,6 +121,7 @@ class CopyConfig:
     end_piece: int = 0
     end_bytes: int = 0
     ahead: int = 0
+    stg: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -649,7 +651,8 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
             f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
-            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}"]
+            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}",
+            f"-DBK_T1_STG={cfg.stg if lean else 0}"]
     block = 32 if mode in (0, 3) else 32 * (cfg.consumers + 1)
     smem = stages * per + 1024
     if cfg.resident > 0:  # pad so that at most `resident` CTAs fit per SM (each also holds ~1.6 KiB: static + reserved)

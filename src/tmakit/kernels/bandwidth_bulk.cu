@@ -61,6 +61,9 @@ using namespace tmakit;
 #ifndef BK_AHEAD
 #define BK_AHEAD 0  // > 0 (BK_T1): thread 0 also L2-prefetches tile blockIdx.x + BK_AHEAD (src, and dst when combining)
 #endif              // so the CTAs of later waves, the last ones included, find their bytes in L2
+#ifndef BK_T1_STG
+#define BK_T1_STG 0  // 1 (BK_T1): the combining threads write their 16-byte words with st.global.v4 (no bulk store,
+#endif               // no fence or barrier after the combine; the CTA exits as soon as its stores are issued)
 #define BK_MAX_STAGES 32
 
 // This CTA's tiles: first, first + step, ... (mine of them).
@@ -560,6 +563,21 @@ __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams&
   }
   const u32 ct = tid - c0, nt = blockDim.x - c0;
   mbarrier_wait(bar, 0);
+  if constexpr (BK_T1_STG) {
+#pragma unroll 4
+    for (u32 b = ct * 16; b < len; b += nt * 16) {
+      u32 a[4], d[4];
+      lds16(sa + b, a);
+      if (COMBINE) {
+        lds16(da + b, d);
+        combine16(d, a);
+        stg16(dst + off + b, d);
+      } else {
+        stg16(dst + off + b, a);
+      }
+    }
+    return;
+  }
   if (COMBINE) {
 #pragma unroll 4
     for (u32 b = ct * 16; b < len; b += nt * 16) {
