@@ -2009,6 +2009,159 @@ def _ncut():
     torch.cuda.profiler.stop()
 
 
+def _ncut2():
+    """ncu target (call 46): bf16 and f32 256 MiB reduce -- add_, the default and `stg lean2 c3` -- three calls each."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.kernels import bandwidth as bw
+
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+    stg = dict(new, flat=tuple(dict(new["flat"], consumers=3, lean=2, stg=1).items()))
+    cfgs = [bw.CopyConfig(**new), bw.CopyConfig(**stg)]
+    for dt in (torch.bfloat16, torch.float32):
+        n = (256 << 20) // (2 if dt == torch.bfloat16 else 4)
+        d, s_ = torch.randn(n, device="cuda").to(dt), torch.randn(n, device="cuda").to(dt)
+        for c in cfgs:
+            bw.REDUCE_CONFIG = c
+            ops.reduce_into(d, s_, "add")
+        d.add_(s_)
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        for _ in range(3):
+            d.add_(s_)
+            for c in cfgs:
+                bw.REDUCE_CONFIG = c
+                ops.reduce_into(d, s_, "add")
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
+# call 47: where the per-call overhead outside the kernel goes. Micro-kernels (2 KiB per CTA; `bf16` add of src into
+# dst): an empty kernel, a torch-like LSU add (128 threads, one 16-byte word each), a bulk load + in-place add +
+# bulk store (as the lean CTA), bulk load + st.global, bulk load + bulk store without the add.
+LAUNCH_SRC = r"""
+#include <tmakit/all.cuh>
+using namespace tmakit;
+__device__ __forceinline__ void add8(uint4& d, const uint4& s) {
+  asm("add.rn.bf16x2 %0, %0, %1;" : "+r"(d.x) : "r"(s.x));
+  asm("add.rn.bf16x2 %0, %0, %1;" : "+r"(d.y) : "r"(s.y));
+  asm("add.rn.bf16x2 %0, %0, %1;" : "+r"(d.z) : "r"(s.z));
+  asm("add.rn.bf16x2 %0, %0, %1;" : "+r"(d.w) : "r"(s.w));
+}
+extern "C" __global__ void empty_k(const uint4* s, uint4* d) {}
+extern "C" __global__ void __launch_bounds__(128) lsu_add(const uint4* s, uint4* d) {
+  const long long i = blockIdx.x * 128ll + threadIdx.x;
+  uint4 a = s[i], b = d[i];
+  add8(b, a);
+  d[i] = b;
+}
+// MODE 0: bulk store; 1: st.global from the 128 threads; 2: bulk store, no add (load src only)
+template <int MODE>
+__device__ __forceinline__ void bulk_k(const uint4* s, uint4* d) {
+  extern __shared__ __align__(128) uint4 buf[];
+  __shared__ __align__(8) unsigned long long bar;
+  const u32 b = smem_u32(&bar), sa = smem_u32(buf), da = sa + 2048;
+  const long long off = blockIdx.x * 128ll;
+  if (threadIdx.x == 0) {
+    mbarrier_init(b, 1);
+    fence_mbarrier_init();
+    mbarrier_arrive_expect_tx(b, MODE == 2 ? 2048 : 4096);
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 2048, [%2];"
+                 ::"r"(sa), "l"(s + off), "r"(b) : "memory");
+    if (MODE != 2)
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 2048, [%2];"
+                   ::"r"(da), "l"(d + off), "r"(b) : "memory");
+  }
+  __syncthreads();
+  mbarrier_wait(b, 0);
+  if (MODE != 2) {
+    uint4 x = buf[threadIdx.x], y = buf[128 + threadIdx.x];
+    add8(y, x);
+    if (MODE == 1) {
+      d[off + threadIdx.x] = y;
+      return;
+    }
+    buf[128 + threadIdx.x] = y;
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 2048;" ::"l"(d + off),
+                 "r"(MODE == 2 ? sa : da) : "memory");
+    bulk_commit_group();
+    bulk_wait_group<0>();
+  }
+}
+extern "C" __global__ void __launch_bounds__(128) bulk_add(const uint4* s, uint4* d) { bulk_k<0>(s, d); }
+extern "C" __global__ void __launch_bounds__(128) bulk_add_stg(const uint4* s, uint4* d) { bulk_k<1>(s, d); }
+extern "C" __global__ void __launch_bounds__(128) bulk_copy(const uint4* s, uint4* d) { bulk_k<2>(s, d); }
+"""
+
+
+def _launch():
+    """Queued device time per call (us) of the micro-kernels and of add_ / the lean reduce at 1 .. 1056 CTAs of
+    2 KiB, plus event time per call at 256 MiB (add_, default, stg) for the record."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import cuda as tkc
+    from tmakit.kernels import bandwidth as bw
+    from tmakit.tma.tensormap import DataType
+
+    save, _ = _saver("launch")
+    ks = {n: tkc.kernel(LAUNCH_SRC, n) for n in ("empty_k", "lsu_add", "bulk_add", "bulk_add_stg", "bulk_copy")}
+    eff = dataclasses.replace(bw.REDUCE_CONFIG, **dict(bw.REDUCE_CONFIG.flat), flat=(), flat_big=())
+    l2 = dataclasses.replace(eff, consumers=3, lean=2)
+    lean = {"lean": eff, "lean2 c3": l2, "lean2 c3 stg": dataclasses.replace(l2, stg=1),
+            "lean2 c3 stg x2": dataclasses.replace(l2, stg=1, bf16x2=1),
+            "lean2 c3 stg x2 const": dataclasses.replace(l2, stg=1, bf16x2=1, t1_const=1),
+            "lean2 c3 x2 const": dataclasses.replace(l2, bf16x2=1, t1_const=1)}
+    for ctas in (1, 132, 1056):
+        nb = ctas * 2048
+        d = torch.randn(nb // 2, device="cuda").to(torch.bfloat16)
+        s_ = torch.randn(nb // 2, device="cuda").to(torch.bfloat16)
+        sp, dp = tkc.Ptr(s_.data_ptr()), tkc.Ptr(d.data_ptr())
+        row = dict(case=f"queued us, {ctas} x 2 KiB", add_=1e3 * _time_queued(lambda i: d.add_(s_), 1, 40))
+        for name, k in ks.items():
+            for sm in ((0, 22528) if name == "empty_k" else (4096,)):
+                g = 1 if name == "empty_k" else ctas
+                row[f"{name} smem{sm}"] = 1e3 * _time_queued(lambda i, k=k, g=g, sm=sm: k((g, 1, 1), (128, 1, 1), sp, dp,
+                                                                                        smem=sm), 1, 40)
+        for name, c in lean.items():
+            c = dataclasses.replace(c, piece=2048, row=2048, end_piece=0, end_bytes=0)
+            L = bw._bulk_launcher(nb, 0, DataType.BFLOAT16, c, 132)
+            row[name] = 1e3 * _time_queued(lambda i, L=L: L(s_.data_ptr(), d.data_ptr()), 1, 40)
+        save({k: (round(v, 2) if isinstance(v, float) else v) for k, v in row.items()})
+
+
+# call 48: the lean CTA's chain toward the micro-kernel's (call 47): all four warps combine, st.global or bulk
+# store, bf16x2, compile-time tile size (no end tiles)
+def _red22_variants():
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+
+    def nv(x2=1, **kw):
+        return dict(new, bf16x2=x2, flat=tuple(dict(new["flat"], consumers=3, lean=2, **kw).items()))
+
+    const = dict(t1_const=1, end_piece=0, end_bytes=0)
+    return [("new", new), ("stg", nv(0, stg=1)), ("stg x2", nv(stg=1)), ("stg x2 const", nv(stg=1, **const)),
+            ("x2 const", nv(**const)), ("x2", nv()),
+            ("stg x2 const 2K r15", nv(stg=1, piece=2048, row=2048, resident=15, **const)),
+            ("stg x2 const 4K r9", nv(stg=1, piece=4096, row=4096, resident=9, **const))]
+
+
+def _red22():
+    _launch()
+    _red_fit(_red22_variants(), ("bfloat16", "float32"), (128, 256, 384, 512), "red22", rounds=7)
+
+
 def _lsu():
     """Does a plain ld.global.v4 / st.global.v4 copy reach torch's copy_ here? (our TMA copy: 0.95x)"""
     import ctypes
@@ -2196,6 +2349,12 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_red22":
+        return _red22()
+    if argv and argv[0] == "_launch":
+        return _launch()
+    if argv and argv[0] == "_ncut2":
+        return _ncut2()
     if argv and argv[0] == "_ncut":
         return _ncut()
     todo = argv or ["tests", "sweep", "bench"]

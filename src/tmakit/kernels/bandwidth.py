@@ -82,7 +82,8 @@ class CopyConfig:
     last waves: a shorter drain). ``ahead`` > 0 (lean only): each CTA also L2-prefetches (``cp.async.bulk.prefetch.L2``)
     the tile ``ahead`` tiles after its own, so later waves -- the last ones too -- load from L2 and DRAM keeps its
     queue full through the drain. ``stg`` 1 (lean only): the combining threads write with ``st.global.v4`` from
-    registers instead of one bulk store (the CTA leaves once its stores are issued).
+    registers instead of one bulk store (the CTA leaves once its stores are issued). ``t1_const`` 1 (lean, no end
+    tiles): the tile size is a compile-time constant (fewer parameter reads before a CTA's loads).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -122,6 +123,7 @@ class CopyConfig:
     end_bytes: int = 0
     ahead: int = 0
     stg: int = 0
+    t1_const: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -653,6 +655,8 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
             f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
             f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}",
             f"-DBK_T1_STG={cfg.stg if lean else 0}"]
+    if lean and cfg.t1_const and p.main_tiles == p.tiles:
+        opts.append(f"-DBK_T1_PIECE={q}")
     block = 32 if mode in (0, 3) else 32 * (cfg.consumers + 1)
     smem = stages * per + 1024
     if cfg.resident > 0:  # pad so that at most `resident` CTAs fit per SM (each also holds ~1.6 KiB: static + reserved)

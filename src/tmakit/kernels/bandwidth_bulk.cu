@@ -64,6 +64,9 @@ using namespace tmakit;
 #ifndef BK_T1_STG
 #define BK_T1_STG 0  // 1 (BK_T1): the combining threads write their 16-byte words with st.global.v4 (no bulk store,
 #endif               // no fence or barrier after the combine; the CTA exits as soon as its stores are issued)
+#ifndef BK_T1_PIECE
+#define BK_T1_PIECE 0  // > 0 (BK_T1, no end tiles): the tile size as a constant (tile t = BK_T1_PIECE bytes at t *
+#endif                 // BK_T1_PIECE; only p.n16 is read before the loads)
 #define BK_MAX_STAGES 32
 
 // This CTA's tiles: first, first + step, ... (mine of them).
@@ -514,6 +517,11 @@ __device__ __forceinline__ void run_warp(const u8* src, u8* dst, const BulkParam
 // p.piece bytes at t * p.piece; later ones ("end tiles", CopyConfig.end_piece) are p.row (<= p.piece) bytes from
 // p.rest0 on: smaller CTAs for the last waves, a shorter drain.
 __device__ __forceinline__ u32 t1_tile(const BulkParams& p, i64 t, i64& off) {
+  if constexpr (BK_T1_PIECE > 0) {
+    off = t * BK_T1_PIECE;
+    const i64 left = p.n16 - off;
+    return left <= 0 ? 0u : (u32)(left < BK_T1_PIECE ? left : BK_T1_PIECE);
+  }
   const bool big = t < p.main_tiles;
   off = big ? t * (i64)p.piece : p.rest0 + (t - p.main_tiles) * p.row;
   const i64 left = p.n16 - off, cap = big ? (i64)p.piece : p.row;
