@@ -82,7 +82,8 @@ class CopyConfig:
     last waves: a shorter drain). ``ahead`` > 0 (lean only): each CTA also L2-prefetches (``cp.async.bulk.prefetch.L2``)
     the tile ``ahead`` tiles after its own, so later waves -- the last ones too -- load from L2 and DRAM keeps its
     queue full through the drain. ``stg`` 1 (lean only): the combining threads write with ``st.global.v4`` from
-    registers instead of one bulk store (the CTA leaves once its stores are issued). ``t1_const`` 1 (lean, no end
+    registers instead of one bulk store (the CTA leaves once its stores are issued); 2 only the end tiles do (the
+    drain's CTAs). ``t1_const`` 1 (lean, no end
     tiles): the tile size is a compile-time constant (fewer parameter reads before a CTA's loads).
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.

@@ -63,7 +63,8 @@ using namespace tmakit;
 #endif              // so the CTAs of later waves, the last ones included, find their bytes in L2
 #ifndef BK_T1_STG
 #define BK_T1_STG 0  // 1 (BK_T1): the combining threads write their 16-byte words with st.global.v4 (no bulk store,
-#endif               // no fence or barrier after the combine; the CTA exits as soon as its stores are issued)
+#endif               // no fence or barrier after the combine; the CTA exits as soon as its stores are issued);
+                     // 2: only the end tiles (t >= p.main_tiles) do, the others bulk-store
 #ifndef BK_T1_PIECE
 #define BK_T1_PIECE 0  // > 0 (BK_T1, no end tiles): the tile size as a constant (tile t = BK_T1_PIECE bytes at t *
 #endif                 // BK_T1_PIECE; only p.n16 is read before the loads)
@@ -571,7 +572,7 @@ __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams&
   }
   const u32 ct = tid - c0, nt = blockDim.x - c0;
   mbarrier_wait(bar, 0);
-  if constexpr (BK_T1_STG) {
+  if (BK_T1_STG == 1 || (BK_T1_STG == 2 && t >= p.main_tiles)) {
 #pragma unroll 4
     for (u32 b = ct * 16; b < len; b += nt * 16) {
       u32 a[4], d[4];
