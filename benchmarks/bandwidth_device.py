@@ -2186,6 +2186,87 @@ def _red23():
     _red_fit(_red23_variants(), ("bfloat16", "float32"), (128, 256, 384, 512), "red23", rounds=9)
 
 
+def _chain():
+    """Per-call time at 256 MiB (bf16, f32): events around each call (the harness) vs one event pair around 20
+    back-to-back calls (no event between kernels); add_, the default, `stg lean2 c3`; 5 interleaved rounds."""
+    import dataclasses
+    import statistics
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("chain")
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+    def nv(**kw):
+        return bw.CopyConfig(**dict(new, flat=tuple(dict(new["flat"], **kw).items())))
+
+    cfgs = {"new": bw.CopyConfig(**new), "pdl1": nv(pdl=1), "pdl2": nv(pdl=2),
+            "stg lean2 c3": nv(consumers=3, lean=2, stg=1), "stg lean2 c3 pdl1": nv(consumers=3, lean=2, stg=1, pdl=1)}
+
+    def chain(fn, k=20):
+        fn()
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(k):
+            fn()
+        b.record()
+        b.synchronize()
+        return a.elapsed_time(b) / k
+
+    for dt in (torch.bfloat16, torch.float32):
+        n = (256 << 20) // (2 if dt == torch.bfloat16 else 4)
+        d, s_ = torch.randn(n, device="cuda").to(dt), torch.randn(n, device="cuda").to(dt)
+        res = {}
+        for _r in range(5):
+            for name in ["add_"] + list(cfgs):
+                if name == "add_":
+                    fn = lambda: d.add_(s_)  # noqa: E731
+                else:
+                    bw.REDUCE_CONFIG = cfgs[name]
+                    fn = lambda: ops.reduce_into(d, s_, "add")  # noqa: E731
+                res.setdefault((name, "events"), []).append(time_op(lambda i: fn(), 1, reps=20))
+                res.setdefault((name, "chain"), []).append(chain(fn))
+        for name, c in cfgs.items():  # bit-exact against add_ after the timing (PDL launches included)
+            bw.REDUCE_CONFIG = c
+            res[(name, "exact")] = [float(_reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20),
+                                                               spread=40))]
+        row = dict(case=f"256 MiB {dt}")
+        for (name, how), v in res.items():
+            row[f"{name} {how} us"] = round(1e3 * statistics.median(v), 2)
+        bw.REDUCE_CONFIG = bw.CopyConfig(**new)
+        for name in cfgs:
+            for how in ("events", "chain"):
+                row[f"{name} {how} ratio"] = round(row[f"add_ {how} us"] / row[f"{name} {how} us"], 4)
+        save(row)
+
+
+# call 51: L2 prefetch of the end tiles only (the drain's loads hit L2; call 43's all-tiles prefetch cost rate)
+def _red24_variants():
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+
+    def nv(**kw):
+        return dict(new, flat=tuple(dict(new["flat"], **kw).items()))
+
+    e = dict(ahead_end=1)
+    return [("new", new), ("ahE 660", nv(ahead=660, **e)), ("ahE 1320", nv(ahead=1320, **e)),
+            ("ahE 2640", nv(ahead=2640, **e)), ("ahE 1320 end8M", nv(ahead=1320, end_bytes=8 << 20, **e)),
+            ("ahE 2640 end8M", nv(ahead=2640, end_bytes=8 << 20, **e)),
+            ("ahE 1320 stg2 lean2 c3", nv(ahead=1320, stg=2, consumers=3, lean=2, **e)),
+            ("stg lean2 c3", nv(stg=1, consumers=3, lean=2))]
+
+
+def _red24():
+    _red_fit(_red24_variants(), ("bfloat16", "float32"), (128, 256, 384, 512), "red24", rounds=9)
+
+
 def _lsu():
     """Does a plain ld.global.v4 / st.global.v4 copy reach torch's copy_ here? (our TMA copy: 0.95x)"""
     import ctypes
@@ -2373,6 +2454,10 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_red24":
+        return _red24()
+    if argv and argv[0] == "_chain":
+        return _chain()
     if argv and argv[0] == "_red23":
         return _red23()
     if argv and argv[0] == "_red22":

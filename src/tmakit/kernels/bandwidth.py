@@ -81,10 +81,12 @@ class CopyConfig:
     multiple of 16): the last ``end_bytes`` of the tensor move in tiles of ``end_piece`` bytes (smaller CTAs for the
     last waves: a shorter drain). ``ahead`` > 0 (lean only): each CTA also L2-prefetches (``cp.async.bulk.prefetch.L2``)
     the tile ``ahead`` tiles after its own, so later waves -- the last ones too -- load from L2 and DRAM keeps its
-    queue full through the drain. ``stg`` 1 (lean only): the combining threads write with ``st.global.v4`` from
+    queue full through the drain (``ahead_end`` 1: only prefetches of end tiles). ``stg`` 1 (lean only): the combining threads write with ``st.global.v4`` from
     registers instead of one bulk store (the CTA leaves once its stores are issued); 2 only the end tiles do (the
     drain's CTAs). ``t1_const`` 1 (lean, no end
-    tiles): the tile size is a compile-time constant (fewer parameter reads before a CTA's loads).
+    tiles): the tile size is a compile-time constant (fewer parameter reads before a CTA's loads). ``pdl`` > 0
+    (lean only): launch with programmatic stream serialization; each CTA's loads wait for the previous grid
+    (``griddepcontrol.wait``) and the CTAs of the last ``pdl`` waves let the next grid launch early.
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -123,8 +125,10 @@ class CopyConfig:
     end_piece: int = 0
     end_bytes: int = 0
     ahead: int = 0
+    ahead_end: int = 0
     stg: int = 0
     t1_const: int = 0
+    pdl: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -406,6 +410,7 @@ class Launcher:
     turns that off)."""
 
     FAST = True
+    pdl = False  # launch with programmatic stream serialization (cuLaunchKernelEx; the kernel waits in-grid)
 
     def __init__(self, kernel, grid, block, smem, params, maps):
         self.kernel, self.grid, self.block, self.smem, self.params, self.maps = kernel, grid, block, smem, params, maps
@@ -441,6 +446,9 @@ class Launcher:
                       smem=self.smem)
             return
         fn = self._fn
+        if self.pdl:
+            self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=True)
+            return
         if fn is None or not self.FAST:
             self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem)
             if self.FAST and fn is None:
@@ -654,8 +662,12 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
             f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
-            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}",
+            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}", f"-DBK_AHEAD_END={cfg.ahead_end}",
             f"-DBK_T1_STG={cfg.stg if lean else 0}"]
+    waves = cfg.pdl if lean else 0
+    if waves:
+        res = max(1, cfg.resident - 1) if cfg.resident > 0 else cfg.ctas_per_sm
+        opts.append(f"-DBK_PDL={waves * res * nsm}")
     if lean and cfg.t1_const and p.main_tiles == p.tiles:
         opts.append(f"-DBK_T1_PIECE={q}")
     block = 32 if mode in (0, 3) else 32 * (cfg.consumers + 1)
@@ -663,7 +675,10 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     if cfg.resident > 0:  # pad so that at most `resident` CTAs fit per SM (each also holds ~1.6 KiB: static + reserved)
         smem = max(smem, ((SMEM_PER_SM + 1024) // cfg.resident - 1664) // 128 * 128)
     cls = BulkDynLauncher if dyn else BulkLauncher
-    return cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, smem, p, [])
+    launcher = cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, smem, p, [])
+    if waves:
+        launcher.pdl = True
+    return launcher
 
 
 def _run_bytes(box, dims, side, elem):

@@ -61,6 +61,9 @@ using namespace tmakit;
 #ifndef BK_AHEAD
 #define BK_AHEAD 0  // > 0 (BK_T1): thread 0 also L2-prefetches tile blockIdx.x + BK_AHEAD (src, and dst when combining)
 #endif              // so the CTAs of later waves, the last ones included, find their bytes in L2
+#ifndef BK_AHEAD_END
+#define BK_AHEAD_END 0  // 1: only when that later tile is an end tile (the drain's CTAs; few prefetches)
+#endif
 #ifndef BK_T1_STG
 #define BK_T1_STG 0  // 1 (BK_T1): the combining threads write their 16-byte words with st.global.v4 (no bulk store,
 #endif               // no fence or barrier after the combine; the CTA exits as soon as its stores are issued);
@@ -68,6 +71,9 @@ using namespace tmakit;
 #ifndef BK_T1_PIECE
 #define BK_T1_PIECE 0  // > 0 (BK_T1, no end tiles): the tile size as a constant (tile t = BK_T1_PIECE bytes at t *
 #endif                 // BK_T1_PIECE; only p.n16 is read before the loads)
+#ifndef BK_PDL
+#define BK_PDL 0  // > 0 (BK_T1, launched with programmatic stream serialization): thread 0 waits for the previous
+#endif            // grid (griddepcontrol.wait) before its loads; the last BK_PDL CTAs let the next grid launch early
 #define BK_MAX_STAGES 32
 
 // This CTA's tiles: first, first + step, ... (mine of them).
@@ -265,6 +271,7 @@ __device__ __forceinline__ void combine_piece(u32 sa, u32 da, u32 at, u32 len, u
 // unrolled with constant indices so the words stay in registers).
 __device__ __forceinline__ void tail_bytes(const u8* src, u8* dst, const BulkParams& p) {
   if (blockIdx.x != 0 || threadIdx.x != 0 || p.tail == 0) return;
+  if constexpr (BK_PDL > 0) griddep_wait();  // launched early: the previous grid's writes first
   u32 a[4] = {0, 0, 0, 0}, d[4] = {0, 0, 0, 0};
 #pragma unroll
   for (int i = 0; i < 16; ++i)
@@ -549,12 +556,16 @@ __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams&
   if (tid == 0) {
     mbarrier_init(bar, 1);
     fence_mbarrier_init();
+    if constexpr (BK_PDL > 0) {
+      if (blockIdx.x + BK_PDL >= gridDim.x) griddep_launch_dependents();
+      griddep_wait();
+    }
     mbarrier_arrive_expect_tx(bar, len * (COMBINE ? 2u : 1u));
     bulk_load(sa, src + off, len, bar);
     if (COMBINE) bulk_load(da, dst + off, len, bar);
     if constexpr (BK_AHEAD > 0) {
       i64 off2;
-      const u32 len2 = t1_tile(p, t + BK_AHEAD, off2);
+      const u32 len2 = (BK_AHEAD_END && t + BK_AHEAD < p.main_tiles) ? 0u : t1_tile(p, t + BK_AHEAD, off2);
       if (len2 > 0) {
         bulk_prefetch_l2(src + off2, len2);
         if (COMBINE) bulk_prefetch_l2(dst + off2, len2);
