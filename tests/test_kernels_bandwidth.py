@@ -3,6 +3,7 @@ local-memory traffic; the layout planner picks the right path (flat / strided / 
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import math
 
@@ -386,3 +387,50 @@ def test_bulk_lean_kernel_compiles_with_bulk_copies(mode, lean, op, dt):
     assert "UBLKCP.S.G" in text and "UBLKCP.G.S" in text
     assert not ({"LDL", "STL"} & set(sass.opcodes(text)))
     assert ("BAR.SYNC" in text) == (mode == 2)
+
+
+def test_launch_config_structs_match_cuda_h():
+    """ctypes mirrors of CUlaunchConfig / CUlaunchAttribute (cuda.h): sizes and offsets the driver reads."""
+    assert ctypes.sizeof(bw._LaunchAttr) == 72 and bw._LaunchAttr.value.offset == 8
+    assert ctypes.sizeof(bw._LaunchConfig) == 56
+    assert (bw._LaunchConfig.smem.offset, bw._LaunchConfig.stream.offset, bw._LaunchConfig.attrs.offset,
+            bw._LaunchConfig.nattrs.offset) == (24, 32, 40, 48)
+    cfg = bw._pdl_config(1000, 64, 19456)
+    assert list(cfg.grid) == [1000, 1, 1] and list(cfg.block) == [64, 1, 1] and cfg.smem == 19456
+    assert cfg.nattrs == 1 and cfg.attrs.contents.id == 6 and cfg.attrs.contents.value[0] == 1
+
+
+def test_reduce_default_lean_launches_with_pdl(monkeypatch):
+    """The default combine reduce from 32 MiB to 1 GiB: lean CTAs compiled with -DBK_PDL (the last wave of
+    resident CTAs, 10 per SM x 132) and a launcher that launches with programmatic stream serialization; from
+    1 GiB (session-5 shape, not lean) and below 32 MiB no PDL."""
+    from tmakit.tma.tensormap import DataType
+
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    flat = bw.Plan("flat", "", [(1, 1, 1)], 2)
+    for nbytes, want in ((256 << 20, True), (64 << 20, True), (1 << 30, False), (2 << 30, False)):
+        cfg = bw.flat_config(flat, bw.REDUCE_CONFIG, nbytes, 0, DataType.BFLOAT16)
+        launch = bw._bulk_launcher(nbytes, 0, DataType.BFLOAT16, cfg, 132)
+        assert launch.pdl is want
+        assert ("-DBK_PDL=1320" in seen[-1]) is want and any("BK_PDL" in o for o in seen[-1]) is want
+    small = bw._bulk_launcher(1 << 20, 0, DataType.BFLOAT16, bw.REDUCE_CONFIG, 132)  # persistent shape
+    assert small.pdl is False and not any("BK_PDL" in o for o in seen[-1])
+
+
+def test_bulk_lean_pdl_kernel_waits_and_triggers():
+    """With -DBK_PDL the lean CTA waits for the previous grid (ACQBULK = griddepcontrol.wait) and can let the next
+    one launch (PREEXIT = griddepcontrol.launch_dependents); without it, neither."""
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    base = ["-DBK_MODE=2", "-DBK_CONSUMERS=1", "-DBK_OP=0", "-DBK_DT=1", "-DBK_T1=1"]
+    texts = []
+    for extra in ([], ["-DBK_PDL=1320"]):
+        c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=base + extra)
+        try:
+            texts.append(sass.disassemble(c.cubin))
+        except Exception as e:  # no disassembler in this environment
+            pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    plain, pdl = (set(sass.opcodes(t)) for t in texts)
+    assert {"ACQBULK", "PREEXIT"} <= pdl and not ({"ACQBULK", "PREEXIT"} & plain)

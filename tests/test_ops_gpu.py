@@ -320,3 +320,54 @@ def test_transpose_dynamic_tiles(dtype, mode, monkeypatch):
     assert ok
     x = rand((4, 6, 300, 128), dtype)
     assert torch.equal(ops.permute(x, (0, 3, 1, 2)), x.permute(0, 3, 1, 2))
+
+
+def _lean_pdl_launcher(d, s):
+    from tmakit.kernels import bandwidth as bw
+    from tmakit.tma.dtypes import tma_dtype
+
+    return bw.launcher_for(s, d, op=0, dtype=tma_dtype(d.dtype), allow_transpose=False)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_reduce_pdl_chain_reads_what_the_previous_kernel_wrote(dtype):
+    """Back-to-back default reduces (lean CTAs launched with PDL) where each call reads what the kernel just before
+    it wrote -- ours or torch's: a CTA that loaded before griddepcontrol.wait would show as a mismatch."""
+    n = (40 << 20) // torch.tensor([], dtype=dtype).element_size() + 5  # lean range (>= 32 MiB), odd tail
+    a, b, c = rand((n,), dtype), rand((n,), dtype), rand((n,), dtype)
+    assert _lean_pdl_launcher(b, a).pdl
+    ra, rb, rc = a.clone(), b.clone(), c.clone()
+    for _ in range(4):
+        ops.reduce_into(b, a, "add")
+        ops.reduce_into(c, b, "add")
+        ops.reduce_into(a, c, "add")
+        a.mul_(0.5)
+        rb.add_(ra)
+        rc.add_(rb)
+        ra.add_(rc)
+        ra.mul_(0.5)
+    assert ops.last_path == "tma:combine"
+    assert torch.equal(a, ra) and torch.equal(b, rb) and torch.equal(c, rc)
+
+
+def test_reduce_pdl_in_a_cuda_graph():
+    """PDL launches captured into a CUDA graph replay correctly (programmatic edges between our kernels)."""
+    n = (40 << 20) // 4 + 3
+    a, b, c = rand((n,), torch.float32), rand((n,), torch.float32), rand((n,), torch.float32)
+    ops.reduce_into(b, a, "add")  # compile and cache outside the capture
+    ops.reduce_into(c, b, "add")
+    assert _lean_pdl_launcher(c, b).pdl
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(s), torch.cuda.graph(g, stream=s):
+        ops.reduce_into(b, a, "add")
+        ops.reduce_into(c, b, "add")
+    torch.cuda.current_stream().wait_stream(s)
+    rb, rc = b.clone(), c.clone()
+    for _ in range(3):
+        g.replay()
+        rb.add_(a)
+        rc.add_(rb)
+    torch.cuda.synchronize()
+    assert torch.equal(b, rb) and torch.equal(c, rc)

@@ -7,7 +7,9 @@ Method: random data (never zeros); CUDA-event timing of each call; warm-up calls
 calls; buffers rotated among enough sets that their total exceeds 4x the L2, so small sizes are not served from cache;
 tmakit and its peer alternate in the same process. Bytes counted: every byte read plus every byte written once
 (copy/transpose/permute 2x the tensor, reduce 3x). ``frac_ceiling`` = TB/s over the peer copy's TB/s at the largest
-size measured in this run.
+size measured in this run. Each case is also timed back to back (``ratio_b2b``): ``--reps`` calls between two
+CUDA events, nothing between the kernels (the throughput of a stream of calls, where a kernel launched with
+programmatic dependent launch overlaps the previous one's drain), the median of three such chains.
 """
 
 from __future__ import annotations

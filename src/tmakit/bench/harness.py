@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["main", "run_suite", "parse_size", "time_op", "markdown", "plot"]
+__all__ = ["main", "run_suite", "parse_size", "time_op", "time_chain", "markdown", "plot"]
 
 MiB = 1 << 20
 DEFAULT_SIZES = [1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB, 4096 * MiB]
@@ -50,6 +50,27 @@ def time_op(fn, nsets: int, warmup: int = 5, reps: int = 30) -> float:
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
+def time_chain(fn, nsets: int, warmup: int = 5, reps: int = 30, chains: int = 3) -> float:
+    """Median over ``chains`` of the milliseconds per call of ``reps`` back-to-back calls between two CUDA events
+    (nothing between the kernels: the throughput of a stream of calls, where a launch may overlap the previous
+    kernel's drain)."""
+    import torch
+
+    for i in range(warmup):
+        fn(i % nsets)
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(chains):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for i in range(reps):
+            fn((i + warmup) % nsets)
+        b.record()
+        b.synchronize()
+        per.append(a.elapsed_time(b) / reps)
+    return statistics.median(per)
+
+
 def _nsets(nbytes_per_set: int) -> int:
     import torch
 
@@ -70,6 +91,8 @@ def _rand(shape, dtype):
 def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None):
     t_tk = time_op(tk_fn, nsets, reps=reps)
     t_peer = time_op(peer_fn, nsets, reps=reps)
+    b2b_tk = time_chain(tk_fn, nsets, reps=reps)
+    b2b_peer = time_chain(peer_fn, nsets, reps=reps)
     row = dict(
         op=op,
         case=name,
@@ -79,6 +102,9 @@ def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None):
         tmakit_tbs=nbytes_moved / t_tk / 1e9,
         peer_tbs=nbytes_moved / t_peer / 1e9,
         ratio=t_peer / t_tk,
+        tmakit_b2b_ms=b2b_tk,
+        peer_b2b_ms=b2b_peer,
+        ratio_b2b=b2b_peer / b2b_tk,
     )
     if extra:
         row.update(extra)
@@ -280,13 +306,15 @@ def markdown(result: dict) -> str:
         f"{env['date']} · commit `{env['commit']}` · {env['device']} ({env['sms']} SMs) · torch {env['torch']} · "
         f"copy ceiling (torch copy_, largest size) {result['ceiling_tbs']:.2f} TB/s",
         "",
-        "| op | case | bytes moved | tmakit TB/s | peer TB/s | tmakit / peer | tmakit / ceiling | path |",
-        "|---|---|---:|---:|---:|---:|---:|---|",
+        "| op | case | bytes moved | tmakit TB/s | peer TB/s | tmakit / peer | tmakit / ceiling | "
+        "back-to-back tmakit / peer | path |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in result["rows"]:
+        b2b = f"{r['ratio_b2b']:.3f}" if "ratio_b2b" in r else "-"
         lines.append(
             f"| {r['op']} | {r['case']} | {_fmt_size(r['bytes'])} | {r['tmakit_tbs']:.2f} | "
-            f"{r['peer_tbs']:.2f} | {r['ratio']:.3f} | {r['frac_ceiling']:.3f} | {r.get('path', '')} |"
+            f"{r['peer_tbs']:.2f} | {r['ratio']:.3f} | {r['frac_ceiling']:.3f} | {b2b} | {r.get('path', '')} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -79,14 +79,15 @@ class CopyConfig:
     initialises one barrier and issues both loads before any block barrier; no empty barriers, no tile split);
     1 the consumer warps combine, 2 every thread of the CTA combines. ``end_piece`` > 0 (lean only, <= ``piece``, a
     multiple of 16): the last ``end_bytes`` of the tensor move in tiles of ``end_piece`` bytes (smaller CTAs for the
-    last waves: a shorter drain). ``ahead`` > 0 (lean only): each CTA also L2-prefetches (``cp.async.bulk.prefetch.L2``)
-    the tile ``ahead`` tiles after its own, so later waves -- the last ones too -- load from L2 and DRAM keeps its
-    queue full through the drain (``ahead_end`` 1: only prefetches of end tiles). ``stg`` 1 (lean only): the combining threads write with ``st.global.v4`` from
-    registers instead of one bulk store (the CTA leaves once its stores are issued); 2 only the end tiles do (the
-    drain's CTAs). ``t1_const`` 1 (lean, no end
-    tiles): the tile size is a compile-time constant (fewer parameter reads before a CTA's loads). ``pdl`` > 0
-    (lean only): launch with programmatic stream serialization; each CTA's loads wait for the previous grid
-    (``griddepcontrol.wait``) and the CTAs of the last ``pdl`` waves let the next grid launch early.
+    last waves: a shorter drain). ``ahead`` > 0 (lean only): each CTA also L2-prefetches
+    (``cp.async.bulk.prefetch.L2``) the tile ``ahead`` tiles after its own (``ahead_end`` 1: only when that is an
+    end tile), so later waves load from L2 (measured: costs DRAM rate; off). ``stg`` 1 (lean only): the combining
+    threads write with ``st.global.v4`` from registers instead of one bulk store (the CTA leaves once its stores are
+    issued); 2 only the end tiles do. ``t1_const`` 1 (lean, no end tiles): the tile size is a compile-time
+    constant (fewer parameter reads before a CTA's loads). ``pdl`` > 0 (lean only): launch with programmatic
+    stream serialization; each CTA's loads wait for the previous grid (``griddepcontrol.wait``) and the CTAs of
+    the last ``pdl`` waves let the next grid launch early, so back-to-back calls overlap one's drain with the
+    next one's launch.
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -191,14 +192,17 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
 #: the last 4 MiB (a shorter drain) +0.1 %: 3 KiB r11 + end tiles 1.0097-1.0099 / 0.9982-0.9989 (calls 41-42).
 #: From 1 GiB the session-5 shape (2 KiB, 18 resident, not lean) stays ahead (calls 41-42: f32 / bf16 1 GiB
 #: 1.008 / 1.007 vs 1.007 / 1.004, 4 GiB 1.012 / 1.007 vs 1.008 / 1.005): `flat_big`. Some (piece, resident) pairs
-#: collapse by 2-6 % (1.5 KiB with 18, 8 KiB with 4-5)
+#: collapse by 2-6 % (1.5 KiB with 18, 8 KiB with 4-5). Session 7 (calls 43-50): the lean CTAs launch with PDL
+#: (`pdl` 1: the last wave lets the next grid launch; each CTA waits for the previous grid before its loads):
+#: back-to-back bf16 / f32 256 MiB 0.9965 -> 1.0038, 1.0067 -> 1.0104 of add_; per-call (events between calls)
+#: unchanged. L2 prefetch ahead, st.global stores, bf16x2, 4 combining warps, compile-time tile size: +-0.1 % or worse
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1, flat_min=32 << 20,
                            flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 3072), ("row", 3072),
                                  ("consumers", 1), ("stages", 1), ("ctas_per_sm", 24), ("lean", 1), ("resident", 11),
-                                 ("end_piece", 2048), ("end_bytes", 4 << 20)),
+                                 ("end_piece", 2048), ("end_bytes", 4 << 20), ("pdl", 1)),
                            flat_big=(("piece", 2048), ("row", 128 << 10), ("lean", 0), ("resident", 0),
-                                     ("end_piece", 0), ("end_bytes", 0)), flat_big_min=1 << 30)
+                                     ("end_piece", 0), ("end_bytes", 0), ("pdl", 0)), flat_big_min=1 << 30)
 #: per element size (bytes); missing sizes use the 2-byte entry
 #: dyn (atomic tile counter) from 64 MiB: +3.5..+9 % on 64 MiB .. 4 GiB transposes/permutes, -10..-15 % at 32 MiB
 #: (call 23)
@@ -401,6 +405,51 @@ def _raw_launch():
     return _cu_launch_kernel
 
 
+class _LaunchAttr(ctypes.Structure):
+    """``CUlaunchAttribute``: an id, padding to 8 bytes, a 64-byte value union."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_uint32 * 16)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    """``CUlaunchConfig`` (grid, block, dynamic smem, stream, attributes)."""
+
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(_LaunchAttr)), ("nattrs", ctypes.c_uint)]
+
+
+_PDL_ATTR = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+_cu_launch_kernel_ex = None
+
+
+def _raw_launch_ex():
+    """``cuLaunchKernelEx`` from libcuda through ctypes (launches with attributes, e.g. programmatic dependent
+    launch, at ``cuLaunchKernel``'s host cost)."""
+    global _cu_launch_kernel_ex
+    if _cu_launch_kernel_ex is None:
+        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+        f.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        f.restype = ctypes.c_int
+        _cu_launch_kernel_ex = f
+    return _cu_launch_kernel_ex
+
+
+def _pdl_config(grid: int, block: int, smem: int) -> _LaunchConfig:
+    """A 1-D launch config with programmatic stream serialization allowed (the attribute array lives on the
+    config object)."""
+    attr = _LaunchAttr()
+    attr.id = _PDL_ATTR
+    attr.value[0] = 1  # programmaticStreamSerializationAllowed
+    cfg = _LaunchConfig()
+    cfg.grid[:] = (grid, 1, 1)
+    cfg.block[:] = (block, 1, 1)
+    cfg.smem = smem
+    cfg._attr = attr
+    cfg.attrs = ctypes.pointer(attr)
+    cfg.nattrs = 1
+    return cfg
+
+
 class Launcher:
     """Everything about one (layout, dtype, op) problem that does not depend on the addresses: maps as templates,
     params, grid, kernel. ``launcher(src_ptr, dst_ptr)`` launches on torch's current stream.
@@ -415,7 +464,7 @@ class Launcher:
     def __init__(self, kernel, grid, block, smem, params, maps):
         self.kernel, self.grid, self.block, self.smem, self.params, self.maps = kernel, grid, block, smem, params, maps
         self._packed: dict = {}
-        self._fn = self._launch = None
+        self._fn = self._launch = self._cfg = None
         self.kind, self.path = "", ""
 
     def _args(self, sp: int, dp: int) -> list:
@@ -438,22 +487,27 @@ class Launcher:
     def __call__(self, sp: int, dp: int):
         pk = self._packed.get((sp, dp))
         if pk is not None and self.FAST:
-            r = self._launch(self._fn, self.grid, 1, 1, self.block, 1, 1, self.smem, _current_stream(), pk[1], None)
+            if self.pdl:
+                cfg = self._cfg
+                cfg.stream = _current_stream()
+                r = self._launch(ctypes.byref(cfg), self._fn, pk[1], None)
+            else:
+                r = self._launch(self._fn, self.grid, 1, 1, self.block, 1, 1, self.smem, _current_stream(), pk[1],
+                                 None)
             if r != 0:
                 from ..cuda.driver import check, cu
 
-                check((cu().CUresult(r),), "cuLaunchKernel", kernel=str(self.kernel), grid=self.grid,
-                      smem=self.smem)
+                check((cu().CUresult(r),), "cuLaunchKernelEx" if self.pdl else "cuLaunchKernel",
+                      kernel=str(self.kernel), grid=self.grid, smem=self.smem)
             return
         fn = self._fn
-        if self.pdl:
-            self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=True)
-            return
         if fn is None or not self.FAST:
-            self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem)
+            self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=self.pdl)
             if self.FAST and fn is None:
                 try:
-                    self._launch = _raw_launch()
+                    self._launch = _raw_launch_ex() if self.pdl else _raw_launch()
+                    if self.pdl:
+                        self._cfg = _pdl_config(self.grid, self.block, self.smem)
                     self._fn = int(self.kernel.handle)
                 except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the slow path
                     self.FAST = False
@@ -662,8 +716,8 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
             f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
-            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}", f"-DBK_AHEAD_END={cfg.ahead_end}",
-            f"-DBK_T1_STG={cfg.stg if lean else 0}"]
+            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}",
+            f"-DBK_AHEAD_END={cfg.ahead_end}", f"-DBK_T1_STG={cfg.stg if lean else 0}"]
     waves = cfg.pdl if lean else 0
     if waves:
         res = max(1, cfg.resident - 1) if cfg.resident > 0 else cfg.ctas_per_sm
