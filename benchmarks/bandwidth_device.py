@@ -2488,6 +2488,7 @@ def main(argv):
                 "tests/test_kernels_bandwidth.py",
                 "tests/test_ops_args.py",
                 "tests/test_ops_fast.py",
+                "tests/test_bench_harness.py",
             ],
             int(os.environ.get("T_TESTS", 150)),
         )
