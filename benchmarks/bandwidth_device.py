@@ -2267,6 +2267,157 @@ def _red24():
     _red_fit(_red24_variants(), ("bfloat16", "float32"), (128, 256, 384, 512), "red24", rounds=9)
 
 
+def _micro():
+    """Call 53: full-size (256 MiB bf16) runs of call 47's micro-kernels (one 2 KiB tile of each operand per CTA,
+    128 threads, bf16x2) against add_ and the default, per call and back to back, 7 interleaved rounds; each checked
+    bit-exact against add_ first. Says whether a minimal TMA kernel matches add_ where ours does not."""
+    import statistics
+
+    import torch
+
+    from tmakit import cuda as tkc
+    from tmakit import ops
+    from tmakit.bench.harness import time_chain, time_op
+
+    save, _ = _saver("micro")
+    ks = {n: tkc.kernel(LAUNCH_SRC, n) for n in ("lsu_add", "bulk_add", "bulk_add_stg")}
+    n = (256 << 20) // 2
+    d = [torch.randn(n, device="cuda").to(torch.bfloat16) for _ in range(2)]
+    s_ = [torch.randn(n, device="cuda").to(torch.bfloat16) for _ in range(2)]
+    grid = n * 2 // 2048
+    fns = {"add_": lambda i: d[i].add_(s_[i]), "new": lambda i: ops.reduce_into(d[i], s_[i], "add")}
+    for name, k in ks.items():
+        for sm in (4096, 16384):
+            fns[f"{name} smem{sm}"] = (lambda i, k=k, sm=sm: k((grid, 1, 1), (128, 1, 1), tkc.Ptr(s_[i].data_ptr()),
+                                                               tkc.Ptr(d[i].data_ptr()), smem=sm))
+    ok = {}
+    for name, fn in fns.items():
+        a, b = torch.randn(n, device="cuda").to(torch.bfloat16), torch.randn(n, device="cuda").to(torch.bfloat16)
+        ref = b.clone()
+        ref.add_(a)
+        d0, s0 = d[0], s_[0]
+        d[0], s_[0] = b, a
+        fn(0)
+        torch.cuda.synchronize()
+        ok[name] = bool(torch.equal(b, ref))
+        d[0], s_[0] = d0, s0
+    t = {(k, h): [] for k in fns for h in ("call", "b2b")}
+    for _r in range(7):
+        for name, fn in fns.items():
+            t[(name, "call")].append(time_op(fn, 2, reps=20))
+            t[(name, "b2b")].append(time_chain(fn, 2, reps=20))
+    base = {h: statistics.median(t[("add_", h)]) for h in ("call", "b2b")}
+    for name in fns:
+        row = dict(case="bf16 256 MiB", impl=name, ok=ok[name])
+        for h in ("call", "b2b"):
+            us = statistics.median(t[(name, h)])
+            row[f"{h}_us"] = round(1e3 * us, 2)
+            row[f"{h}_ratio"] = round(base[h] / us, 4)
+        save(row)
+
+
+def _micro2():
+    """Call 54: the micro TMA kernel (2 KiB, 4 warps, bf16x2; 1.0015x add_ per call in call 53, ours 0.999) against
+    lean configs shaped like it, 256 MiB, per call and back to back, 9 interleaved rounds (f32: the lean ones)."""
+    import dataclasses
+    import statistics
+
+    import torch
+
+    from tmakit import cuda as tkc
+    from tmakit import ops
+    from tmakit.bench.harness import time_chain, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("micro2")
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+
+    def nv(x2=1, **kw):
+        return bw.CopyConfig(**dict(new, bf16x2=x2, flat=tuple(dict(new["flat"], **kw).items())))
+
+    m = dict(consumers=3, lean=2)
+    const = dict(t1_const=1, end_piece=0, end_bytes=0)
+    cfgs = {"new": bw.CopyConfig(**new), "l2 x2 const 2K r14": nv(piece=2048, row=2048, resident=14, **m, **const),
+            "l2 x2 const 2K r14 nopdl": nv(piece=2048, row=2048, resident=14, pdl=0, **m, **const),
+            "l2 x2 const 2K r16": nv(piece=2048, row=2048, resident=16, **m, **const),
+            "l2 x2 2K r14 end": nv(piece=2048, row=2048, resident=14, **m),
+            "l2 x2 const 3K r11": nv(**m, **const), "l2 x2 3K r11 end": nv(**m)}
+    k = tkc.kernel(LAUNCH_SRC, "bulk_add")
+    for dt in (torch.bfloat16, torch.float32):
+        n = (256 << 20) // (2 if dt == torch.bfloat16 else 4)
+        d = [torch.randn(n, device="cuda").to(dt) for _ in range(2)]
+        s_ = [torch.randn(n, device="cuda").to(dt) for _ in range(2)]
+        fns = {"add_": lambda i: d[i].add_(s_[i])}
+        for name, c in cfgs.items():
+            fns[name] = (lambda i, c=c: (setattr(bw, "REDUCE_CONFIG", c), ops.reduce_into(d[i], s_[i], "add")))
+        if dt == torch.bfloat16:
+            for sm in (14336, 16384, 18432):
+                fns[f"micro smem{sm}"] = (lambda i, sm=sm: k((n * 2 // 2048, 1, 1), (128, 1, 1), tkc.Ptr(s_[i].data_ptr()),
+                                                             tkc.Ptr(d[i].data_ptr()), smem=sm))
+        ok = {}
+        for name, c in cfgs.items():
+            bw.REDUCE_CONFIG = c
+            ok[name] = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
+        t = {(f, h): [] for f in fns for h in ("call", "b2b")}
+        for _r in range(9):
+            for name, fn in fns.items():
+                t[(name, "call")].append(time_op(fn, 2, reps=20))
+                t[(name, "b2b")].append(time_chain(fn, 2, reps=20))
+        for name in fns:
+            row = dict(case=f"{dt} 256 MiB", impl=name, ok=ok.get(name, True))
+            for h in ("call", "b2b"):
+                row[f"{h}_ratio"] = round(statistics.median(t[("add_", h)]) / statistics.median(t[(name, h)]), 4)
+                row[f"{h}_rounds"] = [round(a / b, 4) for a, b in zip(t[("add_", h)], t[(name, h)])]
+            save(row)
+        bw.REDUCE_CONFIG = bw.CopyConfig(**new)
+
+
+def _red25():
+    """Call 55: the default against the micro-shaped lean CTA (2 KiB, 13 resident, 4 combining warps, bf16x2,
+    compile-time tile) through REDUCE_CONFIG as ops uses it, 32 MiB .. 1 GiB, per call and back to back,
+    7 interleaved rounds, both dtypes; bit-exact checks first."""
+    import dataclasses
+    import statistics
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_chain, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red25")
+    new = dataclasses.asdict(bw.REDUCE_CONFIG)
+    cand = dict(new, bf16x2=1, flat=tuple(dict(new["flat"], piece=2048, row=2048, resident=14, consumers=3, lean=2,
+                                                t1_const=1, end_piece=0, end_bytes=0).items()))
+    cfgs = {"new": bw.CopyConfig(**new), "micro-shaped": bw.CopyConfig(**cand)}
+    for dt in (torch.bfloat16, torch.float32):
+        el = 2 if dt == torch.bfloat16 else 4
+        for name, c in cfgs.items():
+            bw.REDUCE_CONFIG = c
+            save(dict(case=f"check {dt}", cfg=name,
+                      ok=_reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)))
+        for mib in (32, 64, 128, 256, 512, 1024):
+            n = (mib << 20) // el
+            k = _nsets(2 * n * el) if mib < 1024 else 1
+            d = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+            s_ = [torch.randn(n, device="cuda").to(dt) for _ in range(k)]
+            fns = {"add_": lambda i: d[i].add_(s_[i])}
+            for name, c in cfgs.items():
+                fns[name] = (lambda i, c=c: (setattr(bw, "REDUCE_CONFIG", c), ops.reduce_into(d[i], s_[i], "add")))
+            t = {(f, h): [] for f in fns for h in ("call", "b2b")}
+            for _r in range(7):
+                for name, fn in fns.items():
+                    t[(name, "call")].append(time_op(fn, k, reps=20))
+                    t[(name, "b2b")].append(time_chain(fn, k, reps=20))
+            row = dict(case=f"{dt} {mib} MiB", sets=k)
+            for name in cfgs:
+                for h in ("call", "b2b"):
+                    row[f"{name} {h}"] = round(statistics.median(t[("add_", h)]) / statistics.median(t[(name, h)]), 4)
+            save(row)
+            del d, s_
+        bw.REDUCE_CONFIG = bw.CopyConfig(**new)
+
+
 def _lsu():
     """Does a plain ld.global.v4 / st.global.v4 copy reach torch's copy_ here? (our TMA copy: 0.95x)"""
     import ctypes
@@ -2454,6 +2605,12 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_red25":
+        return _red25()
+    if argv and argv[0] == "_micro2":
+        return _micro2()
+    if argv and argv[0] == "_micro":
+        return _micro()
     if argv and argv[0] == "_red24":
         return _red24()
     if argv and argv[0] == "_chain":
