@@ -138,10 +138,10 @@ def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
     assert bw.flat_config(flat, r, 1 << 30, 3, DataType.INT32) == r  # inc: store-reduce only
 
 
-def test_reduce_default_one_tile_per_two_warp_cta(monkeypatch):
-    """The combine default from 32 MiB: one 3 KiB tile per lean CTA (producer + one consumer warp, one stage),
-    shared memory padded so that 11 fit per SM by the padding arithmetic (10 by the driver's: call 38), 2 KiB end
-    tiles over the last 4 MiB."""
+def test_reduce_default_one_2k_tile_per_four_warp_cta(monkeypatch):
+    """The combine default from 32 MiB (call 55): one 2 KiB tile per lean CTA whose four warps all combine (one
+    16-byte word per thread; bf16 add with bf16x2), the tile size a compile-time constant (no end tiles), shared
+    memory padded so that 14 fit per SM by the padding arithmetic (13 by the driver's), launched with PDL."""
     from tmakit.tma.tensormap import DataType
 
     seen = []
@@ -150,16 +150,17 @@ def test_reduce_default_one_tile_per_two_warp_cta(monkeypatch):
         cfg = bw.flat_config(bw.Plan("flat"), bw.REDUCE_CONFIG, nbytes, 0, DataType.BFLOAT16)
         launch = bw._bulk_launcher(nbytes, 0, DataType.BFLOAT16, cfg, 132)
         p = launch.params
-        assert launch.block == 64 and p.stages == 1 and "-DBK_T1=1" in seen[-1]
-        assert (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == 11
+        assert launch.block == 128 and p.stages == 1 and launch.pdl
+        assert {"-DBK_T1=2", "-DBK_T1_PIECE=2048", "-DBK_BF16X2=1", "-DBK_PDL=1716"} <= set(seen[-1])
+        assert (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == 14
         n16 = nbytes // 16 * 16
-        assert p.piece == 3072 and p.main_tiles == (n16 - (4 << 20)) // 3072 and p.row == 2048
-        assert launch.grid == p.tiles == p.main_tiles + -(-(n16 - p.rest0) // 2048)  # one CTA per tile
+        assert p.piece == 2048 and p.main_tiles == p.tiles == -(-n16 // 2048)
+        assert launch.grid == p.tiles  # one CTA per tile
 
 
 def test_reduce_default_keeps_the_session5_shape_from_1_gib():
     """``flat_big``: from 1 GiB the combine default is exactly session 5's one-tile shape (2 KiB tiles, not lean, no
-    padding, no end tiles); below it the lean 3 KiB shape; store-reduce and small tensors are untouched."""
+    padding, no end tiles); below it the lean 2 KiB shape; store-reduce and small tensors are untouched."""
     from tmakit.tma.tensormap import DataType
 
     r = bw.REDUCE_CONFIG
@@ -170,7 +171,7 @@ def test_reduce_default_keeps_the_session5_shape_from_1_gib():
         big = bw.flat_config(flat, r, nbytes, 0, DataType.BFLOAT16)
         assert big == dataclasses.replace(bw.flat_config(flat, s5, nbytes, 0, DataType.BFLOAT16), flat_big_min=1 << 30)
     mid = bw.flat_config(flat, r, (1 << 30) - 16, 0, DataType.FLOAT32)
-    assert mid.lean == 1 and mid.piece == 3072 and mid.flat == () and mid.flat_big == ()
+    assert mid.lean == 2 and mid.piece == 2048 and mid.consumers == 3 and mid.flat == () and mid.flat_big == ()
     assert bw.flat_config(flat, r, 16 << 20, 0, DataType.FLOAT32) == r
     c = bw.CopyConfig(flat=(("stages", 3),), flat_min=1)
     assert bw.flat_config(flat, c, 1 << 40).stages == 3 and c.flat_big == ()
@@ -402,7 +403,7 @@ def test_launch_config_structs_match_cuda_h():
 
 def test_reduce_default_lean_launches_with_pdl(monkeypatch):
     """The default combine reduce from 32 MiB to 1 GiB: lean CTAs compiled with -DBK_PDL (the last wave of
-    resident CTAs, 10 per SM x 132) and a launcher that launches with programmatic stream serialization; from
+    resident CTAs, 13 per SM x 132) and a launcher that launches with programmatic stream serialization; from
     1 GiB (session-5 shape, not lean) and below 32 MiB no PDL."""
     from tmakit.tma.tensormap import DataType
 
@@ -413,7 +414,7 @@ def test_reduce_default_lean_launches_with_pdl(monkeypatch):
         cfg = bw.flat_config(flat, bw.REDUCE_CONFIG, nbytes, 0, DataType.BFLOAT16)
         launch = bw._bulk_launcher(nbytes, 0, DataType.BFLOAT16, cfg, 132)
         assert launch.pdl is want
-        assert ("-DBK_PDL=1320" in seen[-1]) is want and any("BK_PDL" in o for o in seen[-1]) is want
+        assert ("-DBK_PDL=1716" in seen[-1]) is want and any("BK_PDL" in o for o in seen[-1]) is want
     small = bw._bulk_launcher(1 << 20, 0, DataType.BFLOAT16, bw.REDUCE_CONFIG, 132)  # persistent shape
     assert small.pdl is False and not any("BK_PDL" in o for o in seen[-1])
 

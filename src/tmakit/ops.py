@@ -279,7 +279,10 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
     - ``"combine"``: bulk TMA loads of both ``src`` and ``dst``, the op in registers (floats through fp32, rounded
       to nearest even, NaN-propagating min/max, like torch), bulk TMA stores (or ``st.global``, per
       ``bandwidth.REDUCE_CONFIG``). Not atomic: like torch's in-place ops. Contiguous pairs only; add/min/max on
-      f32 f16 bf16 s32 u32 s64 u64, and/or/xor on any integer type.
+      f32 f16 bf16 s32 u32 s64 u64, and/or/xor on any integer type. bf16 add uses ``add.rn.bf16x2`` (one rounding
+      of the exact sum: bit-identical to torch's fp32 add + round). From 32 MiB to 1 GiB the kernel launches with
+      programmatic dependent launch: it may start while the stream's previous kernel drains and waits in-kernel
+      (``griddepcontrol.wait``) before reading, so back-to-back calls overlap.
 
     ``method="auto"`` takes the path ``bandwidth.REDUCE_CONFIG.engine`` names (``"bulk"`` = combine) where it
     applies, else the other; :data:`last_path` says which ran (``tma:combine``, ``tma:flat``/``tma:strided`` for

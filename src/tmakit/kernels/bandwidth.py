@@ -195,14 +195,18 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
 #: collapse by 2-6 % (1.5 KiB with 18, 8 KiB with 4-5). Session 7 (calls 43-50): the lean CTAs launch with PDL
 #: (`pdl` 1: the last wave lets the next grid launch; each CTA waits for the previous grid before its loads):
 #: back-to-back bf16 / f32 256 MiB 0.9965 -> 1.0038, 1.0067 -> 1.0104 of add_; per-call (events between calls)
-#: unchanged. L2 prefetch ahead, st.global stores, bf16x2, 4 combining warps, compile-time tile size: +-0.1 % or worse
+#: unchanged. L2 prefetch ahead and st.global stores lose. A minimal TMA kernel (one 2 KiB tile, four warps each
+#: combining one 16-byte word with bf16x2, 13 per SM) beat the 3 KiB lean CTA per call (calls 53-54); the lean CTA
+#: in that shape (`lean` 2 + 3 consumers, `bf16x2`, `t1_const`, 2 KiB, `resident` 14 = 13 per SM) is the default
+#: since call 55: per call bf16 / f32 32-512 MiB +0.1-1.6 % over the 3 KiB shape (256 MiB 1.0003 / 1.0112 of add_,
+#: back to back 1.008 / 1.020)
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1, flat_min=32 << 20,
-                           flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 3072), ("row", 3072),
-                                 ("consumers", 1), ("stages", 1), ("ctas_per_sm", 24), ("lean", 1), ("resident", 11),
-                                 ("end_piece", 2048), ("end_bytes", 4 << 20), ("pdl", 1)),
-                           flat_big=(("piece", 2048), ("row", 128 << 10), ("lean", 0), ("resident", 0),
-                                     ("end_piece", 0), ("end_bytes", 0), ("pdl", 0)), flat_big_min=1 << 30)
+                           flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 2048), ("row", 2048),
+                                 ("consumers", 3), ("stages", 1), ("ctas_per_sm", 24), ("lean", 2), ("resident", 14),
+                                 ("t1_const", 1), ("bf16x2", 1), ("pdl", 1)),
+                           flat_big=(("row", 128 << 10), ("consumers", 1), ("lean", 0), ("resident", 0),
+                                     ("t1_const", 0), ("bf16x2", 0), ("pdl", 0)), flat_big_min=1 << 30)
 #: per element size (bytes); missing sizes use the 2-byte entry
 #: dyn (atomic tile counter) from 64 MiB: +3.5..+9 % on 64 MiB .. 4 GiB transposes/permutes, -10..-15 % at 32 MiB
 #: (call 23)
