@@ -2418,6 +2418,38 @@ def _red25():
         bw.REDUCE_CONFIG = bw.CopyConfig(**new)
 
 
+def _red26():
+    """Call 57: the committed default only, reduce add at 256 / 384 / 512 MiB, both dtypes, per call and back to
+    back, 9 interleaved rounds against add_ (the spread of the headline ratio on one machine)."""
+    import statistics
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_chain, time_op
+
+    save, _ = _saver("red26")
+    for dt in (torch.bfloat16, torch.float32):
+        el = 2 if dt == torch.bfloat16 else 4
+        for mib in (256, 384, 512):
+            n = (mib << 20) // el
+            d, s_ = torch.randn(n, device="cuda").to(dt), torch.randn(n, device="cuda").to(dt)
+            fns = {"add_": lambda i: d.add_(s_), "tmakit": lambda i: ops.reduce_into(d, s_, "add")}
+            t = {(f, h): [] for f in fns for h in ("call", "b2b")}
+            for _r in range(9):
+                for name, fn in fns.items():
+                    t[(name, "call")].append(time_op(fn, 1, reps=20))
+                    t[(name, "b2b")].append(time_chain(fn, 1, reps=20))
+            row = dict(case=f"{dt} {mib} MiB", path=ops.last_path)
+            for h in ("call", "b2b"):
+                rr = [a / b for a, b in zip(t[("add_", h)], t[("tmakit", h)])]
+                row[f"{h}_ratio_median"] = round(statistics.median(rr), 4)
+                row[f"{h}_ratio_min"] = round(min(rr), 4)
+                row[f"{h}_ratio_max"] = round(max(rr), 4)
+            save(row)
+            del d, s_
+
+
 def _lsu():
     """Does a plain ld.global.v4 / st.global.v4 copy reach torch's copy_ here? (our TMA copy: 0.95x)"""
     import ctypes
@@ -2605,6 +2637,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_red26":
+        return _red26()
     if argv and argv[0] == "_red25":
         return _red25()
     if argv and argv[0] == "_micro2":
