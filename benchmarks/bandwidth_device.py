@@ -1827,6 +1827,89 @@ def _perm14():
     save(dict(case="4 GiB copy ceiling (bf16 copy_)", ceilings=[round(x, 4) for x in ceil]))
 
 
+def _perm15_variants():
+    """(which config, name, override dict): strided-copy variants for (0,2,1,3), transpose variants for (0,3,1,2)."""
+    cp = [("copy", "base", {}),
+          ("copy", "tpc1 4K x24", dict(tiles_per_cta=1, box_bytes=4096, ctas_per_sm=24, stages=2)),
+          ("copy", "tpc1 8K x12", dict(tiles_per_cta=1, box_bytes=8192, ctas_per_sm=12, stages=2)),
+          ("copy", "tpc1 16K x6", dict(tiles_per_cta=1, box_bytes=16384, ctas_per_sm=6, stages=2)),
+          ("copy", "tpc2 8K x12", dict(tiles_per_cta=2, box_bytes=8192, ctas_per_sm=12, stages=2)),
+          ("copy", "tpc4 8K x8", dict(tiles_per_cta=4, box_bytes=8192, ctas_per_sm=8, stages=3)),
+          ("copy", "tpc2 16K x4", dict(tiles_per_cta=2, box_bytes=16384, ctas_per_sm=4, stages=3))]
+    tp = [("transpose", "base", {}),
+          ("transpose", "gm kq1 s2 c4 x4", dict(dyn=0, grid_mult=64, kq=1, stages=2, ctas_per_sm=4, consumers=4)),
+          ("transpose", "gm kq2 s2 c4 x2", dict(dyn=0, grid_mult=64, kq=2, stages=2, ctas_per_sm=2, consumers=4)),
+          ("transpose", "gm kq1 s2 c2 x6", dict(dyn=0, grid_mult=64, kq=1, stages=2, ctas_per_sm=6, consumers=2)),
+          ("transpose", "gm kq2 s2 c8 x2", dict(dyn=0, grid_mult=64, kq=2, stages=2, ctas_per_sm=2, consumers=8)),
+          ("transpose", "dyn kq2 s4 c4 x2", dict(kq=2, stages=4, ctas_per_sm=2, consumers=4)),
+          ("transpose", "gm kq1 s1 c4 x6", dict(dyn=0, grid_mult=64, kq=1, stages=1, ctas_per_sm=6, consumers=4))]
+    return cp + tp
+
+
+def _perm15():
+    """Call 59: the goal permutes at 64 MiB (bf16 (32,64,128,128)) with shorter, hardware-scheduled CTAs (the
+    reduce's lesson): strided copies with one or a few small tiles per CTA, transposes with grid_mult (no
+    persistence); per call, vs the 4 GiB copy ceiling and a same-size copy, 5 rounds; each checked exact first."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("perm15")
+    big = torch.empty(1 << 31, device="cuda", dtype=torch.bfloat16)
+    big2 = torch.empty_like(big)
+    big.normal_()
+    ceil = []
+    base_c, base_t = bw.COPY_CONFIG, dict(bw.TRANSPOSE_CONFIG)
+
+    def use(which, kw):
+        bw.COPY_CONFIG, bw.TRANSPOSE_CONFIG = base_c, dict(base_t)
+        if which == "copy":
+            bw.COPY_CONFIG = dataclasses.replace(base_c, **kw)
+        else:
+            bw.TRANSPOSE_CONFIG[2] = dataclasses.replace(base_t[2], **kw)
+
+    shape = (32, 64, 128, 128)
+    nb = 2 * torch.Size(shape).numel()
+    k = _nsets(2 * nb)
+    xs = [torch.randn(shape, device="cuda").to(torch.bfloat16) for _ in range(k)]
+    fl = [torch.empty_like(xs[0]) for _ in range(k)]
+    for dims, which in (((0, 2, 1, 3), "copy"), ((0, 3, 1, 2), "transpose")):
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(k)]
+        vs = [v for v in _perm15_variants() if v[0] == which]
+        ok, t, path = {}, {v[1]: [] for v in vs}, {}
+        for _w, name, kw in vs:
+            try:
+                use(which, kw)
+                ys[0].fill_(7)
+                ops.permute(xs[0], dims, out=ys[0])
+                ok[name] = bool(torch.equal(ys[0], xs[0].permute(dims)))
+                path[name] = ops.last_path
+            except Exception as e:  # noqa: BLE001 - a refused config is a result
+                ok[name] = repr(e)[:160]
+        same = []
+        for _r in range(5):
+            ceil.append(2 * big.numel() * 2 / time_op(lambda i: big2.copy_(big), 1, reps=10) / 1e9)
+            same.append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
+            for _w, name, kw in vs:
+                if ok[name] is True:
+                    use(which, kw)
+                    t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+        c, sc = max(ceil), sorted(same)[len(same) // 2]
+        for _w, name, _kw in vs:
+            row = dict(case=f"bf16 {shape} -> {dims}", cfg=name, ok=ok[name], path=path.get(name))
+            if t[name]:
+                ms = sorted(t[name])[len(t[name]) // 2]
+                row.update(tbs=round(2 * nb / ms / 1e9, 3), vs_ceiling=round(2 * nb / ms / 1e9 / c, 4),
+                           vs_copy_same=round(sc / ms, 4), ceiling_tbs=round(c, 3))
+            save(row)
+        del ys
+    use("copy", {})
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -2637,6 +2720,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_perm15":
+        return _perm15()
     if argv and argv[0] == "_red26":
         return _red26()
     if argv and argv[0] == "_red25":
