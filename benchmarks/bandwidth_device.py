@@ -1910,6 +1910,82 @@ def _perm15():
     use("copy", {})
 
 
+def _tp8_variants():
+    base2 = dict(lean=1, kq=1, consumers=4, xpose=2, batch=4, coords=2)
+    return [("base", None), ("lean kq1 c4", base2), ("lean kq1 c4 r10", dict(base2, resident=10)),
+            ("lean kq1 c4 r8", dict(base2, resident=8)), ("lean kq2 c4", dict(base2, kq=2)),
+            ("lean kq1 c8", dict(base2, consumers=8)), ("lean kq2 c8 r6", dict(base2, kq=2, consumers=8, resident=6)),
+            ("lean kq1 c2", dict(base2, consumers=2))]
+
+
+def _tp8():
+    """Call 62: `TransposeConfig.lean` (one tile per CTA, all warps transpose). Exactness over shapes / dtypes with
+    edges, then per-call TB/s vs the 4 GiB copy ceiling and a same-size copy for the goal permutes and transposes,
+    5 rounds."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("tp8")
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+
+    def use(kw, e=None):
+        bw.TRANSPOSE_CONFIG = dict(base_t)
+        if kw is not None:
+            for el in (1, 2, 4, 8):
+                d = dict(kw) if el == 2 else dict(kw, xpose=0)
+                bw.TRANSPOSE_CONFIG[el] = dataclasses.replace(base_t.get(el, base_t[2]), **d)
+
+    cases = [((64, 64), (1, 0)), ((100, 200), (1, 0)), ((4097, 33), (1, 0)), ((3, 130, 70), (0, 2, 1)),
+             ((5, 7, 96, 40), (0, 3, 1, 2)), ((9, 10, 11, 12), (3, 2, 1, 0)), ((2, 3, 4, 70, 66), (0, 1, 2, 4, 3))]
+    for name, kw in _tp8_variants()[1:]:
+        use(kw)
+        ok, paths = True, set()
+        for dt in (torch.bfloat16, torch.float32, torch.uint8, torch.float64):
+            for shape, dims in cases:
+                x = (torch.randn(shape, device="cuda") * 100).to(dt)
+                y = torch.full(tuple(shape[d] for d in dims), 7, device="cuda").to(dt)
+                ops.permute(x, dims, out=y)
+                paths.add(ops.last_path)
+                ok = ok and bool(torch.equal(y, x.permute(dims)))
+        save(dict(case="exact", cfg=name, ok=ok, paths=sorted(paths)))
+    big = torch.empty(1 << 31, device="cuda", dtype=torch.bfloat16)
+    big2 = torch.empty_like(big)
+    big.normal_()
+    ceil = []
+    perf = [((32, 64, 128, 128), (0, 3, 1, 2), torch.bfloat16), ((64, 64, 64, 64), (3, 2, 1, 0), torch.bfloat16),
+            ((4096, 4096), (1, 0), torch.bfloat16), ((2048, 2048), (1, 0), torch.float32),
+            ((4096, 4096), (1, 0), torch.float32), ((8192, 8192), (1, 0), torch.bfloat16),
+            ((16384, 16384), (1, 0), torch.bfloat16)]
+    for shape, dims, dt in perf:
+        el = torch.tensor([], dtype=dt).element_size()
+        nb = el * torch.Size(shape).numel()
+        k = _nsets(2 * nb)
+        xs = [torch.randn(shape, device="cuda").to(dt) for _ in range(k)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=dt) for _ in range(k)]
+        fl = [torch.empty_like(xs[0]) for _ in range(k)]
+        t = {n: [] for n, _ in _tp8_variants()}
+        same = []
+        for _r in range(5):
+            ceil.append(2 * big.numel() * 2 / time_op(lambda i: big2.copy_(big), 1, reps=10) / 1e9)
+            same.append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
+            for name, kw in _tp8_variants():
+                use(kw)
+                t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+        c, sc = max(ceil), sorted(same)[2]
+        row = dict(case=f"{dt} {shape} -> {dims}", mib=nb >> 20, ceiling=round(c, 3))
+        for name in t:
+            ms = sorted(t[name])[2]
+            row[name] = [round(2 * nb / ms / 1e9 / c, 4), round(sc / ms, 4)]
+        save(row)
+        del xs, ys, fl
+    use(None)
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -2720,6 +2796,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_tp8":
+        return _tp8()
     if argv and argv[0] == "_perm15":
         return _perm15()
     if argv and argv[0] == "_red26":

@@ -153,7 +153,10 @@ class TransposeConfig:
     ``order``: 0 tiles round-robin over the CTAs, 1 one contiguous run of tiles per CTA (``-DTP_ORDER``).
     ``dyn`` 1 (modes 0 and 2): the persistent CTAs take tiles from a global atomic counter (one 16-byte zeroed
     word per launcher and stream; the kernel's last CTA zeroes it again), so faster SMs take more tiles; only for
-    tensors of at least ``dyn_bytes``."""
+    tensors of at least ``dyn_bytes``. ``lean`` 1: one tile (``kq`` slabs) per CTA, ``consumers`` warps that all
+    transpose, one CTA per tile handed out by the hardware (no ring, no producer warp; ``stages``, ``no``, ``mode``,
+    ``dyn`` and ``grid_mult`` do not apply); ``resident`` > 0 pads its shared memory so that at most that many CTAs
+    fit per SM."""
 
     kq: int = 4
     stages: int = 4
@@ -173,6 +176,8 @@ class TransposeConfig:
     wide_bytes: int = 0
     grid_mult: int = 1
     order: int = 0
+    lean: int = 0
+    resident: int = 0
 
 
 #: contiguous copies >= 128 MiB: runs of 2 tiles per CTA, sized for two resident CTAs per SM (3 stages of 32 KiB);
@@ -850,6 +855,8 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     m_d = MapTemplate(_map(dt, dp, dsizes, dstr, sbox, SwizzleMode.B128, l2=cfg.l2))
     in_bytes = t_ * 128 * kq
     budget = SMEM_PER_SM // cfg.ctas_per_sm - 1024 - 512
+    if cfg.lean:
+        return _transpose_lean_launcher(plan, cfg, kq, in_bytes, sizes, m_s, m_d)
     if cfg.mode == 1:  # every consumer warp owns `no` slab images and sees every tile (consumers divide kq)
         cfg = dataclasses.replace(cfg, consumers=math.gcd(kq, cfg.consumers))
         slab = t_ * 128
@@ -878,6 +885,27 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     cls = DynLauncher if dyn else Launcher
     return cls(k, grid, 32 * warps, stages * in_bytes + out_bytes + 1024, p,
                     [(m_s, True), (m_d, False)])
+
+
+def _transpose_lean_launcher(plan, cfg: TransposeConfig, kq, in_bytes, sizes, m_s, m_d):
+    """``TransposeConfig.lean``: one CTA per tile of ``kq`` slabs, ``consumers`` warps (all transposing), an input
+    and an output image in shared memory (padded to ``resident`` CTAs per SM)."""
+    t_ = 128 // plan.elem
+    rank = len(sizes)
+    tiles = [-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + sizes[2:]
+    p = TransposeParams()
+    for i in range(5):
+        p.tiles[i] = tiles[i] if i < rank else 1
+    p.qdim, p.rank, p.stages, p.kq = sizes[1], rank, 1, kq
+    p.group = max(0, cfg.group) if cfg.group < tiles[0] else 0
+    p.ntiles = math.prod(tiles)
+    smem = 2 * in_bytes + 1024
+    if cfg.resident > 0:
+        smem = max(smem, ((SMEM_PER_SM + 1024) // cfg.resident - 1664) // 128 * 128)
+    k = _kernel("transpose.cu", f"tmakit_transpose_e{plan.elem}",
+                (f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}", f"-DTP_XPOSE={cfg.xpose}",
+                 f"-DTP_COORDS={cfg.coords}", "-DTP_LEAN=1"))
+    return Launcher(k, max(1, p.ntiles), 32 * cfg.consumers, smem, p, [(m_s, True), (m_d, False)])
 
 
 def flat_config(plan, cfg: CopyConfig, nbytes: int, op: int = -1, dtype=None) -> CopyConfig:

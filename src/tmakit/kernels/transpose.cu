@@ -236,7 +236,10 @@ __device__ __forceinline__ void transpose_stage(u32 in_img, u32 out_img, u32 kq,
 #ifndef TP_MODE
 #define TP_MODE 0  // 0: consumers share each stage, one store issuer after a named barrier; 1: warp-owned slabs;
 #endif             // 2: as 0, but a dedicated store warp waits on per-image mbarriers (no named barrier)
-#define TP_WARPS (TP_CONSUMERS + 1 + (TP_MODE == 2 ? 1 : 0))
+#ifndef TP_LEAN
+#define TP_LEAN 0  // 1: one tile per CTA (tile = blockIdx.x), all TP_CONSUMERS warps transpose (transpose_lean)
+#endif
+#define TP_WARPS (TP_LEAN ? TP_CONSUMERS : TP_CONSUMERS + 1 + (TP_MODE == 2 ? 1 : 0))
 
 // TP_MODE 1: consumer warp w owns slabs g = w, w + C, ... (g = k * KQ + q over this CTA's tiles k): it loads the
 // whole slab into registers, frees its share of the input stage (empty[s] counts KQ arrivals), writes one of its own
@@ -335,10 +338,54 @@ __device__ __forceinline__ void transpose_storer(const TmaDesc* dst, const Trans
   bulk_wait_group<0>();
 }
 
+// TP_LEAN: one tile per CTA, the hardware hands out the CTAs (a short CTA: no ring, no tile loop, no producer
+// warp). Thread 0 initialises one barrier and loads the tile's KQ slabs; every warp transposes its share into the
+// output images; after the proxy fence and a block barrier thread 0 stores the slabs and waits for their reads.
+template <int E>
+__device__ __forceinline__ void transpose_lean(const TmaDesc* src, const TmaDesc* dst, const TransposeParams& p,
+                                               u8* dyn, u64* full) {
+  constexpr int T = 128 / E;
+  constexpr u32 SLAB = (u32)T * 128u;
+  const u32 KQ = p.kq, in_bytes = SLAB * KQ;
+  const u32 base = (smem_u32(dyn) + 1023u) & ~1023u, out_img = base + in_bytes;
+  const i64 t = blockIdx.x;
+  if (t >= p.ntiles) return;
+  const u32 tid = threadIdx.x, bar = smem_u32(&full[0]);
+  i32 c[5];
+  tile_coords(p, t, c);
+  c[0] *= T;
+  c[1] *= T * (i32)KQ;
+  if (tid == 0) {
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+    mbarrier_arrive_expect_tx(bar, in_bytes);
+    tma_load_tile_n(p.rank, base, src, bar, c);
+  }
+  __syncthreads();
+  mbarrier_wait(bar, 0);
+  transpose_stage<E>(base, out_img, KQ, tid >> 5, tid & 31);
+  fence_proxy_async_smem();
+  __syncthreads();
+  if (tid == 0) {
+    for (u32 q = 0; q < KQ; ++q) {
+      const i32 qs = c[1] + (i32)q * T;
+      if (qs >= p.qdim) break;
+      i32 d[5] = {qs, c[0], c[2], c[3], c[4]};
+      tma_store_tile_n(p.rank, dst, out_img + q * SLAB, d);
+    }
+    bulk_commit_group();
+    bulk_wait_group_read<0>();
+  }
+}
+
 template <int E>
 __device__ __forceinline__ void transpose_run(const TmaDesc* src, const TmaDesc* dst, const TransposeParams& p,
                                               u8* dyn, u64* full, u64* empty, i32 (*coords)[5], u64* out_full,
                                               u64* out_empty, volatile i64* stage_tile, volatile i64* out_tile) {
+  if constexpr (TP_LEAN) {
+    transpose_lean<E>(src, dst, p, dyn, full);
+    return;
+  }
   constexpr int T = 128 / E;
   constexpr u32 SLAB = (u32)T * 128u;
   const u32 S = p.stages, KQ = p.kq;
