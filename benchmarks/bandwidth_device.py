@@ -1986,6 +1986,64 @@ def _tp8():
     use(None)
 
 
+def _tp9():
+    """Call 63: lean transposes against the default, per element size, on the suite's transpose / permute cases
+    (16 MiB .. 1 GiB), interleaved A/B, 7 rounds, per call; ratios to the default and to a same-size copy."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("tp9")
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+    lean = dict(lean=1, kq=1, consumers=4, batch=4, coords=2)
+    cands = {2: [("kq1 c4", dict(lean, xpose=2)), ("kq1 c4 r8", dict(lean, xpose=2, resident=8)),
+                 ("kq1 c2", dict(lean, xpose=2, consumers=2)), ("kq2 c4 r8", dict(lean, xpose=2, kq=2, resident=8))],
+             4: [("kq1 c2", dict(lean, consumers=2)), ("kq2 c4", dict(lean, kq=2)),
+                 ("kq1 c4 r10", dict(lean, resident=10)), ("kq2 c2", dict(lean, kq=2, consumers=2))]}
+    cases = [((2048, 2048), (1, 0), torch.bfloat16), ((4096, 4096), (1, 0), torch.bfloat16),
+             ((8192, 8192), (1, 0), torch.bfloat16), ((16384, 16384), (1, 0), torch.bfloat16),
+             ((32, 64, 128, 128), (0, 3, 1, 2), torch.bfloat16), ((64, 64, 64, 64), (3, 2, 1, 0), torch.bfloat16),
+             ((2048, 2048), (1, 0), torch.float32), ((4096, 4096), (1, 0), torch.float32),
+             ((8192, 8192), (1, 0), torch.float32), ((16384, 16384), (1, 0), torch.float32)]
+    for shape, dims, dt in cases:
+        el = torch.tensor([], dtype=dt).element_size()
+        nb = el * torch.Size(shape).numel()
+        k = _nsets(2 * nb)
+        xs = [torch.randn(shape, device="cuda").to(dt) for _ in range(k)]
+        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=dt) for _ in range(k)]
+        fl = [torch.empty_like(xs[0]) for _ in range(k)]
+        vs = [("base", None)] + cands[el]
+        ok = {}
+        for name, kw in vs:
+            bw.TRANSPOSE_CONFIG = dict(base_t)
+            if kw:
+                bw.TRANSPOSE_CONFIG[el] = dataclasses.replace(base_t[el], **kw)
+            ys[0].fill_(3)
+            ops.permute(xs[0], dims, out=ys[0])
+            ok[name] = bool(torch.equal(ys[0], xs[0].permute(dims)))
+        t = {n: [] for n, _ in vs}
+        same = []
+        for _r in range(7):
+            same.append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
+            for name, kw in vs:
+                bw.TRANSPOSE_CONFIG = dict(base_t)
+                if kw:
+                    bw.TRANSPOSE_CONFIG[el] = dataclasses.replace(base_t[el], **kw)
+                t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+        med = {n: sorted(v)[3] for n, v in t.items()}
+        sc = sorted(same)[3]
+        row = dict(case=f"{dt} {shape} -> {dims}", mib=nb >> 20, ok=ok, base_vs_copy=round(sc / med["base"], 4))
+        for name, _ in vs[1:]:
+            row[name] = [round(med["base"] / med[name], 4), round(sc / med[name], 4)]
+        save(row)
+        del xs, ys, fl
+    bw.TRANSPOSE_CONFIG = base_t
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -2796,6 +2854,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_tp9":
+        return _tp9()
     if argv and argv[0] == "_tp8":
         return _tp8()
     if argv and argv[0] == "_perm15":
