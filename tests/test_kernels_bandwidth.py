@@ -101,9 +101,12 @@ def test_transpose_config_wide_overrides_by_inner_extent():
     assert bw.transpose_config_for(big, big_only).kq == 2  # 512 MiB
     mid = bw.plan_copy(FakeTensor((8192, 8192)).permute((1, 0)), FakeTensor((8192, 8192)))  # 128 MiB
     assert bw.transpose_config_for(mid, big_only).kq == 4
-    d = bw.TRANSPOSE_CONFIG[2]  # the default: 16384^2 bf16 takes the wide shape, 8192^2 and the permute do not
-    assert bw.transpose_config_for(big).kq == 2 and bw.transpose_config_for(mid) == d
-    assert bw.transpose_config_for(narrow) == d
+    d = bw.PERSISTENT_TRANSPOSE[2]  # session 4's: 16384^2 bf16 takes the wide shape, 8192^2 and the permute do not
+    assert bw.transpose_config_for(big, d).kq == 2 and bw.transpose_config_for(mid, d) == d
+    assert bw.transpose_config_for(narrow, d) == d
+    lean = bw.TRANSPOSE_CONFIG[2]  # the default since session 7: lean, no wide overrides
+    assert lean.lean == 1 and not lean.wide
+    assert bw.transpose_config_for(big) == bw.transpose_config_for(mid) == bw.transpose_config_for(narrow) == lean
 
 
 def test_grid_persistent_or_runs_of_tiles():
@@ -119,7 +122,7 @@ def test_default_override_tuples_name_real_fields():
     for cfg in (bw.COPY_CONFIG, bw.REDUCE_CONFIG):
         flat = dataclasses.replace(cfg, **dict(cfg.flat), flat=())
         assert flat.tiles_per_cta > 0 and not flat.flat
-    for cfg in bw.TRANSPOSE_CONFIG.values():
+    for cfg in (*bw.TRANSPOSE_CONFIG.values(), *bw.PERSISTENT_TRANSPOSE.values()):
         dataclasses.replace(cfg, **dict(cfg.wide), wide=())
 
 
@@ -136,6 +139,29 @@ def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
     store_reduce = dataclasses.replace(r, engine="tensor")
     assert bw.flat_config(flat, store_reduce, 1 << 30, 0, DataType.FLOAT32) == store_reduce
     assert bw.flat_config(flat, r, 1 << 30, 3, DataType.INT32) == r  # inc: store-reduce only
+
+
+def test_transpose_default_is_one_tile_per_lean_cta(monkeypatch):
+    """The transpose default: one CTA per tile of 2 slabs (grid = tiles), 4 warps that all transpose, -DTP_LEAN=1,
+    an input and an output image per CTA (2-byte 2 x 16 KiB: 6 per SM; 4-byte 2 x 8 KiB: 12); the persistent
+    shapes still build."""
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
+    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    for e, sizes in ((2, [4096, 4096]), (4, [4096, 4096]), (2, [128, 8192, 32])):
+        dims = [(sizes[0], 1, sizes[1])] + [(sizes[1], sizes[0], 1)] + [(n, 1 << 20, 1 << 20) for n in sizes[2:]]
+        plan = bw.Plan("transpose", "", dims, e)
+        launch = bw._transpose_launcher(plan, None, 132, 0, 0)
+        t_ = 128 // e
+        tiles = -(-sizes[0] // t_) * -(-sizes[1] // (2 * t_)) * (sizes[2] if len(sizes) > 2 else 1)
+        assert launch.grid == launch.params.ntiles == tiles and launch.block == 128 and launch.params.kq == 2
+        assert "-DTP_LEAN=1" in seen[-1] and "-DTP_CONSUMERS=4" in seen[-1]
+        assert launch.smem == 2 * (t_ * 128 * 2) + 1024  # the 2-byte padding to 8 per SM does not bind
+        assert (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == (6 if e == 2 else 12)
+    plan = bw.Plan("transpose", "", [(4096, 1, 4096), (4096, 4096, 1)], 2)
+    old = bw._transpose_launcher(plan, bw.PERSISTENT_TRANSPOSE[2], 132, 0, 0)
+    assert "-DTP_LEAN=1" not in seen[-1] and old.block == 32 * 9
 
 
 def test_reduce_default_one_2k_tile_per_four_warp_cta(monkeypatch):
@@ -435,3 +461,16 @@ def test_bulk_lean_pdl_kernel_waits_and_triggers():
             pytest.skip(f"no nvdisasm/cuobjdump: {e}")
     plain, pdl = (set(sass.opcodes(t)) for t in texts)
     assert {"ACQBULK", "PREEXIT"} <= pdl and not ({"ACQBULK", "PREEXIT"} & plain)
+
+
+def test_lean_transpose_falls_back_to_the_persistent_shape_past_the_grid_limit(monkeypatch):
+    """One CTA per tile needs grid.x < 2^31: a tensor with more tiles takes the persistent shape."""
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
+    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    huge = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), (1 << 30, 1 << 14, 1 << 14)], 2)  # 2^31 tiles
+    launch = bw._transpose_launcher(huge, None, 132, 0, 0)
+    assert "-DTP_LEAN=1" not in seen[-1] and launch.grid <= 132 * 2
+    fine = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), ((1 << 30) - 1, 1 << 14, 1 << 14)], 2)
+    assert bw._transpose_launcher(fine, None, 132, 0, 0).grid == (1 << 31) - 2 and "-DTP_LEAN=1" in seen[-1]

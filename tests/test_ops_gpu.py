@@ -305,6 +305,7 @@ def test_transpose_dynamic_tiles(dtype, mode, monkeypatch):
 
     e = torch.tensor([], dtype=dtype).element_size()
     base = bw.TRANSPOSE_CONFIG.get(e) or bw.TRANSPOSE_CONFIG[2]
+    base = bw.PERSISTENT_TRANSPOSE.get(e) or bw.PERSISTENT_TRANSPOSE[2]
     cfg = dataclasses.replace(base, mode=mode, dyn=1, dyn_bytes=0, wide=())
     monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", {**bw.TRANSPOSE_CONFIG, e: cfg})
     for shape in ((1000, 777), (33, 4096), (3000, 8), (2048, 2048)):
@@ -371,3 +372,25 @@ def test_reduce_pdl_in_a_cuda_graph():
         rc.add_(rb)
     torch.cuda.synchronize()
     assert torch.equal(b, rb) and torch.equal(c, rc)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
+def test_transpose_lean_default_shapes_and_the_persistent_shape(dtype, monkeypatch):
+    """The lean transpose default (one tile per CTA) on remainders, batched permutes and a reversal; the same cases
+    through the session-4 persistent shape (PERSISTENT_TRANSPOSE) give the same bytes."""
+    from tmakit.kernels import bandwidth as bw
+
+    cases = [((1000, 777), (1, 0)), ((33, 4096), (1, 0)), ((3000, 8), (1, 0)), ((4, 6, 300, 128), (0, 3, 1, 2)),
+             ((9, 10, 11, 12), (3, 2, 1, 0)), ((2, 3, 4, 70, 66), (0, 1, 2, 4, 3))]
+    outs = []
+    for table in (bw.TRANSPOSE_CONFIG, bw.PERSISTENT_TRANSPOSE):
+        monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", dict(table))
+        got = []
+        for shape, dims in cases:
+            x = rand(shape, dtype)
+            y = poisoned(tuple(shape[d] for d in dims), dtype)
+            ops.permute(x, dims, out=y)
+            assert torch.equal(y, x.permute(dims)), (shape, dims)
+            got.append(ops.last_path)
+        outs.append(got)
+    assert "tma:transpose" in outs[0] and outs[0] == outs[1]

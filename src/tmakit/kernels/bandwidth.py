@@ -25,7 +25,8 @@ from ..tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
 
 __all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher", "plan_copy", "launcher_for",
            "transpose_config_for", "flat_config",
-           "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "REDUCE_OPS", "BULK_OPS", "bulk_supported"]
+           "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "PERSISTENT_TRANSPOSE", "REDUCE_OPS", "BULK_OPS",
+           "bulk_supported"]
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _WORD = {8: DataType.UINT64, 4: DataType.UINT32, 2: DataType.UINT16, 1: DataType.UINT8}
@@ -212,15 +213,19 @@ REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, sta
                                  ("t1_const", 1), ("bf16x2", 1), ("pdl", 1)),
                            flat_big=(("row", 128 << 10), ("consumers", 1), ("lean", 0), ("resident", 0),
                                      ("t1_const", 0), ("bf16x2", 0), ("pdl", 0)), flat_big_min=1 << 30)
-#: per element size (bytes); missing sizes use the 2-byte entry
-#: dyn (atomic tile counter) from 64 MiB: +3.5..+9 % on 64 MiB .. 4 GiB transposes/permutes, -10..-15 % at 32 MiB
-#: (call 23)
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1,
-                                             dyn_bytes=64 << 20,
-                                             wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2), ("consumers", 2)),
-                                             wide_min=16, wide_bytes=256 << 20),
-                          4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
-                                             consumers=2, dyn=1, dyn_bytes=64 << 20)}
+#: per element size (bytes); missing sizes use the 2-byte entry. Session 7 (calls 62-63): one tile of 2 slabs per
+#: lean CTA (4 warps transposing, 2 x 16 KiB images: 6 per SM) beats the persistent pipelines at every size, per
+#: call, in one process: bf16 2048² .. 16384² +1.1 / +1.8 / +1.9 / +0.6 %, (32,64,128,128)->(0,3,1,2) +3.1 %,
+#: (64,64,64,64)->(3,2,1,0) +15 %; f32 2048² .. 16384² +6.6 / +5.9 / +3.2 / +1.8 %. The session-4 persistent
+#: shapes (dyn tile counter from 64 MiB, wide overrides for large 2-byte transposes) stay as PERSISTENT_TRANSPOSE.
+PERSISTENT_TRANSPOSE: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1,
+                                                 dyn_bytes=64 << 20,
+                                                 wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2),
+                                                       ("consumers", 2)), wide_min=16, wide_bytes=256 << 20),
+                              4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
+                                                 consumers=2, dyn=1, dyn_bytes=64 << 20)}
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=2, consumers=4, group=16, xpose=2, lean=1, resident=8),
+                          4: TransposeConfig(kq=2, consumers=4, group=4, batch=4, lean=1)}
 
 
 class StreamParams(ctypes.Structure):
@@ -845,6 +850,8 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     sizes = [d[0] for d in dims]
     cfg = transpose_config_for(plan, cfg)
     kq = max(1, min(cfg.kq, 256 // t_, -(-sizes[1] // t_)))  # boxes may overhang small dims (OOB fill / clip)
+    if cfg.lean and math.prod([-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + sizes[2:]) >= 1 << 31:
+        return _transpose_launcher(plan, PERSISTENT_TRANSPOSE.get(e) or PERSISTENT_TRANSPOSE[2], nsm, sp, dp)
     rank = len(dims)
     dt = _WORD[e]
     lbox = [t_, kq * t_] + [1] * (rank - 2)
