@@ -380,8 +380,9 @@ def test_transpose_lean_default_shapes_and_the_persistent_shape(dtype, monkeypat
     through the session-4 persistent shape (PERSISTENT_TRANSPOSE) give the same bytes."""
     from tmakit.kernels import bandwidth as bw
 
-    cases = [((1000, 777), (1, 0)), ((33, 4096), (1, 0)), ((3000, 8), (1, 0)), ((4, 6, 300, 128), (0, 3, 1, 2)),
-             ((9, 10, 11, 12), (3, 2, 1, 0)), ((2, 3, 4, 70, 66), (0, 1, 2, 4, 3))]
+    # 16-byte aligned strides for every dtype (uint8 included), sizes off the 64/128-element tile grid
+    cases = [((1008, 784), (1, 0)), ((48, 4096), (1, 0)), ((3008, 16), (1, 0)), ((4, 6, 304, 128), (0, 3, 1, 2)),
+             ((16, 32, 48, 16), (3, 2, 1, 0)), ((2, 3, 4, 80, 48), (0, 1, 2, 4, 3))]
     outs = []
     for table in (bw.TRANSPOSE_CONFIG, bw.PERSISTENT_TRANSPOSE):
         monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", dict(table))
@@ -393,4 +394,4 @@ def test_transpose_lean_default_shapes_and_the_persistent_shape(dtype, monkeypat
             assert torch.equal(y, x.permute(dims)), (shape, dims)
             got.append(ops.last_path)
         outs.append(got)
-    assert "tma:transpose" in outs[0] and outs[0] == outs[1]
+    assert outs[0] == outs[1] and outs[0].count("tma:transpose") >= 4, outs[0]
