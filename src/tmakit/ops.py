@@ -6,8 +6,10 @@
     y = tk.ops.permute(x, (0, 3, 1, 2))        # contiguous x.permute(...)
     tk.ops.reduce_into(dst, src, op="add")     # dst = dst (op) src, by TMA store-reduce
 
-Every op moves data with one persistent, pipelined kernel (TMA loads into a ring of shared-memory stages, TMA stores or
-store-reduces out of it). What TMA can describe: CUDA tensors on a Hopper GPU, 16-byte-aligned base addresses
+Every op is one kernel launch of TMA loads into shared memory and TMA stores or store-reduces out of it: persistent,
+pipelined CTAs (a ring of stages) for copies and store-reduce, or -- where that measured faster on an H200 -- one short
+CTA per tile handed out by the hardware (transposes, the combine reduce from 32 MiB; docs/PERFORMANCE.md says which
+shape each op takes and why). What TMA can describe: CUDA tensors on a Hopper GPU, 16-byte-aligned base addresses
 (128-byte for the transposing path), at most 5 dimensions after merging contiguous ones, one unit-stride dimension in
 each tensor, every other stride a multiple of 16 bytes, no broadcast (stride 0) dims. When a call falls outside that
 (or the dtypes differ, or no GPU runtime is present), the op **falls back to the equivalent torch code** and records why
