@@ -1910,6 +1910,19 @@ def _perm15():
     use("copy", {})
 
 
+def _perm_bufs(shape, dims, dt):
+    """(bytes, sets, inputs, outputs, same-shape copy targets) for a permute timed over buffer sets past the L2."""
+    import torch
+
+    from tmakit.bench.harness import _nsets
+
+    nb = torch.tensor([], dtype=dt).element_size() * torch.Size(shape).numel()
+    k = _nsets(2 * nb)
+    xs = [torch.randn(shape, device="cuda").to(dt) for _ in range(k)]
+    ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=dt) for _ in range(k)]
+    return nb, k, xs, ys, [torch.empty_like(xs[0]) for _ in range(k)]
+
+
 def _tp8_variants():
     base2 = dict(lean=1, kq=1, consumers=4, xpose=2, batch=4, coords=2)
     return [("base", None), ("lean kq1 c4", base2), ("lean kq1 c4 r10", dict(base2, resident=10)),
@@ -1927,7 +1940,7 @@ def _tp8():
     import torch
 
     from tmakit import ops
-    from tmakit.bench.harness import _nsets, time_op
+    from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
     save, _ = _saver("tp8")
@@ -1962,12 +1975,7 @@ def _tp8():
             ((4096, 4096), (1, 0), torch.float32), ((8192, 8192), (1, 0), torch.bfloat16),
             ((16384, 16384), (1, 0), torch.bfloat16)]
     for shape, dims, dt in perf:
-        el = torch.tensor([], dtype=dt).element_size()
-        nb = el * torch.Size(shape).numel()
-        k = _nsets(2 * nb)
-        xs = [torch.randn(shape, device="cuda").to(dt) for _ in range(k)]
-        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=dt) for _ in range(k)]
-        fl = [torch.empty_like(xs[0]) for _ in range(k)]
+        nb, k, xs, ys, fl = _perm_bufs(shape, dims, dt)
         t = {n: [] for n, _ in _tp8_variants()}
         same = []
         for _r in range(5):
@@ -2011,11 +2019,7 @@ def _tp9():
              ((8192, 8192), (1, 0), torch.float32), ((16384, 16384), (1, 0), torch.float32)]
     for shape, dims, dt in cases:
         el = torch.tensor([], dtype=dt).element_size()
-        nb = el * torch.Size(shape).numel()
-        k = _nsets(2 * nb)
-        xs = [torch.randn(shape, device="cuda").to(dt) for _ in range(k)]
-        ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=dt) for _ in range(k)]
-        fl = [torch.empty_like(xs[0]) for _ in range(k)]
+        nb, k, xs, ys, fl = _perm_bufs(shape, dims, dt)
         vs = [("base", None)] + cands[el]
         ok = {}
         for name, kw in vs:
