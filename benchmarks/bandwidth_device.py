@@ -2002,7 +2002,7 @@ def _tp9():
     import torch
 
     from tmakit import ops
-    from tmakit.bench.harness import _nsets, time_op
+    from tmakit.bench.harness import time_op
     from tmakit.kernels import bandwidth as bw
 
     save, _ = _saver("tp9")
