@@ -2048,6 +2048,35 @@ def _tp9():
     bw.TRANSPOSE_CONFIG = base_t
 
 
+def _tp10():
+    """Call 67: lean vs persistent transposes at the suite's largest sizes (32768² bf16 4 GiB, f32 8 GiB) and 16384²,
+    interleaved, 7 rounds, per call (buffers: one set, as the suite)."""
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("tp10")
+    lean = dict(bw.TRANSPOSE_CONFIG)
+    for shape, dt in (((16384, 16384), torch.bfloat16), ((16384, 16384), torch.float32),
+                      ((32768, 32768), torch.bfloat16), ((32768, 32768), torch.float32)):
+        x = torch.randn(shape, device="cuda").to(dt)
+        y = torch.empty_like(x)
+        t = {"lean": [], "persistent": []}
+        for _r in range(7):
+            for name, table in (("lean", lean), ("persistent", bw.PERSISTENT_TRANSPOSE)):
+                bw.TRANSPOSE_CONFIG = dict(table)
+                t[name].append(time_op(lambda i: ops.transpose(x, 0, 1, out=y), 1, reps=10))
+        ok = bool(torch.equal(y, x.t()))
+        med = {n: sorted(v)[3] for n, v in t.items()}
+        save(dict(case=f"{dt} {shape}", ok=ok, lean_over_persistent=round(med["persistent"] / med["lean"], 4),
+                  rounds=[round(a / b, 4) for a, b in zip(t["persistent"], t["lean"])],
+                  lean_tbs=round(2 * x.numel() * x.element_size() / med["lean"] / 1e9, 3)))
+        del x, y
+    bw.TRANSPOSE_CONFIG = lean
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -2858,6 +2887,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_tp10":
+        return _tp10()
     if argv and argv[0] == "_tp9":
         return _tp9()
     if argv and argv[0] == "_tp8":
