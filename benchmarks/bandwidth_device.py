@@ -1846,7 +1846,18 @@ def _perm15_variants():
     return cp + tp
 
 
-def _perm15():
+def _perm16_variants():
+    return [("copy", "base", {}),
+            ("copy", "64K bal persistent s3", dict(box_bytes=65536, stages=3)),
+            ("copy", "64K bal tpc1 x3", dict(tiles_per_cta=1, box_bytes=65536, ctas_per_sm=3, stages=2)),
+            ("copy", "16K bal tpc1 x12", dict(tiles_per_cta=1, box_bytes=16384, ctas_per_sm=12, stages=2)),
+            ("copy", "8K bal tpc1 x24", dict(tiles_per_cta=1, box_bytes=8192, ctas_per_sm=24, stages=2)),
+            ("copy", "32K inorder persistent", dict(box_mode=0)),
+            ("copy", "32K bal tpc1 x6", dict(tiles_per_cta=1, box_bytes=32768, ctas_per_sm=6, stages=2)),
+            ("copy", "8K bal tpc1 x12 hint", dict(tiles_per_cta=1, box_bytes=8192, ctas_per_sm=12, stages=2, l2=0))]
+
+
+def _perm15(variants=None, tag="perm15"):
     """Call 59: the goal permutes at 64 MiB (bf16 (32,64,128,128)) with shorter, hardware-scheduled CTAs (the
     reduce's lesson): strided copies with one or a few small tiles per CTA, transposes with grid_mult (no
     persistence); per call, vs the 4 GiB copy ceiling and a same-size copy, 5 rounds; each checked exact first."""
@@ -1858,7 +1869,7 @@ def _perm15():
     from tmakit.bench.harness import _nsets, time_op
     from tmakit.kernels import bandwidth as bw
 
-    save, _ = _saver("perm15")
+    save, _ = _saver(tag)
     big = torch.empty(1 << 31, device="cuda", dtype=torch.bfloat16)
     big2 = torch.empty_like(big)
     big.normal_()
@@ -1879,7 +1890,9 @@ def _perm15():
     fl = [torch.empty_like(xs[0]) for _ in range(k)]
     for dims, which in (((0, 2, 1, 3), "copy"), ((0, 3, 1, 2), "transpose")):
         ys = [torch.empty(tuple(shape[d] for d in dims), device="cuda", dtype=torch.bfloat16) for _ in range(k)]
-        vs = [v for v in _perm15_variants() if v[0] == which]
+        vs = [v for v in (variants or _perm15_variants()) if v[0] == which]
+        if not vs:
+            continue
         ok, t, path = {}, {v[1]: [] for v in vs}, {}
         for _w, name, kw in vs:
             try:
@@ -2887,6 +2900,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_perm16":  # call 68: longer runs / shorter CTAs for the strided (0,2,1,3) permute
+        return _perm15(_perm16_variants(), "perm16")
     if argv and argv[0] == "_tp10":
         return _tp10()
     if argv and argv[0] == "_tp9":
