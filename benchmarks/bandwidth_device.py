@@ -2090,6 +2090,50 @@ def _tp10():
     bw.TRANSPOSE_CONFIG = lean
 
 
+def _perm17():
+    """Call 69: one small tile per CTA for strided permutes (inner dim kept) against the persistent default over
+    several shapes / sizes / dtypes, interleaved, 7 rounds, per call."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("perm17")
+    base = bw.COPY_CONFIG
+    vs = [("base", base),
+          ("8K tpc1 x12", dataclasses.replace(base, tiles_per_cta=1, box_bytes=8192, ctas_per_sm=12, stages=2)),
+          ("8K tpc1 x12 l2=0", dataclasses.replace(base, tiles_per_cta=1, box_bytes=8192, ctas_per_sm=12, stages=2,
+                                                   l2=0)),
+          ("16K tpc1 x12", dataclasses.replace(base, tiles_per_cta=1, box_bytes=16384, ctas_per_sm=12, stages=2))]
+    cases = [((32, 64, 128, 128), (0, 2, 1, 3), torch.bfloat16), ((32, 64, 256, 256), (0, 2, 1, 3), torch.bfloat16),
+             ((64, 64, 256, 256), (0, 2, 1, 3), torch.bfloat16), ((8, 128, 256, 64), (0, 2, 1, 3), torch.bfloat16),
+             ((32, 64, 128, 128), (0, 2, 1, 3), torch.float32), ((4096, 64, 256), (1, 0, 2), torch.bfloat16),
+             ((16, 512, 16, 256), (0, 2, 1, 3), torch.bfloat16), ((2, 3, 4, 1000, 96), (4, 0, 1, 2, 3), torch.float32)]
+    for shape, dims, dt in cases:
+        nb, k, xs, ys, _fl = _perm_bufs(shape, dims, dt)
+        ok, path, t = {}, {}, {n: [] for n, _ in vs}
+        for name, c in vs:
+            bw.COPY_CONFIG = c
+            ys[0].fill_(3)
+            ops.permute(xs[0], dims, out=ys[0])
+            ok[name], path[name] = bool(torch.equal(ys[0], xs[0].permute(dims))), ops.last_path
+        for _r in range(7):
+            for name, c in vs:
+                bw.COPY_CONFIG = c
+                t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+        med = {n: sorted(v)[3] for n, v in t.items()}
+        row = dict(case=f"{dt} {shape} -> {dims}", mib=nb >> 20, ok=ok, path=path["base"],
+                   base_tbs=round(2 * nb / med["base"] / 1e9, 3))
+        for name, _ in vs[1:]:
+            row[name] = round(med["base"] / med[name], 4)
+        save(row)
+        del xs, ys, _fl
+    bw.COPY_CONFIG = base
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -2900,6 +2944,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_perm17":
+        return _perm17()
     if argv and argv[0] == "_perm16":  # call 68: longer runs / shorter CTAs for the strided (0,2,1,3) permute
         return _perm15(_perm16_variants(), "perm16")
     if argv and argv[0] == "_tp10":
