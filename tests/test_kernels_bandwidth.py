@@ -474,3 +474,32 @@ def test_lean_transpose_falls_back_to_the_persistent_shape_past_the_grid_limit(m
     assert "-DTP_LEAN=1" not in seen[-1] and launch.grid <= 132 * 2
     fine = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), ((1 << 30) - 1, 1 << 14, 1 << 14)], 2)
     assert bw._transpose_launcher(fine, None, 132, 0, 0).grid == (1 << 31) - 2 and "-DTP_LEAN=1" in seen[-1]
+
+
+def test_strided_copies_take_the_strided_overrides(monkeypatch):
+    """A permute that keeps the unit-stride dim plans as "strided" and launches one 8 KiB box per CTA (grid = boxes,
+    `tiles_per_cta` 1, no L2 promotion); contiguous copies and store-reduce never see the `strided` overrides."""
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append((f, tuple(opts))) or object())
+    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
+    maps = []
+    monkeypatch.setattr(bw, "_map", lambda *a, **k: maps.append((a, k)))
+    monkeypatch.setattr(bw, "sm_count", lambda t: 132)
+    monkeypatch.setattr(bw, "_launchers", {})
+
+    class Dev:
+        index = 0
+
+    x = FakeTensor((32, 64, 128, 128)).permute((0, 2, 1, 3))
+    y = FakeTensor((32, 128, 64, 128))
+    for t in (x, y):
+        t.device = Dev()
+    launch = bw.launcher_for(x, y)
+    p = launch.params
+    box = [p.box[i] for i in range(p.rank)]
+    assert math.prod(box) * 2 == 8192 and launch.grid == p.main_tiles  # one box per CTA
+    assert seen[-1][0] == "copy.cu" and "-DTMAKIT_STREAM_ORDER=1" in seen[-1][1]
+    assert all(k.get("l2") == 0 for _, k in maps[-2:])
+    c = bw.COPY_CONFIG
+    assert bw.flat_config(bw.Plan("flat"), c, 1 << 30).box_bytes == c.box_bytes  # contiguous: untouched
+    assert bw.REDUCE_CONFIG.strided == ()

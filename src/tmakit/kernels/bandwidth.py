@@ -67,7 +67,7 @@ class CopyConfig:
     ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at least
     ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
     tensors keep the fields above. ``flat_big``: further overrides, applied on top of ``flat`` from ``flat_big_min``
-    bytes.
+    bytes. ``strided``: field overrides for strided copies (permutes that keep the unit-stride dim).
     ``exit_read`` 1 (bulk engine, modes 0 and 2): a CTA exits once its last bulk stores have *read* their shared
     memory (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until
     they are written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
@@ -118,6 +118,7 @@ class CopyConfig:
     flat_min: int = 0
     flat_big: tuple = ()
     flat_big_min: int = 0
+    strided: tuple = ()
     bf16x2: int = 0
     dyn: int = 0
     exit_read: int = 0
@@ -182,10 +183,13 @@ class TransposeConfig:
 
 
 #: contiguous copies >= 128 MiB: runs of 2 tiles per CTA, sized for two resident CTAs per SM (3 stages of 32 KiB);
-#: strided permutes stay persistent (1 CTA/SM, 6 stages): runs cost the (8,128,256,64) permute 5 % (call 20), and
-#: a 64 MiB copy 3 % (call 21)
+#: runs cost a 64 MiB copy 3 % (call 21). Strided copies (session 7, call 69): one 8 KiB box per CTA, 12 per SM, no
+#: L2 promotion: +4 / +7 / +6 % on the (0,2,1,3) permutes of 64 / 256 / 512 MiB bf16, +6 % f32, +3 % on a 3-D
+#: permute, -1 % on (8,128,256,64) (32 MiB; runs of 2 x 32 KiB cost it 5 % in call 20)
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
-                         flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)))
+                         flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)),
+                         strided=(("tiles_per_cta", 1), ("box_bytes", 8192), ("ctas_per_sm", 12), ("stages", 2),
+                                  ("l2", 0)))
 #: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
 #: lag/prefetch serve the store-reduce (tensor) path
 #: combine >= 32 MiB: one tile per CTA (ceil(bytes / tile) CTAs of a producer and one consumer warp, 1 stage), like
@@ -948,6 +952,8 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     plan = plan_copy(src, dst, allow_transpose=allow_transpose)
     nsm = sm_count(src) if plan.kind else 0
     cfg = flat_config(plan, cfg, src.numel() * src.element_size(), op, dtype)
+    if plan.kind == "strided" and op < 0 and cfg.strided:
+        cfg = dataclasses.replace(cfg, **dict(cfg.strided), strided=())
     if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and src.numel() * src.element_size() < cfg.bulk_below:
         cfg = dataclasses.replace(cfg, engine="bulk", bulk_mode=0, piece=32768, pieces=1, stages=6, lag=1,
                                   ctas_per_sm=1, order=0, grid_mult=1, tiles_per_cta=0)
