@@ -2134,6 +2134,47 @@ def _perm17():
     bw.COPY_CONFIG = base
 
 
+def _tp11():
+    """Call 72: 2-byte lean transpose shapes (kq 1 vs 2, residency) against the committed default on the suite's
+    bf16 transposes and the goal permutes, interleaved, 9 rounds, per call."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("tp11")
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+    d = base_t[2]
+    vs = [("default kq2 r8", d), ("kq1 r8", dataclasses.replace(d, kq=1)),
+          ("kq1 r0", dataclasses.replace(d, kq=1, resident=0)), ("kq1 r10", dataclasses.replace(d, kq=1, resident=10)),
+          ("kq1 r6", dataclasses.replace(d, kq=1, resident=6)), ("kq2 r0", dataclasses.replace(d, resident=0))]
+    cases = [((2048, 2048), (1, 0)), ((4096, 4096), (1, 0)), ((8192, 8192), (1, 0)), ((16384, 16384), (1, 0)),
+             ((32, 64, 128, 128), (0, 3, 1, 2)), ((32, 64, 256, 256), (0, 3, 1, 2)), ((64, 64, 64, 64), (3, 2, 1, 0))]
+    for shape, dims in cases:
+        nb, k, xs, ys, _fl = _perm_bufs(shape, dims, torch.bfloat16)
+        ok, t = {}, {n: [] for n, _ in vs}
+        for name, c in vs:
+            bw.TRANSPOSE_CONFIG = {**base_t, 2: c}
+            ys[0].fill_(3)
+            ops.permute(xs[0], dims, out=ys[0])
+            ok[name] = bool(torch.equal(ys[0], xs[0].permute(dims)))
+        for _r in range(9):
+            for name, c in vs:
+                bw.TRANSPOSE_CONFIG = {**base_t, 2: c}
+                t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+        med = {n: sorted(v)[4] for n, v in t.items()}
+        row = dict(case=f"bf16 {shape} -> {dims}", mib=nb >> 20, ok=all(ok.values()),
+                   default_tbs=round(2 * nb / med["default kq2 r8"] / 1e9, 3))
+        for name, _ in vs[1:]:
+            row[name] = round(med["default kq2 r8"] / med[name], 4)
+        save(row)
+        del xs, ys, _fl
+    bw.TRANSPOSE_CONFIG = base_t
+
+
 def _occ(dst, src):
     """(CTAs per SM the driver allows, grid, block, smem) of the combine launcher for this pair."""
     from tmakit.cuda.driver import cu
@@ -2944,6 +2985,8 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_tp11":
+        return _tp11()
     if argv and argv[0] == "_perm17":
         return _perm17()
     if argv and argv[0] == "_perm16":  # call 68: longer runs / shorter CTAs for the strided (0,2,1,3) permute
