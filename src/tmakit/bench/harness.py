@@ -33,13 +33,19 @@ def _fmt_size(n: int) -> str:
     return f"{n} B"
 
 
-def time_op(fn, nsets: int, warmup: int = 5, reps: int = 30) -> float:
-    """Median milliseconds of ``fn(i)`` (i = buffer set), timed with CUDA events around each call."""
+def _warm_up(fn, nsets: int, warmup: int) -> None:
     import torch
 
     for i in range(warmup):
         fn(i % nsets)
     torch.cuda.synchronize()
+
+
+def time_op(fn, nsets: int, warmup: int = 5, reps: int = 30) -> float:
+    """Median milliseconds of ``fn(i)`` (i = buffer set), timed with CUDA events around each call."""
+    import torch
+
+    _warm_up(fn, nsets, warmup)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
@@ -56,9 +62,7 @@ def time_chain(fn, nsets: int, warmup: int = 5, reps: int = 30, chains: int = 3)
     kernel's drain)."""
     import torch
 
-    for i in range(warmup):
-        fn(i % nsets)
-    torch.cuda.synchronize()
+    _warm_up(fn, nsets, warmup)
     per = []
     for _ in range(chains):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

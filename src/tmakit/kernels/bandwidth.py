@@ -699,6 +699,14 @@ def bulk_supported(op: int, dtype) -> bool:
     return op >= 5 or dtype in _BK_DT
 
 
+def _pad_smem(smem: int, resident: int) -> int:
+    """Dynamic shared memory padded so that at most ``resident`` CTAs fit per SM (each CTA also holds ~1.6 KiB of
+    static and reserved shared memory); ``resident`` 0 leaves it as is."""
+    if resident <= 0:
+        return smem
+    return max(smem, ((SMEM_PER_SM + 1024) // resident - 1664) // 128 * 128)
+
+
 def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     """Contiguous bytes through ``bandwidth_bulk.cu``: tiles of R pieces of Q bytes W apart, contiguous rest tiles,
     the last ``nbytes % 16`` bytes by thread 0."""
@@ -744,8 +752,7 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
         opts.append(f"-DBK_T1_PIECE={q}")
     block = 32 if mode in (0, 3) else 32 * (cfg.consumers + 1)
     smem = stages * per + 1024
-    if cfg.resident > 0:  # pad so that at most `resident` CTAs fit per SM (each also holds ~1.6 KiB: static + reserved)
-        smem = max(smem, ((SMEM_PER_SM + 1024) // cfg.resident - 1664) // 128 * 128)
+    smem = _pad_smem(smem, cfg.resident)
     cls = BulkDynLauncher if dyn else BulkLauncher
     launcher = cls(_kernel("bandwidth_bulk.cu", "tmakit_bulk", opts), grid, block, smem, p, [])
     if waves:
@@ -854,7 +861,7 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
     sizes = [d[0] for d in dims]
     cfg = transpose_config_for(plan, cfg)
     kq = max(1, min(cfg.kq, 256 // t_, -(-sizes[1] // t_)))  # boxes may overhang small dims (OOB fill / clip)
-    if cfg.lean and math.prod([-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + sizes[2:]) >= 1 << 31:
+    if cfg.lean and math.prod(_transpose_tiles(sizes, t_, kq)) >= 1 << 31:  # one CTA per tile: grid.x < 2^31
         return _transpose_launcher(plan, PERSISTENT_TRANSPOSE.get(e) or PERSISTENT_TRANSPOSE[2], nsm, sp, dp)
     rank = len(dims)
     dt = _WORD[e]
@@ -879,13 +886,7 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
         no = max(2, min(cfg.no, fit - 2))
         stages = max(2, min(cfg.stages, 16, fit - no))
         out_bytes = no * in_bytes
-    tiles = [-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + sizes[2:]
-    p = TransposeParams()
-    for i in range(5):
-        p.tiles[i] = tiles[i] if i < rank else 1
-    p.qdim, p.rank, p.stages, p.kq = sizes[1], rank, stages, kq
-    p.group = max(0, cfg.group) if cfg.group < tiles[0] else 0
-    p.ntiles = math.prod(tiles)
+    p = _transpose_params(sizes, t_, kq, stages, cfg.group)
     grid = max(1, min(p.ntiles, nsm * cfg.ctas_per_sm * max(1, cfg.grid_mult)))
     dyn = 1 if cfg.dyn and cfg.mode in (0, 2) and math.prod(sizes) * e >= cfg.dyn_bytes else 0
     k = _kernel("transpose.cu", f"tmakit_transpose_e{e}",
@@ -898,21 +899,28 @@ def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):
                     [(m_s, True), (m_d, False)])
 
 
+def _transpose_tiles(sizes, t_, kq) -> list:
+    """Tiles per dim of a transpose's load map: T-wide p-tiles, (kq x T)-long q-tiles, the rest dims one by one."""
+    return [-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + list(sizes[2:])
+
+
+def _transpose_params(sizes, t_, kq, stages, group) -> TransposeParams:
+    """The kernel's tile grid (``group``: column groups of p-tiles when there are more p-tiles than that)."""
+    tiles = _transpose_tiles(sizes, t_, kq)
+    p = TransposeParams()
+    for i in range(5):
+        p.tiles[i] = tiles[i] if i < len(sizes) else 1
+    p.qdim, p.rank, p.stages, p.kq = sizes[1], len(sizes), stages, kq
+    p.group = max(0, group) if group < tiles[0] else 0
+    p.ntiles = math.prod(tiles)
+    return p
+
+
 def _transpose_lean_launcher(plan, cfg: TransposeConfig, kq, in_bytes, sizes, m_s, m_d):
     """``TransposeConfig.lean``: one CTA per tile of ``kq`` slabs, ``consumers`` warps (all transposing), an input
     and an output image in shared memory (padded to ``resident`` CTAs per SM)."""
-    t_ = 128 // plan.elem
-    rank = len(sizes)
-    tiles = [-(-sizes[0] // t_), -(-sizes[1] // (kq * t_))] + sizes[2:]
-    p = TransposeParams()
-    for i in range(5):
-        p.tiles[i] = tiles[i] if i < rank else 1
-    p.qdim, p.rank, p.stages, p.kq = sizes[1], rank, 1, kq
-    p.group = max(0, cfg.group) if cfg.group < tiles[0] else 0
-    p.ntiles = math.prod(tiles)
-    smem = 2 * in_bytes + 1024
-    if cfg.resident > 0:
-        smem = max(smem, ((SMEM_PER_SM + 1024) // cfg.resident - 1664) // 128 * 128)
+    p = _transpose_params(sizes, 128 // plan.elem, kq, 1, cfg.group)
+    smem = _pad_smem(2 * in_bytes + 1024, cfg.resident)
     k = _kernel("transpose.cu", f"tmakit_transpose_e{plan.elem}",
                 (f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}", f"-DTP_XPOSE={cfg.xpose}",
                  f"-DTP_COORDS={cfg.coords}", "-DTP_LEAN=1"))
