@@ -2134,6 +2134,129 @@ def _perm17():
     bw.COPY_CONFIG = base
 
 
+def _lean18():
+    """Call 73: the lean one-box tensor CTA (``CopyConfig.lean`` on the tensor engine, ``stream_one``) against the
+    defaults, per call, 7 interleaved rounds: strided permutes (inner dim kept) and contiguous copies (also against
+    the lean bulk copy), each with a same-size torch copy in the same rounds."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _measure_ceiling, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("lean18")
+    ceiling = _measure_ceiling(30)
+    base = bw.COPY_CONFIG
+    st = dict(base.strided)
+
+    def lean_t(box, res):
+        return dataclasses.replace(base, strided=tuple({**st, "box_bytes": box, "lean": 1, "resident": res,
+                                                        "stages": 1}.items()))
+
+    perm_vs = [("base", base), ("t8K r12", lean_t(8192, 12)), ("t8K r16", lean_t(8192, 16)),
+               ("t8K r20", lean_t(8192, 20)), ("t16K r10", lean_t(16384, 10)), ("t4K r24", lean_t(4096, 24))]
+    flat0 = dict(flat=(), flat_min=0, bulk_below=0)
+
+    def flat_t(box, res):
+        return dataclasses.replace(base, **flat0, tiles_per_cta=1, box_bytes=box, lean=1, resident=res, stages=1,
+                                   flat_width=256)
+
+    def flat_b(piece, res):
+        return dataclasses.replace(base, **flat0, engine="bulk", bulk_mode=3, lean=1, tiles_per_cta=1, pieces=1,
+                                   piece=piece, row=piece, resident=res, stages=1)
+
+    copy_vs = [("base", base), ("t8K r16", flat_t(8192, 16)), ("t16K r12", flat_t(16384, 12)),
+               ("t32K r6", flat_t(32768, 6)), ("b8K r16", flat_b(8192, 16)), ("b16K r12", flat_b(16384, 12))]
+    perm_cases = [((32, 64, 128, 128), (0, 2, 1, 3), torch.bfloat16), ((32, 64, 256, 256), (0, 2, 1, 3), torch.bfloat16),
+                  ((32, 64, 128, 128), (0, 2, 1, 3), torch.float32), ((8, 128, 256, 64), (0, 2, 1, 3), torch.bfloat16),
+                  ((4096, 64, 256), (1, 0, 2), torch.bfloat16)]
+    copy_cases = [((8 << 20,), None, torch.bfloat16), ((32 << 20,), None, torch.bfloat16),
+                  ((128 << 20,), None, torch.bfloat16), ((512 << 20,), None, torch.bfloat16)]
+    for shape, dims, dt in perm_cases + copy_cases:
+        is_perm = dims is not None
+        vs = perm_vs if is_perm else copy_vs
+        d = dims or (0,)
+        nb, k, xs, ys, fl = _perm_bufs(shape, d, dt)
+        if is_perm:
+            fns = {n: (lambda i, d=d: ops.permute(xs[i], d, out=ys[i])) for n, _ in vs}
+            ref = xs[0].permute(d)
+        else:
+            fns = {n: (lambda i: ops.copy(xs[i], ys[i])) for n, _ in vs}
+            ref = xs[0]
+        ok, path = {}, {}
+        for name, c in vs:
+            bw.COPY_CONFIG = c
+            ys[0].fill_(3)
+            fns[name](0)
+            ok[name], path[name] = bool(torch.equal(ys[0], ref)), ops.last_path
+        t = {n: [] for n, _ in vs}
+        t["torch copy"] = []
+        for _r in range(7):
+            for name, c in vs:
+                bw.COPY_CONFIG = c
+                t[name].append(time_op(fns[name], k, reps=15))
+            t["torch copy"].append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
+        bw.COPY_CONFIG = base
+        med = {n: sorted(v)[3] for n, v in t.items()}
+        row = dict(case=f"{dt} {shape} -> {dims}", mib=nb >> 20, ok=ok, path=path,
+                   base_frac=round(2 * nb / med["base"] / 1e9 / ceiling, 4),
+                   copy_frac=round(2 * nb / med["torch copy"] / 1e9 / ceiling, 4), ceiling=round(ceiling, 3))
+        for name, _ in vs:
+            row[name] = round(2 * nb / med[name] / 1e9 / ceiling, 4)
+        save(row)
+        del xs, ys, fl
+    bw.COPY_CONFIG = base
+
+
+def _tp12(variants=None, tag="tp12"):
+    """Call 74 (and 75, ``_tp13``, with other variants): 2-byte lean transpose shapes for the goal (0,3,1,2) permute: 8 KiB tiles at higher residency, L2
+    promotion, 2 / 8 warps; against the default, 7 interleaved rounds, per call, with a same-size torch copy."""
+    import dataclasses
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _measure_ceiling, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver(tag)
+    ceiling = _measure_ceiling(30)
+    base_t = dict(bw.TRANSPOSE_CONFIG)
+    d = base_t[2]
+    vs = [("default", d), ("kq1 r12", dataclasses.replace(d, kq=1, resident=12)),
+          ("kq1 r14", dataclasses.replace(d, kq=1, resident=14)), ("kq1 r16", dataclasses.replace(d, kq=1, resident=16)),
+          ("kq1 c2 r12", dataclasses.replace(d, kq=1, consumers=2, resident=12)),
+          ("l2=0", dataclasses.replace(d, l2=0)), ("l2=2", dataclasses.replace(d, l2=2)),
+          ("c8", dataclasses.replace(d, consumers=8))] if variants is None else [("default", d)] + [
+              (n, dataclasses.replace(d, **kw)) for n, kw in variants]
+    cases = [((32, 64, 128, 128), (0, 3, 1, 2)), ((32, 64, 256, 256), (0, 3, 1, 2)), ((4096, 4096), (1, 0)),
+             ((16384, 16384), (1, 0)), ((64, 64, 64, 64), (3, 2, 1, 0))]
+    for shape, dims in cases:
+        nb, k, xs, ys, fl = _perm_bufs(shape, dims, torch.bfloat16)
+        ok, t = {}, {n: [] for n, _ in vs}
+        t["torch copy"] = []
+        for name, c in vs:
+            bw.TRANSPOSE_CONFIG = {**base_t, 2: c}
+            ys[0].fill_(3)
+            ops.permute(xs[0], dims, out=ys[0])
+            ok[name] = bool(torch.equal(ys[0], xs[0].permute(dims)))
+        for _r in range(7):
+            for name, c in vs:
+                bw.TRANSPOSE_CONFIG = {**base_t, 2: c}
+                t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+            t["torch copy"].append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
+        bw.TRANSPOSE_CONFIG = base_t
+        med = {n: sorted(v)[3] for n, v in t.items()}
+        row = dict(case=f"bf16 {shape} -> {dims}", mib=nb >> 20, ok=all(ok.values()), ceiling=round(ceiling, 3))
+        for name in t:
+            row[name] = round(2 * nb / med[name] / 1e9 / ceiling, 4)
+        save(row)
+        del xs, ys, fl
+    bw.TRANSPOSE_CONFIG = base_t
+
+
 def _tp11():
     """Call 72: 2-byte lean transpose shapes (kq 1 vs 2, residency) against the committed default on the suite's
     bf16 transposes and the goal permutes, interleaved, 9 rounds, per call."""
@@ -2985,6 +3108,15 @@ def main(argv):
         return _red17()
     if argv and argv[0] == "_perm14":
         return _perm14()
+    if argv and argv[0] == "_lean18":
+        return _lean18()
+    if argv and argv[0] == "_tp12":
+        return _tp12()
+    if argv and argv[0] == "_tp13":  # call 75: the in-place lean transpose (one image per CTA)
+        return _tp12([("kq1 r13", dict(kq=1, resident=14)), ("ip kq2 r8", dict(inplace=1, resident=8)),
+                      ("ip kq2 r10", dict(inplace=1, resident=10)), ("ip kq2 r12", dict(inplace=1, resident=12)),
+                      ("ip kq1 r16", dict(inplace=1, kq=1, resident=16)),
+                      ("ip kq1 r24", dict(inplace=1, kq=1, resident=24))], "tp13")
     if argv and argv[0] == "_tp11":
         return _tp11()
     if argv and argv[0] == "_perm17":
@@ -3069,6 +3201,12 @@ def main(argv):
         phase("dyn3", [py, "-X", "faulthandler", __file__, "_dyn3"], int(os.environ.get("T_DYN3", 240)))
     if "red3" in todo:
         phase("red3", [py, __file__, "_red3"], int(os.environ.get("T_RED3", 200)))
+    if "tp13" in todo:
+        phase("tp13", [py, __file__, "_tp13"], int(os.environ.get("T_TP13", 400)))
+    if "tp12" in todo:
+        phase("tp12", [py, __file__, "_tp12"], int(os.environ.get("T_TP12", 400)))
+    if "lean18" in todo:
+        phase("lean18", [py, __file__, "_lean18"], int(os.environ.get("T_LEAN18", 400)))
     if "lsu" in todo:
         phase("lsu", [py, __file__, "_lsu"], int(os.environ.get("T_LSU", 60)))
     if "ncu" in todo:

@@ -104,9 +104,14 @@ def test_transpose_config_wide_overrides_by_inner_extent():
     d = bw.PERSISTENT_TRANSPOSE[2]  # session 4's: 16384^2 bf16 takes the wide shape, 8192^2 and the permute do not
     assert bw.transpose_config_for(big, d).kq == 2 and bw.transpose_config_for(mid, d) == d
     assert bw.transpose_config_for(narrow, d) == d
-    lean = bw.TRANSPOSE_CONFIG[2]  # the default since session 7: lean, no wide overrides
-    assert lean.lean == 1 and not lean.wide
-    assert bw.transpose_config_for(big) == bw.transpose_config_for(mid) == bw.transpose_config_for(narrow) == lean
+    lean = bw.TRANSPOSE_CONFIG[2]  # since session 8: one-slab lean tiles at 13 per SM, two slabs from 128 MiB wide
+    assert lean.lean == 1 and (lean.kq, lean.resident) == (1, 12)
+    assert bw.transpose_config_for(narrow) == lean and bw.transpose_config_for(edge) == lean  # 2 slabs; 128 KiB
+    for wide_plan in (big, mid):
+        c = bw.transpose_config_for(wide_plan)
+        assert (c.kq, c.resident, c.lean, c.group, c.xpose) == (2, 8, 1, 16, 2)
+    x4 = FakeTensor((32, 64, 256, 256)).permute((0, 3, 1, 2))  # 256 MiB but only 4 slabs wide: one-slab tiles
+    assert bw.transpose_config_for(bw.plan_copy(x4, FakeTensor(x4.shape))) == lean
 
 
 def test_grid_persistent_or_runs_of_tiles():
@@ -142,23 +147,25 @@ def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
 
 
 def test_transpose_default_is_one_tile_per_lean_cta(monkeypatch):
-    """The transpose default: one CTA per tile of 2 slabs (grid = tiles), 4 warps that all transpose, -DTP_LEAN=1,
-    an input and an output image per CTA (2-byte 2 x 16 KiB: 6 per SM; 4-byte 2 x 8 KiB: 12); the persistent
-    shapes still build."""
+    """The transpose default: one CTA per tile (grid = tiles), 4 warps that all transpose, -DTP_LEAN=1, an input and
+    an output image per CTA. 2-byte: one slab per tile, 12 per SM (2 x 8 KiB), or 2 slabs at 6 per SM (2 x 16 KiB)
+    for tensors >= 128 MiB whose inner dim spans >= 16 slabs; 4-byte: 2 slabs, 12 per SM. The persistent shapes
+    still build."""
     seen = []
     monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
     monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
     monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
-    for e, sizes in ((2, [4096, 4096]), (4, [4096, 4096]), (2, [128, 8192, 32])):
+    for e, sizes, kq, per_sm in ((2, [4096, 4096], 1, 12), (4, [4096, 4096], 2, 12), (2, [128, 8192, 32], 1, 12),
+                                 (2, [8192, 8192], 2, 6)):
         dims = [(sizes[0], 1, sizes[1])] + [(sizes[1], sizes[0], 1)] + [(n, 1 << 20, 1 << 20) for n in sizes[2:]]
         plan = bw.Plan("transpose", "", dims, e)
         launch = bw._transpose_launcher(plan, None, 132, 0, 0)
         t_ = 128 // e
-        tiles = -(-sizes[0] // t_) * -(-sizes[1] // (2 * t_)) * (sizes[2] if len(sizes) > 2 else 1)
-        assert launch.grid == launch.params.ntiles == tiles and launch.block == 128 and launch.params.kq == 2
+        tiles = -(-sizes[0] // t_) * -(-sizes[1] // (kq * t_)) * (sizes[2] if len(sizes) > 2 else 1)
+        assert launch.grid == launch.params.ntiles == tiles and launch.block == 128 and launch.params.kq == kq
         assert "-DTP_LEAN=1" in seen[-1] and "-DTP_CONSUMERS=4" in seen[-1]
-        assert launch.smem == 2 * (t_ * 128 * 2) + 1024  # the 2-byte padding to 8 per SM does not bind
-        assert (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == (6 if e == 2 else 12)
+        assert launch.smem >= 2 * (t_ * 128 * kq) + 1024
+        assert (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == per_sm
     plan = bw.Plan("transpose", "", [(4096, 1, 4096), (4096, 4096, 1)], 2)
     old = bw._transpose_launcher(plan, bw.PERSISTENT_TRANSPOSE[2], 132, 0, 0)
     assert "-DTP_LEAN=1" not in seen[-1] and old.block == 32 * 9
@@ -469,11 +476,12 @@ def test_lean_transpose_falls_back_to_the_persistent_shape_past_the_grid_limit(m
     monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
     monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
     monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
-    huge = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), (1 << 30, 1 << 14, 1 << 14)], 2)  # 2^31 tiles
-    launch = bw._transpose_launcher(huge, None, 132, 0, 0)
+    per = 256 // (64 * bw.TRANSPOSE_CONFIG[2].kq)  # tiles per (64 x 256) plane: 4 of one slab (the default)
+    huge = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), ((1 << 31) // per, 1 << 14, 1 << 14)], 2)
+    launch = bw._transpose_launcher(huge, None, 132, 0, 0)  # 2^31 tiles
     assert "-DTP_LEAN=1" not in seen[-1] and launch.grid <= 132 * 2
-    fine = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), ((1 << 30) - 1, 1 << 14, 1 << 14)], 2)
-    assert bw._transpose_launcher(fine, None, 132, 0, 0).grid == (1 << 31) - 2 and "-DTP_LEAN=1" in seen[-1]
+    fine = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), ((1 << 31) // per - 1, 1 << 14, 1 << 14)], 2)
+    assert bw._transpose_launcher(fine, None, 132, 0, 0).grid == (1 << 31) - per and "-DTP_LEAN=1" in seen[-1]
 
 
 def test_strided_copies_take_the_strided_overrides(monkeypatch):
@@ -498,8 +506,80 @@ def test_strided_copies_take_the_strided_overrides(monkeypatch):
     p = launch.params
     box = [p.box[i] for i in range(p.rank)]
     assert math.prod(box) * 2 == 8192 and launch.grid == p.main_tiles  # one box per CTA
-    assert seen[-1][0] == "copy.cu" and "-DTMAKIT_STREAM_ORDER=1" in seen[-1][1]
+    assert seen[-1][0] == "copy.cu" and "-DTMAKIT_STREAM_ONE=1" in seen[-1][1]  # the lean one-box CTA
+    assert p.stages == 1 and (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == 12  # 12 per SM
     assert all(k.get("l2") == 0 for _, k in maps[-2:])
     c = bw.COPY_CONFIG
     assert bw.flat_config(bw.Plan("flat"), c, 1 << 30).box_bytes == c.box_bytes  # contiguous: untouched
     assert bw.REDUCE_CONFIG.strided == ()
+
+
+@pytest.mark.parametrize("filename", ["copy.cu", "reduce.cu"])
+def test_stream_one_box_cta_compiles_with_tma_load_and_store(filename):
+    """``-DTMAKIT_STREAM_ONE=1`` (the lean one-box CTA of ``CopyConfig.lean`` on the tensor engine): the SASS still
+    holds the tensor load and the tensor store / store-reduce, and no local memory."""
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    c = tkc.compile_file(tkc.KERNELS_DIR / filename, options=["-DTMAKIT_STREAM_ONE=1"])
+    try:
+        ops = sass.opcodes(c.cubin)
+    except Exception as e:  # no disassembler in this environment
+        pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    assert {"UTMALDG", "UTMASTG" if filename == "copy.cu" else "UTMAREDG"} <= set(ops), sorted(ops)
+    assert not ({"LDL", "STL"} & set(ops))
+
+
+def test_stream_launcher_lean_one_box_per_cta(monkeypatch):
+    """``lean`` with ``tiles_per_cta=1`` on the tensor engine: grid = tiles (+ the tail box), one stage, the
+    ``-DTMAKIT_STREAM_ONE=1`` kernel, shared memory padded to ``resident``; without ``lean`` the persistent grid."""
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    monkeypatch.setattr(bw, "MapTemplate", lambda tm, off=0: tm)
+    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    base = dataclasses.replace(bw.COPY_CONFIG, strided=(), tiles_per_cta=1, box_bytes=8192, ctas_per_sm=12, stages=2)
+    dims = [(128, 1, 1), (128, 128, 64 * 128), (64, 128 * 128, 128), (32, 64 * 128 * 128, 64 * 128 * 128)]
+    plan = bw.Plan("strided", "", dims, 2)
+    lean = bw._strided_launcher(plan, -1, None, dataclasses.replace(base, lean=1, resident=16), 132, 0, 0)
+    assert "-DTMAKIT_STREAM_ONE=1" in seen[-1]
+    box_bytes = lean.params.main_bytes
+    assert box_bytes == 8192 and lean.grid == lean.params.main_tiles == 32 * 64 * 128 * 128 * 2 // box_bytes
+    assert lean.params.stages == 1 and (bw.SMEM_PER_SM + 1024) // (lean.smem + 1664) == 16
+    old = bw._strided_launcher(plan, -1, None, base, 132, 0, 0)
+    assert "-DTMAKIT_STREAM_ONE=1" not in seen[-1] and old.params.stages == 2
+    flat = bw._flat_launcher((64 << 20) + 6, 2, -1, None, dataclasses.replace(base, lean=1), 132, 0, 0)
+    assert flat.grid == flat.params.main_tiles + 1 and flat.params.tail_bytes > 0  # the tail box has its own CTA
+
+
+@pytest.mark.parametrize("consumers", [2, 4, 8])
+def test_lean_transpose_in_place_compiles_to_ldmatrix_stmatrix(consumers):
+    """``TransposeConfig.inplace`` (``-DTP_INPLACE=1``): the 8 x 8 blocks stay in registers across the block
+    barrier (no local memory for any warp count) and go back with stmatrix.trans."""
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    c = tkc.compile_file(tkc.KERNELS_DIR / "transpose.cu", options=[
+        "-DTP_LEAN=1", "-DTP_INPLACE=1", "-DTP_XPOSE=2", f"-DTP_CONSUMERS={consumers}"])
+    try:
+        ops = sass.opcodes(c.cubin)
+    except Exception as e:  # no disassembler in this environment
+        pytest.skip(f"no nvdisasm/cuobjdump: {e}")
+    assert {"LDSM", "STSM", "UTMALDG", "UTMASTG"} <= set(ops), sorted(ops)
+    assert not ({"LDL", "STL"} & set(ops))
+
+
+def test_lean_transpose_in_place_launcher_halves_shared_memory(monkeypatch):
+    """In place: one image per CTA (twice the CTAs per SM), only for 2-byte elements with xpose 2 and kq <= 2."""
+    seen = []
+    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
+    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    plan = bw.Plan("transpose", "", [(4096, 1, 4096), (4096, 4096, 1)], 2)
+    d = bw.TRANSPOSE_CONFIG[2]
+    two = bw._transpose_launcher(plan, dataclasses.replace(d, kq=2, inplace=0, resident=0), 132, 0, 0)
+    one = bw._transpose_launcher(plan, dataclasses.replace(d, kq=2, inplace=1, resident=0), 132, 0, 0)
+    assert "-DTP_INPLACE=1" in seen[-1] and "-DTP_INPLACE=1" not in seen[-2]
+    assert one.smem == 2 * 64 * 128 + 1024 and two.smem == 4 * 64 * 128 + 1024
+    f32 = bw.Plan("transpose", "", [(4096, 1, 4096), (4096, 4096, 1)], 4)
+    bw._transpose_launcher(f32, dataclasses.replace(bw.TRANSPOSE_CONFIG[4], inplace=1), 132, 0, 0)
+    assert "-DTP_INPLACE=1" not in seen[-1]  # 4-byte elements: the scalar path, never in place

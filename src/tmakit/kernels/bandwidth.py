@@ -72,10 +72,12 @@ class CopyConfig:
     memory (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until
     they are written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
     ``__launch_bounds__`` minimum of resident CTAs per SM, which caps its registers per thread (at 1, 52 registers:
-    twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0 (bulk engine): pad each CTA's
+    twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0 (bulk engine, lean tensor CTA): pad each CTA's
     dynamic shared memory so that at most that many CTAs fit per SM. ``bulk_mode`` 3: one warp per CTA (lane 0
     loads, the warp combines in place, lane 0 bulk-stores; no block barrier), made for ``tiles_per_cta=1``.
-    ``lean`` > 0 (bulk engine, modes 2 and 3, one tile of one piece per CTA: ``tiles_per_cta=1``, ``pieces=1``, not
+    ``lean`` > 0 on the tensor engine with ``tiles_per_cta=1``: the lean one-box CTA (stream.cuh's ``stream_one``:
+    grid = boxes, one thread, one barrier, 32-bit box coordinates computed once, no ring; ``resident`` pads its
+    shared memory). ``lean`` > 0 (bulk engine, modes 2 and 3, one tile of one piece per CTA: ``tiles_per_cta=1``, ``pieces=1``, not
     ``dyn``; ignored otherwise): the lean one-tile CTA (``run_t1`` in bandwidth_bulk.cu: tile = blockIdx.x, thread 0
     initialises one barrier and issues both loads before any block barrier; no empty barriers, no tile split);
     1 the consumer warps combine, 2 every thread of the CTA combines. ``end_piece`` > 0 (lean only, <= ``piece``, a
@@ -158,7 +160,9 @@ class TransposeConfig:
     tensors of at least ``dyn_bytes``. ``lean`` 1: one tile (``kq`` slabs) per CTA, ``consumers`` warps that all
     transpose, one CTA per tile handed out by the hardware (no ring, no producer warp; ``stages``, ``no``, ``mode``,
     ``dyn`` and ``grid_mult`` do not apply); ``resident`` > 0 pads its shared memory so that at most that many CTAs
-    fit per SM."""
+    fit per SM. ``inplace`` 1 (lean, 2-byte elements, ``xpose`` 2, ``kq`` <= 2): the warps hold their 8 x 8 blocks
+    in registers across a block barrier and write them back transposed into the input image (one image per CTA:
+    twice the CTAs per SM)."""
 
     kq: int = 4
     stages: int = 4
@@ -180,16 +184,20 @@ class TransposeConfig:
     order: int = 0
     lean: int = 0
     resident: int = 0
+    inplace: int = 0
 
 
 #: contiguous copies >= 128 MiB: runs of 2 tiles per CTA, sized for two resident CTAs per SM (3 stages of 32 KiB);
 #: runs cost a 64 MiB copy 3 % (call 21). Strided copies (session 7, call 69): one 8 KiB box per CTA, 12 per SM, no
 #: L2 promotion: +4 / +7 / +6 % on the (0,2,1,3) permutes of 64 / 256 / 512 MiB bf16, +6 % f32, +3 % on a 3-D
-#: permute, -1 % on (8,128,256,64) (32 MiB; runs of 2 x 32 KiB cost it 5 % in call 20)
+#: permute, -1 % on (8,128,256,64) (32 MiB; runs of 2 x 32 KiB cost it 5 % in call 20). Session 8 (call 73): that
+#: box in the lean one-box CTA (`lean`, stream.cuh's stream_one: one barrier, 32-bit coordinates computed once, no
+#: ring), 12 per SM: (0,2,1,3) bf16 64 / 256 MiB 0.846 -> 0.867 / 0.958 -> 0.966 of the copy ceiling, f32 128 MiB
+#: +1.2 %, (8,128,256,64) +5 %, a 3-D permute +1.2 %
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
                          flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)),
-                         strided=(("tiles_per_cta", 1), ("box_bytes", 8192), ("ctas_per_sm", 12), ("stages", 2),
-                                  ("l2", 0)))
+                         strided=(("tiles_per_cta", 1), ("box_bytes", 8192), ("ctas_per_sm", 12), ("stages", 1),
+                                  ("l2", 0), ("lean", 1), ("resident", 12)))
 #: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
 #: lag/prefetch serve the store-reduce (tensor) path
 #: combine >= 32 MiB: one tile per CTA (ceil(bytes / tile) CTAs of a producer and one consumer warp, 1 stage), like
@@ -228,7 +236,12 @@ PERSISTENT_TRANSPOSE: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, gr
                                                        ("consumers", 2)), wide_min=16, wide_bytes=256 << 20),
                               4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
                                                  consumers=2, dyn=1, dyn_bytes=64 << 20)}
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=2, consumers=4, group=16, xpose=2, lean=1, resident=8),
+#: Session 8 (calls 74-75): 2-byte tiles of one slab (2 x 8 KiB images: 12 per SM, bound by shared memory) for
+#: narrow or < 128 MiB tensors: (32,64,128,128)->(0,3,1,2) 64 MiB 0.843-0.844 -> 0.843-0.854 of the ceiling (four
+#: runs, mean 0.849), 256 MiB +-0.1 %; 16384² bf16 lost 1 % with them, so wide tensors keep 2 slabs at 6 per SM
+#: (`wide`). In-place transposition (`inplace`, one image per CTA, 8-13 per SM) lost 0.5-1.3 %.
+TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=1, consumers=4, group=16, xpose=2, lean=1, resident=12,
+                                             wide=(("kq", 2), ("resident", 8)), wide_min=16, wide_bytes=128 << 20),
                           4: TransposeConfig(kq=2, consumers=4, group=4, batch=4, lean=1)}
 
 
@@ -593,9 +606,10 @@ def _grid(cfg: CopyConfig, total: int, nsm: int) -> int:
     return persistent
 
 
-def _stream_options(cfg: CopyConfig, lag: int):
-    return (f"-DTMAKIT_STREAM_LAG={lag}", f"-DTMAKIT_STREAM_ORDER={_order(cfg)}", f"-DTMAKIT_STREAM_HINT={cfg.hint}",
+def _stream_options(cfg: CopyConfig, lag: int, one: bool = False):
+    opts = (f"-DTMAKIT_STREAM_LAG={lag}", f"-DTMAKIT_STREAM_ORDER={_order(cfg)}", f"-DTMAKIT_STREAM_HINT={cfg.hint}",
             f"-DTMAKIT_STREAM_PREFETCH={cfg.prefetch}")
+    return opts + ("-DTMAKIT_STREAM_ONE=1",) if one else opts
 
 
 def _stream_launcher(kfile, kname, maps, sizes, box, elem_bytes, tail_bytes, tail_coord, op, cfg, nsm):
@@ -613,6 +627,10 @@ def _stream_launcher(kfile, kname, maps, sizes, box, elem_bytes, tail_bytes, tai
     p.rank, p.main_bytes, p.tail_bytes, p.tail_coord = max(rank, 1), main_bytes, tail_bytes, tail_coord
     p.stages, p.stage_stride, p.op, p.main_tiles = stages, stage, op, main_tiles
     total = main_tiles + (1 if tail_bytes else 0)
+    if cfg.lean > 0 and cfg.tiles_per_cta == 1 and total < 1 << 31:  # the one-box CTA of stream_one
+        p.stages = 1
+        k = _kernel(kfile, kname, _stream_options(cfg, 0, one=True))
+        return Launcher(k, total, 32, _pad_smem(stage + 1024, cfg.resident), p, maps)
     grid = _grid(cfg, total, nsm)
     k = _kernel(kfile, kname, _stream_options(cfg, lag))
     return Launcher(k, grid, 32, stages * stage + 1024, p, maps)
@@ -920,10 +938,11 @@ def _transpose_lean_launcher(plan, cfg: TransposeConfig, kq, in_bytes, sizes, m_
     """``TransposeConfig.lean``: one CTA per tile of ``kq`` slabs, ``consumers`` warps (all transposing), an input
     and an output image in shared memory (padded to ``resident`` CTAs per SM)."""
     p = _transpose_params(sizes, 128 // plan.elem, kq, 1, cfg.group)
-    smem = _pad_smem(2 * in_bytes + 1024, cfg.resident)
+    inplace = bool(cfg.inplace) and plan.elem == 2 and cfg.xpose == 2 and kq <= 2
+    smem = _pad_smem((1 if inplace else 2) * in_bytes + 1024, cfg.resident)
     k = _kernel("transpose.cu", f"tmakit_transpose_e{plan.elem}",
                 (f"-DTP_CONSUMERS={cfg.consumers}", f"-DTP_BATCH={max(1, cfg.batch)}", f"-DTP_XPOSE={cfg.xpose}",
-                 f"-DTP_COORDS={cfg.coords}", "-DTP_LEAN=1"))
+                 f"-DTP_COORDS={cfg.coords}", "-DTP_LEAN=1") + (("-DTP_INPLACE=1",) if inplace else ()))
     return Launcher(k, max(1, p.ntiles), 32 * cfg.consumers, smem, p, [(m_s, True), (m_d, False)])
 
 

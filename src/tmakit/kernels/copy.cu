@@ -11,5 +11,9 @@ tmakit_copy(const __grid_constant__ TmaDesc src, const __grid_constant__ TmaDesc
             const StreamParams p) {
   extern __shared__ __align__(1024) u8 dyn[];
   __shared__ __align__(8) u64 full[TMAKIT_STREAM_MAX_STAGES];
+#if TMAKIT_STREAM_ONE
+  stream_one(&src, &dst, &tail_src, &tail_dst, p, dyn, full);
+#else
   stream_run(&src, &dst, &tail_src, &tail_dst, p, dyn, full);
+#endif
 }

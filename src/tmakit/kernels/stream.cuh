@@ -25,6 +25,9 @@
 #ifndef TMAKIT_STREAM_PREFETCH
 #define TMAKIT_STREAM_PREFETCH 0  // 1: when a tile's load is issued, also prefetch its destination box into L2
 #endif
+#ifndef TMAKIT_STREAM_ONE
+#define TMAKIT_STREAM_ONE 0  // 1: the lean one-box CTA of stream_one (grid = tiles, one barrier, 32-bit tile math)
+#endif
 #define TMAKIT_STREAM_MAX_STAGES 32
 
 namespace tmakit_kernels {
@@ -119,6 +122,57 @@ __device__ __forceinline__ void stream_store(const StreamParams& p, const TmaDes
   if (p.op < 0 && (TMAKIT_STREAM_HINT == 1 || TMAKIT_STREAM_HINT == 3)) store_n_hint(rank, d, src, c, pol);
   else if (p.op < 0) tma_store_tile_n(rank, d, src, c);
   else tma_reduce_tile_n(p.op, rank, d, src, c);
+}
+
+// Tile t's box coordinates in 32-bit math (t < 2^31: one CTA per tile).
+__device__ __forceinline__ void stream_coords32(const StreamParams& p, u32 t, i32* c) {
+#pragma unroll
+  for (int d = 0; d < 5; ++d) {
+    if (d < p.rank) {
+      const u32 n = static_cast<u32>(p.tiles[d]);
+      c[d] = static_cast<i32>(t % n) * p.box[d];
+      t /= n;
+    } else {
+      c[d] = 0;
+    }
+  }
+}
+
+// The lean one-box CTA (TMAKIT_STREAM_ONE): CTA b moves tile b. Thread 0 initialises one barrier, loads the box,
+// waits, stores it and leaves once the store has read its shared memory (the write completes before the grid
+// does). No ring, no tensormap prefetch, the coordinates computed once for both maps.
+__device__ __forceinline__ void stream_one(const TmaDesc* src, const TmaDesc* dst, const TmaDesc* tsrc,
+                                           const TmaDesc* tdst, const StreamParams& p, u8* dyn, u64* full) {
+  if (threadIdx.x != 0) return;
+  const u32 t = blockIdx.x;
+  const u32 base = (smem_u32(dyn) + 1023u) & ~1023u, bar = smem_u32(&full[0]);
+  i32 c[5];
+  const TmaDesc* ds = src;
+  const TmaDesc* dd = dst;
+  int rank = p.rank;
+  u32 bytes = p.main_bytes;
+  if ((i64)t < p.main_tiles) {
+    stream_coords32(p, t, c);
+  } else {  // the flat view's tail box (rank-2 {len, 1} maps)
+    ds = tsrc;
+    dd = tdst;
+    rank = 2;
+    bytes = p.tail_bytes;
+    c[0] = p.tail_coord;
+    c[1] = c[2] = c[3] = c[4] = 0;
+  }
+  mbarrier_init(bar, 1);
+  fence_mbarrier_init();
+  const u64 pol = TMAKIT_STREAM_HINT ? policy_evict_first() : 0ull;
+  mbarrier_arrive_expect_tx(bar, bytes);
+  if (TMAKIT_STREAM_HINT == 1 || TMAKIT_STREAM_HINT == 2) load_n_hint(rank, base, ds, bar, c, pol);
+  else tma_load_tile_n(rank, base, ds, bar, c);
+  mbarrier_wait(bar, 0);
+  if (p.op < 0 && (TMAKIT_STREAM_HINT == 1 || TMAKIT_STREAM_HINT == 3)) store_n_hint(rank, dd, base, c, pol);
+  else if (p.op < 0) tma_store_tile_n(rank, dd, base, c);
+  else tma_reduce_tile_n(p.op, rank, dd, base, c);
+  bulk_commit_group();
+  bulk_wait_group_read<0>();
 }
 
 __device__ __forceinline__ void stream_run(const TmaDesc* src, const TmaDesc* dst, const TmaDesc* tsrc,

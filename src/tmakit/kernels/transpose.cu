@@ -191,6 +191,40 @@ __device__ __forceinline__ void transpose_stage_pk(u32 in_img, u32 out_img, u32 
   }
 }
 
+#ifndef TP_INPLACE
+#define TP_INPLACE 0  // 1 (TP_LEAN, 2-byte, TP_XPOSE 2, kq <= 2): transpose in place, one image per CTA
+#endif
+
+// transpose_stage_mx in place: every warp holds all of its 8x8 blocks in registers (kq <= 2: at most 32 / C items
+// of 4 words), a block barrier, then the transposed blocks go back into the same image.
+__device__ __forceinline__ void transpose_stage_mx_inplace(u32 img, u32 kq, u32 warp, u32 lane) {
+  constexpr u32 SLAB = 64u * 128u;
+  constexpr int PER = (32 + TP_CONSUMERS - 1) / TP_CONSUMERS;
+  const int total = (int)kq * 16;
+  u32 w[PER][4];
+#pragma unroll
+  for (int b = 0; b < PER; ++b) {
+    const int item = (int)warp + b * TP_CONSUMERS;
+    if (item < total) {
+      const u32 slab = (u32)item >> 4, g = ((u32)item >> 3) & 1u, c = (u32)item & 7u, r = g * 32u + lane;
+      const u32 a = img + slab * SLAB + r * 128u + ((c ^ (r & 7u)) << 4);
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(w[b][0]), "=r"(w[b][1]), "=r"(w[b][2]), "=r"(w[b][3]) : "r"(a) : "memory");
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int b = 0; b < PER; ++b) {
+    const int item = (int)warp + b * TP_CONSUMERS;
+    if (item < total) {
+      const u32 slab = (u32)item >> 4, g = ((u32)item >> 3) & 1u, c = (u32)item & 7u, m = lane & 7u;
+      const u32 a = img + slab * SLAB + (c * 8u + m) * 128u + (((g * 4u + (lane >> 3)) ^ m) << 4);
+      asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+                   ::"r"(a), "r"(w[b][0]), "r"(w[b][1]), "r"(w[b][2]), "r"(w[b][3]) : "memory");
+    }
+  }
+}
+
 template <int E>
 __device__ __forceinline__ void transpose_stage(u32 in_img, u32 out_img, u32 kq, u32 warp, u32 lane) {
   if (TP_XPOSE == 9) return;
@@ -347,7 +381,8 @@ __device__ __forceinline__ void transpose_lean(const TmaDesc* src, const TmaDesc
   constexpr int T = 128 / E;
   constexpr u32 SLAB = (u32)T * 128u;
   const u32 KQ = p.kq, in_bytes = SLAB * KQ;
-  const u32 base = (smem_u32(dyn) + 1023u) & ~1023u, out_img = base + in_bytes;
+  constexpr bool INPLACE = TP_INPLACE && E == 2 && TP_XPOSE == 2;
+  const u32 base = (smem_u32(dyn) + 1023u) & ~1023u, out_img = INPLACE ? base : base + in_bytes;
   const i64 t = blockIdx.x;
   if (t >= p.ntiles) return;
   const u32 tid = threadIdx.x, bar = smem_u32(&full[0]);
@@ -363,7 +398,10 @@ __device__ __forceinline__ void transpose_lean(const TmaDesc* src, const TmaDesc
   }
   __syncthreads();
   mbarrier_wait(bar, 0);
-  transpose_stage<E>(base, out_img, KQ, tid >> 5, tid & 31);
+  if constexpr (INPLACE)
+    transpose_stage_mx_inplace(base, KQ, tid >> 5, tid & 31);
+  else
+    transpose_stage<E>(base, out_img, KQ, tid >> 5, tid & 31);
   fence_proxy_async_smem();
   __syncthreads();
   if (tid == 0) {
