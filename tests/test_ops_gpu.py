@@ -395,3 +395,72 @@ def test_transpose_lean_default_shapes_and_the_persistent_shape(dtype, monkeypat
             got.append(ops.last_path)
         outs.append(got)
     assert outs[0] == outs[1] and outs[0].count("tma:transpose") >= 4, outs[0]
+
+
+def test_fresh_tensors_every_call_repoint_the_packed_block():
+    """One launcher, many address pairs: each call re-points the one packed parameter block (pointers, tensor maps,
+    the flat view's offset tail maps); every output is right and no call writes an earlier call's output."""
+    cases = [
+        ("copy", (1 << 20) + 6, torch.bfloat16, None),  # flat view + tail maps (offsets)
+        ("copy", 3 << 20, torch.float32, None),
+        ("permute", (4, 64, 48, 128), torch.bfloat16, (0, 2, 1, 3)),  # strided: the lean one-box CTA
+        ("permute", (4, 6, 64, 128), torch.bfloat16, (0, 3, 1, 2)),  # transposing
+        ("reduce", 1 << 20, torch.float32, None),  # combine (bulk pointers)
+    ]
+    for op, shape, dtype, dims in cases:
+        pairs, paths = [], set()
+        for i in range(6):
+            x = rand(shape, dtype)
+            y = poisoned(tuple(shape[d] for d in dims) if dims else shape, dtype)
+            if op == "copy":
+                ops.copy(x, y)
+                want = x.clone()
+            elif op == "permute":
+                ops.permute(x, dims, out=y)
+                want = x.permute(dims).contiguous()
+            else:
+                y = rand(shape, dtype)
+                want = y + x
+                ops.reduce_into(y, x, "add")
+            paths.add(ops.last_path)
+            assert torch.equal(y, want), (op, shape, i)
+            pairs.append((y, want))
+        for y, want in pairs:  # later launches left the earlier outputs alone
+            assert torch.equal(y, want), (op, shape)
+        x, y = pairs[0][1], poisoned(pairs[0][0].shape, dtype)  # back to an address seen before
+        if op == "copy":
+            ops.copy(x, y)
+            assert torch.equal(y, x)
+        assert len(paths) == 1 and not next(iter(paths)).startswith("torch:"), paths
+
+
+@pytest.mark.parametrize("shape,dims", [((3, 5, 7, 40), (0, 2, 1, 3)), ((2, 33, 17, 264), (1, 0, 2, 3)),
+                                        ((5, 7, 9, 11, 24), (4, 0, 2, 1, 3)), ((2, 1, 300, 8), (2, 1, 0, 3))])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.int64])
+def test_strided_lean_one_box_cta_remainders(shape, dims, dtype):
+    """Permutes that keep the inner dim (the lean one-box tensor CTA): boxes over the edges of every dim."""
+    if dtype == torch.bfloat16 and shape[-1] * 2 % 16:
+        pytest.skip("inner dim not 16-byte aligned")
+    x = rand(shape, dtype)
+    if dims[-1] != len(shape) - 1:
+        pytest.skip("not a strided copy")
+    y = poisoned(tuple(shape[d] for d in dims), dtype)
+    ops.permute(x, dims, out=y, strict=True)
+    assert ops.last_path == "tma:strided" and torch.equal(y, x.permute(dims))
+
+
+@pytest.mark.parametrize("kq", [1, 2])
+@pytest.mark.parametrize("consumers", [2, 4])
+def test_transpose_in_place_knob(kq, consumers, monkeypatch):
+    """``TransposeConfig.inplace`` (off by default) gives the same bytes as the two-image CTA."""
+    import dataclasses
+
+    from tmakit.kernels import bandwidth as bw
+
+    cfg = dataclasses.replace(bw.TRANSPOSE_CONFIG[2], kq=kq, consumers=consumers, inplace=1, wide=())
+    monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", {**bw.TRANSPOSE_CONFIG, 2: cfg})
+    for shape, dims in (((1008, 784), (1, 0)), ((4, 6, 304, 128), (0, 3, 1, 2)), ((16, 32, 48, 16), (3, 2, 1, 0))):
+        x = rand(shape, torch.bfloat16)
+        y = poisoned(tuple(shape[d] for d in dims), torch.bfloat16)
+        ops.permute(x, dims, out=y)
+        assert ops.last_path == "tma:transpose" and torch.equal(y, x.permute(dims)), (shape, dims)

@@ -37,60 +37,59 @@ SMEM_PER_SM = 227 * 1024  # usable dynamic shared memory per block on sm_90 (228
 class CopyConfig:
     """Tile shape and pipeline of the load->store (and load->reduce) kernel.
 
-    ``box_bytes``: target bytes per box; ``stages``: boxes in the smem ring per CTA; ``ctas_per_sm``: persistent CTAs
-    per SM (grid = SMs x ctas_per_sm, capped by the tile count); ``lag``: stores allowed in flight before a stage is
-    refilled; ``order``: 0 round-robin tiles, 1 a contiguous run per CTA; ``hint``: L2 evict_first cache hint
-    (data touched once), 0 none, 1 loads and stores, 2 loads, 3 stores (tensor path and bulk engine);
-    ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce);
-    ``l2``: L2 promotion of the maps (0 none .. 3 256B); ``flat_width``: widest row (words) of the flat 2-D view;
-    ``rest_order``: strided copies order the outer dims of their maps by src (0) or dst (1) stride.
-    ``engine``: contiguous pairs use tensor maps (``"tensor"``, copy.cu / reduce.cu) or non-tensor bulk copies
-    (``"bulk"``, bandwidth_bulk.cu: tiles of ``pieces`` x ``piece`` bytes, ``row`` bytes apart; ``bulk_mode`` 0 one
-    thread bulk load -> bulk store, 1 ``consumers`` warps store with st.global.v4, 2 warps bulk-store their pieces;
-    a reduction on the bulk engine loads dst too and combines in registers: not atomic).
-    ``box_mode``: strided boxes fill dims in order (0) or balance the contiguous runs of both sides (1).
-    ``bulk_below``: contiguous copies under this many bytes take the bulk engine (32 KiB pieces) whatever
-    ``engine`` says: its launch is cheaper (two pointers instead of four tensor maps).
-    ``swizzle``: 1 = maps over 128-byte inner chunks with SWIZZLE_128B (load and store use the same swizzle, so
-    the bytes round-trip); the flat view becomes (16-word chunks, chunks per row, rows) with 16 x 2 KiB boxes.
-    ``bf16x2``: bf16 add on the combine path with the packed ``add.rn.bf16x2`` (one rounding of the exact sum,
-    equal to torch's fp32 add + round: the fp32 sum of two bf16 values is exact unless their exponents differ by
-    more than 15, and then the smaller is below half a bf16 ulp either way) instead of fp32 unpack/add/pack.
+    ``box_bytes``: target bytes per box; ``stages``: boxes in the smem ring per CTA; ``ctas_per_sm``: persistent
+    CTAs per SM (grid = SMs x ctas_per_sm, capped by the tile count); ``lag``: stores allowed in flight before a
+    stage is refilled; ``order``: 0 round-robin tiles, 1 a contiguous run per CTA; ``hint``: L2 evict_first cache
+    hint (data touched once), 0 none, 1 loads and stores, 2 loads, 3 stores (tensor path and bulk engine);
+    ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce); ``l2``: L2
+    promotion of the maps (0 none .. 3 256B); ``flat_width``: widest row (words) of the flat 2-D view;
+    ``rest_order``: strided copies order the outer dims of their maps by src (0) or dst (1) stride. ``engine``:
+    contiguous pairs use tensor maps (``"tensor"``, copy.cu / reduce.cu) or non-tensor bulk copies (``"bulk"``,
+    bandwidth_bulk.cu: tiles of ``pieces`` x ``piece`` bytes, ``row`` bytes apart; ``bulk_mode`` 0 one thread bulk
+    load -> bulk store, 1 ``consumers`` warps store with st.global.v4, 2 warps bulk-store their pieces; a reduction
+    on the bulk engine loads dst too and combines in registers: not atomic). ``box_mode``: strided boxes fill dims
+    in order (0) or balance the contiguous runs of both sides (1). ``bulk_below``: contiguous copies under this many
+    bytes take the bulk engine (32 KiB pieces) whatever ``engine`` says: its launch is cheaper (two pointers instead
+    of four tensor maps). ``swizzle``: 1 = maps over 128-byte inner chunks with SWIZZLE_128B (load and store use the
+    same swizzle, so the bytes round-trip); the flat view becomes (16-word chunks, chunks per row, rows) with 16 x 2
+    KiB boxes. ``bf16x2``: bf16 add on the combine path with the packed ``add.rn.bf16x2`` (one rounding of the exact
+    sum, equal to torch's fp32 add + round: the fp32 sum of two bf16 values is exact unless their exponents differ
+    by more than 15, and then the smaller is below half a bf16 ulp either way) instead of fp32 unpack/add/pack.
     ``dyn`` > 0 (bulk engine, modes 1 and 2): a persistent grid of SMs x ``ctas_per_sm`` CTAs whose producers take
     batches of ``dyn`` tiles from a global atomic counter (as ``TransposeConfig.dyn``; ``tiles_per_cta`` and
     ``grid_mult`` are ignored). Off: every variant lost to the short hardware-scheduled CTAs at 256 MiB .. 1 GiB
     (one tile per atomic 0.89x ``add_``, batches of 8 .. 32 tiles 0.97 .. 0.92x; NOTES-perf.md calls 28-29).
     ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
     start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
-    contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than
-    the persistent grid), each copying one contiguous run of that many tiles (forces ``order=1``; replaces
-    ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at least
-    ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
+    contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than the
+    persistent grid), each copying one contiguous run of that many tiles (forces ``order=1``; replaces
+    ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at
+    least ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
     tensors keep the fields above. ``flat_big``: further overrides, applied on top of ``flat`` from ``flat_big_min``
-    bytes. ``strided``: field overrides for strided copies (permutes that keep the unit-stride dim).
-    ``exit_read`` 1 (bulk engine, modes 0 and 2): a CTA exits once its last bulk stores have *read* their shared
-    memory (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until
-    they are written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
+    bytes. ``strided``: field overrides for strided copies (permutes that keep the unit-stride dim). ``exit_read`` 1
+    (bulk engine, modes 0 and 2): a CTA exits once its last bulk stores have *read* their shared memory
+    (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until they are
+    written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
     ``__launch_bounds__`` minimum of resident CTAs per SM, which caps its registers per thread (at 1, 52 registers:
-    twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0 (bulk engine, lean tensor CTA): pad each CTA's
-    dynamic shared memory so that at most that many CTAs fit per SM. ``bulk_mode`` 3: one warp per CTA (lane 0
-    loads, the warp combines in place, lane 0 bulk-stores; no block barrier), made for ``tiles_per_cta=1``.
-    ``lean`` > 0 on the tensor engine with ``tiles_per_cta=1``: the lean one-box CTA (stream.cuh's ``stream_one``:
-    grid = boxes, one thread, one barrier, 32-bit box coordinates computed once, no ring; ``resident`` pads its
-    shared memory). ``lean`` > 0 (bulk engine, modes 2 and 3, one tile of one piece per CTA: ``tiles_per_cta=1``, ``pieces=1``, not
-    ``dyn``; ignored otherwise): the lean one-tile CTA (``run_t1`` in bandwidth_bulk.cu: tile = blockIdx.x, thread 0
-    initialises one barrier and issues both loads before any block barrier; no empty barriers, no tile split);
-    1 the consumer warps combine, 2 every thread of the CTA combines. ``end_piece`` > 0 (lean only, <= ``piece``, a
-    multiple of 16): the last ``end_bytes`` of the tensor move in tiles of ``end_piece`` bytes (smaller CTAs for the
-    last waves: a shorter drain). ``ahead`` > 0 (lean only): each CTA also L2-prefetches
-    (``cp.async.bulk.prefetch.L2``) the tile ``ahead`` tiles after its own (``ahead_end`` 1: only when that is an
-    end tile), so later waves load from L2 (measured: costs DRAM rate; off). ``stg`` 1 (lean only): the combining
-    threads write with ``st.global.v4`` from registers instead of one bulk store (the CTA leaves once its stores are
-    issued); 2 only the end tiles do. ``t1_const`` 1 (lean, no end tiles): the tile size is a compile-time
-    constant (fewer parameter reads before a CTA's loads). ``pdl`` > 0 (lean only): launch with programmatic
-    stream serialization; each CTA's loads wait for the previous grid (``griddepcontrol.wait``) and the CTAs of
-    the last ``pdl`` waves let the next grid launch early, so back-to-back calls overlap one's drain with the
-    next one's launch.
+    twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0 (bulk engine, lean tensor CTA):
+    pad each CTA's dynamic shared memory so that at most that many CTAs fit per SM. ``bulk_mode`` 3: one warp per
+    CTA (lane 0 loads, the warp combines in place, lane 0 bulk-stores; no block barrier), made for
+    ``tiles_per_cta=1``. ``lean`` > 0 on the tensor engine with ``tiles_per_cta=1``: the lean one-box CTA
+    (stream.cuh's ``stream_one``: grid = boxes, one thread, one barrier, 32-bit box coordinates computed once, no
+    ring; ``resident`` pads its shared memory). ``lean`` > 0 (bulk engine, modes 2 and 3, one tile of one piece per
+    CTA: ``tiles_per_cta=1``, ``pieces=1``, not ``dyn``; ignored otherwise): the lean one-tile CTA (``run_t1`` in
+    bandwidth_bulk.cu: tile = blockIdx.x, thread 0 initialises one barrier and issues both loads before any block
+    barrier; no empty barriers, no tile split); 1 the consumer warps combine, 2 every thread of the CTA combines.
+    ``end_piece`` > 0 (lean only, <= ``piece``, a multiple of 16): the last ``end_bytes`` of the tensor move in
+    tiles of ``end_piece`` bytes (smaller CTAs for the last waves: a shorter drain). ``ahead`` > 0 (lean only): each
+    CTA also L2-prefetches (``cp.async.bulk.prefetch.L2``) the tile ``ahead`` tiles after its own (``ahead_end`` 1:
+    only when that is an end tile), so later waves load from L2 (measured: costs DRAM rate; off). ``stg`` 1 (lean
+    only): the combining threads write with ``st.global.v4`` from registers instead of one bulk store (the CTA
+    leaves once its stores are issued); 2 only the end tiles do. ``t1_const`` 1 (lean, no end tiles): the tile size
+    is a compile-time constant (fewer parameter reads before a CTA's loads). ``pdl`` > 0 (lean only): launch with
+    programmatic stream serialization; each CTA's loads wait for the previous grid (``griddepcontrol.wait``) and the
+    CTAs of the last ``pdl`` waves let the next grid launch early, so back-to-back calls overlap one's drain with
+    the next one's launch.
     Compile-time knobs become ``-D`` options (cached kernels).
     Defaults chosen from the H200 sweep in NOTES-perf.md.
     """
@@ -485,21 +484,28 @@ class Launcher:
     """Everything about one (layout, dtype, op) problem that does not depend on the addresses: maps as templates,
     params, grid, kernel. ``launcher(src_ptr, dst_ptr)`` launches on torch's current stream.
 
-    The first call goes through :mod:`tmakit.cuda` (context, smem attribute, argument checks); later calls reuse a
-    packed parameter block per (src, dst) address pair and call ``cuLaunchKernel`` directly (``FAST = False``
-    turns that off)."""
+    The first call goes through :mod:`tmakit.cuda` (context, smem attribute, argument checks). Later calls launch
+    with ``cuLaunchKernel`` through ctypes from one packed parameter block that is re-pointed in place when the
+    addresses change (the driver copies the parameters at launch): two 64-bit stores, or one
+    ``cuTensorMapReplaceAddress`` per tensor map, so a call on tensors never seen before costs about what a repeated
+    call does. ``FAST = False`` turns that off."""
 
     FAST = True
     pdl = False  # launch with programmatic stream serialization (cuLaunchKernelEx; the kernel waits in-grid)
 
     def __init__(self, kernel, grid, block, smem, params, maps):
         self.kernel, self.grid, self.block, self.smem, self.params, self.maps = kernel, grid, block, smem, params, maps
-        self._packed: dict = {}
+        self._blk = None  # (raw buffer, void*[] over its slots, [(slot address, is_src, offset, is_map)])
+        self._cur = None  # the (src, dst) addresses the block holds
         self._fn = self._launch = self._cfg = None
         self.kind, self.path = "", ""
 
     def _args(self, sp: int, dp: int) -> list:
         return [m.at(sp if is_src else dp) for m, is_src in self.maps] + [self.params]
+
+    def _address_slots(self) -> list:
+        """(argument index, is_src, byte offset, is_map) of every argument that carries an address."""
+        return [(i, is_src, m.offset, True) for i, (m, is_src) in enumerate(self.maps)]
 
     def _pack(self, args):
         """A 128-byte slot per argument (64-byte aligned) and the ``void*[]`` over them; kept alive together."""
@@ -515,15 +521,37 @@ class Launcher:
         ptrs = (ctypes.c_void_p * len(args))(*[base + 128 * i for i in range(len(args))])
         return raw, ptrs
 
+    def _build(self, sp: int, dp: int) -> None:
+        raw, ptrs = self._pack(self._args(sp, dp))
+        slots = [(ptrs[i], is_src, off, is_map) for i, is_src, off, is_map in self._address_slots()]
+        self._blk, self._cur = (raw, ptrs, slots), (sp, dp)
+
+    def _repoint(self, sp: int, dp: int) -> None:
+        """Patch the packed block's addresses to (sp, dp)."""
+        for slot, is_src, off, is_map in self._blk[2]:
+            a = (sp if is_src else dp) + off
+            if not is_map:
+                ctypes.c_uint64.from_address(slot).value = a
+                continue
+            r = _replace_address()(slot, a)
+            if r != 0:
+                from ..cuda.driver import check, cu
+
+                self._cur = None  # the block is half patched: re-point it completely next time
+                check((cu().CUresult(r),), "cuTensorMapReplaceAddress", address=hex(a))
+        self._cur = (sp, dp)
+
     def __call__(self, sp: int, dp: int):
-        pk = self._packed.get((sp, dp))
-        if pk is not None and self.FAST:
+        blk = self._blk
+        if blk is not None and self.FAST:
+            if self._cur != (sp, dp):
+                self._repoint(sp, dp)
             if self.pdl:
                 cfg = self._cfg
                 cfg.stream = _current_stream()
-                r = self._launch(ctypes.byref(cfg), self._fn, pk[1], None)
+                r = self._launch(ctypes.byref(cfg), self._fn, blk[1], None)
             else:
-                r = self._launch(self._fn, self.grid, 1, 1, self.block, 1, 1, self.smem, _current_stream(), pk[1],
+                r = self._launch(self._fn, self.grid, 1, 1, self.block, 1, 1, self.smem, _current_stream(), blk[1],
                                  None)
             if r != 0:
                 from ..cuda.driver import check, cu
@@ -531,33 +559,31 @@ class Launcher:
                 check((cu().CUresult(r),), "cuLaunchKernelEx" if self.pdl else "cuLaunchKernel",
                       kernel=str(self.kernel), grid=self.grid, smem=self.smem)
             return
-        fn = self._fn
-        if fn is None or not self.FAST:
+        if self._fn is None or not self.FAST:
             self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=self.pdl)
-            if self.FAST and fn is None:
+            if self.FAST and self._fn is None:
                 try:
                     self._launch = _raw_launch_ex() if self.pdl else _raw_launch()
                     if self.pdl:
                         self._cfg = _pdl_config(self.grid, self.block, self.smem)
+                    _replace_address()
                     self._fn = int(self.kernel.handle)
                 except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the slow path
                     self.FAST = False
             return
-        if len(self._packed) >= 64:
-            self._packed.clear()
-        self._packed[(sp, dp)] = self._pack(self._args(sp, dp))
+        self._build(sp, dp)
         self(sp, dp)
 
 
 class DynLauncher(Launcher):
     """A transpose launcher with ``TransposeConfig.dyn``: its params carry a per-stream tile counter (two zeroed
     words from torch's allocator on the current stream; launches on one stream are ordered, and the kernel's last CTA
-    zeroes the counter again), so the packed parameter blocks are kept per (src, dst, stream)."""
+    zeroes the counter again), so it keeps one packed parameter block per stream."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._counters: dict = {}
-        self._by_stream: dict = {}
+        self._by_stream: dict = {}  # stream -> (block, addresses it holds)
 
     def __call__(self, sp: int, dp: int):
         st = _current_stream()
@@ -567,11 +593,23 @@ class DynLauncher(Launcher):
 
             c = self._counters[st] = torch.zeros(2, dtype=torch.int64, device="cuda")
         self.params.counter = c.data_ptr()
-        packed = self._by_stream.get(st)
-        if packed is None:
-            packed = self._by_stream[st] = {}
-        self._packed = packed
+        self._blk, self._cur = self._by_stream.get(st, (None, None))
         super().__call__(sp, dp)
+        self._by_stream[st] = (self._blk, self._cur)
+
+
+_cu_replace_address = None
+
+
+def _replace_address():
+    """``cuTensorMapReplaceAddress`` from libcuda through ctypes (re-points a packed map in place)."""
+    global _cu_replace_address
+    if _cu_replace_address is None:
+        f = ctypes.CDLL("libcuda.so.1").cuTensorMapReplaceAddress
+        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        f.restype = ctypes.c_int
+        _cu_replace_address = f
+    return _cu_replace_address
 
 
 _stream_fn = None
@@ -702,6 +740,9 @@ class BulkLauncher(Launcher):
         from ..cuda import Ptr
 
         return [Ptr(sp), Ptr(dp), self.params]
+
+    def _address_slots(self) -> list:
+        return [(0, True, 0, False), (1, False, 0, False)]
 
 
 class BulkDynLauncher(DynLauncher, BulkLauncher):
