@@ -401,11 +401,11 @@ def test_fresh_tensors_every_call_repoint_the_packed_block():
     """One launcher, many address pairs: each call re-points the one packed parameter block (pointers, tensor maps,
     the flat view's offset tail maps); every output is right and no call writes an earlier call's output."""
     cases = [
-        ("copy", (1 << 20) + 6, torch.bfloat16, None),  # flat view + tail maps (offsets)
-        ("copy", 3 << 20, torch.float32, None),
+        ("copy", ((64 << 20) + 6,), torch.bfloat16, None),  # the tensor path: flat view + tail maps (offsets)
+        ("copy", (3 << 20,), torch.float32, None),  # the bulk engine (pointers)
         ("permute", (4, 64, 48, 128), torch.bfloat16, (0, 2, 1, 3)),  # strided: the lean one-box CTA
         ("permute", (4, 6, 64, 128), torch.bfloat16, (0, 3, 1, 2)),  # transposing
-        ("reduce", 1 << 20, torch.float32, None),  # combine (bulk pointers)
+        ("reduce", (1 << 20,), torch.float32, None),  # combine (bulk pointers)
     ]
     for op, shape, dtype, dims in cases:
         pairs, paths = [], set()

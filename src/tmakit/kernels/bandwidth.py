@@ -542,10 +542,12 @@ class Launcher:
         self._cur = (sp, dp)
 
     def __call__(self, sp: int, dp: int):
-        blk = self._blk
-        if blk is not None and self.FAST:
-            if self._cur != (sp, dp):
+        if self._fn is not None and self.FAST:
+            if self._blk is None:
+                self._build(sp, dp)
+            elif self._cur != (sp, dp):
                 self._repoint(sp, dp)
+            blk = self._blk
             if self.pdl:
                 cfg = self._cfg
                 cfg.stream = _current_stream()
@@ -559,20 +561,16 @@ class Launcher:
                 check((cu().CUresult(r),), "cuLaunchKernelEx" if self.pdl else "cuLaunchKernel",
                       kernel=str(self.kernel), grid=self.grid, smem=self.smem)
             return
-        if self._fn is None or not self.FAST:
-            self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=self.pdl)
-            if self.FAST and self._fn is None:
-                try:
-                    self._launch = _raw_launch_ex() if self.pdl else _raw_launch()
-                    if self.pdl:
-                        self._cfg = _pdl_config(self.grid, self.block, self.smem)
-                    _replace_address()
-                    self._fn = int(self.kernel.handle)
-                except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the slow path
-                    self.FAST = False
-            return
-        self._build(sp, dp)
-        self(sp, dp)
+        self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=self.pdl)
+        if self.FAST and self._fn is None:
+            try:
+                self._launch = _raw_launch_ex() if self.pdl else _raw_launch()
+                if self.pdl:
+                    self._cfg = _pdl_config(self.grid, self.block, self.smem)
+                _replace_address()
+                self._fn = int(self.kernel.handle)
+            except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the slow path
+                self.FAST = False
 
 
 class DynLauncher(Launcher):
