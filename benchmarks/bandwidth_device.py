@@ -346,7 +346,23 @@ def _host(label):
     o2 = torch.empty(64, 64, device="cuda", dtype=bf)
     a = torch.randn(2048, device="cuda")
     b = torch.empty_like(a)
+    xs4 = [torch.randn(4, 8, 16, 16, device="cuda").to(bf) for _ in range(4)]
+    os4 = [torch.empty(4, 16, 8, 16, device="cuda", dtype=bf) for _ in range(4)]
+    as_ = [torch.randn(2048, device="cuda") for _ in range(4)]
+    bs_ = [torch.empty_like(a) for _ in range(4)]
+    rot = [0]
+
+    def rotating(f):
+        def g():
+            rot[0] = (rot[0] + 1) & 3
+            return f(rot[0])
+        return g
+
     cases = [
+        ("permute 0312 out, 4 address pairs", rotating(lambda i: ops.permute(xs4[i], (0, 3, 1, 2), out=os4[i]))),
+        ("permute 0213 out, 4 address pairs", rotating(lambda i: ops.permute(xs4[i], (0, 2, 1, 3), out=os4[i]))),
+        ("copy 8 KiB, 4 address pairs", rotating(lambda i: ops.copy(as_[i], bs_[i]))),
+        ("torch b.copy_(a), 4 address pairs", rotating(lambda i: bs_[i].copy_(as_[i]))),
         ("permute 0213 out", lambda: ops.permute(x4, (0, 2, 1, 3), out=o0213)),
         ("permute 0213", lambda: ops.permute(x4, (0, 2, 1, 3))),
         ("permute 0312 out", lambda: ops.permute(x4, (0, 3, 1, 2), out=o0312)),
@@ -2210,7 +2226,7 @@ def _lean18():
     bw.COPY_CONFIG = base
 
 
-def _tp12(variants=None, tag="tp12"):
+def _tp12(variants=None, tag="tp12", ok_skip=(), cases=None, rounds=7):
     """Call 74 (and 75, ``_tp13``, with other variants): 2-byte lean transpose shapes for the goal (0,3,1,2) permute: 8 KiB tiles at higher residency, L2
     promotion, 2 / 8 warps; against the default, 7 interleaved rounds, per call, with a same-size torch copy."""
     import dataclasses
@@ -2231,8 +2247,8 @@ def _tp12(variants=None, tag="tp12"):
           ("l2=0", dataclasses.replace(d, l2=0)), ("l2=2", dataclasses.replace(d, l2=2)),
           ("c8", dataclasses.replace(d, consumers=8))] if variants is None else [("default", d)] + [
               (n, dataclasses.replace(d, **kw)) for n, kw in variants]
-    cases = [((32, 64, 128, 128), (0, 3, 1, 2)), ((32, 64, 256, 256), (0, 3, 1, 2)), ((4096, 4096), (1, 0)),
-             ((16384, 16384), (1, 0)), ((64, 64, 64, 64), (3, 2, 1, 0))]
+    cases = cases or [((32, 64, 128, 128), (0, 3, 1, 2)), ((32, 64, 256, 256), (0, 3, 1, 2)), ((4096, 4096), (1, 0)),
+                      ((16384, 16384), (1, 0)), ((64, 64, 64, 64), (3, 2, 1, 0))]
     for shape, dims in cases:
         nb, k, xs, ys, fl = _perm_bufs(shape, dims, torch.bfloat16)
         ok, t = {}, {n: [] for n, _ in vs}
@@ -2241,20 +2257,67 @@ def _tp12(variants=None, tag="tp12"):
             bw.TRANSPOSE_CONFIG = {**base_t, 2: c}
             ys[0].fill_(3)
             ops.permute(xs[0], dims, out=ys[0])
-            ok[name] = bool(torch.equal(ys[0], xs[0].permute(dims)))
-        for _r in range(7):
+            ok[name] = bool(torch.equal(ys[0], xs[0].permute(dims))) or any(w in name for w in ok_skip)
+        for _r in range(rounds):
             for name, c in vs:
                 bw.TRANSPOSE_CONFIG = {**base_t, 2: c}
                 t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
             t["torch copy"].append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
         bw.TRANSPOSE_CONFIG = base_t
-        med = {n: sorted(v)[3] for n, v in t.items()}
+        med = {n: sorted(v)[rounds // 2] for n, v in t.items()}
         row = dict(case=f"bf16 {shape} -> {dims}", mib=nb >> 20, ok=all(ok.values()), ceiling=round(ceiling, 3))
         for name in t:
             row[name] = round(2 * nb / med[name] / 1e9 / ceiling, 4)
         save(row)
         del xs, ys, fl
     bw.TRANSPOSE_CONFIG = base_t
+
+
+def _fd16():
+    """Call 83: multiply-shift tile coordinates (the new default) against the div sequence, per call, 11
+    interleaved rounds: the lean strided CTA (``-DTMAKIT_STREAM_FASTDIV=0`` for the old) on strided permutes."""
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _measure_ceiling, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("fd16")
+    ceiling = _measure_ceiling(30)
+    orig = bw._stream_options
+
+    def old_opts(cfg, lag, one=False):
+        return orig(cfg, lag, one) + (("-DTMAKIT_STREAM_FASTDIV=0",) if one else ())
+
+    cases = [((32, 64, 128, 128), (0, 2, 1, 3), torch.bfloat16), ((32, 64, 256, 256), (0, 2, 1, 3), torch.bfloat16),
+             ((8, 128, 256, 64), (0, 2, 1, 3), torch.bfloat16), ((32, 64, 128, 128), (0, 2, 1, 3), torch.float32)]
+    for shape, dims, dt in cases:
+        nb, k, xs, ys, fl = _perm_bufs(shape, dims, dt)
+        t = {"fastdiv": [], "div": [], "torch copy": []}
+        ok = True
+        for name in ("fastdiv", "div"):
+            bw._stream_options = orig if name == "fastdiv" else old_opts
+            bw._launchers.clear()
+            ops._fast.clear()
+            ys[0].fill_(3)
+            ops.permute(xs[0], dims, out=ys[0])
+            ok = ok and bool(torch.equal(ys[0], xs[0].permute(dims)))
+        for _r in range(11):
+            for name in ("fastdiv", "div"):
+                bw._stream_options = orig if name == "fastdiv" else old_opts
+                bw._launchers.clear()
+                ops._fast.clear()
+                ops.permute(xs[0], dims, out=ys[0])
+                t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+            t["torch copy"].append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
+        bw._stream_options = orig
+        med = {n: sorted(v)[5] for n, v in t.items()}
+        row = dict(case=f"{dt} {shape} -> {dims}", mib=nb >> 20, ok=ok, ceiling=round(ceiling, 3))
+        for name in t:
+            row[name] = round(2 * nb / med[name] / 1e9 / ceiling, 4)
+        save(row)
+        del xs, ys, fl
+    bw._stream_options = orig
 
 
 def _tp11():
@@ -3112,6 +3175,18 @@ def main(argv):
         return _lean18()
     if argv and argv[0] == "_tp12":
         return _tp12()
+    if argv and argv[0] == "_fd16":
+        return _fd16()
+    if argv and argv[0] == "_tp16":  # call 83: multiply-shift tile coordinates (default) vs the div sequence
+        return _tp12([("div (old)", dict(coords=1))], "tp16", rounds=11)
+    if argv and argv[0] == "_tp15":  # call 81: the cost of the coordinate math and of the transposition (wrong output)
+        return _tp12([("coords9 (wrong)", dict(coords=9)), ("x9 (wrong)", dict(xpose=9)),
+                      ("coords9 x9 (wrong)", dict(coords=9, xpose=9)), ("c2", dict(consumers=2))], "tp15",
+                     ok_skip=("x9",), cases=[((32, 64, 128, 128), (0, 3, 1, 2))], rounds=11)
+    if argv and argv[0] == "_tp14":  # call 79: where the transposing permute's time goes (xpose 9: no transposition)
+        return _tp12([("x9 (wrong)", dict(xpose=9)), ("c1", dict(consumers=1)), ("c2", dict(consumers=2)),
+                      ("c8", dict(consumers=8)), ("kq2 r8", dict(kq=2, resident=8)),
+                      ("kq2 x9 (wrong)", dict(kq=2, resident=8, xpose=9))], "tp14", ok_skip=("x9",))
     if argv and argv[0] == "_tp13":  # call 75: the in-place lean transpose (one image per CTA)
         return _tp12([("kq1 r13", dict(kq=1, resident=14)), ("ip kq2 r8", dict(inplace=1, resident=8)),
                       ("ip kq2 r10", dict(inplace=1, resident=10)), ("ip kq2 r12", dict(inplace=1, resident=12)),
@@ -3201,6 +3276,14 @@ def main(argv):
         phase("dyn3", [py, "-X", "faulthandler", __file__, "_dyn3"], int(os.environ.get("T_DYN3", 240)))
     if "red3" in todo:
         phase("red3", [py, __file__, "_red3"], int(os.environ.get("T_RED3", 200)))
+    if "tp16" in todo:
+        phase("tp16", [py, __file__, "_tp16"], int(os.environ.get("T_TP16", 400)))
+    if "fd16" in todo:
+        phase("fd16", [py, __file__, "_fd16"], int(os.environ.get("T_FD16", 400)))
+    if "tp15" in todo:
+        phase("tp15", [py, __file__, "_tp15"], int(os.environ.get("T_TP15", 400)))
+    if "tp14" in todo:
+        phase("tp14", [py, __file__, "_tp14"], int(os.environ.get("T_TP14", 400)))
     if "tp13" in todo:
         phase("tp13", [py, __file__, "_tp13"], int(os.environ.get("T_TP13", 400)))
     if "tp12" in todo:

@@ -211,8 +211,11 @@ def test_reduce_default_keeps_the_session5_shape_from_1_gib():
 
 
 def test_param_structs_match_device_layout():
-    assert bw.StreamParams.main_tiles.offset == 72
+    # the .cu files static_assert the same sizes and offsets
+    assert bw.StreamParams.main_tiles.offset == 72 and bw.StreamParams.fd.offset == 80
+    assert ctypes.sizeof(bw.StreamParams) == 120
     assert bw.TransposeParams.ntiles.offset == 40 and bw.TransposeParams.counter.offset == 48
+    assert bw.TransposeParams.fd.offset == 56 and ctypes.sizeof(bw.TransposeParams) == 128
     assert bw.BulkParams.tail.offset == 60 and bw.BulkParams.counter.offset == 64
 
 

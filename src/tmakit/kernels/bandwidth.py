@@ -22,6 +22,7 @@ import dataclasses
 import math
 
 from ..tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
+from .fastdiv import FastDiv, set_divisor
 
 __all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher", "plan_copy", "launcher_for",
            "transpose_config_for", "flat_config",
@@ -144,7 +145,8 @@ class TransposeConfig:
     ``group``: tile order, 0 = p-tiles (input columns) fastest, G > 0 = column groups of G p-tiles with the q-tiles
     inside a group next (longer output-row runs among the tiles in flight; a runtime parameter); ``coords``: tile
     coordinates 0 in 64-bit math recomputed by the store leader, 1 in 32-bit math where the tile count fits,
-    2 = 1 and published by the producer per stage in shared memory (no division on the store path).
+    2 = 1 and published by the producer per stage in shared memory (no division on the store path). The 32-bit
+    tile math divides by multiply and shift (``tmakit/fastdiv.cuh``).
     ``mode`` 2: as 0, but a dedicated store warp issues the stores when per-image mbarriers say every consumer warp
     has written its part (no named barrier among the consumers). ``xpose`` (2-byte elements; ``-DTP_XPOSE``): smem
     transposition 0 lane = row with scalar u16 stores, 1 packed u32 stores of row pairs, 2 ldmatrix +
@@ -248,13 +250,13 @@ class StreamParams(ctypes.Structure):
     _fields_ = [("tiles", ctypes.c_int32 * 5), ("box", ctypes.c_int32 * 5), ("rank", ctypes.c_int32),
                 ("main_bytes", ctypes.c_uint32), ("tail_bytes", ctypes.c_uint32), ("stages", ctypes.c_uint32),
                 ("stage_stride", ctypes.c_uint32), ("op", ctypes.c_int32), ("tail_coord", ctypes.c_int32),
-                ("main_tiles", ctypes.c_int64)]
+                ("main_tiles", ctypes.c_int64), ("fd", FastDiv * 5)]
 
 
 class TransposeParams(ctypes.Structure):
     _fields_ = [("tiles", ctypes.c_int32 * 5), ("qdim", ctypes.c_int32), ("rank", ctypes.c_int32),
                 ("stages", ctypes.c_uint32), ("kq", ctypes.c_uint32), ("group", ctypes.c_int32),
-                ("ntiles", ctypes.c_int64), ("counter", ctypes.c_uint64)]
+                ("ntiles", ctypes.c_int64), ("counter", ctypes.c_uint64), ("fd", FastDiv * 9)]
 
 
 class BulkParams(ctypes.Structure):
@@ -264,7 +266,7 @@ class BulkParams(ctypes.Structure):
                 ("stage_stride", ctypes.c_uint32), ("tail", ctypes.c_uint32), ("counter", ctypes.c_uint64)]
 
 
-assert ctypes.sizeof(StreamParams) == 80 and ctypes.sizeof(TransposeParams) == 56
+assert ctypes.sizeof(StreamParams) == 120 and ctypes.sizeof(TransposeParams) == 128
 assert ctypes.sizeof(BulkParams) == 72
 
 
@@ -660,6 +662,7 @@ def _stream_launcher(kfile, kname, maps, sizes, box, elem_bytes, tail_bytes, tai
     for i in range(5):
         p.tiles[i] = tiles[i] if i < rank else 1
         p.box[i] = box[i] if i < rank else 1
+        set_divisor(p.fd[i], min(p.tiles[i], (1 << 31) - 1))
     p.rank, p.main_bytes, p.tail_bytes, p.tail_coord = max(rank, 1), main_bytes, tail_bytes, tail_coord
     p.stages, p.stage_stride, p.op, p.main_tiles = stages, stage, op, main_tiles
     total = main_tiles + (1 if tail_bytes else 0)
@@ -970,6 +973,10 @@ def _transpose_params(sizes, t_, kq, stages, group) -> TransposeParams:
     p.qdim, p.rank, p.stages, p.kq = sizes[1], len(sizes), stages, kq
     p.group = max(0, group) if group < tiles[0] else 0
     p.ntiles = math.prod(tiles)
+    if p.ntiles < 0x7FFFFFFF:  # the kernel's 32-bit tile math (tile_coords_fast)
+        n0, n1, g = p.tiles[0], p.tiles[1], max(1, p.group)
+        for i, d in enumerate([p.tiles[i] for i in range(5)] + [n0 * n1, g * n1, g, n0 % g or g]):
+            set_divisor(p.fd[i], d)
     return p
 
 

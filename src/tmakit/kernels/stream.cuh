@@ -28,6 +28,9 @@
 #ifndef TMAKIT_STREAM_ONE
 #define TMAKIT_STREAM_ONE 0  // 1: the lean one-box CTA of stream_one (grid = tiles, one barrier, 32-bit tile math)
 #endif
+#ifndef TMAKIT_STREAM_FASTDIV
+#define TMAKIT_STREAM_FASTDIV 1  // stream_one's coordinates: 1 multiply-shift division, 0 the div instruction sequence
+#endif
 #define TMAKIT_STREAM_MAX_STAGES 32
 
 namespace tmakit_kernels {
@@ -44,7 +47,9 @@ struct StreamParams {
   i32 op;             // -1 = store, 0..7 = reduce add/min/max/inc/dec/and/or/xor
   i32 tail_coord;     // dim-0 start coordinate of the tail box in the {len, 1} tail maps
   i64 main_tiles;     // product of tiles[]
+  FastDiv fd[5];      // tiles[d] as multiply-shift divisors (stream_coords32)
 };
+static_assert(sizeof(StreamParams) == 120 && __builtin_offsetof(StreamParams, fd) == 80, "StreamParams layout");
 
 __device__ __forceinline__ void stream_coords(const StreamParams& p, i64 t, i32* c) {
 #pragma unroll
@@ -124,14 +129,14 @@ __device__ __forceinline__ void stream_store(const StreamParams& p, const TmaDes
   else tma_reduce_tile_n(p.op, rank, d, src, c);
 }
 
-// Tile t's box coordinates in 32-bit math (t < 2^31: one CTA per tile).
+// Tile t's box coordinates with multiply-shift division (t < 2^31: one CTA per tile).
 __device__ __forceinline__ void stream_coords32(const StreamParams& p, u32 t, i32* c) {
 #pragma unroll
   for (int d = 0; d < 5; ++d) {
     if (d < p.rank) {
-      const u32 n = static_cast<u32>(p.tiles[d]);
-      c[d] = static_cast<i32>(t % n) * p.box[d];
-      t /= n;
+      const u32 q = TMAKIT_STREAM_FASTDIV ? fast_div(t, p.fd[d]) : t / static_cast<u32>(p.tiles[d]);
+      c[d] = static_cast<i32>(t - q * static_cast<u32>(p.tiles[d])) * p.box[d];
+      t = q;
     } else {
       c[d] = 0;
     }

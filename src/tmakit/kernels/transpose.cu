@@ -35,7 +35,10 @@ struct TransposeParams {
   i32 group;         // > 0: tiles run in column groups of this many p-tiles (see tile_coords); 0: p-tiles fastest
   i64 ntiles;
   u64* counter;      // TP_DYN: {next tile, CTAs done}, zero at launch; the last CTA to finish zeroes it again
+  FastDiv fd[9];     // divisors of tile_coords_fast: tiles[0..4], tiles[0] * tiles[1], group * tiles[1], group,
+                     // tiles[0] % group (the last column group's width; group when that is 0)
 };
+static_assert(sizeof(TransposeParams) == 128 && __builtin_offsetof(TransposeParams, fd) == 56, "TransposeParams layout");
 
 template <int E> struct ElemT;
 template <> struct ElemT<1> { typedef u8 T; };
@@ -84,12 +87,40 @@ __device__ __forceinline__ void tile_coords_t(const TransposeParams& p, I t, i32
 #endif
 
 #ifndef TP_COORDS
-#define TP_COORDS 2  // 0: 64-bit tile math, store leader recomputes; 1: 32-bit where it fits; 2: 1 + published
-#endif
+#define TP_COORDS 2  // 0: 64-bit tile math, store leader recomputes; 1: 32-bit division where it fits; 2: 32-bit
+#endif                // multiply-shift division (fastdiv.cuh), and (persistent) published by the producer
+
+// tile_coords_t for t < 2^31 with multiply-shift division (tmakit/fastdiv.cuh): the same coordinates, no div.
+__device__ __forceinline__ void tile_coords_fast(const TransposeParams& p, u32 t, i32* c) {
+  int d0 = 0;
+  if (p.group > 0) {
+    const u32 n0 = (u32)p.tiles[0], n1 = (u32)p.tiles[1], G = (u32)p.group;
+    const u32 q = fast_div(t, p.fd[5]), u = t - q * (n0 * n1);
+    t = q;
+    const u32 g = fast_div(u, p.fd[6]), local = u - g * G * n1;
+    const u32 w = G < n0 - g * G ? G : n0 - g * G;
+    const u32 lq = fast_div(local, w == G ? p.fd[7] : p.fd[8]);
+    c[0] = static_cast<i32>(g * G + (local - lq * w));
+    c[1] = static_cast<i32>(lq);
+    d0 = 2;
+  }
+#pragma unroll
+  for (int d = 0; d < 5; ++d) {
+    if (d < d0) continue;
+    if (d < p.rank) {
+      const u32 q = fast_div(t, p.fd[d]);
+      c[d] = static_cast<i32>(t - q * (u32)p.tiles[d]);
+      t = q;
+    } else {
+      c[d] = 0;
+    }
+  }
+}
 
 // 32-bit division when the tile count allows (a 64-bit one is a long software sequence).
 __device__ __forceinline__ void tile_coords(const TransposeParams& p, i64 t, i32* c) {
-  if (TP_COORDS >= 1 && p.ntiles < (i64)0x7fffffff) tile_coords_t<u32>(p, (u32)t, c);
+  if (TP_COORDS >= 2 && p.ntiles < (i64)0x7fffffff) tile_coords_fast(p, (u32)t, c);
+  else if (TP_COORDS == 1 && p.ntiles < (i64)0x7fffffff) tile_coords_t<u32>(p, (u32)t, c);
   else tile_coords_t<i64>(p, t, c);
 }
 

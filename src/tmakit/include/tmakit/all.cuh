@@ -9,3 +9,4 @@
 #include "tma.cuh"
 #include "tensormap.cuh"
 #include "griddep.cuh"
+#include "fastdiv.cuh"
