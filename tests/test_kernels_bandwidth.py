@@ -211,7 +211,7 @@ def test_reduce_default_keeps_the_session5_shape_from_1_gib():
 
 
 def test_param_structs_match_device_layout():
-    # the .cu files static_assert the same sizes and offsets
+    # the .cu files static_assert the same sizes (NVRTC 13.0 has no offsetof)
     assert bw.StreamParams.main_tiles.offset == 72 and bw.StreamParams.fd.offset == 80
     assert ctypes.sizeof(bw.StreamParams) == 120
     assert bw.TransposeParams.ntiles.offset == 40 and bw.TransposeParams.counter.offset == 48

@@ -49,7 +49,7 @@ struct StreamParams {
   i64 main_tiles;     // product of tiles[]
   FastDiv fd[5];      // tiles[d] as multiply-shift divisors (stream_coords32)
 };
-static_assert(sizeof(StreamParams) == 120 && __builtin_offsetof(StreamParams, fd) == 80, "StreamParams layout");
+static_assert(sizeof(StreamParams) == 120, "StreamParams layout (bandwidth.py mirrors it)");
 
 __device__ __forceinline__ void stream_coords(const StreamParams& p, i64 t, i32* c) {
 #pragma unroll

@@ -38,7 +38,7 @@ struct TransposeParams {
   FastDiv fd[9];     // divisors of tile_coords_fast: tiles[0..4], tiles[0] * tiles[1], group * tiles[1], group,
                      // tiles[0] % group (the last column group's width; group when that is 0)
 };
-static_assert(sizeof(TransposeParams) == 128 && __builtin_offsetof(TransposeParams, fd) == 56, "TransposeParams layout");
+static_assert(sizeof(TransposeParams) == 128, "TransposeParams layout (bandwidth.py mirrors it)");
 
 template <int E> struct ElemT;
 template <> struct ElemT<1> { typedef u8 T; };
