@@ -2293,22 +2293,23 @@ def _fd16():
              ((8, 128, 256, 64), (0, 2, 1, 3), torch.bfloat16), ((32, 64, 128, 128), (0, 2, 1, 3), torch.float32)]
     for shape, dims, dt in cases:
         nb, k, xs, ys, fl = _perm_bufs(shape, dims, dt)
-        t = {"fastdiv": [], "div": [], "torch copy": []}
-        ok = True
-        for name in ("fastdiv", "div"):
+        t = {"default": [], "fastdiv": [], "div": [], "torch copy": []}
+        ok, runs = True, {}
+        for name in ("fastdiv", "div"):  # one launcher each, called directly (no cache clearing while timing)
             bw._stream_options = orig if name == "fastdiv" else old_opts
             bw._launchers.clear()
-            ops._fast.clear()
+            runs[name] = bw.launcher_for(xs[0].permute(dims), ys[0])
             ys[0].fill_(3)
-            ops.permute(xs[0], dims, out=ys[0])
+            runs[name](xs[0].data_ptr(), ys[0].data_ptr())
             ok = ok and bool(torch.equal(ys[0], xs[0].permute(dims)))
+        bw._stream_options = orig
+        bw._launchers.clear()
+        ops._fast.clear()
         for _r in range(11):
+            t["default"].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
             for name in ("fastdiv", "div"):
-                bw._stream_options = orig if name == "fastdiv" else old_opts
-                bw._launchers.clear()
-                ops._fast.clear()
-                ops.permute(xs[0], dims, out=ys[0])
-                t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
+                run = runs[name]
+                t[name].append(time_op(lambda i, run=run: run(xs[i].data_ptr(), ys[i].data_ptr()), k, reps=15))
             t["torch copy"].append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
         bw._stream_options = orig
         med = {n: sorted(v)[5] for n, v in t.items()}
