@@ -2321,6 +2321,61 @@ def _fd16():
     bw._stream_options = orig
 
 
+def _accept():
+    """Call 87+: the acceptance items that sit near their bound, 21 interleaved rounds after a 20 s burn-in, per call (CUDA events around
+    each call, buffers rotated past the L2): in every round the 1 GiB copy ceiling, the example permutes (64 and
+    256 MiB) and a same-size torch copy, and reduce_into add vs add_ at 256 / 384 / 512 MiB. Medians and min-max of
+    the per-round ratios."""
+    import statistics
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import _nsets, time_op
+
+    save, _ = _saver("accept")
+    n = 1 << 30
+    cx = torch.empty(n, dtype=torch.uint8, device="cuda").random_()
+    cy = torch.empty_like(cx)
+    perms = []
+    for shape in ((32, 64, 128, 128), (32, 64, 256, 256)):
+        for dims in ((0, 2, 1, 3), (0, 3, 1, 2)):
+            nb, k, xs, ys, fl = _perm_bufs(shape, dims, torch.bfloat16)
+            perms.append((f"permute {shape} -> {dims}", nb, k, xs, ys, fl, dims))
+    reds = []
+    for dt, mib in ((torch.bfloat16, 256), (torch.float32, 256), (torch.bfloat16, 384), (torch.float32, 384),
+                    (torch.bfloat16, 512)):
+        nn = (mib << 20) // torch.tensor([], dtype=dt).element_size()
+        k = _nsets(3 * (mib << 20))
+        us = [torch.randn(nn, device="cuda").to(dt) for _ in range(k)]
+        vs = [torch.randn(nn, device="cuda").to(dt) for _ in range(k)]
+        reds.append((f"reduce add {dt} {mib} MiB", k, us, vs))
+    per = {}
+    t_end = time.time() + 20  # burn-in: a fresh machine's first seconds run slow (host and clocks)
+    while time.time() < t_end:
+        for name, nb, k, xs, ys, fl, dims in perms:
+            for i in range(k):
+                ops.permute(xs[i], dims, out=ys[i])
+        cy.copy_(cx)
+        torch.cuda.synchronize()
+    for _r in range(int(os.environ.get("ACCEPT_ROUNDS", 21))):
+        ceil_ms = time_op(lambda i: cy.copy_(cx), 1, reps=20)
+        ceiling = 2 * n / ceil_ms / 1e9
+        per.setdefault("ceiling TB/s", []).append(ceiling)
+        for name, nb, k, xs, ys, fl, dims in perms:
+            t_tk = time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=20)
+            t_cp = time_op(lambda i: fl[i].copy_(xs[i]), k, reps=20)
+            per.setdefault(name + " / ceiling", []).append(2 * nb / t_tk / 1e9 / ceiling)
+            per.setdefault(name + " / same-size copy", []).append(t_cp / t_tk)
+        for name, k, us, vs in reds:
+            t_tk = time_op(lambda i: ops.reduce_into(vs[i], us[i], "add"), k, reps=20)
+            t_pe = time_op(lambda i: vs[i].add_(us[i]), k, reps=20)
+            per.setdefault(name + " / add_", []).append(t_pe / t_tk)
+    for name, v in per.items():
+        save(dict(case=name, median=round(statistics.median(v), 4), min=round(min(v), 4), max=round(max(v), 4),
+                  rounds=len(v), per_round=[round(x, 4) for x in v]))
+
+
 def _tp11():
     """Call 72: 2-byte lean transpose shapes (kq 1 vs 2, residency) against the committed default on the suite's
     bf16 transposes and the goal permutes, interleaved, 9 rounds, per call."""
@@ -3176,6 +3231,8 @@ def main(argv):
         return _lean18()
     if argv and argv[0] == "_tp12":
         return _tp12()
+    if argv and argv[0] == "_accept":
+        return _accept()
     if argv and argv[0] == "_fd16":
         return _fd16()
     if argv and argv[0] == "_tp16":  # call 83: multiply-shift tile coordinates (default) vs the div sequence
@@ -3277,6 +3334,8 @@ def main(argv):
         phase("dyn3", [py, "-X", "faulthandler", __file__, "_dyn3"], int(os.environ.get("T_DYN3", 240)))
     if "red3" in todo:
         phase("red3", [py, __file__, "_red3"], int(os.environ.get("T_RED3", 200)))
+    if "accept" in todo:
+        phase("accept", [py, __file__, "_accept"], int(os.environ.get("T_ACCEPT", 400)))
     if "tp16" in todo:
         phase("tp16", [py, __file__, "_tp16"], int(os.environ.get("T_TP16", 400)))
     if "fd16" in todo:
