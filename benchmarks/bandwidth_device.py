@@ -2226,6 +2226,14 @@ def _lean18():
     bw.COPY_CONFIG = base
 
 
+def _ceiling_row(case, nb, times, ceiling, **extra):
+    """A result row: each variant's median time over its rounds as a fraction of the copy ceiling (2 * nb bytes)."""
+    row = dict(case=case, mib=nb >> 20, **extra, ceiling=round(ceiling, 3))
+    for name, v in times.items():
+        row[name] = round(2 * nb / sorted(v)[len(v) // 2] / 1e9 / ceiling, 4)
+    return row
+
+
 def _tp12(variants=None, tag="tp12", ok_skip=(), cases=None, rounds=7):
     """Call 74 (and 75, ``_tp13``, with other variants): 2-byte lean transpose shapes for the goal (0,3,1,2) permute: 8 KiB tiles at higher residency, L2
     promotion, 2 / 8 warps; against the default, 7 interleaved rounds, per call, with a same-size torch copy."""
@@ -2264,11 +2272,7 @@ def _tp12(variants=None, tag="tp12", ok_skip=(), cases=None, rounds=7):
                 t[name].append(time_op(lambda i: ops.permute(xs[i], dims, out=ys[i]), k, reps=15))
             t["torch copy"].append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
         bw.TRANSPOSE_CONFIG = base_t
-        med = {n: sorted(v)[rounds // 2] for n, v in t.items()}
-        row = dict(case=f"bf16 {shape} -> {dims}", mib=nb >> 20, ok=all(ok.values()), ceiling=round(ceiling, 3))
-        for name in t:
-            row[name] = round(2 * nb / med[name] / 1e9 / ceiling, 4)
-        save(row)
+        save(_ceiling_row(f"bf16 {shape} -> {dims}", nb, t, ceiling, ok=all(ok.values())))
         del xs, ys, fl
     bw.TRANSPOSE_CONFIG = base_t
 
@@ -2312,18 +2316,14 @@ def _fd16():
                 t[name].append(time_op(lambda i, run=run: run(xs[i].data_ptr(), ys[i].data_ptr()), k, reps=15))
             t["torch copy"].append(time_op(lambda i: fl[i].copy_(xs[i]), k, reps=15))
         bw._stream_options = orig
-        med = {n: sorted(v)[5] for n, v in t.items()}
-        row = dict(case=f"{dt} {shape} -> {dims}", mib=nb >> 20, ok=ok, ceiling=round(ceiling, 3))
-        for name in t:
-            row[name] = round(2 * nb / med[name] / 1e9 / ceiling, 4)
-        save(row)
+        save(_ceiling_row(f"{dt} {shape} -> {dims}", nb, t, ceiling, ok=ok))
         del xs, ys, fl
     bw._stream_options = orig
 
 
 def _accept():
-    """Call 87+: the acceptance items that sit near their bound, 21 interleaved rounds after a 20 s burn-in, per call (CUDA events around
-    each call, buffers rotated past the L2): in every round the 1 GiB copy ceiling, the example permutes (64 and
+    """Call 87+: the acceptance items that sit near their bound, 21 interleaved rounds after a 20 s burn-in, per
+    call (CUDA events around each call, buffers rotated past the L2): in every round the 1 GiB copy ceiling, the example permutes (64 and
     256 MiB) and a same-size torch copy, and reduce_into add vs add_ at 256 / 384 / 512 MiB. Medians and min-max of
     the per-round ratios."""
     import statistics
