@@ -33,3 +33,31 @@ def test_markdown_without_back_to_back_timings():
     """Rows of older JSON files (no back-to-back timing) still print, with a dash."""
     row = h.markdown(_result(b2b=False)).splitlines()[4]
     assert "| - |" in row and "| 0.998 |" in row
+
+
+def test_round_stats_median_of_per_round_ratios():
+    """Each round's ratio compares its own two loops: a machine that slows down between rounds moves both sides."""
+    st = h.round_stats([1.0, 2.0, 1.1], [1.02, 2.02, 1.089])
+    assert st["rounds"] == 3 and st["tmakit_ms"] == 1.1 and st["peer_ms"] == 1.089
+    assert st["ratio"] == pytest.approx(1.01) and st["ratio_min"] == pytest.approx(0.99)
+    assert st["ratio_max"] == pytest.approx(1.02)
+    assert st["ratio"] != pytest.approx(st["peer_ms"] / st["tmakit_ms"])  # not the ratio of the medians
+
+
+def test_cli_takes_rounds_and_burn_in(monkeypatch, capsys):
+    """``--rounds`` and ``--burn-in`` reach run_suite (GPU-free: the suite is replaced)."""
+    import sys
+    import types
+
+    seen = {}
+
+    def fake_suite(which, sizes, reps, progress=True, rounds=3, burn=3.0):
+        seen.update(which=which, reps=reps, rounds=rounds, burn=burn)
+        return _result()
+
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: True))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    monkeypatch.setattr(h, "run_suite", fake_suite)
+    assert h.main(["reduce", "--rounds", "5", "--reps", "7", "--burn-in", "0", "-q"]) == 0
+    assert seen == dict(which=["reduce"], reps=7, rounds=5, burn=0.0)
+    assert "| 0.998 |" in capsys.readouterr().out

@@ -1,11 +1,13 @@
 """``tmakit bench``: tmakit's TMA ops against the torch code users would write, timed in the same run.
 
-    tmakit bench [copy|transpose|permute|reduce|all] [--sizes 1M,64M,1G] [--json FILE] [--md FILE] [--plot FILE]
+    tmakit bench [copy|transpose|permute|reduce|all] [--sizes 1M,64M,1G] [--rounds 3] [--json FILE] [--md FILE]
+                 [--plot FILE]
     tmakit bench gemm [...]      (tmakit's GEMM against cuBLAS: ``tmakit.bench.gemm``; not part of ``all``)
 
 Method: random data (never zeros); CUDA-event timing of each call; warm-up calls first; the median over ``--reps``
-calls; buffers rotated among enough sets that their total exceeds 4x the L2, so small sizes are not served from cache;
-tmakit and its peer alternate in the same process. Bytes counted: every byte read plus every byte written once
+calls a loop; buffers rotated among enough sets that their total exceeds 4x the L2, so small sizes are not served from
+cache; tmakit and its peer alternate in the same process, ``--rounds`` loops each, and the ratio is the median of the
+rounds' ratios. Bytes counted: every byte read plus every byte written once
 (copy/transpose/permute 2x the tensor, reduce 3x). ``frac_ceiling`` = TB/s over the peer copy's TB/s at the largest
 size measured in this run. Each case is also timed back to back (``ratio_b2b``): ``--reps`` calls between two
 CUDA events, nothing between the kernels (the throughput of a stream of calls, where a kernel launched with

@@ -92,20 +92,30 @@ def _rand(shape, dtype):
     return torch.randint(lo, hi, shape, device="cuda", dtype=torch.int64).to(dtype)
 
 
-def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None):
-    t_tk = time_op(tk_fn, nsets, reps=reps)
-    t_peer = time_op(peer_fn, nsets, reps=reps)
+def round_stats(tk_ms: list, peer_ms: list) -> dict:
+    """Per-call results of interleaved rounds (round i timed tmakit, then the peer): the median times and the median,
+    min and max of the per-round ratios peer / tmakit (a round's ratio compares two loops a moment apart, so slow
+    drift of the machine cancels)."""
+    ratios = [p / t for t, p in zip(tk_ms, peer_ms)]
+    return dict(tmakit_ms=statistics.median(tk_ms), peer_ms=statistics.median(peer_ms),
+                ratio=statistics.median(ratios), ratio_min=min(ratios), ratio_max=max(ratios), rounds=len(ratios))
+
+
+def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None, rounds=1):
+    tk_ms, peer_ms = [], []
+    for _ in range(max(1, rounds)):
+        tk_ms.append(time_op(tk_fn, nsets, reps=reps))
+        peer_ms.append(time_op(peer_fn, nsets, reps=reps))
+    st = round_stats(tk_ms, peer_ms)
     b2b_tk = time_chain(tk_fn, nsets, reps=reps)
     b2b_peer = time_chain(peer_fn, nsets, reps=reps)
     row = dict(
         op=op,
         case=name,
         bytes=nbytes_moved,
-        tmakit_ms=t_tk,
-        peer_ms=t_peer,
-        tmakit_tbs=nbytes_moved / t_tk / 1e9,
-        peer_tbs=nbytes_moved / t_peer / 1e9,
-        ratio=t_peer / t_tk,
+        **st,
+        tmakit_tbs=nbytes_moved / st["tmakit_ms"] / 1e9,
+        peer_tbs=nbytes_moved / st["peer_ms"] / 1e9,
         tmakit_b2b_ms=b2b_tk,
         peer_b2b_ms=b2b_peer,
         ratio_b2b=b2b_peer / b2b_tk,
@@ -115,7 +125,7 @@ def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None):
     return row
 
 
-def _copy_cases(sizes, reps, dtype_name="bfloat16"):
+def _copy_cases(sizes, reps, rounds=1, dtype_name="bfloat16"):
     import torch
 
     from .. import ops
@@ -137,10 +147,11 @@ def _copy_cases(sizes, reps, dtype_name="bfloat16"):
             k,
             reps,
             dict(size=size, path=ops.last_path, peer="y.copy_(x)"),
+            rounds,
         )
 
 
-def _transpose_cases(sizes, reps):
+def _transpose_cases(sizes, reps, rounds=1):
     import torch
 
     from .. import ops
@@ -167,6 +178,7 @@ def _transpose_cases(sizes, reps):
                 k,
                 reps,
                 dict(size=nb, path=ops.last_path, peer="y.copy_(x.t())"),
+                rounds,
             )
 
 
@@ -178,7 +190,7 @@ PERMUTE_CASES = (
 )
 
 
-def _permute_cases(reps):
+def _permute_cases(reps, rounds=1):
     import torch
 
     from .. import ops
@@ -203,10 +215,11 @@ def _permute_cases(reps):
             k,
             reps,
             dict(size=nb, path=ops.last_path, peer="y.copy_(x.permute(dims))"),
+            rounds,
         )
 
 
-def _reduce_cases(sizes, reps):
+def _reduce_cases(sizes, reps, rounds=1):
     import torch
 
     from .. import ops
@@ -232,6 +245,7 @@ def _reduce_cases(sizes, reps):
                 k,
                 reps,
                 dict(size=size, path=ops.last_path, peer="d.add_(s)"),
+                rounds,
             )
 
 
@@ -260,19 +274,40 @@ def _env() -> dict:
     )
 
 
-def run_suite(which=("all",), sizes=None, reps: int = 30, progress: bool = True) -> dict:
-    """Run the workloads; returns ``{"env": ..., "rows": [...], "ceiling_tbs": ...}``."""
+def burn_in(seconds: float) -> None:
+    """Keep the GPU and the host busy for ``seconds`` (64 MiB copies) so that the first cases do not run on a machine
+    still ramping its clocks."""
+    import time
+
+    import torch
+
+    if seconds <= 0:
+        return
+    x = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(20):
+            y.copy_(x)
+        torch.cuda.synchronize()
+
+
+def run_suite(which=("all",), sizes=None, reps: int = 30, progress: bool = True, rounds: int = 3,
+              burn: float = 3.0) -> dict:
+    """Run the workloads after a ``burn`` seconds burn-in; returns ``{"env": ..., "rows": [...], "ceiling_tbs":
+    ...}``. Each case alternates tmakit and its peer ``rounds`` times (see :func:`round_stats`)."""
+    burn_in(burn)
     sizes = sorted(sizes or DEFAULT_SIZES)
     which = WORKLOADS if "all" in which else tuple(which)
     gens = []
     if "copy" in which:
-        gens.append(_copy_cases(sizes, reps))
+        gens.append(_copy_cases(sizes, reps, rounds))
     if "transpose" in which:
-        gens.append(_transpose_cases([s for s in sizes if s >= 4 * MiB] or sizes, reps))
+        gens.append(_transpose_cases([s for s in sizes if s >= 4 * MiB] or sizes, reps, rounds))
     if "permute" in which:
-        gens.append(_permute_cases(reps))
+        gens.append(_permute_cases(reps, rounds))
     if "reduce" in which:
-        gens.append(_reduce_cases(sizes, reps))
+        gens.append(_reduce_cases(sizes, reps, rounds))
     rows = []
     for g in gens:
         for row in g:
@@ -366,7 +401,10 @@ def main(argv: list[str] | None = None) -> int:
         "workloads", nargs="*", default=["all"], choices=[*WORKLOADS, "all"], help="what to run (default: all)"
     )
     ap.add_argument("--sizes", default=None, help="comma-separated tensor sizes, e.g. 1M,64M,1G (default 1M..4G)")
-    ap.add_argument("--reps", type=int, default=30, help="timed calls per case (median reported)")
+    ap.add_argument("--reps", type=int, default=30, help="timed calls per loop (its median is the loop's time)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="loops of tmakit then the peer per case; the ratio is the median of the rounds' ratios")
+    ap.add_argument("--burn-in", type=float, default=3.0, help="seconds of GPU work before the first case")
     ap.add_argument("--json", default=None, help="write results JSON here")
     ap.add_argument("--md", default=None, help="write the markdown table here")
     ap.add_argument("--plot", default=None, help="write a PNG plot here")
@@ -381,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         print("tmakit bench needs a CUDA GPU (sm_90)", file=sys.stderr)
         return 2
     sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else None
-    result = run_suite(args.workloads or ["all"], sizes, args.reps, progress=not args.quiet)
+    result = run_suite(args.workloads or ["all"], sizes, args.reps, progress=not args.quiet,
+                       rounds=max(1, args.rounds), burn=args.burn_in)
     md = markdown(result)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
