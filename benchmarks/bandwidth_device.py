@@ -3040,6 +3040,49 @@ def _red26():
             del d, s_
 
 
+def _red27():
+    """Call 92: two untried knobs on the lean combine CTA, bf16 256 / 384 MiB per call, 15 interleaved rounds with
+    add_: ``exit_read`` (leave once the bulk store has read smem) and ``hint`` 2 (L2 evict_first on the loads)."""
+    import dataclasses
+    import statistics
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import burn_in, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red27")
+    burn_in(10)
+    base = bw.REDUCE_CONFIG
+    vs = {"default": base, "exit_read": dataclasses.replace(base, exit_read=1),
+          "hint2": dataclasses.replace(base, hint=2)}
+    for mib in (256, 384):
+        n = (mib << 20) // 2
+        d, s_ = torch.randn(n, device="cuda").to(torch.bfloat16), torch.randn(n, device="cuda").to(torch.bfloat16)
+        ok = {}
+        for name, c in vs.items():
+            bw.REDUCE_CONFIG = c
+            ref = d.clone().add_(s_)
+            dd = d.clone()
+            ops.reduce_into(dd, s_, "add")
+            ok[name] = bool(torch.equal(dd, ref))
+        t = {k: [] for k in ["add_", *vs]}
+        for _r in range(15):
+            t["add_"].append(time_op(lambda i: d.add_(s_), 1, reps=20))
+            for name, c in vs.items():
+                bw.REDUCE_CONFIG = c
+                t[name].append(time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=20))
+        bw.REDUCE_CONFIG = base
+        row = dict(case=f"bf16 {mib} MiB", ok=ok)
+        for name in vs:
+            rr = [a / b for a, b in zip(t["add_"], t[name])]
+            row[name] = [round(statistics.median(rr), 4), round(min(rr), 4), round(max(rr), 4)]
+        save(row)
+        del d, s_
+    bw.REDUCE_CONFIG = base
+
+
 def _lsu():
     """Does a plain ld.global.v4 / st.global.v4 copy reach torch's copy_ here? (our TMA copy: 0.95x)"""
     import ctypes
@@ -3231,6 +3274,8 @@ def main(argv):
         return _lean18()
     if argv and argv[0] == "_tp12":
         return _tp12()
+    if argv and argv[0] == "_red27":
+        return _red27()
     if argv and argv[0] == "_accept":
         return _accept()
     if argv and argv[0] == "_fd16":
@@ -3334,6 +3379,8 @@ def main(argv):
         phase("dyn3", [py, "-X", "faulthandler", __file__, "_dyn3"], int(os.environ.get("T_DYN3", 240)))
     if "red3" in todo:
         phase("red3", [py, __file__, "_red3"], int(os.environ.get("T_RED3", 200)))
+    if "red27" in todo:
+        phase("red27", [py, __file__, "_red27"], int(os.environ.get("T_RED27", 400)))
     if "accept" in todo:
         phase("accept", [py, __file__, "_accept"], int(os.environ.get("T_ACCEPT", 400)))
     if "tp16" in todo:
