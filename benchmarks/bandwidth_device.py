@@ -46,6 +46,18 @@ def _reduce_matches_add(dt, sizes, spread=0):
         ok = ok and bool(torch.equal(v, ref)) and ops.last_path == "tma:combine"
     return ok
 
+def _check_reduce_variants(dname, variants, save):
+    """Saves whether each (name, CopyConfig kwargs) variant's combine add equals add_ bit for bit (sizes with tails,
+    operands spread over 2^+-40)."""
+    from tmakit.kernels import bandwidth as bw
+
+    dt = torch_dt(dname)
+    for name, kw in variants:
+        bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
+        ok = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
+        save(dict(case=f"check {dname}", cfg=name, ok=ok))
+
+
 def _saver(name, label=None):
     """(save, rows): ``save(row)`` appends a result row, prints it and rewrites $OUT/<name>.json, so a call cut short
     still returns what it measured."""
@@ -1532,10 +1544,7 @@ def _red13():
     for dname in ("float32", "bfloat16"):
         dt = torch_dt(dname)
         el = 4 if dt == torch.float32 else 2
-        for name, kw in RED13:
-            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
-            ok = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
-            save(dict(case=f"check {dname}", cfg=name, ok=ok))
+        _check_reduce_variants(dname, RED13, save)
         for mib in (1, 4, 16, 32, 64, 96, 128, 256, 1024, 4096):
             n = (mib << 20) // el
             k = _nsets(2 * n * el) if mib < 1024 else 1
@@ -1663,10 +1672,7 @@ def _red17(variants=None, tag="red17", rounds=5, sizes=(16, 32, 64, 128, 256, 51
     for dname in ("float32", "bfloat16"):
         dt = torch_dt(dname)
         el = 4 if dt == torch.float32 else 2
-        for name, kw in variants:
-            bw.REDUCE_CONFIG = bw.CopyConfig(**kw)
-            ok = _reduce_matches_add(dt, (5, 4097 * 33, (3 << 20) + 5, 64 << 20, 160 << 20), spread=40)
-            save(dict(case=f"check {dname}", cfg=name, ok=ok))
+        _check_reduce_variants(dname, variants, save)
         for mib in sizes:
             n = (mib << 20) // el
             k = _nsets(2 * n * el) if mib < 1024 else 1

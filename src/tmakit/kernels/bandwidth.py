@@ -368,9 +368,9 @@ def _map(dtype, ptr, dims, strides_b, box, swizzle=SwizzleMode.NONE, l2=3) -> Te
 
 
 class MapTemplate:
-    """A validated, encoded tensor map whose address is patched per call (``cuTensorMapReplaceAddress``): the
-    geometry is checked and encoded once, each call costs one small driver call instead of validate + encode.
-    (A private helper: tmakit.cuda's ``encode_cached`` keys on the address, which changes with every new tensor.)"""
+    """A validated, encoded tensor map that is re-pointed per address (``cuTensorMapReplaceAddress``): the geometry
+    is checked and encoded once. (A private helper: tmakit.cuda's ``encode_cached`` keys on the address, which
+    changes with every new tensor; launchers re-point their packed copy of the map in place, see :class:`Launcher`.)"""
 
     def __init__(self, tm: TensorMap, offset: int = 0):
         from ..cuda import encode_tensormap
@@ -379,23 +379,15 @@ class MapTemplate:
         self.tm, self.offset = tm, offset
         self._d = cu()
         self._tmpl = encode_tensormap(tm)
-        self._by_base = {tm.global_address - offset: self._tmpl}
+        self._base = tm.global_address - offset
 
     def at(self, base: int):
-        m = self._by_base.get(base)
-        if m is not None:
-            return m
-        d = self._d
-        m = d.CUtensorMap()
+        """The map over the tensor at ``base`` (a new ``CUtensorMap`` unless it is the template's own address)."""
+        if base == self._base:
+            return self._tmpl
+        m = self._d.CUtensorMap()
         ctypes.memmove(m.getPtr(), self._tmpl.getPtr(), 128)
-        r = d.cuTensorMapReplaceAddress(m, base + self.offset)
-        if int(r[0]) != 0:
-            from ..cuda.driver import check
-
-            check(r, "cuTensorMapReplaceAddress", address=hex(base + self.offset))
-        if len(self._by_base) >= 64:
-            self._by_base.clear()
-        self._by_base[base] = m
+        replace_map_address(m.getPtr(), base + self.offset)
         return m
 
 
@@ -530,17 +522,13 @@ class Launcher:
 
     def _repoint(self, sp: int, dp: int) -> None:
         """Patch the packed block's addresses to (sp, dp)."""
+        self._cur = None  # until every slot is patched: a failure leaves it to be re-pointed completely next time
         for slot, is_src, off, is_map in self._blk[2]:
             a = (sp if is_src else dp) + off
-            if not is_map:
+            if is_map:
+                replace_map_address(slot, a)
+            else:
                 ctypes.c_uint64.from_address(slot).value = a
-                continue
-            r = _replace_address()(slot, a)
-            if r != 0:
-                from ..cuda.driver import check, cu
-
-                self._cur = None  # the block is half patched: re-point it completely next time
-                check((cu().CUresult(r),), "cuTensorMapReplaceAddress", address=hex(a))
         self._cur = (sp, dp)
 
     def __call__(self, sp: int, dp: int):
@@ -610,6 +598,15 @@ def _replace_address():
         f.restype = ctypes.c_int
         _cu_replace_address = f
     return _cu_replace_address
+
+
+def replace_map_address(ptr: int, address: int) -> None:
+    """Re-point the encoded ``CUtensorMap`` at host address ``ptr`` to the global ``address``."""
+    r = _replace_address()(ptr, address)
+    if r != 0:
+        from ..cuda.driver import check, cu
+
+        check((cu().CUresult(r),), "cuTensorMapReplaceAddress", address=hex(address))
 
 
 _stream_fn = None
