@@ -3046,6 +3046,94 @@ def _red26():
             del d, s_
 
 
+def _flat_with(cfg, **kw):
+    """``cfg`` with its ``flat`` overrides updated by ``kw``."""
+    import dataclasses
+
+    flat = dict(cfg.flat)
+    flat.update(kw)
+    return dataclasses.replace(cfg, flat=tuple(flat.items()))
+
+
+def _torch_launch(fn):
+    """(kernel name, grid, block) of each CUDA kernel ``fn()`` launches, from a profiler trace."""
+    import tempfile
+
+    import torch
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        ev = json.load(open(path)).get("traceEvents", [])
+    return [(e["name"][:120], e.get("args", {}).get("grid"), e.get("args", {}).get("block"))
+            for e in ev if e.get("cat") == "kernel"]
+
+
+def _red28():
+    """Call 94: torch's add_ launch shape per dtype (profiler), then shapes of the lean combine CTA against add_,
+    bf16 / f32 256 and bf16 384 MiB, per call, 15 interleaved rounds: 1 KiB tiles (26 / 32 per SM: torch-sized
+    blocks if its bf16 block moves 1 KiB), evict-first stores (``hint`` 3); and triton's do_bench (L2 flushed
+    before each call) as a second timing method for the default."""
+    import dataclasses
+    import statistics
+
+    import torch
+
+    from tmakit import ops
+    from tmakit.bench.harness import burn_in, time_op
+    from tmakit.kernels import bandwidth as bw
+
+    save, _ = _saver("red28")
+    for dt in (torch.bfloat16, torch.float32):
+        a = torch.randn(64 << 20, device="cuda").to(dt)
+        b = torch.randn(64 << 20, device="cuda").to(dt)
+        save(dict(case=f"torch add_ launch {dt} {a.numel()} elements", kernels=_torch_launch(lambda: a.add_(b))))
+        del a, b
+    burn_in(10)
+    base = bw.REDUCE_CONFIG
+    vs = {"default": base,
+          "1K c1 r27": _flat_with(base, piece=1024, row=1024, consumers=1, resident=27),
+          "1K c1 r0": _flat_with(base, piece=1024, row=1024, consumers=1, resident=0, ctas_per_sm=32),
+          "1K c3 r27": _flat_with(base, piece=1024, row=1024, resident=27),
+          "hint3": dataclasses.replace(base, hint=3)}
+    for dt in (torch.bfloat16, torch.float32):
+        _check_reduce_variants("bfloat16" if dt == torch.bfloat16 else "float32",
+                               [(k, dataclasses.asdict(c)) for k, c in vs.items()], save)
+    for dt, mib in ((torch.bfloat16, 256), (torch.bfloat16, 384), (torch.float32, 256)):
+        n = (mib << 20) // torch.tensor([], dtype=dt).element_size()
+        d, s_ = torch.randn(n, device="cuda").to(dt), torch.randn(n, device="cuda").to(dt)
+        t = {k: [] for k in ["add_", *vs]}
+        for _r in range(15):
+            t["add_"].append(time_op(lambda i: d.add_(s_), 1, reps=20))
+            for name, c in vs.items():
+                bw.REDUCE_CONFIG = c
+                t[name].append(time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=20))
+        bw.REDUCE_CONFIG = base
+        row = dict(case=f"{dt} {mib} MiB", add_us=round(1e3 * statistics.median(t["add_"]), 2))
+        for name in vs:
+            rr = [a / b for a, b in zip(t["add_"], t[name])]
+            row[name] = [round(statistics.median(rr), 4), round(min(rr), 4), round(max(rr), 4)]
+        save(row)
+        del d, s_
+    bw.REDUCE_CONFIG = base
+    import triton.testing as tt
+
+    for dt in (torch.bfloat16, torch.float32):
+        n = (256 << 20) // torch.tensor([], dtype=dt).element_size()
+        d, s_ = torch.randn(n, device="cuda").to(dt), torch.randn(n, device="cuda").to(dt)
+        rr = []
+        for _r in range(9):
+            pe = tt.do_bench(lambda: d.add_(s_), warmup=25, rep=100, return_mode="median")
+            tk = tt.do_bench(lambda: ops.reduce_into(d, s_, "add"), warmup=25, rep=100, return_mode="median")
+            rr.append(pe / tk)
+        save(dict(case=f"do_bench {dt} 256 MiB default / add_", median=round(statistics.median(rr), 4),
+                  min=round(min(rr), 4), max=round(max(rr), 4)))
+        del d, s_
+
+
 def _red27():
     """Call 92: two untried knobs on the lean combine CTA, bf16 256 / 384 MiB per call, 15 interleaved rounds with
     add_: ``exit_read`` (leave once the bulk store has read smem) and ``hint`` 2 (L2 evict_first on the loads)."""
@@ -3280,6 +3368,8 @@ def main(argv):
         return _lean18()
     if argv and argv[0] == "_tp12":
         return _tp12()
+    if argv and argv[0] == "_red28":
+        return _red28()
     if argv and argv[0] == "_red27":
         return _red27()
     if argv and argv[0] == "_accept":
@@ -3385,6 +3475,8 @@ def main(argv):
         phase("dyn3", [py, "-X", "faulthandler", __file__, "_dyn3"], int(os.environ.get("T_DYN3", 240)))
     if "red3" in todo:
         phase("red3", [py, __file__, "_red3"], int(os.environ.get("T_RED3", 200)))
+    if "red28" in todo:
+        phase("red28", [py, __file__, "_red28"], int(os.environ.get("T_RED28", 420)))
     if "red27" in todo:
         phase("red27", [py, __file__, "_red27"], int(os.environ.get("T_RED27", 400)))
     if "accept" in todo:
