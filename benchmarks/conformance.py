@@ -599,8 +599,11 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384):
 
 
 def _rand_coords(rng, tm, nonneg=False):
-    """Start coordinates around the tensor (negative and past the end); the innermost one on a 16-byte boundary
-    (unaligned ones trap, see the probes). ``nonneg``: no negative starts (stores)."""
+    """Start coordinates around the tensor (negative and past the end); the innermost one on a 16-byte boundary and
+    im2col spatial starts inside the pixel box (others trap, see the probes). ``nonneg``: no negative starts
+    (stores)."""
+    from tmakit.tma.coord_rules import im2col_pixel_box
+
     out = []
     for i, d in enumerate(tm.global_dim):
         b = tm.box_dim[i] if tm.mode == "tiled" else 4
@@ -608,6 +611,9 @@ def _rand_coords(rng, tm, nonneg=False):
         c = int(rng.integers(lo, d + 3))
         if rng.random() < 0.5:  # in-bounds start more often
             c = int(rng.integers(0, max(1, d)))
+        if tm.mode == "im2col" and 1 <= i <= tm.rank - 2:  # a spatial start outside the pixel box traps
+            first, last = im2col_pixel_box(tm, i - 1)
+            c = int(rng.integers(first, last + 1))
         if i == 0 and int(tm.interleave) == 0:
             q = max(1, 16 // (tm.elem_bits // 8))
             c = (c // q) * q
@@ -672,7 +678,7 @@ def _fuzz_loads(args, im2col: bool):
         init = rng.integers(0, 256, (ncta, image_bytes), dtype=np.uint8)
         ok = True
         for c in range(ncta):
-            coords = _rand_coords(rng, tm, nonneg=im2col)
+            coords = _rand_coords(rng, tm)
             offs = []
             if im2col:
                 lim = {3: 2**16 - 1, 4: 2**8 - 1, 5: 2**5 - 1}[tm.rank]

@@ -126,10 +126,60 @@ def test_host_checks_refuse_what_traps(tkc):
         seeds.load_boxes(tm, [seeds.load_job((6, 0), prefetch=True)], tm.smem_bytes)
     with pytest.raises(ValueError, match="negative"):
         seeds.store_boxes(tm, [seeds.store_job((0, -1))], np.zeros((1, tm.smem_bytes), np.uint8))
+    tmi = _nwc_map(buf, (0,), (0,))
+    with pytest.raises(ValueError, match="pixel bounding box"):  # W start 16 past the box [0, 15]
+        seeds.load_boxes(tmi, [seeds.load_job((0, 16, 0), mode="im2col", offsets=(0,))], tmi.smem_bytes)
     from tmakit.tma import TmaDescriptorError
 
     with pytest.raises(TmaDescriptorError):  # .min is not defined for FLOAT32 (traps on the GPU)
         seeds.store_boxes(tm, [seeds.store_job((0, 0), op="min")], np.zeros((1, tm.smem_bytes), np.uint8))
+
+
+def _nwc_map(buf, lower, upper, es=None, dims=(32, 16, 2), dtype=DataType.FLOAT32, swizzle=SwizzleMode.NONE,
+             pixels=16):
+    """An im2col map over a dense C x W x N (or C x W x H x N) tensor, one whole pixel row of channels a pixel."""
+    e = 2 if dtype == DataType.BFLOAT16 else 4
+    strides, s = [], dims[0] * e
+    for d in dims[1:]:
+        strides.append(s)
+        s *= d
+    return TensorMap(dtype, dims, strides, (), mode="im2col", element_strides=es, swizzle=swizzle,
+                     pixel_box_lower_corner=lower, pixel_box_upper_corner=upper, channels_per_pixel=dims[0],
+                     pixels_per_column=pixels, global_address=buf.ptr)
+
+
+@pytest.mark.parametrize("case", [
+    dict(lower=(0,), upper=(0,), coords=(0, 3, 1), offs=(2,)),
+    dict(lower=(-1,), upper=(1,), coords=(0, -1, 0), offs=(0,)),
+    dict(lower=(0,), upper=(0,), coords=(0, 1, 0), offs=(0,), es=(1, 2, 1)),  # off the stride grid
+    dict(lower=(0,), upper=(0,), coords=(0, 2, 0), offs=(1,), es=(1, 3, 1), pixels=8),
+    dict(lower=(-1, -1), upper=(-1, -1), coords=(0, 0, 0, 0), offs=(1, 1), dims=(32, 8, 8, 2)),
+    dict(lower=(0, -2), upper=(-4, -3), coords=(0, 1, 0, 0), offs=(3, 2), dims=(32, 6, 4, 2), pixels=33),
+    dict(lower=(0,), upper=(0,), coords=(0, 0, 0), offs=(0,), swizzle=SwizzleMode.B128),
+    dict(lower=(0,), upper=(0,), coords=(0, 5, 3), offs=(0,), dims=(64, 16, 2), dtype=DataType.BFLOAT16),
+], ids=lambda c: f"{len(c.get('dims', (0,) * 3))}d-{c['coords']}-es{c.get('es')}-sw{c.get('swizzle', 0)}")
+def test_seed_im2col_loads_match_the_emulator(tkc, case):
+    """im2col loads on the GPU equal the emulator's images byte for byte (OOB, corners, offsets, traversal strides
+    off the grid, swizzle, wrap into the next image)."""
+    from tmakit.cuda import seeds
+    from tmakit.emu import tma_unit
+
+    case = dict(case)
+    coords, offs = case.pop("coords"), case.pop("offs")
+    rng = np.random.default_rng(3)
+    nbytes = 4 * int(np.prod(case.get("dims", (32, 16, 2))))
+    host = rng.integers(0, 256, nbytes, dtype=np.uint8)
+    buf = tkc.DeviceBuffer(nbytes)
+    buf.upload(host.tobytes())
+    tm = _nwc_map(buf, **case)
+    image = tm.smem_bytes + 256
+    init = rng.integers(0, 256, image, dtype=np.uint8)
+    want = init.copy()
+    tma_unit.load(tm, coords, host, want, 128, offs)
+    job = seeds.load_job(coords, dst_offset=128, offsets=offs, mode="im2col", expect=tma_unit.tx_bytes(tm))
+    got, status = seeds.load_boxes(tm, [job], image, init=init.tobytes(), debug=True, timeout_ns=200_000_000)
+    assert status[0] == 1
+    assert np.array_equal(got[0], want)
 
 
 def test_seed_copy_tiles(tkc):

@@ -314,3 +314,55 @@ def test_tf32_im2col_load_rounds_in_bounds_pixels_only():
     tma_unit.load(tm, (0, -1, 0), g, smem, 0, (0,))
     bits = smem[:64].view(np.uint32).reshape(4, 4)
     assert (bits[0] == 0x7FF77FF7).all() and (bits[1:] == 0x3F804000).all()
+
+
+def nwc_map(c, w, n, lower, upper, pixels, es=None):
+    """The H200 probes' maps (benchmarks/im2col_probe.py): fp32 NWC, 128-byte pixels, 32 channels a pixel."""
+    return TensorMap(DataType.FLOAT32, (c, w, n), (4 * c, 4 * c * w), (), mode="im2col", element_strides=es,
+                     pixel_box_lower_corner=lower, pixel_box_upper_corner=upper, channels_per_pixel=32,
+                     pixels_per_column=pixels)
+
+
+@pytest.mark.parametrize("lower, upper, w, traps", [
+    ((-1,), (1,), -1, False), ((-1,), (1,), -2, True), ((-1,), (1,), 16, False), ((-1,), (1,), 17, True),
+    ((0,), (-4,), 11, False), ((0,), (-4,), 12, True), ((2,), (0,), 2, False), ((2,), (0,), 1, True),
+    ((0,), (0,), 15, False), ((0,), (0,), 16, True), ((0,), (0,), 19, True)])
+def test_im2col_start_must_lie_in_the_pixel_box(lower, upper, w, traps):
+    """H200 probes (call 97): a spatial start outside [lower, W - 1 + upper] kills the context; both edges hold."""
+    tm = nwc_map(32, 16, 2, lower, upper, 16)
+    g, smem = np.zeros(32 * 16 * 2, np.float32), np.zeros(2048, np.uint8)
+    if traps:
+        with pytest.raises(IllegalInstruction, match="pixel bounding box"):
+            tma_unit.load(tm, (0, w, 0), g, smem, 0, (0,))
+    else:
+        assert tma_unit.load(tm, (0, w, 0), g, smem, 0, (0,)) == 2048
+
+
+def test_im2col_start_rule_spares_channels_and_images():
+    """Channel and batch starts anywhere (probes c0_past, n_past, n_neg: OOB fill); an H start outside its box traps."""
+    tm = nwc_map(32, 16, 2, (0,), (0,), 16)
+    g, smem = np.ones(32 * 16 * 2, np.float32), np.zeros(2048, np.uint8)
+    for coords in [(64, 0, 0), (0, 0, 4), (0, 0, -1)]:
+        tma_unit.load(tm, coords, g, smem, 0, (0,))
+        assert (smem.view(np.float32) == 0).all()
+    x = np.zeros((2, 8, 8, 32), np.float32)
+    tm4 = im2col_map(x, (0, -1), (0, 1), 32, 16)
+    tma_unit.load(tm4, (0, 0, 8, 0), x, np.zeros(2048, np.uint8), 0, (0, 0))
+    for h in (9, -2):
+        with pytest.raises(IllegalInstruction, match=r"dim 2: .* not in \[-1, 8\]"):
+            tma_unit.load(tm4, (0, 0, h, 0), x, np.zeros(2048, np.uint8), 0, (0, 0))
+
+
+@pytest.mark.parametrize("es, w, pixels", [
+    (2, 1, [1, 3, 5, 7, 9, 11, 13, 15, 16, 18, 20, 22, 24, 26, 28, 30]),
+    (2, 3, [3, 5, 7, 9, 11, 13, 15, 16]),
+    (3, 2, [2, 5, 8, 11, 14, 16, 19, 22]),
+    (2, 0, [0, 2, 4, 6, 8, 10, 12, 14])])
+def test_im2col_strided_walk_keeps_the_start_until_it_wraps(es, w, pixels):
+    """H200 (call 97): W steps by its traversal stride from the start coordinate itself, off the stride grid too,
+    and restarts at the box's lower corner in the next image. ``pixels`` = n * 16 + w of each loaded pixel."""
+    g = np.repeat(np.arange(32, dtype=np.float32), 32)  # pixel p holds p in all 32 channels
+    tm = nwc_map(32, 16, 2, (0,), (0,), len(pixels), es=(1, es, 1))
+    smem = np.zeros(128 * len(pixels), np.uint8)
+    tma_unit.load(tm, (0, w, 0), g, smem, 0, (0,))
+    assert smem.view(np.float32).reshape(-1, 32)[:, 0].tolist() == pixels

@@ -4,7 +4,7 @@
     tk.ops.copy(src, dst)                      # dst[...] = src
     y = tk.ops.transpose(x, 0, 1)              # contiguous x.transpose(0, 1)
     y = tk.ops.permute(x, (0, 3, 1, 2))        # contiguous x.permute(...)
-    tk.ops.reduce_into(dst, src, op="add")     # dst = dst (op) src, by TMA store-reduce
+    tk.ops.reduce_into(dst, src, op="add")     # dst = dst (op) src: TMA load-combine-store or store-reduce
 
 Every op is one kernel launch of TMA loads into shared memory and TMA stores or store-reduces out of it: persistent,
 pipelined CTAs (a ring of stages) for copies and store-reduce, or -- where that measured faster on an H200 -- one short
@@ -26,7 +26,9 @@ __all__ = ["copy", "transpose", "permute", "reduce_into", "gemm", "last_path", "
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
-#: How the last op ran: ``"tma:flat"``, ``"tma:strided"``, ``"tma:transpose"`` or ``"torch:<reason>"``.
+#: How the last op ran: ``"tma:flat"`` / ``"tma:bulk"`` (contiguous copies: tensor maps / non-tensor bulk copies),
+#: ``"tma:strided"``, ``"tma:transpose"``, ``"tma:combine"`` (reduce_into's load-combine-store) or
+#: ``"torch:<reason>"`` (the fallback ran).
 last_path: str = ""
 
 

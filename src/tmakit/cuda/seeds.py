@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..tma.coord_rules import im2col_start_message, inner_misaligned
 from .driver import DeviceBuffer, synchronize
 
 __all__ = ["LOAD_JOB", "STORE_JOB", "REDUCE_OPS", "box_bytes", "box_footprint", "copy_tiles", "load_boxes",
@@ -125,19 +126,19 @@ def _encoded(tm):
     return tm if type(tm).__name__ == "CUtensorMap" else encode_cached(tm)
 
 
-def _inner_misaligned(tm, c0: int) -> bool:
-    """The innermost start coordinate must address a 16-byte boundary (``c0 * elemsize % 16 == 0``)."""
-    return int(tm.interleave) == 0 and (c0 * tm.elem_bits // 8) % 16 != 0
-
-
 def _check_load_jobs(tm, packed) -> None:
     """Host-side check of what kills the context on H200 (driver 580.159.04, docs/CONFORMANCE.md): a load or L2
-    prefetch whose innermost start coordinate is not on a 16-byte boundary (``c0 * elemsize % 16 != 0``) traps with
-    an illegal instruction. Boxes that start or run out of bounds are fine otherwise (OOB elements are filled)."""
+    prefetch whose innermost start coordinate is not on a 16-byte boundary (``c0 * elemsize % 16 != 0``), and an
+    im2col load whose spatial start lies outside the pixel bounding box, trap with an illegal instruction. Boxes that
+    start or run out of bounds are fine otherwise (OOB elements are filled)."""
     for i, j in enumerate(packed):
-        if (j["issue"] or j["flags"] & 1) and _inner_misaligned(tm, int(j["coords"][0])):
-            raise ValueError(f"job {i}: innermost start coordinate {int(j['coords'][0])} x {tm.elem_bits // 8} B is "
+        c = [int(x) for x in j["coords"][: j["rank"]]]
+        if (j["issue"] or j["flags"] & 1) and inner_misaligned(tm, c[0]):
+            raise ValueError(f"job {i}: innermost start coordinate {c[0]} x {tm.elem_bits // 8} B is "
                              "not a multiple of 16 bytes: the TMA traps on sm_90 (illegal instruction)")
+        msg = im2col_start_message(tm, c, f"job {i}: im2col load") if j["issue"] and j["mode"] == 1 else ""
+        if msg:
+            raise ValueError(msg)
 
 
 def _check_store_jobs(tm, packed) -> None:
@@ -151,7 +152,7 @@ def _check_store_jobs(tm, packed) -> None:
         if check_reduce is not None and int(j["op"]) >= 0:
             check_reduce(REDUCE_OPS[int(j["op"])], tm.dtype)
         c = [int(x) for x in j["coords"][: j["rank"]]]
-        if _inner_misaligned(tm, c[0]):
+        if inner_misaligned(tm, c[0]):
             raise ValueError(f"job {i}: innermost start coordinate {c[0]} x {tm.elem_bits // 8} B is not a multiple "
                              "of 16 bytes: the TMA traps on sm_90 (illegal instruction)")
         if any(x < 0 for x in c):

@@ -1,9 +1,11 @@
 """im2col-mode gather (``cp.async.bulk.tensor ... .im2col``): ``pixelsPerColumn`` pixels x ``channelsPerPixel``.
 
-Model (UNVERIFIED on hardware; the conformance fuzzer settles it): dims are C (0), spatial W,H,D (1..rank-2), N
-(rank-1). Spatial dim i spans the bounding box ``[lower[i], globalDim[i+1] - 1 + upper[i]]`` walked with step
-``elementStrides[i+1]``. The instruction's spatial coordinates name the first pixel; pixels follow in W, then H,
-then D order inside the box, then the next image N. Each pixel is read at its position plus the im2col offsets;
+Model (matched byte for byte on an H200: docs/CONFORMANCE.md): dims are C (0), spatial W,H,D (1..rank-2), N
+(rank-1). Spatial dim i spans the pixel bounding box ``[lower[i], globalDim[i+1] - 1 + upper[i]]`` walked with step
+``elementStrides[i+1]``. The instruction's spatial coordinates name the first pixel and must lie inside the box (the
+GPU traps otherwise). Pixels follow like an odometer: W steps from its start until it leaves the box, then restarts
+at the box's lower corner while H steps once, and so on through D and then the next image N (so a start off the
+stride grid keeps its phase only until the first wrap). Each pixel is read at its position plus the im2col offsets;
 pixels or channels outside the tensor read as the OOB fill.
 """
 
@@ -11,36 +13,52 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import IllegalAddress
+from ..tma.coord_rules import im2col_pixel_box, im2col_start_message
+from .errors import IllegalAddress, IllegalInstruction
 
 
-def _bbox(tmap, i: int) -> tuple[int, int, int]:
-    """(lower, step, count) of spatial dimension ``i`` (0 = W)."""
-    lo = tmap.pixel_box_lower_corner[i]
-    hi = tmap.global_dim[i + 1] - 1 + tmap.pixel_box_upper_corner[i]
+def _bbox(tmap, i: int) -> tuple[int, int, int, int]:
+    """(lower, upper, step, count) of spatial dimension ``i`` (0 = W)."""
+    lo, hi = im2col_pixel_box(tmap, i)
     step = tmap.element_strides[i + 1]
-    return lo, step, max(0, (hi - lo) // step + 1)
+    return lo, hi, step, max(0, (hi - lo) // step + 1)
+
+
+def check_im2col_start(tmap, coords, what: str = "im2col load") -> None:
+    """``IllegalInstruction`` when a spatial start coordinate lies outside the pixel bounding box."""
+    msg = im2col_start_message(tmap, coords, what)
+    if msg:
+        raise IllegalInstruction(msg)
+
+
+def _odometer(start: int, lo: int, hi: int, step: int, count: int, t: np.ndarray):
+    """Position of one dim after ``t`` steps from ``start`` (restarting at ``lo`` past ``hi``) and the carries into
+    the next dim."""
+    first = (hi - start) // step + 1  # positions from the start to the end of the box
+    wrapped = t >= first
+    rest = np.where(wrapped, t - first, 0)
+    pos = np.where(wrapped, lo + (rest % count) * step, start + t * step)
+    carry = np.where(wrapped, 1 + rest // count, 0)
+    return pos, carry
 
 
 def pixel_positions(tmap, coords, offsets, pixels: int):
     """(positions [pixels, rank-1] as W,H,D,N; valid mask [pixels]) of the pixels one im2col load reads."""
     sp = tmap.rank - 2
     boxes = [_bbox(tmap, i) for i in range(sp)]
-    if any(count == 0 for _, _, count in boxes):
+    if any(count == 0 for *_, count in boxes):
         return np.zeros((pixels, sp + 1), np.int64), np.zeros(pixels, bool)
-    start = coords[-1]
-    for i in reversed(range(sp)):
-        lo, step, count = boxes[i]
-        start = start * count + (coords[i + 1] - lo) // step
-    lin = start + np.arange(pixels, dtype=np.int64)
+    check_im2col_start(tmap, coords)
+    t = np.arange(pixels, dtype=np.int64)
     pos, valid = [], np.ones(pixels, bool)
-    for i, (lo, step, count) in enumerate(boxes):
-        p = lo + (lin % count) * step + offsets[i]
-        lin = lin // count
+    for i, (lo, hi, step, count) in enumerate(boxes):
+        p, t = _odometer(int(coords[i + 1]), lo, hi, step, count, t)
+        p = p + offsets[i]
         valid &= (p >= 0) & (p < tmap.global_dim[i + 1])
         pos.append(p)
-    valid &= (lin >= 0) & (lin < tmap.global_dim[-1])
-    pos.append(lin)
+    n = int(coords[-1]) + t
+    valid &= (n >= 0) & (n < tmap.global_dim[-1])
+    pos.append(n)
     return np.stack(pos, axis=1), valid
 
 

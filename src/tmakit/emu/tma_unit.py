@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..tma.coord_rules import inner_misaligned
 from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
@@ -41,15 +42,14 @@ def check_inner_aligned(tmap, coords, what: str = "TMA load") -> None:
     """The innermost start coordinate must address a 16-byte boundary (``coords[0] * elemsize % 16 == 0``), also
     when negative or inside the tensor: on the H200 a load, L2 prefetch, multicast, store or reduce that breaks it
     kills the context (probes in docs/CONFORMANCE.md). ``tmakit.cuda.seeds`` refuses the same on the host."""
-    if int(tmap.interleave) != 0 or not coords:
+    if not coords or not inner_misaligned(tmap, coords[0]):
         return
     nbytes = coords[0] * tmap.elem_bits // 8
-    if nbytes % 16:
-        raise IllegalInstruction(
-            f"{what} at coordinates {tuple(coords)}: the innermost start coordinate {coords[0]} x "
-            f"{tmap.elem_bits // 8} B = {nbytes} bytes is not on a 16-byte boundary; the real GPU would kill the "
-            "context (cudaErrorIllegalInstruction, 715, sticky). Start boxes at multiples of "
-            f"{16 * 8 // tmap.elem_bits} elements along dim 0")
+    raise IllegalInstruction(
+        f"{what} at coordinates {tuple(coords)}: the innermost start coordinate {coords[0]} x "
+        f"{tmap.elem_bits // 8} B = {nbytes} bytes is not on a 16-byte boundary; the real GPU would kill the "
+        "context (cudaErrorIllegalInstruction, 715, sticky). Start boxes at multiples of "
+        f"{16 * 8 // tmap.elem_bits} elements along dim 0")
 
 
 def check_coords(tmap, coords, offsets=(), what: str = "TMA load") -> tuple[tuple[int, ...], tuple[int, ...]]:

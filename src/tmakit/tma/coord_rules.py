@@ -1,0 +1,44 @@
+"""Start-coordinate rules of TMA instructions that the driver cannot check (they are not in the tensor map) and
+that kill the CUDA context when broken on an H200 (cudaErrorIllegalInstruction, 715, sticky). The emulator raises
+``IllegalInstruction`` for them and ``tmakit.cuda`` refuses them on the host; docs/CONFORMANCE.md has the probes."""
+
+from __future__ import annotations
+
+
+def inner_misaligned(tmap, c0: int) -> bool:
+    """Whether the innermost start coordinate misses a 16-byte boundary (``c0 * elemsize % 16 != 0``; interleaved
+    maps are exempt): loads, prefetches, stores and reductions all trap on it."""
+    return int(tmap.interleave) == 0 and (c0 * tmap.elem_bits // 8) % 16 != 0
+
+
+def im2col_pixel_box(tmap, i: int) -> tuple[int, int]:
+    """(first, last) position of spatial dim ``i`` (0 = W, the map's dim 1) inside an im2col map's pixel bounding
+    box: ``[lowerCorner[i], globalDim[i + 1] - 1 + upperCorner[i]]``."""
+    return tmap.pixel_box_lower_corner[i], tmap.global_dim[i + 1] - 1 + tmap.pixel_box_upper_corner[i]
+
+
+def im2col_start_outside(tmap, coords) -> list[tuple[int, int, int, int]]:
+    """The spatial start coordinates of an im2col load that lie outside the pixel bounding box, as (map dim,
+    coordinate, first, last); the load traps on any of them (H200 probes, both edges of W and H). The channel and
+    batch (N) coordinates may lie anywhere: what falls outside the tensor reads as the OOB fill."""
+    if tmap.mode != "im2col":
+        return []
+    bad = []
+    for i in range(tmap.rank - 2):
+        lo, hi = im2col_pixel_box(tmap, i)
+        c = int(coords[i + 1])
+        if not lo <= c <= hi:
+            bad.append((i + 1, c, lo, hi))
+    return bad
+
+
+def im2col_start_message(tmap, coords, what: str = "im2col load") -> str:
+    """'' when the im2col start lies inside the pixel box, else the rule, the values and the fix."""
+    bad = im2col_start_outside(tmap, coords)
+    if not bad:
+        return ""
+    parts = ", ".join(f"dim {d}: {c} not in [{lo}, {hi}]" for d, c, lo, hi in bad)
+    return (f"{what} at coordinates {tuple(int(c) for c in coords)}: each spatial start coordinate must lie inside "
+            f"the pixel bounding box [lowerCorner, globalDim - 1 + upperCorner] ({parts}); the real GPU kills the "
+            "context (cudaErrorIllegalInstruction, 715, sticky). Start inside the box; padding comes from the "
+            "corners and the im2col offsets")
