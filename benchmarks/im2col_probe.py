@@ -94,6 +94,9 @@ CASES = {
     "es3_w2": _case(es=[1, 3, 1], coords=[0, 2, 0], ppc=8),
     "es2_n1": _case(es=[1, 1, 2], coords=[0, 0, 1], ppc=32),
     "es2_c": _case(es=[2, 1, 1]),
+    # call 99: N steps by its own traversal stride when a column wraps into the next image?
+    "es2_n_wrap": _case(dims=[32, 16, 4], es=[1, 1, 2], ppc=48),
+    "es3_n_wrap": _case(dims=[32, 16, 7], es=[1, 1, 3], ppc=48, coords=[0, 4, 1]),
     "sw64_12ch": _case(dims=[28, 6, 4, 2], cpp=12, swizzle=2, lo=[0, -2], up=[-4, -3], coords=[8, 1, 1, 0],
                        offs=[3, 2], ppc=33),
 }

@@ -4,8 +4,8 @@ Model (matched byte for byte on an H200: docs/CONFORMANCE.md): dims are C (0), s
 (rank-1). Spatial dim i spans the pixel bounding box ``[lower[i], globalDim[i+1] - 1 + upper[i]]`` walked with step
 ``elementStrides[i+1]``. The instruction's spatial coordinates name the first pixel and must lie inside the box (the
 GPU traps otherwise). Pixels follow like an odometer: W steps from its start until it leaves the box, then restarts
-at the box's lower corner while H steps once, and so on through D and then the next image N (so a start off the
-stride grid keeps its phase only until the first wrap). Each pixel is read at its position plus the im2col offsets;
+at the box's lower corner while H steps once, and so on through D and then N, which steps by its own traversal
+stride (so a start off the stride grid keeps its phase only until the first wrap). Each pixel is read at its position plus the im2col offsets;
 pixels or channels outside the tensor read as the OOB fill.
 """
 
@@ -56,7 +56,7 @@ def pixel_positions(tmap, coords, offsets, pixels: int):
         p = p + offsets[i]
         valid &= (p >= 0) & (p < tmap.global_dim[i + 1])
         pos.append(p)
-    n = int(coords[-1]) + t
+    n = int(coords[-1]) + t * tmap.element_strides[-1]  # images step by N's traversal stride too
     valid &= (n >= 0) & (n < tmap.global_dim[-1])
     pos.append(n)
     return np.stack(pos, axis=1), valid
