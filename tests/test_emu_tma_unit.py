@@ -366,3 +366,14 @@ def test_im2col_strided_walk_keeps_the_start_until_it_wraps(es, w, pixels):
     smem = np.zeros(128 * len(pixels), np.uint8)
     tma_unit.load(tm, (0, w, 0), g, smem, 0, (0,))
     assert smem.view(np.float32).reshape(-1, 32)[:, 0].tolist() == pixels
+
+
+def test_im2col_images_step_by_the_batch_traversal_stride():
+    """H200 probe es2_n_wrap (call 99): with elementStrides[N] = 2 a column that wraps out of image 0 continues in
+    image 2, then image 4 (past N = 4: OOB fill)."""
+    g = np.repeat(np.arange(64, dtype=np.float32), 32)  # pixel n * 16 + w holds its index in all 32 channels
+    tm = nwc_map(32, 16, 4, (0,), (0,), 48, es=(1, 1, 2))
+    smem = np.zeros(128 * 48, np.uint8)
+    tma_unit.load(tm, (0, 0, 0), g, smem, 0, (0,))
+    got = smem.view(np.float32).reshape(-1, 32)[:, 0].tolist()
+    assert got == list(range(16)) + list(range(32, 48)) + [0.0] * 16
