@@ -5,8 +5,8 @@ Model (matched byte for byte on an H200: docs/CONFORMANCE.md): dims are C (0), s
 ``elementStrides[i+1]``. The instruction's spatial coordinates name the first pixel and must lie inside the box (the
 GPU traps otherwise). Pixels follow like an odometer: W steps from its start until it leaves the box, then restarts
 at the box's lower corner while H steps once, and so on through D and then N, which steps by its own traversal
-stride (so a start off the stride grid keeps its phase only until the first wrap). Each pixel is read at its position plus the im2col offsets;
-pixels or channels outside the tensor read as the OOB fill.
+stride (so a start off the stride grid keeps its phase only until the first wrap). Each pixel is read at its
+position plus the im2col offsets; pixels or channels outside the tensor read as the OOB fill.
 """
 
 from __future__ import annotations
