@@ -36,7 +36,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 PARTS = ["env", "jit", "launch", "validator", "driver_sweeps", "probes", "tf32", "emu_load", "emu_multicast",
-         "emu_store", "emu_reduce", "emu_im2col", "sanitizer"]
+         "emu_store", "emu_reduce", "emu_im2col", "emu_interleave", "sanitizer"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -598,6 +598,41 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384):
     raise RuntimeError("could not generate an im2col map")
 
 
+def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
+    """A random valid INTERLEAVE_16B/32B tile map (element strides 1: the only ones the emulator models), as (spec,
+    bytes the loads can reach): dim 0 counts 16/32-byte chunks on the H200, so a row reaches globalDim[0] chunks."""
+    DT = tmm.DataType
+    for _ in range(2000):
+        dtype = DT(int(rng.choice(LOAD_DTYPES)))
+        eb = tmm.DTYPE_BITS[dtype] // 8
+        rank = int(rng.integers(3, 6))
+        il = int(rng.integers(1, 3))
+        chunk = 16 * il
+        swz = 1 if il == 2 else int(rng.integers(0, 4))
+        box0 = max(1, 16 // eb) * int(rng.integers(1, 5))
+        dims = [int(rng.integers(1, 12))] + [int(rng.integers(1, {3: 24, 4: 10, 5: 6}[rank])) for _ in range(rank - 1)]
+        strides, s = [], chunk * int(rng.integers(1, 5))
+        for i in range(1, rank):
+            strides.append(s)
+            s = s * dims[i] + chunk * int(rng.integers(0, 3))
+        reach = sum((d - 1) * st for d, st in zip(dims[1:], strides)) + dims[0] * chunk
+        if reach > (8 << 20):
+            continue
+        box = [box0] + [int(rng.integers(1, min(dims[i] + 3, 9))) for i in range(1, rank)]
+        oob = 1 if int(dtype) in FLOATY and rng.random() < 0.3 else 0
+        spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=box, element_strides=[1] * rank,
+                    interleave=il, swizzle=swz, l2_promotion=int(rng.integers(0, 4)), oob_fill=oob)
+        tm = tmm.TensorMap(global_address=1 << 20, **spec)
+        try:
+            tm.validate("sm_90")
+        except Exception:
+            continue
+        if tm.smem_bytes > max_box_bytes:
+            continue
+        return spec, reach
+    raise RuntimeError("could not generate an interleaved map")
+
+
 def _rand_coords(rng, tm, nonneg=False):
     """Start coordinates around the tensor (negative and past the end); the innermost one on a 16-byte boundary and
     im2col spatial starts inside the pixel box (others trap, see the probes). ``nonneg``: no negative starts
@@ -652,18 +687,19 @@ def _emu():
     return tma_unit
 
 
-def _fuzz_loads(args, im2col: bool):
+def _fuzz_loads(args, im2col: bool, interleave: bool = False):
     tkc, tmm = _tk()
     from tmakit.cuda import seeds
 
     tu = _emu()
     tkc.ensure_context()
-    rng = np.random.default_rng([args.seed, 7 if im2col else 3, args.chunk])
+    rng = np.random.default_rng([args.seed, 7 if im2col else (11 if interleave else 3), args.chunk])
+    gen = _rand_im2col_for_hw if im2col else (_rand_interleaved_for_hw if interleave else _rand_tiled_for_hw)
     target = args.chunk_cases
     res = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "timeouts": 0, "emu_errors": 0,
            "by_dtype": {}, "by_swizzle": {}, "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
-        spec, total = (_rand_im2col_for_hw if im2col else _rand_tiled_for_hw)(rng, tmm)
+        spec, total = gen(rng, tmm)
         offset = 128 * int(rng.integers(0, 4)) if spec["swizzle"] else 16 * int(rng.integers(0, 16))
         g = Gmem(tkc, rng, total, offset)
         tm = tmm.TensorMap(global_address=g.address, **spec)
@@ -732,6 +768,10 @@ def part_emu_load(args):
 
 def part_emu_im2col(args):
     return _fuzz_loads(args, im2col=True)
+
+
+def part_emu_interleave(args):
+    return _fuzz_loads(args, im2col=False, interleave=True)
 
 
 def part_emu_multicast(args):
@@ -1215,7 +1255,7 @@ def _fmt_row(name, res):
 
 
 EMU_TARGET = {"emu_load": "n_emu_load", "emu_multicast": "n_emu_multicast", "emu_store": "n_emu_store",
-              "emu_reduce": "n_emu_reduce", "emu_im2col": "n_emu_im2col"}
+              "emu_reduce": "n_emu_reduce", "emu_im2col": "n_emu_im2col", "emu_interleave": "n_emu_interleave"}
 
 
 def _run_part(part, args, env, extra, timeout):
@@ -1287,6 +1327,7 @@ def main():
     ap.add_argument("--n-emu-store", type=int, default=400)
     ap.add_argument("--n-emu-reduce", type=int, default=600)
     ap.add_argument("--n-emu-im2col", type=int, default=400)
+    ap.add_argument("--n-emu-interleave", type=int, default=400)
     ap.add_argument("--timeout", type=int, default=240, help="seconds per part")
     ap.add_argument("--child")
     ap.add_argument("--result")

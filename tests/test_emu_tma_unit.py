@@ -238,10 +238,59 @@ def test_narrow_swizzled_box_footprint_is_its_smem_bytes():
             tma_unit.load(tm, (0,) * len(box), g, np.zeros(384 + n - 16, np.uint8), 384)
 
 
-def test_interleaved_layouts_are_refused():
-    tm = TensorMap(DataType.FLOAT16, (8, 16, 8), (32, 512), (8, 4, 2), interleave=1)
-    with pytest.raises(TmaUnitError, match="interleaved layouts are not modeled"):
+def _interleaved_load(dims, strides, box, coords, interleave=1, swizzle=0, n=4096):
+    """Loads a UINT16 interleaved box from a tensor holding each element's index; the smem image as uint16, with
+    untouched slots 0xA5A5 (the H200 probes of benchmarks/interleave_probe.py, calls 101-102)."""
+    tm = TensorMap(DataType.UINT16, dims, strides, box, interleave=interleave, swizzle=swizzle)
+    smem = np.full(8192, 0xA5, np.uint8)
+    tx = tma_unit.load(tm, coords, np.arange(n, dtype=np.uint16), smem, 0)
+    return tm, tx, smem.view(np.uint16)
+
+
+def test_interleaved_dim0_counts_16_byte_chunks_and_dim_rank_minus_2_one_position():
+    """H200: box (8, 4, 2) over dims (8, 16, 8) moves 2 blocks of 8 chunks x 16 B = 128 contiguous bytes, one at each
+    dim-2 position (dim 1, the rank-2 dim, contributes one position), not the 4 x 2 rows of 16 B a tile load would."""
+    tm, tx, el = _interleaved_load((8, 16, 8), (32, 512), (8, 4, 2), (0, 0, 0))
+    assert tx == tm.tx_bytes == tm.smem_bytes == 256
+    assert el[:64].tolist() == list(range(64)) and el[64:128].tolist() == list(range(256, 320))
+    assert (el[128:] == 0xA5A5).all()
+
+
+def test_interleaved_chunk_coordinates_and_oob():
+    """H200 probes u16_i16_c3 / dim5: the dim-0 start counts chunks (3 -> element 24) and chunks at or past
+    globalDim[0] read as the OOB fill; dim 1 shifts by its stride (probe row1)."""
+    _, _, el = _interleaved_load((8, 16, 8), (32, 512), (8, 4, 2), (3, 0, 0))
+    assert el[:40].tolist() == list(range(24, 64)) and (el[40:64] == 0).all()
+    _, _, el = _interleaved_load((5, 16, 8), (32, 512), (8, 4, 2), (0, 0, 0))
+    assert el[:40].tolist() == list(range(40)) and (el[40:64] == 0).all()
+    _, _, el = _interleaved_load((8, 16, 8), (32, 512), (8, 4, 2), (0, 1, 0))
+    assert el[:64].tolist() == list(range(16, 80))
+
+
+def test_interleaved_5d_walks_every_dim_but_rank_minus_2():
+    """H200 probe r5_b8x2x3x2x2: 12 blocks = box dims 1, 2 and 4 (2 x 3 x 2); dim 3 contributes one position."""
+    tm, tx, el = _interleaved_load((8, 4, 4, 3, 2), (32, 128, 512, 1536), (8, 2, 3, 2, 2), (0, 0, 0, 0, 0))
+    starts = el[: tx // 2 : 64].tolist()
+    assert tx == 12 * 128
+    assert starts == [0, 16, 64, 80, 128, 144, 768, 784, 832, 848, 896, 912]
+
+
+def test_interleaved_32b_swizzles_dense_rows_by_address():
+    """H200 probe u16_i32_sw32_box8x4x2: 8 chunks of 32 B per block; SWIZZLE_32B swaps the 16-byte halves of every
+    32 bytes in odd 128-byte lines."""
+    _, tx, el = _interleaved_load((16, 16, 8), (32, 512), (8, 4, 2), (0, 0, 0), interleave=2, swizzle=1)
+    assert tx == 512
+    assert el[:64].tolist() == list(range(64))
+    assert el[64:72].tolist() == list(range(72, 80)) and el[72:80].tolist() == list(range(64, 72))
+
+
+def test_interleaved_strides_and_stores_are_refused():
+    tm = TensorMap(DataType.UINT16, (8, 16, 8), (32, 512), (8, 4, 2), element_strides=(1, 2, 1), interleave=1)
+    with pytest.raises(TmaUnitError, match="element strides .* not modeled"):
         tma_unit.load(tm, (0, 0, 0), np.zeros(8192, np.uint8), np.zeros(4096, np.uint8), 0)
+    tm = TensorMap(DataType.UINT16, (8, 16, 8), (32, 512), (8, 4, 2), interleave=1)
+    with pytest.raises(TmaUnitError, match="INTERLEAVE_16B stores are not modeled|B16 stores are not modeled"):
+        tma_unit.store(tm, (0, 0, 0), np.zeros(8192, np.uint8), np.zeros(4096, np.uint8), 0)
 
 
 def test_store_beyond_buffer_is_illegal_address():

@@ -56,20 +56,23 @@ class BoxGeometry:
         """Shared bytes from the box start that the box touches: ``pitch * rows``. The swizzle XORs address bits 4..6
         only up to the span (bit 4 for 32B, bits 4-5 for 64B, 4-6 for 128B), so with a span-aligned start (the
         128-byte rule) every row stays inside its own ``pitch`` bytes; there is no rounding to 128-byte lines
-        (= ``TensorMap.smem_bytes``; the H200 ran such boxes with the image sized exactly)."""
-        return self.pitch * self.rows
+        (= ``TensorMap.smem_bytes``; the H200 ran such boxes with the image sized exactly). Dense swizzled rows
+        (interleaved maps) round up to the swizzle span: the last partial span's chunks are permuted inside it."""
+        n = self.pitch * self.rows
+        span = SWIZZLE_SPAN[self.swizzle] if self.swizzle != SwizzleMode.NONE else 1
+        return -(-n // span) * span
 
 
 @lru_cache(maxsize=4096)
 def box_geometry(tmap) -> BoxGeometry:
-    """The shared-memory geometry of one box of ``tmap`` (cached per descriptor)."""
+    """The shared-memory geometry of one box of ``tmap`` (cached per descriptor); interleaved tile maps as the
+    H200 moves them (``TensorMap.interleaved_box_dims``)."""
     if tmap.dtype in PACKED:
         raise TmaUnitError(f"{tmap.dtype.name}: packed 4/6-bit types are not modeled (the sm_90 driver refuses them)")
-    if tmap.interleave != Interleave.NONE:
-        raise TmaUnitError(f"{tmap.interleave.name} interleaved layouts are not modeled: on the H200 they fill a "
-                           "different (larger) shared-memory area than the dense-row model (docs/CONFORMANCE.md)")
     swz = check_mode(tmap.swizzle)
     e = tmap.elem_bytes
+    if tmap.interleave != Interleave.NONE:
+        return _interleaved_geometry(tmap, swz, e)
     if tmap.mode == "im2col":
         counts, steps = (tmap.channels_per_pixel, tmap.pixels_per_column), (1, 1)
     else:
@@ -81,3 +84,16 @@ def box_geometry(tmap) -> BoxGeometry:
     if row > pitch:
         raise TmaUnitError(f"inner box row of {row} bytes exceeds the {swz.name} swizzle span of {pitch} bytes")
     return BoxGeometry(e, counts, steps, pitch, swz)
+
+
+def _interleaved_geometry(tmap, swz: SwizzleMode, e: int) -> BoxGeometry:
+    """Interleaved tile maps (``TensorMap.interleaved_box_dims``): dense rows of ``boxDim[0]`` chunks, swizzled in
+    place by address. Element strides, im2col and stores are not measured in this mode and are refused."""
+    if tmap.mode == "im2col":
+        raise TmaUnitError(f"{tmap.interleave.name} im2col maps are not modeled (only interleaved tile loads are "
+                           "measured on the H200, docs/CONFORMANCE.md)")
+    if any(s != 1 for s in tmap.element_strides):
+        raise TmaUnitError(f"element strides {tuple(tmap.element_strides)} with {tmap.interleave.name} are not "
+                           "modeled (measured on the H200 with strides of 1 only); use element_strides of 1")
+    counts = tmap.interleaved_box_dims
+    return BoxGeometry(e, counts, (1,) * len(counts), counts[0] * e, swz)

@@ -83,7 +83,11 @@ def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
     fill = oob_fill_bits(tmap)
     if tmap.mode == "im2col":
         return im2col_gather(gel, tmap, geom, coords, offsets, fill, lambda v: load_convert(tmap, v))
-    slices, view = global_box(gel, tmap, geom, coords, writeable=False)
+    dims = None
+    if tmap.interleave_bytes:  # dim 0 counts interleave chunks: scale it (and its start) to elements
+        k = tmap.interleave_bytes // geom.elem_bytes
+        coords, dims = (coords[0] * k,) + coords[1:], (tmap.global_dim[0] * k,) + tuple(tmap.global_dim[1:])
+    slices, view = global_box(gel, tmap, geom, coords, writeable=False, dims=dims)
     if slices is not None and view.shape == geom.shape:
         return load_convert(tmap, view.copy())
     out = np.full(geom.shape, fill, dtype=gel.dtype)
@@ -104,6 +108,9 @@ def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     geom = checked_geometry(tmap)
     if tmap.mode == "im2col":
         raise TmaUnitError(f"{what}: im2col_no_offs stores are not modeled by the emulator")
+    if tmap.interleave_bytes:
+        raise TmaUnitError(f"{what}: {tmap.interleave.name} stores are not modeled (only interleaved tile loads "
+                           "are measured on the H200, docs/CONFORMANCE.md)")
     coords, _ = check_coords(tmap, coords, what=what)
     if any(c < 0 for c in coords):
         raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "

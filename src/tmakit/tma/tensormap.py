@@ -201,13 +201,31 @@ class TensorMap:
             return self.pixels_per_column
         rows = 1
         for i, b in enumerate(self.box_dim[1:], start=1):
+            if self.interleave_bytes and i == self.rank - 2:
+                continue  # the H200 walks one position of this dim in interleaved mode (interleaved_box_dims)
             s = self.element_strides[i] if i < len(self.element_strides) else 1
             rows *= -(-b // max(s, 1))
         return rows
 
     @property
+    def interleave_bytes(self) -> int:
+        """Bytes of one interleaved chunk (16 or 32), 0 without interleave."""
+        return {Interleave.B16: 16, Interleave.B32: 32}.get(self.interleave, 0)
+
+    @property
+    def interleaved_box_dims(self) -> tuple[int, ...]:
+        """What an interleaved tile load moves, measured on an H200 (docs/CONFORMANCE.md): dim 0 (``globalDim[0]``,
+        ``boxDim[0]`` and its coordinate) counts interleave-sized chunks of 16 or 32 bytes, not elements, and dim
+        rank-2 contributes one position whatever ``boxDim`` says; the other dims are walked as in tile mode. Returns
+        the effective box per dim in elements (dim 0: ``boxDim[0] * chunk / elemsize``)."""
+        k = self.interleave_bytes // self.elem_bytes
+        return tuple(b * k if i == 0 else (1 if i == self.rank - 2 else b) for i, b in enumerate(self.box_dim))
+
+    @property
     def inner_bytes(self) -> int:
         """Data bytes of one shared-memory row (``boxDim[0] * elemsize``; im2col: ``channels * elemsize``)."""
+        if self.interleave_bytes and self.mode != "im2col":
+            return self.inner_box * self.interleave_bytes
         return -(-self.inner_box * self.smem_elem_bits // 8)
 
     @property
@@ -219,15 +237,21 @@ class TensorMap:
 
     @property
     def row_pitch(self) -> int:
-        """Bytes between consecutive box rows in shared memory: the swizzle span, or dense when unswizzled."""
-        if self.swizzle != SwizzleMode.NONE:
+        """Bytes between consecutive box rows in shared memory: the swizzle span, or dense when unswizzled (and for
+        interleaved maps, whose rows are dense and swizzled in place by address)."""
+        if self.swizzle != SwizzleMode.NONE and not (self.interleave_bytes and self.mode != "im2col"):
             return SWIZZLE_SPAN[self.swizzle]
         return self.inner_bytes
 
     @property
     def smem_bytes(self) -> int:
-        """Shared-memory footprint of one box: ``row_pitch * box_rows`` (includes the tail of narrow swizzled rows)."""
-        return self.row_pitch * self.box_rows
+        """Shared-memory footprint of one box: ``row_pitch * box_rows`` (includes the tail of narrow swizzled rows);
+        interleaved maps' dense rows round up to the swizzle span, inside which the swizzle permutes chunks."""
+        n = self.row_pitch * self.box_rows
+        if self.interleave_bytes and self.mode != "im2col" and self.swizzle != SwizzleMode.NONE:
+            span = SWIZZLE_SPAN[self.swizzle]
+            n = -(-n // span) * span
+        return n
 
     @property
     def smem_alignment(self) -> int:

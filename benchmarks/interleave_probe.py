@@ -1,0 +1,115 @@
+"""Interleaved (INTERLEAVE_16B / 32B) tile loads on the GPU: where each global element lands in shared memory.
+
+    PYTHONPATH=src python3 benchmarks/interleave_probe.py            # every case, one subprocess each
+    PYTHONPATH=src python3 benchmarks/interleave_probe.py one NAME   # one case, in this process
+
+Global memory holds each element's own index (UINT16 / UINT32 maps), shared memory starts as 0xA5 bytes, so the dump
+says, for every shared-memory element slot, which global element (or fill) the TMA wrote there. Five CTAs load the
+same box expecting 1/2, 1, 2, 4 and 8 times the dense-row model's bytes; the ones whose barrier completes tell the
+transaction count. Results: JSON lines in $OUT/interleave_probe.json (the maps of each CTA image).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = Path(os.environ.get("OUT", ROOT / "bench_out"))
+FACTORS = (0.5, 1, 2, 4, 8)
+
+CASES = {
+    # name: (dtype, interleave, swizzle, global dims, box, element strides, coords)
+    "u16_i16_box8x4x2": ("UINT16", 1, 0, [8, 16, 8], [8, 4, 2], None, [0, 0, 0]),
+    "u16_i16_box8x4x1": ("UINT16", 1, 0, [8, 16, 8], [8, 4, 1], None, [0, 0, 0]),
+    "u16_i16_box8x1x1": ("UINT16", 1, 0, [8, 16, 8], [8, 1, 1], None, [0, 0, 0]),
+    "u16_i16_box16x4x2": ("UINT16", 1, 0, [16, 16, 8], [16, 4, 2], None, [0, 0, 0]),
+    "u16_i16_dim5": ("UINT16", 1, 0, [5, 16, 8], [8, 4, 2], None, [0, 0, 0]),
+    "u16_i16_c3": ("UINT16", 1, 0, [8, 16, 8], [8, 4, 2], None, [3, 0, 0]),
+    "u16_i16_row1": ("UINT16", 1, 0, [8, 16, 8], [8, 4, 2], None, [0, 1, 0]),
+    "u16_i32_sw32_box16x4x2": ("UINT16", 2, 1, [16, 16, 8], [16, 4, 2], None, [0, 0, 0]),
+    "u16_i32_sw32_box8x4x2": ("UINT16", 2, 1, [16, 16, 8], [8, 4, 2], None, [0, 0, 0]),
+    "u16_i32_sw32_box32x4x2": ("UINT16", 2, 1, [32, 16, 8], [32, 4, 2], None, [0, 0, 0]),
+    "u16_i32_none_box16x4x2": ("UINT16", 2, 0, [16, 16, 8], [16, 4, 2], None, [0, 0, 0]),
+    "u32_i16_box4x4x2": ("UINT32", 1, 0, [4, 16, 8], [4, 4, 2], None, [0, 0, 0]),
+    "u32_i32_sw32_box8x4x2": ("UINT32", 2, 1, [8, 16, 8], [8, 4, 2], None, [0, 0, 0]),
+    "u16_i16_4d": ("UINT16", 1, 0, [8, 8, 4, 3], [8, 4, 2, 2], None, [0, 0, 0, 0]),
+    # call 102: distinct box extents per dim, so the block count names the dims the hardware walks
+    "r3_b8x2x3": ("UINT16", 1, 0, [8, 16, 8], [8, 2, 3], None, [0, 0, 0]),
+    "r3_b8x3x1_c020": ("UINT16", 1, 0, [8, 16, 8], [8, 3, 1], None, [0, 2, 0]),
+    "r3_b8x4x2_c003": ("UINT16", 1, 0, [8, 16, 8], [8, 4, 2], None, [0, 0, 3]),
+    "r3_b8x4x2_c007": ("UINT16", 1, 0, [8, 16, 8], [8, 4, 2], None, [0, 0, 7]),
+    "r4_b8x2x3x2_c0110": ("UINT16", 1, 0, [8, 8, 4, 3], [8, 2, 3, 2], None, [0, 1, 1, 0]),
+    "r4_b8x3x2x2_c0700": ("UINT16", 1, 0, [8, 8, 4, 3], [8, 3, 2, 2], None, [0, 7, 0, 0]),
+    "r5_b8x2x3x2x2": ("UINT16", 1, 0, [8, 4, 4, 3, 2], [8, 2, 3, 2, 2], None, [0, 0, 0, 0, 0]),
+    "r3_b16x2x2_c200": ("UINT16", 1, 0, [16, 16, 8], [16, 2, 2], None, [2, 0, 0]),
+    "r3_dim0_24": ("UINT16", 1, 0, [24, 8, 4], [8, 2, 2], None, [0, 0, 0]),
+}
+
+
+def _map(name, address):
+    from tmakit.tma import tensormap as tmm
+
+    dt, il, sw, dims, box, es, coords = CASES[name]
+    dtype = tmm.DataType[dt]
+    eb = tmm.DTYPE_BITS[dtype] // 8
+    strides, s = [], max(dims[0] * eb, 16 << (il - 1))
+    for d in dims[1:]:
+        strides.append(-(-s // 32) * 32)
+        s = strides[-1] * d
+    tm = tmm.TensorMap(dtype, dims, strides, box, element_strides=es, interleave=il, swizzle=sw,
+                       global_address=address)
+    return tm, coords, s, eb
+
+
+def one(name):
+    from tmakit import cuda as tkc
+    from tmakit.cuda import seeds
+
+    tm, coords, total, eb = _map(name, 0)
+    tkc.ensure_context()
+    idx = np.arange(total // eb, dtype=np.uint16 if eb == 2 else np.uint32)
+    buf = tkc.DeviceBuffer(total + 256)
+    buf.upload(idx.tobytes() + bytes(256))
+    tm, coords, total, eb = _map(name, buf.ptr)
+    enc = tkc.encode_tensormap(tm)
+    model = int(tm.smem_bytes)
+    image = 8192
+    jobs = [seeds.load_job(coords, expect=int(model * f)) for f in FACTORS]
+    hw, status = seeds.load_boxes(tm, jobs, image, debug=True, timeout_ns=50_000_000, encoded=enc, check=False)
+    touched = [int(np.nonzero(img != 0xA5)[0].max()) + 1 if (img != 0xA5).any() else 0 for img in hw]
+    slots = hw[int(np.argmax(status == 1))] if (status == 1).any() else hw[0]
+    el = slots[: max(touched) + (-max(touched)) % eb].view(np.uint16 if eb == 2 else np.uint32)
+    ff = 0xA5A5 if eb == 2 else 0xA5A5A5A5
+    row = dict(case=name, strides=list(tm.global_strides), model_smem=model, status=[int(x) for x in status],
+               factors=list(FACTORS), touched=touched, elements=[None if int(v) == ff else int(v) for v in el])
+    print(json.dumps(row))
+
+
+def main(argv):
+    if argv and argv[0] == "one":
+        return one(argv[1])
+    OUT.mkdir(parents=True, exist_ok=True)
+    rows = []
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for name in (argv or CASES):
+        try:
+            r = subprocess.run([sys.executable, __file__, "one", name], env=env, capture_output=True, text=True,
+                               timeout=60)
+            out, rc = r.stdout + r.stderr, r.returncode
+        except subprocess.TimeoutExpired:
+            out, rc = "TIMEOUT", 124
+        line = next((x for x in out.splitlines() if x.startswith("{")), None)
+        row = json.loads(line) if line and rc == 0 else dict(case=name, rc=rc, error=out.strip().splitlines()[-3:])
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "elements"}), flush=True)
+        (OUT / "interleave_probe.json").write_text(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
