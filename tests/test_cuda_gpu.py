@@ -271,3 +271,74 @@ def test_torch_interop_and_stream(tkc):
     k(1, 128, x[128:], np.float32(1.0), stream=torch.cuda.current_stream())
     torch.cuda.synchronize()
     assert float(x.sum()) == 3.5 * 128 + 128
+
+
+def _special_pairs(dtype):
+    """(old, src) raw-bit pairs of the float corner cases: NaNs (payloads, signs), infinities, signed zeros,
+    subnormals, overflow and exact round-to-even ties, each against each."""
+    if dtype == DataType.FLOAT32:
+        vals = [0x7FC00000, 0xFFC00001, 0x7F800001, 0x7F800000, 0xFF800000, 0x00000000, 0x80000000, 0x00000001,
+                0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0x3F800000, 0x33800000, 0xBF800001, 0x4B800001]
+        t = np.uint32
+    else:  # f16 / bf16 bit patterns: NaNs, inf, zeros, subnormals, max finite, 1, a half-ulp of 1, -1 - ulp
+        vals = ([0x7E00, 0xFE01, 0x7C01, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x7BFF, 0x3C00,
+                 0x1000, 0xBC01, 0x6401] if dtype == DataType.FLOAT16 else
+                [0x7FC0, 0xFFC1, 0x7F81, 0x7F80, 0xFF80, 0x0000, 0x8000, 0x0001, 0x807F, 0x0080, 0x7F7F, 0x3F80,
+                 0x3380, 0xBF81, 0x4B01])
+        t = np.uint16
+    a, b = np.meshgrid(np.array(vals, t), np.array(vals, t))
+    return a.ravel(), b.ravel()
+
+
+@pytest.mark.parametrize("dtype, op", [(DataType.FLOAT32, "add"), (DataType.FLOAT16, "add"),
+                                       (DataType.BFLOAT16, "add"), (DataType.FLOAT16, "min"),
+                                       (DataType.FLOAT16, "max"), (DataType.BFLOAT16, "min"),
+                                       (DataType.BFLOAT16, "max")], ids=lambda v: getattr(v, "name", v))
+def test_float_store_reduce_corner_cases_match_the_emulator(tkc, dtype, op):
+    """NaN results, signed zeros, subnormals, overflow and ties of the float TMA reductions: the hardware's bits equal
+    the emulator's (its NaN / min-max / subnormal choices, docs/EMULATOR.md)."""
+    from tmakit.cuda import seeds
+    from tmakit.emu import tma_unit
+
+    old, src = _special_pairs(dtype)
+    eb = old.itemsize
+    cols = 64 // eb * 4  # 256-byte rows
+    rows = -(-old.size // cols)
+    g = np.zeros(rows * cols, old.dtype)
+    g[: old.size] = old
+    s = np.zeros_like(g)
+    s[: src.size] = src
+    buf = tkc.DeviceBuffer.from_bytes(g.tobytes())
+    tm = TensorMap(dtype=dtype, global_dim=(cols, rows), global_strides=(cols * eb,), box_dim=(cols, rows),
+                   global_address=buf.ptr)
+    img = s.view(np.uint8).reshape(1, -1)
+    assert (seeds.store_boxes(tm, [seeds.store_job((0, 0), op=op)], img) == 1).all()
+    hw = np.frombuffer(buf.download(), old.dtype)
+    want = g.view(np.uint8).copy()
+    smem = np.zeros(img.size, np.uint8)
+    smem[:] = img[0]
+    tma_unit.reduce(tm, (0, 0), want, smem, 0, op)
+    want = want.view(old.dtype)
+    bad = np.nonzero(hw != want)[0]
+    assert bad.size == 0, [(hex(g[i]), hex(s[i]), "hw", hex(hw[i]), "emu", hex(want[i])) for i in bad[:8]]
+
+
+@pytest.mark.parametrize("dtype", [DataType.FLOAT16, DataType.BFLOAT16, DataType.FLOAT64, DataType.FLOAT32],
+                         ids=lambda d: d.name)
+def test_nan_oob_fill_matches_the_emulator(tkc, dtype):
+    """OOB elements of a NaN-filled load carry the emulator's NaN bits (f16/bf16 0x7FF7 halves, f64 0x7FF77FF7...)."""
+    from tmakit.cuda import seeds
+    from tmakit.emu import tma_unit
+    from tmakit.tma import OobFill
+
+    eb = {DataType.FLOAT64: 8, DataType.FLOAT32: 4}.get(dtype, 2)
+    cols, rows = 64 // eb, 6
+    host = np.random.default_rng(4).integers(0, 256, cols * rows * eb, dtype=np.uint8)
+    buf = tkc.DeviceBuffer.from_bytes(host.tobytes())
+    tm = TensorMap(dtype=dtype, global_dim=(cols, rows), global_strides=(cols * eb,), box_dim=(cols, 4),
+                   oob_fill=OobFill.NAN_REQUEST_ZERO_FMA, global_address=buf.ptr)
+    want = np.zeros(tm.smem_bytes, np.uint8)
+    tma_unit.load(tm, (0, 4), host, want, 0)  # rows 4, 5 in bounds, rows 6, 7 filled
+    got, status = seeds.load_boxes(tm, [seeds.load_job((0, 4))], tm.smem_bytes)
+    assert status[0] == 1 and np.array_equal(got[0], want)
+    assert not np.array_equal(want[: 2 * cols * eb], want[2 * cols * eb:])  # the fill differs from the data

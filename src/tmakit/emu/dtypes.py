@@ -5,8 +5,8 @@ TMA moves bits: every element travels as the unsigned integer of its size. The O
 
 * FLOAT32 ``0x7FF77FF7`` — verified on an H200 (TMA.md §3).
 * FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ ``0x7FF77FF7`` — verified on an H200 (conformance probe).
-* FLOAT16, BFLOAT16 ``0x7FF7`` and FLOAT64 ``0x7FF77FF77FF77FF7`` — UNVERIFIED. The FLOAT32 pattern is the 16-bit
-  pattern ``0x7FF7`` twice, which is itself a quiet NaN in f16 and bf16, so the model repeats it for every width.
+* FLOAT16, BFLOAT16 ``0x7FF7`` and FLOAT64 ``0x7FF77FF77FF77FF7`` — verified on an H200 (session 9 GPU test): the
+  16-bit pattern ``0x7FF7`` repeated to every width.
 
 One conversion is not a bit copy: **TFLOAT32 and TFLOAT32_FTZ loads round** every in-bounds element to TF32 (10
 mantissa bits) on the H200: round to nearest, ties to even, on the low 13 bits; a carry may reach the exponent (the
