@@ -342,3 +342,43 @@ def test_nan_oob_fill_matches_the_emulator(tkc, dtype):
     got, status = seeds.load_boxes(tm, [seeds.load_job((0, 4))], tm.smem_bytes)
     assert status[0] == 1 and np.array_equal(got[0], want)
     assert not np.array_equal(want[: 2 * cols * eb], want[2 * cols * eb:])  # the fill differs from the data
+
+
+RANKS = r"""
+#include <tmakit/all.cuh>
+using namespace tmakit;
+extern "C" __global__ void ranks(u32* out) {
+  if (threadIdx.x != 0) return;
+  const u32 b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  out[4 * b] = cluster_ctarank();
+  out[4 * b + 1] = cluster_ctaid_x();
+  out[4 * b + 2] = cluster_ctaid_y();
+  out[4 * b + 3] = cluster_ctaid_z();
+}
+"""
+
+
+@pytest.mark.parametrize("cluster", [(2, 2, 1), (2, 1, 2), (1, 2, 2), (2, 2, 2), (4, 2, 1)], ids=str)
+def test_cluster_rank_order_matches_the_emulator(tkc, cluster):
+    """%cluster_ctarank of 2-D / 3-D clusters on the GPU equals the emulator's x + y*cx + z*cx*cy."""
+    from tmakit.emu import device_info, launch
+
+    grid = (4, 4, 2)
+    n = grid[0] * grid[1] * grid[2]
+    k = tkc.kernel(RANKS, "ranks")
+    buf = tkc.DeviceBuffer(16 * n)
+    buf.fill(0xFF)
+    k(grid, 32, buf, cluster=cluster)
+    tkc.synchronize()
+    hw = np.frombuffer(buf.download(), np.uint32).reshape(n, 4)
+
+    want = np.zeros((n, 4), np.uint32)
+
+    def ranks(out):
+        b, g = device_info.block_idx(), device_info.grid_dim()
+        local = device_info.block_id_in_cluster()
+        out[b.x + g.x * (b.y + g.y * b.z)] = (device_info.block_rank_in_cluster(), local.x, local.y, local.z)
+
+    launch(ranks, grid, cluster, want)
+    assert np.array_equal(hw, want)
+    assert sorted(hw[:, 0].tolist()) == sorted(list(range(int(np.prod(cluster)))) * (n // int(np.prod(cluster))))

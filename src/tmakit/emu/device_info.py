@@ -1,7 +1,7 @@
 """Where am I: block and cluster coordinates of the running CTA (CUDA's blockIdx, %cluster_ctarank ...).
 
-The linear rank in a cluster is ``x + y*cx + z*cx*cy`` (x fastest) — the order CUTLASS assumes; UNVERIFIED for
-2-D/3-D clusters on hardware (TMA.md §9).
+The linear rank in a cluster is ``x + y*cx + z*cx*cy`` (x fastest) — the order CUTLASS assumes, verified on an H200
+for 2-D and 3-D clusters (GPU test ``test_cluster_rank_order_matches_the_emulator``).
 """
 
 from __future__ import annotations
