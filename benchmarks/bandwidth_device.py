@@ -3046,6 +3046,30 @@ def _red26():
             del d, s_
 
 
+def _reduce_rounds(variants, d, s_, rounds):
+    """Interleaved rounds of ``d.add_(s_)`` and ``reduce_into(d, s_)`` under each REDUCE_CONFIG variant (one buffer
+    pair, CUDA events per call): (add_'s median ms, {variant: [median, min, max] of add_ / variant per round})."""
+    import statistics
+
+    from tmakit import ops
+    from tmakit.bench.harness import time_op
+    from tmakit.kernels import bandwidth as bw
+
+    base = bw.REDUCE_CONFIG
+    t = {k: [] for k in ["add_", *variants]}
+    for _r in range(rounds):
+        t["add_"].append(time_op(lambda i: d.add_(s_), 1, reps=20))
+        for name, c in variants.items():
+            bw.REDUCE_CONFIG = c
+            t[name].append(time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=20))
+    bw.REDUCE_CONFIG = base
+    out = {}
+    for name in variants:
+        rr = [a / b for a, b in zip(t["add_"], t[name])]
+        out[name] = [round(statistics.median(rr), 4), round(min(rr), 4), round(max(rr), 4)]
+    return statistics.median(t["add_"]), out
+
+
 def _flat_with(cfg, **kw):
     """``cfg`` with its ``flat`` overrides updated by ``kw``."""
     import dataclasses
@@ -3083,7 +3107,7 @@ def _red28():
     import torch
 
     from tmakit import ops
-    from tmakit.bench.harness import burn_in, time_op
+    from tmakit.bench.harness import burn_in
     from tmakit.kernels import bandwidth as bw
 
     save, _ = _saver("red28")
@@ -3105,18 +3129,8 @@ def _red28():
     for dt, mib in ((torch.bfloat16, 256), (torch.bfloat16, 384), (torch.float32, 256)):
         n = (mib << 20) // torch.tensor([], dtype=dt).element_size()
         d, s_ = torch.randn(n, device="cuda").to(dt), torch.randn(n, device="cuda").to(dt)
-        t = {k: [] for k in ["add_", *vs]}
-        for _r in range(15):
-            t["add_"].append(time_op(lambda i: d.add_(s_), 1, reps=20))
-            for name, c in vs.items():
-                bw.REDUCE_CONFIG = c
-                t[name].append(time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=20))
-        bw.REDUCE_CONFIG = base
-        row = dict(case=f"{dt} {mib} MiB", add_us=round(1e3 * statistics.median(t["add_"]), 2))
-        for name in vs:
-            rr = [a / b for a, b in zip(t["add_"], t[name])]
-            row[name] = [round(statistics.median(rr), 4), round(min(rr), 4), round(max(rr), 4)]
-        save(row)
+        add_ms, ratios = _reduce_rounds(vs, d, s_, 15)
+        save(dict(case=f"{dt} {mib} MiB", add_us=round(1e3 * add_ms, 2), **ratios))
         del d, s_
     bw.REDUCE_CONFIG = base
     import triton.testing as tt
@@ -3138,12 +3152,11 @@ def _red27():
     """Call 92: two untried knobs on the lean combine CTA, bf16 256 / 384 MiB per call, 15 interleaved rounds with
     add_: ``exit_read`` (leave once the bulk store has read smem) and ``hint`` 2 (L2 evict_first on the loads)."""
     import dataclasses
-    import statistics
 
     import torch
 
     from tmakit import ops
-    from tmakit.bench.harness import burn_in, time_op
+    from tmakit.bench.harness import burn_in
     from tmakit.kernels import bandwidth as bw
 
     save, _ = _saver("red27")
@@ -3161,18 +3174,7 @@ def _red27():
             dd = d.clone()
             ops.reduce_into(dd, s_, "add")
             ok[name] = bool(torch.equal(dd, ref))
-        t = {k: [] for k in ["add_", *vs]}
-        for _r in range(15):
-            t["add_"].append(time_op(lambda i: d.add_(s_), 1, reps=20))
-            for name, c in vs.items():
-                bw.REDUCE_CONFIG = c
-                t[name].append(time_op(lambda i: ops.reduce_into(d, s_, "add"), 1, reps=20))
-        bw.REDUCE_CONFIG = base
-        row = dict(case=f"bf16 {mib} MiB", ok=ok)
-        for name in vs:
-            rr = [a / b for a, b in zip(t["add_"], t[name])]
-            row[name] = [round(statistics.median(rr), 4), round(min(rr), 4), round(max(rr), 4)]
-        save(row)
+        save(dict(case=f"bf16 {mib} MiB", ok=ok, **_reduce_rounds(vs, d, s_, 15)[1]))
         del d, s_
     bw.REDUCE_CONFIG = base
 

@@ -503,6 +503,16 @@ class Gmem:
         return np.frombuffer(self.dev.download(), np.uint8)[self.offset:]
 
 
+def _fits(tmm, spec, max_box_bytes) -> bool:
+    """Whether ``spec`` is a valid sm_90 map whose box fits ``max_box_bytes`` of shared memory."""
+    tm = tmm.TensorMap(global_address=1 << 20, **spec)
+    try:
+        tm.validate("sm_90")
+    except Exception:
+        return False
+    return tm.smem_bytes <= max_box_bytes
+
+
 def _rand_tiled_for_hw(rng, tmm, max_box_bytes=16384, allow_interleave=False):
     # Interleaved layouts are off by default: the emulator refuses them (the H200 fills a different, larger shared
     # area than the dense-row model; first run: crashed chunks with CUDA_ERROR_ILLEGAL_ADDRESS).
@@ -544,14 +554,8 @@ def _rand_tiled_for_hw(rng, tmm, max_box_bytes=16384, allow_interleave=False):
         oob = 1 if int(dtype) in FLOATY and rng.random() < 0.3 else 0
         spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=box, element_strides=es,
                     interleave=interleave, swizzle=swz, l2_promotion=int(rng.integers(0, 4)), oob_fill=oob)
-        tm = tmm.TensorMap(global_address=1 << 20, **spec)
-        try:
-            tm.validate("sm_90")
-        except Exception:
-            continue
-        if tm.smem_bytes > max_box_bytes:
-            continue
-        return spec, total
+        if _fits(tmm, spec, max_box_bytes):
+            return spec, total
     raise RuntimeError("could not generate a map")
 
 
@@ -587,14 +591,8 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384):
         spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=[cpp] + [1] * (rank - 1),
                     element_strides=es, swizzle=swz, oob_fill=oob, mode="im2col", pixel_box_lower_corner=lo,
                     pixel_box_upper_corner=up, channels_per_pixel=cpp, pixels_per_column=int(rng.integers(1, 65)))
-        tm = tmm.TensorMap(global_address=1 << 20, **spec)
-        try:
-            tm.validate("sm_90")
-        except Exception:
-            continue
-        if tm.smem_bytes > max_box_bytes:
-            continue
-        return spec, s
+        if _fits(tmm, spec, max_box_bytes):
+            return spec, s
     raise RuntimeError("could not generate an im2col map")
 
 
@@ -622,14 +620,8 @@ def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
         oob = 1 if int(dtype) in FLOATY and rng.random() < 0.3 else 0
         spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=box, element_strides=[1] * rank,
                     interleave=il, swizzle=swz, l2_promotion=int(rng.integers(0, 4)), oob_fill=oob)
-        tm = tmm.TensorMap(global_address=1 << 20, **spec)
-        try:
-            tm.validate("sm_90")
-        except Exception:
-            continue
-        if tm.smem_bytes > max_box_bytes:
-            continue
-        return spec, reach
+        if _fits(tmm, spec, max_box_bytes):
+            return spec, reach
     raise RuntimeError("could not generate an interleaved map")
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -156,21 +155,10 @@ def one(name):
 def main(argv):
     if argv and argv[0] == "one":
         return one(argv[1])
-    OUT.mkdir(parents=True, exist_ok=True)
-    rows = []
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for name in (argv or CASES):
-        try:
-            r = subprocess.run([sys.executable, __file__, "one", name], env=env, capture_output=True, text=True,
-                               timeout=60)
-            out, rc = r.stdout + r.stderr, r.returncode
-        except subprocess.TimeoutExpired:
-            out, rc = "TIMEOUT", 124
-        line = next((x for x in out.splitlines() if x.startswith("{")), None)
-        row = json.loads(line) if line and rc == 0 else dict(case=name, rc=rc, error=out.strip().splitlines()[-1:])
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-        (OUT / "im2col_probe.json").write_text(json.dumps(rows, indent=1))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from probe_runner import run_cases
+
+    run_cases(__file__, argv or CASES, "im2col_probe")
 
 
 if __name__ == "__main__":
