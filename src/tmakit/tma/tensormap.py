@@ -213,6 +213,11 @@ class TensorMap:
         return {Interleave.B16: 16, Interleave.B32: 32}.get(self.interleave, 0)
 
     @property
+    def interleaved_tile(self) -> bool:
+        """An interleaved tiled map: the layout ``interleaved_box_dims`` describes."""
+        return bool(self.interleave_bytes) and self.mode != "im2col"
+
+    @property
     def interleaved_box_dims(self) -> tuple[int, ...]:
         """What an interleaved tile load moves, measured on an H200 (docs/CONFORMANCE.md): dim 0 (``globalDim[0]``,
         ``boxDim[0]`` and its coordinate) counts interleave-sized chunks of 16 or 32 bytes, not elements, and dim
@@ -224,7 +229,7 @@ class TensorMap:
     @property
     def inner_bytes(self) -> int:
         """Data bytes of one shared-memory row (``boxDim[0] * elemsize``; im2col: ``channels * elemsize``)."""
-        if self.interleave_bytes and self.mode != "im2col":
+        if self.interleaved_tile:
             return self.inner_box * self.interleave_bytes
         return -(-self.inner_box * self.smem_elem_bits // 8)
 
@@ -239,7 +244,7 @@ class TensorMap:
     def row_pitch(self) -> int:
         """Bytes between consecutive box rows in shared memory: the swizzle span, or dense when unswizzled (and for
         interleaved maps, whose rows are dense and swizzled in place by address)."""
-        if self.swizzle != SwizzleMode.NONE and not (self.interleave_bytes and self.mode != "im2col"):
+        if self.swizzle != SwizzleMode.NONE and not self.interleaved_tile:
             return SWIZZLE_SPAN[self.swizzle]
         return self.inner_bytes
 
@@ -248,7 +253,7 @@ class TensorMap:
         """Shared-memory footprint of one box: ``row_pitch * box_rows`` (includes the tail of narrow swizzled rows);
         interleaved maps' dense rows round up to the swizzle span, inside which the swizzle permutes chunks."""
         n = self.row_pitch * self.box_rows
-        if self.interleave_bytes and self.mode != "im2col" and self.swizzle != SwizzleMode.NONE:
+        if self.interleaved_tile and self.swizzle != SwizzleMode.NONE:
             span = SWIZZLE_SPAN[self.swizzle]
             n = -(-n // span) * span
         return n

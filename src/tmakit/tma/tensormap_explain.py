@@ -119,12 +119,12 @@ def explain(tm: TensorMap, arch: str = "sm_90") -> str:
     note = " (entry 0 ignored with INTERLEAVE_NONE)" if tm.interleave == Interleave.NONE else ""
     rows.append(("elementStrides", _tup(tm.element_strides) + note))
     il = _short(tm.interleave)
-    if tm.interleave != Interleave.NONE and tm.mode != "im2col":
+    if tm.interleaved_tile:
         il += (f" (on the H200 dim 0 counts {tm.interleave_bytes}-byte chunks and dim {tm.rank - 2} loads one "
                "position; rows are dense and swizzled in place)")
     rows.append(("interleave", il))
     sw = _short(tm.swizzle)
-    if tm.swizzle != SwizzleMode.NONE and not (tm.interleave != Interleave.NONE and tm.mode != "im2col"):
+    if tm.swizzle != SwizzleMode.NONE and not tm.interleaved_tile:
         sw += f" (rows padded to the {SWIZZLE_SPAN[tm.swizzle]}-byte span)"
     rows.append(("swizzle", sw))
     rows.append(("l2Promotion", _short(tm.l2_promotion)))
