@@ -382,3 +382,52 @@ def test_cluster_rank_order_matches_the_emulator(tkc, cluster):
     launch(ranks, grid, cluster, want)
     assert np.array_equal(hw, want)
     assert sorted(hw[:, 0].tolist()) == sorted(list(range(int(np.prod(cluster)))) * (n // int(np.prod(cluster))))
+
+
+EXITS = r"""
+#include <tmakit/all.cuh>
+using namespace tmakit;
+// PTX: barrier.cluster.arrive; barrier.cluster.wait  (non-.aligned: some CTAs leave early)
+__device__ __forceinline__ void cluster_barrier() {
+  asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+}
+extern "C" __global__ void exits(int mode, u32* passed) {
+  const u32 rank = cluster_ctarank();
+  if (mode == 0 && rank == 0) return;          // exits before anyone arrives
+  cluster_barrier();
+  if (mode == 1 && rank == 1) return;          // takes part once, then exits
+  if (mode == 2 && rank % 2) return;           // every odd rank takes part once
+  cluster_barrier();
+  if (threadIdx.x == 0) passed[blockIdx.x] = 1;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_cluster_barrier_skips_exited_ctas_like_the_emulator(tkc, mode):
+    """barrier.cluster.wait waits only for CTAs that have not exited, on the GPU and in the emulator (whose launch
+    would raise Deadlock otherwise)."""
+    from tmakit import emu
+
+    grid, cluster = 8, 4
+    buf = tkc.DeviceBuffer(4 * grid)
+    buf.fill(0)
+    tkc.kernel(EXITS, "exits")(grid, 64, ctypes.c_int32(mode), buf, cluster=cluster)
+    tkc.synchronize()
+    hw = np.frombuffer(buf.download(), np.uint32)
+
+    want = np.zeros(grid, np.uint32)
+
+    def exits(out):
+        rank = emu.block_rank_in_cluster()
+        if mode == 0 and rank == 0:
+            return
+        emu.cluster_sync()
+        if (mode == 1 and rank == 1) or (mode == 2 and rank % 2):
+            return
+        emu.cluster_sync()
+        out[emu.block_idx().x] = 1
+
+    emu.launch(exits, (grid,), (cluster,), want)
+    assert np.array_equal(hw, want)
+    assert 0 < want.sum() < grid

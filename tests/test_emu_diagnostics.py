@@ -232,13 +232,38 @@ def test_exit_with_own_load_in_flight(a):
         emu.launch(kernel, (1,), a)
 
 
-def test_cluster_sync_with_exited_peer_deadlocks(a):
+def test_cluster_sync_does_not_wait_for_exited_peers(a):
+    """barrier.cluster.wait waits for non-exited CTAs only (H200 probe, docs/EMULATOR.md): an early exit releases."""
+    passed = []
+
     def kernel(a):
-        if emu.block_rank_in_cluster() == 0:
+        rank = emu.block_rank_in_cluster()
+        if rank == 0:
             return
         emu.cluster_sync()
+        if rank == 1:
+            return
+        emu.cluster_sync()  # a second generation, with two peers gone
+        passed.append(rank)
 
-    with pytest.raises(emu.Deadlock, match=r"rank 0 \(exited without arriving\)"):
+    emu.launch(kernel, (4,), (4,), a)
+    assert sorted(passed) == [2, 3]
+
+
+def test_cluster_sync_waits_for_a_live_peer(a):
+    def kernel(a):
+        if emu.block_rank_in_cluster() == 0:
+            emu.cluster_arrive()
+            emu.cluster_wait()
+            emu.cluster_arrive()
+            emu.cluster_wait()
+        else:
+            emu.cluster_sync()
+            b = emu.shared_barrier()
+            emu.initialize_barrier(b, 1)
+            emu.wait_barrier(b, 0)
+
+    with pytest.raises(emu.Deadlock, match=r"cluster_sync: waiting at the cluster barrier for rank 1"):
         emu.launch(kernel, (2,), (2,), a)
 
 

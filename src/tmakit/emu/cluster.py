@@ -16,6 +16,7 @@ class Cluster:
         self.inflight: deque = deque()
         self.gen = 0  # completed cluster-barrier generations
         self.arrived: set[int] = set()
+        self.exited: set[int] = set()  # exited CTAs count as arrived at every later barrier (measured on the H200)
         self.hazards: list[str] = []  # races seen so far: raised at the end, or explained in a deadlock report
 
     @property
@@ -31,7 +32,15 @@ class Cluster:
             if b.live and b.published_gen is None:
                 b.published_gen = self.gen
         self.arrived.add(cta.rank)
-        if len(self.arrived) == self.size:
+        self._complete()
+
+    def exit(self, cta) -> None:
+        """``barrier.cluster.wait`` waits only for non-exited threads: an exit releases peers waiting on it."""
+        self.exited.add(cta.rank)
+        self._complete()
+
+    def _complete(self) -> None:
+        if self.arrived and len(self.arrived | self.exited) == self.size:
             self.gen += 1
             self.arrived.clear()
 

@@ -130,7 +130,7 @@ def cluster_arrive() -> None:
 
 
 def cluster_wait() -> None:
-    """``barrier.cluster.wait.acquire``: until every CTA of the cluster arrived."""
+    """``barrier.cluster.wait.acquire``: until every CTA of the cluster that has not exited arrived."""
     cta = current_cta()
     cl = cta.cluster
     if cta.arrive_gen is None:

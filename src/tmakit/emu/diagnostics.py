@@ -29,9 +29,9 @@ def describe_wait(cta, b, parity: int) -> str:
 
 
 def describe_cluster_wait(cluster, cta) -> str:
-    missing = [c for c in cluster.ctas if c.rank not in cluster.arrived and c is not cta]
-    parts = [f"rank {c.rank}" + (" (exited without arriving)" if c.state == "exited" else "") for c in missing]
-    return "cluster_sync: waiting at the cluster barrier for " + (", ".join(parts) or "no one")
+    missing = [c for c in cluster.ctas if c.rank not in cluster.arrived | cluster.exited and c is not cta]
+    return "cluster_sync: waiting at the cluster barrier for " + (", ".join(f"rank {c.rank}" for c in missing)
+                                                                  or "no one")
 
 
 def deadlock_message(cluster) -> str:

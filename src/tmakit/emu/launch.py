@@ -133,6 +133,7 @@ class Launch:
         return None
 
     def on_exit(self, cl: Cluster, cta) -> None:
+        cl.exit(cta)
         unwaited = [op for op in cta.bulk_ops() if not op.waited]
         if unwaited:
             self.report(ExitError(
