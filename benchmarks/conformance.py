@@ -36,7 +36,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 PARTS = ["env", "jit", "launch", "validator", "driver_sweeps", "probes", "tf32", "emu_load", "emu_multicast",
-         "emu_store", "emu_reduce", "emu_im2col", "emu_interleave", "sanitizer"]
+         "emu_store", "emu_reduce", "emu_im2col", "emu_interleave", "emu_im2col_store", "sanitizer"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -559,7 +559,9 @@ def _rand_tiled_for_hw(rng, tmm, max_box_bytes=16384, allow_interleave=False):
     raise RuntimeError("could not generate a map")
 
 
-def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384):
+def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384, inside=False):
+    """A random valid im2col map as (spec, bytes); ``inside``: pixel-box corners inside the tensor (lower >= 0,
+    upper <= 0, box not empty), the only maps im2col stores take without trapping."""
     DT = tmm.DataType
     for _ in range(2000):
         dtype = DT(int(rng.choice(LOAD_DTYPES)))
@@ -586,6 +588,9 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384):
         rng_c = {3: 8, 4: 4, 5: 3}[rank]
         lo = [int(rng.integers(-rng_c, 1)) for _ in range(nsp)]
         up = [int(rng.integers(-rng_c, rng_c)) for _ in range(nsp)]
+        if inside:
+            lo = [int(rng.integers(0, min(3, d))) for d in spatial]
+            up = [-int(rng.integers(0, d - x)) for d, x in zip(spatial, lo)]
         es = [1] + [int(rng.choice([1, 1, 2])) for _ in range(rank - 1)]
         oob = 1 if int(dtype) in FLOATY and rng.random() < 0.3 else 0
         spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=[cpp] + [1] * (rank - 1),
@@ -829,7 +834,9 @@ def part_emu_multicast(args):
     return res
 
 
-def _fuzz_store(args, reduce: bool):
+def _fuzz_store(args, reduce: bool, im2col: bool = False):
+    """Stores (or reductions) of random images through random tile maps -- or im2col maps (``.im2col_no_offs``,
+    stores and reductions half and half) -- compared with the emulator over the whole global buffer."""
     tkc, tmm = _tk()
     from tmakit.cuda import seeds
 
@@ -839,12 +846,16 @@ def _fuzz_store(args, reduce: bool):
     except ImportError:
         check_reduce = None
     tkc.ensure_context()
-    rng = np.random.default_rng([args.seed, 23 if reduce else 17, args.chunk])
+    rng = np.random.default_rng([args.seed, 29 if im2col else (23 if reduce else 17), args.chunk])
     target = args.chunk_cases
     res = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "emu_errors": 0, "by_op_dtype": {},
            "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
-        spec, total = _rand_tiled_for_hw(rng, tmm, allow_interleave=False)
+        if im2col:
+            spec, total = _rand_im2col_for_hw(rng, tmm, inside=True)
+            reduce = bool(rng.random() < 0.5)
+        else:
+            spec, total = _rand_tiled_for_hw(rng, tmm, allow_interleave=False)
         op = None
         if reduce:
             ops = [o for o in seeds.REDUCE_OPS if _reduce_ok(check_reduce, o, spec["dtype"])]
@@ -876,7 +887,8 @@ def _fuzz_store(args, reduce: bool):
                                                   "coords": coords, "op": op})
             continue
         _note_case(args, {"map": spec, "coords": coords, "op": op, "src_offset": src_off})
-        st = seeds.store_boxes(tm, [seeds.store_job(coords, op=op, src_offset=src_off)], img.reshape(1, -1),
+        st = seeds.store_boxes(tm, [seeds.store_job(coords, op=op, src_offset=src_off,
+                                                    mode="im2col" if im2col else "tile")], img.reshape(1, -1),
                                encoded=enc)
         hw = g.device_view()
         res["cases"] += 1
@@ -928,6 +940,10 @@ def part_emu_store(args):
 
 def part_emu_reduce(args):
     return _fuzz_store(args, reduce=True)
+
+
+def part_emu_im2col_store(args):
+    return _fuzz_store(args, reduce=False, im2col=True)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1247,7 +1263,8 @@ def _fmt_row(name, res):
 
 
 EMU_TARGET = {"emu_load": "n_emu_load", "emu_multicast": "n_emu_multicast", "emu_store": "n_emu_store",
-              "emu_reduce": "n_emu_reduce", "emu_im2col": "n_emu_im2col", "emu_interleave": "n_emu_interleave"}
+              "emu_reduce": "n_emu_reduce", "emu_im2col": "n_emu_im2col", "emu_interleave": "n_emu_interleave",
+              "emu_im2col_store": "n_emu_im2col_store"}
 
 
 def _run_part(part, args, env, extra, timeout):
@@ -1320,6 +1337,7 @@ def main():
     ap.add_argument("--n-emu-reduce", type=int, default=600)
     ap.add_argument("--n-emu-im2col", type=int, default=400)
     ap.add_argument("--n-emu-interleave", type=int, default=400)
+    ap.add_argument("--n-emu-im2col-store", type=int, default=400)
     ap.add_argument("--timeout", type=int, default=240, help="seconds per part")
     ap.add_argument("--child")
     ap.add_argument("--result")

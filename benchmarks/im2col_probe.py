@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(os.environ.get("OUT", ROOT / "bench_out"))
 
 BASE = dict(dtype="FLOAT32", dims=[32, 16, 2], cpp=32, ppc=16, lo=[0], up=[0], es=None, swizzle=0, coords=[0, 0, 0],
-            offs=[0], dst=0, pad=0, pdesc=False, ctas=1)
+            offs=[0], dst=0, pad=0, pdesc=False, ctas=1, store=None)
 
 
 def _case(**kw):
@@ -99,6 +99,57 @@ CASES = {
     "sw64_12ch": _case(dims=[28, 6, 4, 2], cpp=12, swizzle=2, lo=[0, -2], up=[-4, -3], coords=[8, 1, 1, 0],
                        offs=[3, 2], ppc=33),
 }
+# call 110: .im2col_no_offs stores and reductions (store = "store" or a reduce op) -- is a store the load's walk
+# (offsets zero) run backwards, OOB pixels skipped, channels written in 16-byte chunks like tile stores?
+STORE_CASES = {
+    "st_base": _case(store="store"),
+    "st_coords": _case(store="store", coords=[0, 3, 1]),
+    "st_pad_box": _case(store="store", lo=[-1], up=[1]),
+    "st_neg_in_box": _case(store="store", lo=[-1], up=[1], coords=[0, -1, 0]),
+    "st_outside_box": _case(store="store", coords=[0, 17, 0]),
+    "st_w_at_end": _case(store="store", coords=[0, 16, 0]),
+    "st_es2": _case(store="store", es=[1, 2, 1], coords=[0, 1, 0], ppc=8),
+    "st_n_wrap": _case(store="store", dims=[32, 16, 4], es=[1, 1, 2], ppc=48),
+    "st_sw128": _case(store="store", swizzle=3),
+    "st_sw64": _case(store="store", dims=[16, 16, 2], cpp=16, swizzle=2),
+    "st_bf16": _case(store="store", dtype="BFLOAT16", dims=[64, 16, 2], cpp=64),
+    "st_u8_tail": _case(store="store", dtype="UINT8", dims=[40, 16, 2], cpp=64, pad=16),
+    "st_f32_tail": _case(store="store", dims=[18, 16, 2], pad=16),
+    "st_f32_tail_dense": _case(store="store", dims=[18, 16, 2]),
+    "st_c0_inside": _case(store="store", dims=[64, 16, 2], coords=[32, 0, 0]),
+    "st_c0_past": _case(store="store", coords=[64, 0, 0]),
+    "st_n_past": _case(store="store", coords=[0, 0, 4]),
+    "st_shrunk": _case(store="store", lo=[2], up=[-4], coords=[0, 5, 0]),
+    "st_rank4": _case(store="store", dims=[32, 8, 8, 2], lo=[-1, -1], up=[-1, 0], coords=[0, 0, 2, 0],
+                      offs=[0, 0]),
+    "st_rank5": _case(store="store", dims=[32, 4, 4, 4, 2], lo=[0, 0, 0], up=[0, 0, 0], coords=[0, 1, 0, 0, 0],
+                      offs=[0, 0, 0]),
+    "st_fp64": _case(store="store", dtype="FLOAT64", dims=[11, 16, 2], cpp=4, coords=[8, 0, 0]),
+    "red_add_f32": _case(store="add"),
+    "red_add_bf16": _case(store="add", dtype="BFLOAT16", dims=[64, 16, 2], cpp=64, coords=[0, 2, 0]),
+    "red_max_u32": _case(store="max", dtype="UINT32", lo=[-1], up=[1]),
+    "red_xor_u64": _case(store="xor", dtype="UINT64", dims=[8, 16, 2], cpp=8),
+    "red_inc_u32_es2": _case(store="inc", dtype="UINT32", es=[1, 2, 1], ppc=12),
+    # call 111: st_pad_box, red_max_u32 and st_rank4 trapped (corners outside the tensor?): one corner at a time
+    "st_lo_neg": _case(store="store", lo=[-1], up=[0]),
+    "st_lo_neg_far": _case(store="store", lo=[-3], up=[-2], coords=[0, 1, 0]),
+    "st_up_pos": _case(store="store", lo=[0], up=[1]),
+    "st_up_pos_far": _case(store="store", lo=[0], up=[3], coords=[0, 4, 0]),
+    "st_lo_pos_up_pos": _case(store="store", lo=[2], up=[1], coords=[0, 2, 0]),
+    "st_lo_neg_up_neg": _case(store="store", lo=[-1], up=[-2], coords=[0, 0, 0]),
+    "st_rank4_lo_h": _case(store="store", dims=[32, 8, 8, 2], lo=[0, -1], up=[0, 0], coords=[0, 0, 0, 0],
+                           offs=[0, 0]),
+    "st_rank4_up_h": _case(store="store", dims=[32, 8, 8, 2], lo=[0, 0], up=[0, 1], coords=[0, 0, 0, 0],
+                           offs=[0, 0]),
+    "st_rank4_in": _case(store="store", dims=[32, 8, 8, 2], lo=[1, 0], up=[-1, -2], coords=[0, 1, 0, 0],
+                         offs=[0, 0]),
+    "st_n_neg": _case(store="store", coords=[0, 0, -1]),
+    "st_c_neg": _case(store="store", coords=[-4, 0, 0]),
+    "red_add_lo_neg": _case(store="add", lo=[-1], up=[0]),
+    "red_add_up_pos": _case(store="add", lo=[0], up=[1]),
+    "ld_lo_neg_control": _case(lo=[-1], up=[0]),
+}
+CASES.update(STORE_CASES)
 
 
 def _build(case):
@@ -120,12 +171,63 @@ def _build(case):
     return tmm, spec, s
 
 
+def one_store(name, case):
+    """A store/reduce through the im2col map; the whole global buffer is compared with the emulator's."""
+    from tmakit import cuda as tkc
+    from tmakit.cuda import seeds
+    from tmakit.emu import tma_unit as tu
+
+    tmm, spec, total = _build(case)
+    rng = np.random.default_rng(2)
+    tkc.ensure_context()
+    buf = tkc.DeviceBuffer(total + 256)
+    host = rng.integers(0, 256, total + 256, dtype=np.uint8)
+    if spec["dtype"].name.startswith(("FLOAT", "BFLOAT")):  # finite values: random bytes make NaNs
+        host = _finite(host, spec["dtype"].name)
+    buf.upload(host.tobytes())
+    tm = tmm.TensorMap(global_address=buf.ptr, **spec)
+    tm.validate("sm_90")
+    image = rng.integers(0, 256, -(-tm.smem_bytes // 16) * 16, dtype=np.uint8)
+    if spec["dtype"].name.startswith(("FLOAT", "BFLOAT")):
+        image = _finite(image, spec["dtype"].name)
+    want = host.copy()
+    op = None if case["store"] == "store" else case["store"]
+    try:
+        if op is None:
+            tu.store(tm, case["coords"], want, image.copy(), 0)
+        else:
+            tu.reduce(tm, case["coords"], want, image.copy(), 0, op)
+        emu_error = None
+    except Exception as e:  # noqa: BLE001 - the emulator's verdict is part of the row
+        emu_error = f"{type(e).__name__}: {str(e)[:160]}"
+    status = seeds.store_boxes(tm, [seeds.store_job(case["coords"], op=op, mode="im2col")], image[None],
+                               check=False)
+    hw = np.frombuffer(buf.download(), np.uint8)
+    diff = np.nonzero(hw != want)[0]
+    if diff.size and emu_error is None:
+        OUT.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(OUT / f"im2col_{name}.npz", host=host, image=image, hw=hw, emu=want)
+    print(json.dumps(dict(case=name, op=case["store"], status=int(status[0]), emu_error=emu_error,
+                          changed=int((hw != host).sum()), mismatching_bytes=int(diff.size),
+                          first=[int(x) for x in diff[:6]])))
+
+
+def _finite(raw, dtype_name):
+    """Random bytes with the exponent's top bit cleared per element (no inf/NaN)."""
+    raw = raw.copy()
+    e = {"FLOAT64": 8, "FLOAT32": 4, "FLOAT32_FTZ": 4, "TFLOAT32": 4, "TFLOAT32_FTZ": 4}.get(dtype_name, 2)
+    raw[e - 1::e] &= 0xBF
+    return raw
+
+
 def one(name):
     from tmakit import cuda as tkc
     from tmakit.cuda import seeds
     from tmakit.emu import tma_unit as tu
 
     case = CASES[name]
+    if case["store"]:
+        return one_store(name, case)
     tmm, spec, total = _build(case)
     rng = np.random.default_rng(1)
     tkc.ensure_context()

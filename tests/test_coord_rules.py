@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tmakit.tma import DataType, TensorMap
-from tmakit.tma.coord_rules import im2col_pixel_box, im2col_start_message, im2col_start_outside, inner_misaligned
+from tmakit.tma.coord_rules import (
+    im2col_pixel_box,
+    im2col_start_message,
+    im2col_start_outside,
+    im2col_store_corner_message,
+    inner_misaligned,
+)
 
 
 def _im2col(lower, upper, dims=(32, 16, 8, 2)):
@@ -50,3 +56,31 @@ def test_seed_host_check_refuses_an_im2col_start_outside_the_box():
     bad = seeds._pack_load(tm, [seeds.load_job((0, 16, 0, 0), mode="im2col", offsets=(0, 0))])
     with pytest.raises(ValueError, match=r"job 0: im2col load .*dim 1: 16 not in \[0, 15\]"):
         seeds._check_load_jobs(tm, bad)
+
+
+@pytest.mark.parametrize("lower, upper, bad", [((0, 0), (0, 0), False), ((1, 2), (-1, -3), False),
+                                               ((-1, 0), (0, 0), True), ((0, 0), (0, 1), True),
+                                               ((2, 0), (1, 0), True)])
+def test_im2col_store_corner_rule(lower, upper, bad):
+    """H200 (call 111): im2col stores/reductions trap unless every lower corner >= 0 and every upper corner <= 0."""
+    msg = im2col_store_corner_message(_im2col(lower, upper))
+    assert bool(msg) is bad
+    if bad:
+        assert f"lower {list(lower)} / upper {list(upper)}" in msg and "illegal" in msg.lower()
+
+
+def test_tiled_maps_have_no_store_corner_rule():
+    assert im2col_store_corner_message(TensorMap(DataType.FLOAT32, (64, 64), (256,), (16, 8))) == ""
+
+
+def test_seed_host_check_refuses_traps_of_im2col_stores():
+    pytest.importorskip("cuda.bindings")
+    from tmakit.cuda import seeds
+
+    tm = _im2col((0, 1), (0, -1))
+    seeds._check_store_jobs(tm, seeds._pack_store([seeds.store_job((0, 15, 6, 1), mode="im2col", op="add")]))
+    with pytest.raises(ValueError, match=r"job 0: im2col store .*dim 2: 0 not in \[1, 6\]"):
+        seeds._check_store_jobs(tm, seeds._pack_store([seeds.store_job((0, 0, 0, 0), mode="im2col")]))
+    with pytest.raises(ValueError, match="reach outside the tensor"):
+        seeds._check_store_jobs(_im2col((-1, 0), (0, 0)),
+                                seeds._pack_store([seeds.store_job((0, 0, 0, 0), mode="im2col")]))

@@ -182,6 +182,49 @@ def test_seed_im2col_loads_match_the_emulator(tkc, case):
     assert np.array_equal(got[0], want)
 
 
+@pytest.mark.parametrize("case", [
+    dict(lower=(0,), upper=(0,), coords=(0, 3, 1), op=None),
+    dict(lower=(2,), upper=(-4,), coords=(0, 5, 0), op=None, es=(1, 2, 1)),
+    dict(lower=(0,), upper=(0,), coords=(0, 0, 0), op=None, dims=(32, 16, 4), es=(1, 1, 2), pixels=48),
+    dict(lower=(1, 0), upper=(-1, -2), coords=(0, 1, 0, 0), op=None, dims=(32, 8, 8, 2), swizzle=SwizzleMode.B128),
+    dict(lower=(0,), upper=(0,), coords=(0, 2, 0), op="add"),
+    dict(lower=(0,), upper=(0,), coords=(0, 5, 1), op="add", dims=(64, 16, 2), dtype=DataType.BFLOAT16),
+], ids=lambda c: f"{c['op'] or 'store'}-{len(c.get('dims', (0,) * 3))}d-{c['coords']}-es{c.get('es')}")
+def test_seed_im2col_stores_match_the_emulator(tkc, case):
+    """.im2col_no_offs stores and reductions on the GPU equal the emulator's global buffer byte for byte (the load's
+    walk with zero offsets, OOB pixels skipped, wrap into the next image, swizzle)."""
+    from tmakit.cuda import seeds
+    from tmakit.emu import tma_unit
+
+    case = dict(case)
+    coords, op = case.pop("coords"), case.pop("op")
+    rng = np.random.default_rng(5)
+    n = int(np.prod(case.get("dims", (32, 16, 2))))
+    host = (rng.standard_normal(n) * 4).astype(np.float32).view(np.uint8)
+    if case.get("dtype") == DataType.BFLOAT16:
+        host = host[: 2 * n]
+    buf = tkc.DeviceBuffer.from_bytes(host.tobytes())
+    tm = _nwc_map(buf, **case)
+    image = (rng.standard_normal(tm.smem_bytes // 4) * 4).astype(np.float32).view(np.uint8)
+    want = host.copy()
+    if op is None:
+        tma_unit.store(tm, coords, want, image.copy(), 0)
+    else:
+        tma_unit.reduce(tm, coords, want, image.copy(), 0, op)
+    assert seeds.store_boxes(tm, [seeds.store_job(coords, op=op, mode="im2col")], image[None])[0] == 1
+    got = np.frombuffer(buf.download(), np.uint8)
+    assert np.array_equal(got, want) and not np.array_equal(got, host)
+
+
+def test_seed_host_check_refuses_an_im2col_store_with_padding_corners(tkc):
+    from tmakit.cuda import seeds
+
+    buf = tkc.DeviceBuffer(4 * 32 * 16 * 2)
+    tm = _nwc_map(buf, (-1,), (0,))
+    with pytest.raises(ValueError, match="reach outside the tensor"):
+        seeds.store_boxes(tm, [seeds.store_job((0, 0, 0), mode="im2col")], np.zeros((1, tm.smem_bytes), np.uint8))
+
+
 def test_seed_copy_tiles(tkc):
     from tmakit.cuda import seeds
 

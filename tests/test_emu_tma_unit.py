@@ -426,3 +426,83 @@ def test_im2col_images_step_by_the_batch_traversal_stride():
     tma_unit.load(tm, (0, 0, 0), g, smem, 0, (0,))
     got = smem.view(np.float32).reshape(-1, 32)[:, 0].tolist()
     assert got == list(range(16)) + list(range(32, 48)) + [0.0] * 16
+
+
+def test_im2col_store_is_the_load_walk_backwards():
+    """.im2col_no_offs store (H200 probes, call 110): image row p goes to pixel p of the load's walk with zero
+    offsets; storing what a load read leaves the tensor unchanged, and the walk continues into the next image."""
+    x = np.arange(2 * 3 * 4 * 8, dtype=np.float32).reshape(2, 3, 4, 8)
+    tm = im2col_map(x, (1, 0), (0, -1), 8, 10)  # pixel box: W 1..3, H 0..1
+    smem = np.zeros(4096, np.uint8)
+    tma_unit.load(tm, (0, 2, 1, 0), x, smem, 0, im2col_offsets=(0, 0))
+    y = np.zeros_like(x)
+    assert tma_unit.store(tm, (0, 2, 1, 0), y, smem, 0) == 10 * 8 * 4
+    walk = [(0, 1, 2), (0, 1, 3), (1, 0, 1), (1, 0, 2), (1, 0, 3), (1, 1, 1), (1, 1, 2), (1, 1, 3)]  # (n, h, w)
+    want = np.zeros_like(x)
+    for n, h, w in walk:
+        want[n, h, w] = x[n, h, w]
+    assert np.array_equal(y, want)  # 10 pixels asked, 8 inside the tensor (rows 8, 9 fall past N and are skipped)
+
+
+def test_im2col_reduce_combines_along_the_walk():
+    x = np.ones((1, 2, 4, 4), np.float32)
+    tm = im2col_map(x, (0, 0), (0, 0), 4, 8)
+    img = np.arange(32, dtype=np.float32)
+    tma_unit.reduce(tm, (0, 0, 0, 0), x, img.view(np.uint8).copy(), 0, "add")
+    assert np.array_equal(x.reshape(-1), 1 + img)
+
+
+@pytest.mark.parametrize("lower, upper", [((-1, 0), (0, 0)), ((0, 0), (0, 1)), ((1, -1), (-1, -1)),
+                                          ((2, 0), (1, 0))])
+def test_im2col_store_traps_when_the_pixel_box_leaves_the_tensor(lower, upper):
+    """H200 probes (call 111): any lower corner < 0 or upper corner > 0 traps an im2col store or reduction, whatever
+    pixels it touches; the same map loads fine."""
+    x = np.zeros((2, 8, 8, 8), np.float32)
+    tm = im2col_map(x, lower, upper, 8, 4)
+    smem = np.zeros(4096, np.uint8)
+    start = (0, max(0, lower[0]), max(0, lower[1]), 0)
+    tma_unit.load(tm, start, x, smem, 0, im2col_offsets=(0, 0))
+    with pytest.raises(IllegalInstruction, match="corners .* reach outside the tensor"):
+        tma_unit.store(tm, start, x, smem, 0)
+    with pytest.raises(IllegalInstruction, match="corners .* reach outside the tensor"):
+        tma_unit.reduce(tm, start, x, smem, 0, "add")
+
+
+def test_im2col_store_start_rules():
+    """Negative starts trap (channels and images too: probes st_c_neg, st_n_neg), so does a spatial start outside the
+    pixel box (st_w_at_end); channels and images past the end store nothing (st_c0_past, st_n_past)."""
+    x = np.ones((2, 4, 4, 8), np.float32)
+    tm = im2col_map(x, (0, 0), (0, 0), 8, 4)
+    smem = np.zeros(4096, np.uint8)
+    for coords in [(-4, 0, 0, 0), (0, 0, 0, -1)]:
+        with pytest.raises(IllegalInstruction, match="must not be negative"):
+            tma_unit.store(tm, coords, x, smem, 0)
+    with pytest.raises(IllegalInstruction, match="pixel bounding box"):
+        tma_unit.store(tm, (0, 4, 0, 0), x, smem, 0)
+    for coords in [(8, 0, 0, 0), (0, 0, 0, 2)]:
+        tma_unit.store(tm, coords, x, smem, 0)
+    assert (x == 1).all()
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_im2col_store_then_load_round_trips(data):
+    """Property: with corners inside the tensor, a load (offsets 0) after a store of the same box returns the image
+    wherever the walk stayed inside the tensor."""
+    n, h, w, c = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 5)), data.draw(st.integers(1, 6)), 8)
+    lo = (data.draw(st.integers(0, w - 1)), data.draw(st.integers(0, h - 1)))
+    up = (-data.draw(st.integers(0, w - 1 - lo[0])), -data.draw(st.integers(0, h - 1 - lo[1])))
+    pixels = data.draw(st.integers(1, 24))
+    es = (1, data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    x = np.zeros((n, h, w, c), np.float32)
+    tm = im2col_map(x, lo, up, c, pixels, es=es)
+    start = (0, data.draw(st.integers(lo[0], w - 1 + up[0])), data.draw(st.integers(lo[1], h - 1 + up[1])),
+             data.draw(st.integers(0, n - 1)))
+    img = np.arange(1, pixels * c + 1, dtype=np.float32)
+    tma_unit.store(tm, start, x, img.view(np.uint8).copy(), 0)
+    back = np.zeros(pixels * c * 4, np.uint8)
+    tma_unit.load(tm, start, x, back, 0, im2col_offsets=(0, 0))
+    got, want = back.view(np.float32).reshape(pixels, c), img.reshape(pixels, c)
+    inside = got[:, 0] != 0  # OOB pixels load as zero fill, stored pixels are >= 1
+    assert np.array_equal(got[inside], want[inside])
+    assert np.count_nonzero(x) == inside.sum() * c

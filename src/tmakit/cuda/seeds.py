@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..tma.coord_rules import im2col_start_message, inner_misaligned
+from ..tma.coord_rules import im2col_start_message, im2col_store_corner_message, inner_misaligned
 from .driver import DeviceBuffer, synchronize
 
 __all__ = ["LOAD_JOB", "STORE_JOB", "REDUCE_OPS", "box_bytes", "box_footprint", "copy_tiles", "load_boxes",
@@ -143,7 +143,9 @@ def _check_load_jobs(tm, packed) -> None:
 
 def _check_store_jobs(tm, packed) -> None:
     """Stores/reductions: the same 16-byte rule, negative start coordinates trap (TMA.md §3), and so does a
-    reduction the dtype does not support (e.g. .min on FLOAT32: checked with ``tmakit.tma.check_reduce``)."""
+    reduction the dtype does not support (e.g. .min on FLOAT32: checked with ``tmakit.tma.check_reduce``); an
+    ``.im2col_no_offs`` job also traps when the map's pixel box reaches outside the tensor or a spatial start lies
+    outside the pixel box."""
     try:
         from ..tma import check_reduce
     except ImportError:  # pragma: no cover
@@ -158,6 +160,11 @@ def _check_store_jobs(tm, packed) -> None:
         if any(x < 0 for x in c):
             raise ValueError(f"job {i}: TMA store/reduce at negative start coordinates {tuple(c)} "
                              "kills the context (cudaErrorIllegalInstruction, TMA.md §3)")
+        if j["mode"] == 1:
+            msg = im2col_store_corner_message(tm, f"job {i}: im2col store") or \
+                im2col_start_message(tm, c, f"job {i}: im2col store")
+            if msg:
+                raise ValueError(msg)
 
 
 def load_boxes(tm, jobs, image_bytes: int, *, cluster=None, init=None, block: int = 128, stream=None,

@@ -7,6 +7,10 @@ GPU traps otherwise). Pixels follow like an odometer: W steps from its start unt
 at the box's lower corner while H steps once, and so on through D and then N, which steps by its own traversal
 stride (so a start off the stride grid keeps its phase only until the first wrap). Each pixel is read at its
 position plus the im2col offsets; pixels or channels outside the tensor read as the OOB fill.
+
+Stores and reductions (``.im2col_no_offs``) write the same pixels, offsets zero, back: row p of the image goes to
+pixel p of the walk; pixels outside the tensor are skipped, and channels are written in whole 16-byte chunks like
+tile stores (``gmem_view.store_dim0``).
 """
 
 from __future__ import annotations
@@ -42,13 +46,13 @@ def _odometer(start: int, lo: int, hi: int, step: int, count: int, t: np.ndarray
     return pos, carry
 
 
-def pixel_positions(tmap, coords, offsets, pixels: int):
+def pixel_positions(tmap, coords, offsets, pixels: int, what: str = "im2col load"):
     """(positions [pixels, rank-1] as W,H,D,N; valid mask [pixels]) of the pixels one im2col load reads."""
     sp = tmap.rank - 2
     boxes = [_bbox(tmap, i) for i in range(sp)]
     if any(count == 0 for *_, count in boxes):
         return np.zeros((pixels, sp + 1), np.int64), np.zeros(pixels, bool)
-    check_im2col_start(tmap, coords)
+    check_im2col_start(tmap, coords, what)
     t = np.arange(pixels, dtype=np.int64)
     pos, valid = [], np.ones(pixels, bool)
     for i, (lo, hi, step, count) in enumerate(boxes):
@@ -62,20 +66,40 @@ def pixel_positions(tmap, coords, offsets, pixels: int):
     return np.stack(pos, axis=1), valid
 
 
+def _element_offsets(tmap, geom, coords, offsets, channel_dim: int, what: str = "im2col load"):
+    """(element offsets [pixels, channels], valid mask) of one im2col box; channels valid below ``channel_dim``."""
+    channels, pixels = geom.counts
+    e = geom.elem_bytes
+    pos, valid_pix = pixel_positions(tmap, coords, offsets, pixels, what)
+    ch = coords[0] + np.arange(channels, dtype=np.int64)
+    valid = valid_pix[:, None] & ((ch >= 0) & (ch < channel_dim))[None, :]
+    strides = np.array([s // e for s in tmap.global_strides], dtype=np.int64)
+    return (pos @ strides)[:, None] + ch[None, :], valid
+
+
+def im2col_scatter(gel: np.ndarray, tmap, geom, coords, box: np.ndarray, channel_dim: int, combine=None,
+                   what: str = "im2col store") -> None:
+    """Write the (pixels, channels) element array ``box`` of an ``.im2col_no_offs`` store into ``gel``;
+    ``combine(old, new)`` makes it a reduction. Elements past the end of the buffer (the 16-byte tail of the last
+    row) are dropped, as tile stores drop them."""
+    off, valid = _element_offsets(tmap, geom, coords, [0] * (tmap.rank - 2), channel_dim, what)
+    valid &= off < gel.size
+    if not valid.any():
+        return
+    idx, vals = off[valid], box[valid]
+    gel[idx] = vals if combine is None else combine(gel[idx], vals)
+
+
 def im2col_gather(gel: np.ndarray, tmap, geom, coords, offsets, fill: int, convert=None) -> np.ndarray:
     """The (pixels, channels) element array of one im2col load, OOB entries set to ``fill``; ``convert`` maps the
     in-bounds values (TF32 rounding)."""
     channels, pixels = geom.counts
-    e = geom.elem_bytes
-    pos, valid_pix = pixel_positions(tmap, coords, offsets, pixels)
-    ch = coords[0] + np.arange(channels, dtype=np.int64)
-    valid = valid_pix[:, None] & ((ch >= 0) & (ch < tmap.global_dim[0]))[None, :]
-    strides = np.array([s // e for s in tmap.global_strides], dtype=np.int64)
-    off = (pos @ strides)[:, None] + ch[None, :]
+    off, valid = _element_offsets(tmap, geom, coords, offsets, tmap.global_dim[0])
     out = np.full((pixels, channels), fill, dtype=gel.dtype)
     if valid.any():
         if off[valid].max() >= gel.size:
-            raise IllegalAddress(f"im2col load at {tuple(coords)} reads past the {gel.size * e}-byte buffer")
+            raise IllegalAddress(f"im2col load at {tuple(coords)} reads past the {gel.size * geom.elem_bytes}-byte "
+                                 "buffer")
         vals = gel[off[valid]]
         out[valid] = vals if convert is None else convert(vals)
     return out

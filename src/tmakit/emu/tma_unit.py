@@ -16,12 +16,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..tma.coord_rules import inner_misaligned
+from ..tma.coord_rules import im2col_store_corner_message, inner_misaligned
 from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
 from .gmem_view import as_bytes, element_view, global_box, store_dim0
-from .im2col import im2col_gather
+from .im2col import im2col_gather, im2col_scatter
 from .reduce_ops import check_reduce, reduce_bits
 from .smem_image import check_smem_range, read_box, write_box
 
@@ -104,17 +104,33 @@ def load(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, im2col_offsets=()
     return geom.tx_bytes
 
 
+def _im2col_store(tmap, coords, gmem, smem, smem_addr, what, combine=None) -> None:
+    """``.im2col_no_offs`` store/reduce: image row p to pixel p of the load's walk (offsets zero)."""
+    geom = checked_geometry(tmap)
+    coords, _ = check_coords(tmap, coords, (0,) * (tmap.rank - 2), what=what)
+    msg = im2col_store_corner_message(tmap, what)
+    if msg:
+        raise IllegalInstruction(msg)
+    _check_store_start(coords, what)
+    check_smem_range(smem, smem_addr, geom, what)
+    box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes)).reshape(geom.shape)
+    gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
+    im2col_scatter(gel, tmap, geom, coords, box, store_dim0(tmap, geom.elem_bytes), combine, what)
+
+
+def _check_store_start(coords, what) -> None:
+    if any(c < 0 for c in coords):
+        raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
+                                 "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
+
+
 def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     geom = checked_geometry(tmap)
-    if tmap.mode == "im2col":
-        raise TmaUnitError(f"{what}: im2col_no_offs stores are not modeled by the emulator")
     if tmap.interleave_bytes:
         raise TmaUnitError(f"{what}: {tmap.interleave.name} stores are not modeled (only interleaved tile loads "
                            "are measured on the H200, docs/CONFORMANCE.md)")
     coords, _ = check_coords(tmap, coords, what=what)
-    if any(c < 0 for c in coords):
-        raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
-                                 "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
+    _check_store_start(coords, what)
     check_smem_range(smem, smem_addr, geom, what)
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes))
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
@@ -127,6 +143,9 @@ def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
     """``cp.async.bulk.tensor`` shared -> global: write the in-bounds part of the box; OOB parts are skipped,
     except that dim 0 is written in whole 16-byte chunks: elements past ``globalDim[0]`` up to the next 16-byte
     boundary of each row are written too, as on the H200 (``gmem_view.store_dim0``)."""
+    if tmap.mode == "im2col":
+        _im2col_store(tmap, coords, gmem, smem, smem_addr, "TMA store")
+        return checked_geometry(tmap).tx_bytes
     box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
     if slices is not None:
         view[...] = box[slices]
@@ -137,6 +156,10 @@ def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int
     """``cp.reduce.async.bulk.tensor``: ``global = global (op) shared`` element-wise on the in-bounds part, dim 0
     rounded up to the next 16-byte boundary of the row like :func:`store`."""
     op = check_reduce(op, tmap.dtype)
+    if tmap.mode == "im2col":
+        _im2col_store(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}",
+                      lambda old, new: reduce_bits(op, tmap.dtype, old, new))
+        return checked_geometry(tmap).tx_bytes
     box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}")
     if slices is not None:
         view[...] = reduce_bits(op, tmap.dtype, np.array(view), box[slices])

@@ -101,21 +101,9 @@ extern "C" __global__ void tmakit_seed_store(const __grid_constant__ TmaDesc des
   __syncthreads();           // (2) CTA barrier
   if (threadIdx.x == 0) {    // (3) one thread issues
     const u32 src = smem_u32(image) + job.src_offset;
-    if (job.op < 0) {
-      if (job.mode == 0) {
-        tma_store_tile_n((int)job.rank, &desc, src, job.coords);
-      } else {
-        const i32* c = job.coords;
-        switch (job.rank) {
-          case 3: tma_store_im2col<3>(&desc, src, c[0], c[1], c[2]); break;
-          case 4: tma_store_im2col<4>(&desc, src, c[0], c[1], c[2], c[3]); break;
-          case 5: tma_store_im2col<5>(&desc, src, c[0], c[1], c[2], c[3], c[4]); break;
-          default: break;
-        }
-      }
-    } else {
-      tma_reduce_tile_n(job.op, (int)job.rank, &desc, src, job.coords);
-    }
+    if (job.op >= 0) tma_reduce_n(job.op, job.mode == 1, (int)job.rank, &desc, src, job.coords);
+    else if (job.mode == 0) tma_store_tile_n((int)job.rank, &desc, src, job.coords);
+    else tma_store_im2col_n((int)job.rank, &desc, src, job.coords);
     bulk_commit_group();  // (4)
     bulk_wait_group<0>(); // (5) global writes complete before the kernel ends
     if (status) status[cta] = STATUS_OK;

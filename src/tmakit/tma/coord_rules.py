@@ -42,3 +42,18 @@ def im2col_start_message(tmap, coords, what: str = "im2col load") -> str:
             f"the pixel bounding box [lowerCorner, globalDim - 1 + upperCorner] ({parts}); the real GPU kills the "
             "context (cudaErrorIllegalInstruction, 715, sticky). Start inside the box; padding comes from the "
             "corners and the im2col offsets")
+
+
+def im2col_store_corner_message(tmap, what: str = "im2col store") -> str:
+    """'' when an ``.im2col_no_offs`` store or reduction through ``tmap`` can run, else why it traps: on the H200
+    it does whenever the pixel bounding box reaches outside the tensor (a lower corner below 0 or an upper corner
+    above 0, in any spatial dim, whatever pixels the instruction touches). Loads through the same map are fine."""
+    if tmap.mode != "im2col":
+        return ""
+    lo, up = list(tmap.pixel_box_lower_corner), list(tmap.pixel_box_upper_corner)
+    if all(x >= 0 for x in lo) and all(x <= 0 for x in up):
+        return ""
+    return (f"{what}: pixel box corners lower {lo} / upper {up} reach outside the tensor; im2col stores and "
+            "reductions need every lower corner >= 0 and every upper corner <= 0, or the real GPU kills the context "
+            "(cudaErrorIllegalInstruction, 715, sticky). Store through a map whose corners lie inside the tensor "
+            "(padding exists only for loads)")

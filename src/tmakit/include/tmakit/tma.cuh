@@ -341,8 +341,27 @@ TMAKIT_DEVICE void tma_store_tile_n(int rank, const TmaDesc* d, u32 src, const i
   }
 }
 
+TMAKIT_DEVICE void tma_store_im2col_n(int rank, const TmaDesc* d, u32 src, const i32* c) {
+  switch (rank) {
+    case 3: tma_store_im2col<3>(d, src, c[0], c[1], c[2]); break;
+    case 4: tma_store_im2col<4>(d, src, c[0], c[1], c[2], c[3]); break;
+    case 5: tma_store_im2col<5>(d, src, c[0], c[1], c[2], c[3], c[4]); break;
+    default: break;
+  }
+}
+
+// im2col: .im2col_no_offs (ranks 3-5); otherwise .tile (ranks 1-5).
 template <ReduceOp Op>
-TMAKIT_DEVICE void tma_reduce_tile_r(int rank, const TmaDesc* d, u32 src, const i32* c) {
+TMAKIT_DEVICE void tma_reduce_r(bool im2col, int rank, const TmaDesc* d, u32 src, const i32* c) {
+  if (im2col) {
+    switch (rank) {
+      case 3: tma_reduce_im2col<Op, 3>(d, src, c[0], c[1], c[2]); break;
+      case 4: tma_reduce_im2col<Op, 4>(d, src, c[0], c[1], c[2], c[3]); break;
+      case 5: tma_reduce_im2col<Op, 5>(d, src, c[0], c[1], c[2], c[3], c[4]); break;
+      default: break;
+    }
+    return;
+  }
   switch (rank) {
     case 1: tma_reduce_tile<Op, 1>(d, src, c[0]); break;
     case 2: tma_reduce_tile<Op, 2>(d, src, c[0], c[1]); break;
@@ -354,18 +373,22 @@ TMAKIT_DEVICE void tma_reduce_tile_r(int rank, const TmaDesc* d, u32 src, const 
 }
 
 // op: ReduceOp as int (0 add .. 7 xor).
-TMAKIT_DEVICE void tma_reduce_tile_n(int op, int rank, const TmaDesc* d, u32 src, const i32* c) {
+TMAKIT_DEVICE void tma_reduce_n(int op, bool im2col, int rank, const TmaDesc* d, u32 src, const i32* c) {
   switch (op) {
-    case 0: tma_reduce_tile_r<ReduceOp::Add>(rank, d, src, c); break;
-    case 1: tma_reduce_tile_r<ReduceOp::Min>(rank, d, src, c); break;
-    case 2: tma_reduce_tile_r<ReduceOp::Max>(rank, d, src, c); break;
-    case 3: tma_reduce_tile_r<ReduceOp::Inc>(rank, d, src, c); break;
-    case 4: tma_reduce_tile_r<ReduceOp::Dec>(rank, d, src, c); break;
-    case 5: tma_reduce_tile_r<ReduceOp::And>(rank, d, src, c); break;
-    case 6: tma_reduce_tile_r<ReduceOp::Or>(rank, d, src, c); break;
-    case 7: tma_reduce_tile_r<ReduceOp::Xor>(rank, d, src, c); break;
+    case 0: tma_reduce_r<ReduceOp::Add>(im2col, rank, d, src, c); break;
+    case 1: tma_reduce_r<ReduceOp::Min>(im2col, rank, d, src, c); break;
+    case 2: tma_reduce_r<ReduceOp::Max>(im2col, rank, d, src, c); break;
+    case 3: tma_reduce_r<ReduceOp::Inc>(im2col, rank, d, src, c); break;
+    case 4: tma_reduce_r<ReduceOp::Dec>(im2col, rank, d, src, c); break;
+    case 5: tma_reduce_r<ReduceOp::And>(im2col, rank, d, src, c); break;
+    case 6: tma_reduce_r<ReduceOp::Or>(im2col, rank, d, src, c); break;
+    case 7: tma_reduce_r<ReduceOp::Xor>(im2col, rank, d, src, c); break;
     default: break;
   }
+}
+
+TMAKIT_DEVICE void tma_reduce_tile_n(int op, int rank, const TmaDesc* d, u32 src, const i32* c) {
+  tma_reduce_n(op, false, rank, d, src, c);
 }
 
 }  // namespace tmakit
