@@ -131,3 +131,43 @@ def test_with_wraps_atoms_without_their_own():
     bound = emu.with_(Bare(), "bar", 3)
     assert isinstance(bound, emu.BoundCopy) and bound.barrier == "bar" and bound.mask == 3
     assert bound.op is tk.SM90_TMA_LOAD
+
+
+def test_raw_im2col_load_then_store_copies_the_walk():
+    """Device API: an im2col load into shared memory and an .im2col_no_offs store of it through a second map (corners
+    inside the tensor) copy exactly the walked pixels; a store through the padded load map traps at issue."""
+    from tmakit.tma import DataType, TensorMap
+
+    n, w, c = 2, 8, 8
+    x = emu.alloc((n, w, c), np.float32, align=128)
+    x[:] = np.arange(x.size, dtype=np.float32).reshape(x.shape) + 1
+    y = emu.alloc((n, w, c), np.float32, align=128)
+    y[:] = 0
+
+    def nwc(t, lower, upper):
+        return TensorMap(DataType.FLOAT32, (c, w, n), (4 * c, 4 * c * w), (), mode="im2col",
+                         pixel_box_lower_corner=lower, pixel_box_upper_corner=upper, channels_per_pixel=c,
+                         pixels_per_column=6, global_address=t.ctypes.data)
+
+    src, dst, padded = nwc(x, (1,), (-1,)), nwc(y, (1,), (-1,)), nwc(y, (-1,), (0,))
+
+    def kernel(x, y, bad):
+        s, bar = emu.shared_array((6, c), np.float32), emu.shared_barrier()
+        emu.initialize_barrier(bar, 1)
+        emu.set_barrier_transaction_bytes(bar, 6 * c * 4)
+        emu.tma_load(src, (0, 4, 0), s, bar, im2col_offsets=(0,))
+        emu.wait_barrier(bar, 0)
+        emu.tma_store(padded if bad else dst, (0, 4, 0), s)
+        emu.tma_store_arrive()
+        emu.tma_store_wait(0)
+
+    emu.launch(kernel, (1,), x, y, False)
+    walked = [(0, 4), (0, 5), (0, 6), (1, 1), (1, 2), (1, 3)]  # W box 1..6, then image 1
+    want = np.zeros_like(y)
+    for i, j in walked:
+        want[i, j] = x[i, j]
+    assert np.array_equal(y, want)
+    with pytest.raises(emu.IllegalInstruction, match="reach outside the tensor"):
+        emu.launch(kernel, (1,), x, y, True)
+    emu.unregister(x)
+    emu.unregister(y)

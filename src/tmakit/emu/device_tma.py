@@ -7,7 +7,7 @@ from . import tma_unit
 from .async_ops import BulkOp, LoadOp, proxy_race
 from .device_smem import barrier_address, smem_address
 from .device_sync import block_until
-from .errors import IllegalInstruction, TmaUnitError
+from .errors import TmaUnitError
 from .scheduler import current_cta
 from .smem_image import check_smem_range
 
@@ -53,10 +53,7 @@ def _bulk(tmap, coords, src, reduce_op) -> None:
     what = f"TMA reduce .{reduce_op}" if reduce_op else "TMA store"
     if reduce_op:
         reduce_op = tma_unit.check_reduce(reduce_op, tmap.dtype)
-    coords, _ = tma_unit.check_coords(tmap, coords, what=what)
-    if any(c < 0 for c in coords):
-        raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
-                                 "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
+    coords = tma_unit.check_store_coords(tmap, coords, what)
     addr = smem_address(cta, src)
     check_smem_range(cta.smem.data, addr, geom, what)
     race = proxy_race(cta, addr, geom, f"{what} at {coords}")

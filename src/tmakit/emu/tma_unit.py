@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..tma.coord_rules import im2col_store_corner_message, inner_misaligned
+from ..tma.coord_rules import im2col_start_message, im2col_store_corner_message, inner_misaligned
 from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
@@ -104,24 +104,29 @@ def load(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, im2col_offsets=()
     return geom.tx_bytes
 
 
+def check_store_coords(tmap, coords, what: str = "TMA store") -> tuple[int, ...]:
+    """Issue-time checks of a store or reduction (each traps on the H200): the coordinate rules of loads, no
+    negative start, and for ``.im2col_no_offs`` a pixel box inside the tensor and a spatial start inside it."""
+    offsets = (0,) * (tmap.rank - 2) if tmap.mode == "im2col" else ()
+    coords, _ = check_coords(tmap, coords, offsets, what=what)
+    if any(c < 0 for c in coords):
+        raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
+                                 "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
+    if tmap.mode == "im2col":
+        msg = im2col_store_corner_message(tmap, what) or im2col_start_message(tmap, coords, what)
+        if msg:
+            raise IllegalInstruction(msg)
+    return coords
+
+
 def _im2col_store(tmap, coords, gmem, smem, smem_addr, what, combine=None) -> None:
     """``.im2col_no_offs`` store/reduce: image row p to pixel p of the load's walk (offsets zero)."""
     geom = checked_geometry(tmap)
-    coords, _ = check_coords(tmap, coords, (0,) * (tmap.rank - 2), what=what)
-    msg = im2col_store_corner_message(tmap, what)
-    if msg:
-        raise IllegalInstruction(msg)
-    _check_store_start(coords, what)
+    coords = check_store_coords(tmap, coords, what)
     check_smem_range(smem, smem_addr, geom, what)
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes)).reshape(geom.shape)
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
     im2col_scatter(gel, tmap, geom, coords, box, store_dim0(tmap, geom.elem_bytes), combine, what)
-
-
-def _check_store_start(coords, what) -> None:
-    if any(c < 0 for c in coords):
-        raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
-                                 "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
 
 
 def _store_target(tmap, coords, gmem, smem, smem_addr, what):
@@ -129,8 +134,7 @@ def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     if tmap.interleave_bytes:
         raise TmaUnitError(f"{what}: {tmap.interleave.name} stores are not modeled (only interleaved tile loads "
                            "are measured on the H200, docs/CONFORMANCE.md)")
-    coords, _ = check_coords(tmap, coords, what=what)
-    _check_store_start(coords, what)
+    coords = check_store_coords(tmap, coords, what)
     check_smem_range(smem, smem_addr, geom, what)
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes))
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
