@@ -36,7 +36,8 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 PARTS = ["env", "jit", "launch", "validator", "driver_sweeps", "probes", "tf32", "emu_load", "emu_multicast",
-         "emu_store", "emu_reduce", "emu_im2col", "emu_interleave", "emu_im2col_store", "sanitizer"]
+         "emu_store", "emu_reduce", "emu_im2col", "emu_interleave", "emu_im2col_store",
+         "emu_interleave_store", "sanitizer"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -834,9 +835,10 @@ def part_emu_multicast(args):
     return res
 
 
-def _fuzz_store(args, reduce: bool, im2col: bool = False):
-    """Stores (or reductions) of random images through random tile maps -- or im2col maps (``.im2col_no_offs``,
-    stores and reductions half and half) -- compared with the emulator over the whole global buffer."""
+def _fuzz_store(args, reduce: bool, im2col: bool = False, interleave: bool = False):
+    """Stores (or reductions) of random images through random tile maps -- or im2col maps (``.im2col_no_offs``) or
+    interleaved tile maps, stores and reductions half and half -- compared with the emulator over the whole global
+    buffer."""
     tkc, tmm = _tk()
     from tmakit.cuda import seeds
 
@@ -846,13 +848,14 @@ def _fuzz_store(args, reduce: bool, im2col: bool = False):
     except ImportError:
         check_reduce = None
     tkc.ensure_context()
-    rng = np.random.default_rng([args.seed, 29 if im2col else (23 if reduce else 17), args.chunk])
+    rng = np.random.default_rng([args.seed, 31 if interleave else (29 if im2col else (23 if reduce else 17)),
+                                 args.chunk])
     target = args.chunk_cases
     res = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "emu_errors": 0, "by_op_dtype": {},
            "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
-        if im2col:
-            spec, total = _rand_im2col_for_hw(rng, tmm, inside=True)
+        if im2col or interleave:
+            spec, total = _rand_im2col_for_hw(rng, tmm, inside=True) if im2col else _rand_interleaved_for_hw(rng, tmm)
             reduce = bool(rng.random() < 0.5)
         else:
             spec, total = _rand_tiled_for_hw(rng, tmm, allow_interleave=False)
@@ -944,6 +947,10 @@ def part_emu_reduce(args):
 
 def part_emu_im2col_store(args):
     return _fuzz_store(args, reduce=False, im2col=True)
+
+
+def part_emu_interleave_store(args):
+    return _fuzz_store(args, reduce=False, interleave=True)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1264,7 +1271,7 @@ def _fmt_row(name, res):
 
 EMU_TARGET = {"emu_load": "n_emu_load", "emu_multicast": "n_emu_multicast", "emu_store": "n_emu_store",
               "emu_reduce": "n_emu_reduce", "emu_im2col": "n_emu_im2col", "emu_interleave": "n_emu_interleave",
-              "emu_im2col_store": "n_emu_im2col_store"}
+              "emu_im2col_store": "n_emu_im2col_store", "emu_interleave_store": "n_emu_interleave_store"}
 
 
 def _run_part(part, args, env, extra, timeout):
@@ -1338,6 +1345,7 @@ def main():
     ap.add_argument("--n-emu-im2col", type=int, default=400)
     ap.add_argument("--n-emu-interleave", type=int, default=400)
     ap.add_argument("--n-emu-im2col-store", type=int, default=400)
+    ap.add_argument("--n-emu-interleave-store", type=int, default=400)
     ap.add_argument("--timeout", type=int, default=240, help="seconds per part")
     ap.add_argument("--child")
     ap.add_argument("--result")

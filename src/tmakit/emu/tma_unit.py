@@ -83,10 +83,7 @@ def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
     fill = oob_fill_bits(tmap)
     if tmap.mode == "im2col":
         return im2col_gather(gel, tmap, geom, coords, offsets, fill, lambda v: load_convert(tmap, v))
-    dims = None
-    if tmap.interleave_bytes:  # dim 0 counts interleave chunks: scale it (and its start) to elements
-        k = tmap.interleave_bytes // geom.elem_bytes
-        coords, dims = (coords[0] * k,) + coords[1:], (tmap.global_dim[0] * k,) + tuple(tmap.global_dim[1:])
+    coords, dims = _element_dims(tmap, geom, coords, tuple(tmap.global_dim))
     slices, view = global_box(gel, tmap, geom, coords, writeable=False, dims=dims)
     if slices is not None and view.shape == geom.shape:
         return load_convert(tmap, view.copy())
@@ -94,6 +91,14 @@ def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
     if slices is not None:
         out[slices] = load_convert(tmap, view)
     return out
+
+
+def _element_dims(tmap, geom, coords, dims):
+    """Coordinates and global dims in elements: an interleaved map's dim 0 counts 16/32-byte chunks."""
+    if not tmap.interleave_bytes:
+        return coords, dims
+    k = tmap.interleave_bytes // geom.elem_bytes
+    return (coords[0] * k,) + tuple(coords[1:]), (dims[0] * k,) + tuple(dims[1:])
 
 
 def load(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, im2col_offsets=()) -> int:
@@ -131,14 +136,12 @@ def _im2col_store(tmap, coords, gmem, smem, smem_addr, what, combine=None) -> No
 
 def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     geom = checked_geometry(tmap)
-    if tmap.interleave_bytes:
-        raise TmaUnitError(f"{what}: {tmap.interleave.name} stores are not modeled (only interleaved tile loads "
-                           "are measured on the H200, docs/CONFORMANCE.md)")
     coords = check_store_coords(tmap, coords, what)
     check_smem_range(smem, smem_addr, geom, what)
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes))
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
-    dims = (store_dim0(tmap, geom.elem_bytes),) + tuple(tmap.global_dim[1:])
+    d0 = tmap.global_dim[0] if tmap.interleave_bytes else store_dim0(tmap, geom.elem_bytes)  # chunks are whole
+    coords, dims = _element_dims(tmap, geom, coords, (d0,) + tuple(tmap.global_dim[1:]))
     slices, view = global_box(gel, tmap, geom, coords, writeable=True, dims=dims, clip=True)
     return box.reshape(geom.shape), slices, view
 
