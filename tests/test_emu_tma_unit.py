@@ -519,3 +519,14 @@ def test_im2col_store_then_load_round_trips(data):
     inside = got[:, 0] != 0  # OOB pixels load as zero fill, stored pixels are >= 1
     assert np.array_equal(got[inside], want[inside])
     assert np.count_nonzero(x) == inside.sum() * c
+
+
+@pytest.mark.parametrize("op, want", [("add", [1, 3, 4, 2]), ("max", [1, 2, 2, 2]), ("xor", [1, 3, 0, 2])])
+def test_reduce_through_overlapping_rows_combines_every_element(op, want):
+    """Rows 16 bytes apart but 32 bytes long alias: the TMA unit combines each box element in turn (H200 fuzz,
+    interleaved maps, session 10), so an aliased global element takes both contributions, in box order."""
+    tm = TensorMap(DataType.UINT32, (8, 3), (16,), (8, 3))
+    g = np.zeros(16, np.uint32)
+    img = np.repeat(np.array([1, 2, 2], np.uint32), 8)  # rows hold 1, 2, 2
+    tma_unit.reduce(tm, (0, 0), g, img.view(np.uint8).reshape(-1).copy(), 0, op)
+    assert g[:16:4].tolist() == want  # the four 16-byte chunks: row 0 / rows 0+1 / rows 1+2 / row 2

@@ -74,3 +74,31 @@ def global_box(gel: np.ndarray, tmap, geom, coords, writeable: bool, dims=None, 
                              f"{gel.size * e}-byte buffer at {tmap.global_address:#x}")
     view = as_strided(gel[first // e:], shape=shape, strides=strides, writeable=writeable)
     return tuple(slices), view
+
+
+def element_index(gel: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """Flat index into ``gel`` of each element of ``view`` (a strided view aliasing it), in C order."""
+    e = gel.itemsize
+    idx = np.int64((view.__array_interface__["data"][0] - gel.__array_interface__["data"][0]) // e)
+    for axis, (n, s) in enumerate(zip(view.shape, view.strides)):
+        shape = [1] * view.ndim
+        shape[axis] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * (s // e)).reshape(shape)
+    return np.broadcast_to(idx, view.shape).reshape(-1)
+
+
+def combine_in_order(gel: np.ndarray, idx: np.ndarray, vals: np.ndarray, combine) -> None:
+    """``gel[idx[k]] = combine(gel[idx[k]], vals[k])`` for k in order, as the TMA unit applies a reduction element
+    by element: where global strides make box elements alias (rows that overlap), each one combines in turn."""
+    order = np.argsort(idx, kind="stable")
+    sidx = idx[order]
+    starts = np.r_[True, sidx[1:] != sidx[:-1]]
+    if starts.all():  # no aliasing: one vectorized pass
+        gel[idx] = combine(gel[idx], vals)
+        return
+    first = np.flatnonzero(starts)
+    occurrence = np.empty(idx.size, np.int64)
+    occurrence[order] = np.arange(idx.size) - first[np.cumsum(starts) - 1]
+    for k in range(int(occurrence.max()) + 1):
+        sel = occurrence == k
+        gel[idx[sel]] = combine(gel[idx[sel]], vals[sel])

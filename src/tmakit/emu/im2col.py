@@ -19,6 +19,7 @@ import numpy as np
 
 from ..tma.coord_rules import im2col_pixel_box, im2col_start_message
 from .errors import IllegalAddress, IllegalInstruction
+from .gmem_view import combine_in_order
 
 
 def _bbox(tmap, i: int) -> tuple[int, int, int, int]:
@@ -87,7 +88,10 @@ def im2col_scatter(gel: np.ndarray, tmap, geom, coords, box: np.ndarray, channel
     if not valid.any():
         return
     idx, vals = off[valid], box[valid]
-    gel[idx] = vals if combine is None else combine(gel[idx], vals)
+    if combine is None:
+        gel[idx] = vals
+    else:
+        combine_in_order(gel, idx, vals, combine)
 
 
 def im2col_gather(gel: np.ndarray, tmap, geom, coords, offsets, fill: int, convert=None) -> np.ndarray:

@@ -20,7 +20,7 @@ from ..tma.coord_rules import im2col_start_message, im2col_store_corner_message,
 from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
-from .gmem_view import as_bytes, element_view, global_box, store_dim0
+from .gmem_view import as_bytes, combine_in_order, element_index, element_view, global_box, store_dim0
 from .im2col import im2col_gather, im2col_scatter
 from .reduce_ops import check_reduce, reduce_bits
 from .smem_image import check_smem_range, read_box, write_box
@@ -143,7 +143,7 @@ def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     d0 = tmap.global_dim[0] if tmap.interleave_bytes else store_dim0(tmap, geom.elem_bytes)  # chunks are whole
     coords, dims = _element_dims(tmap, geom, coords, (d0,) + tuple(tmap.global_dim[1:]))
     slices, view = global_box(gel, tmap, geom, coords, writeable=True, dims=dims, clip=True)
-    return box.reshape(geom.shape), slices, view
+    return box.reshape(geom.shape), slices, view, gel
 
 
 def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
@@ -153,7 +153,7 @@ def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
     if tmap.mode == "im2col":
         _im2col_store(tmap, coords, gmem, smem, smem_addr, "TMA store")
         return checked_geometry(tmap).tx_bytes
-    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
+    box, slices, view, _ = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
     if slices is not None:
         view[...] = box[slices]
     return checked_geometry(tmap).tx_bytes
@@ -167,9 +167,10 @@ def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int
         _im2col_store(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}",
                       lambda old, new: reduce_bits(op, tmap.dtype, old, new))
         return checked_geometry(tmap).tx_bytes
-    box, slices, view = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}")
+    box, slices, view, gel = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}")
     if slices is not None:
-        view[...] = reduce_bits(op, tmap.dtype, np.array(view), box[slices])
+        combine_in_order(gel, element_index(gel, view), box[slices].reshape(-1),
+                         lambda old, new: reduce_bits(op, tmap.dtype, old, new))
     return checked_geometry(tmap).tx_bytes
 
 
