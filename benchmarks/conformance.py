@@ -603,8 +603,9 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384, inside=False):
 
 
 def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
-    """A random valid INTERLEAVE_16B/32B tile map (element strides 1: the only ones the emulator models), as (spec,
-    bytes the loads can reach): dim 0 counts 16/32-byte chunks on the H200, so a row reaches globalDim[0] chunks."""
+    """A random valid INTERLEAVE_16B/32B tile map (half of them with element strides 1..3 on dims 1.., dim 0's
+    always 1: the emulator refuses others), as (spec, bytes the loads can reach): dim 0 counts 16/32-byte chunks on
+    the H200, so a row reaches globalDim[0] chunks."""
     DT = tmm.DataType
     for _ in range(2000):
         dtype = DT(int(rng.choice(LOAD_DTYPES)))
@@ -624,7 +625,8 @@ def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
             continue
         box = [box0] + [int(rng.integers(1, min(dims[i] + 3, 9))) for i in range(1, rank)]
         oob = 1 if int(dtype) in FLOATY and rng.random() < 0.3 else 0
-        spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=box, element_strides=[1] * rank,
+        es = [1] * rank if rng.random() < 0.5 else [1] + [int(rng.integers(1, 4)) for _ in range(rank - 1)]
+        spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=box, element_strides=es,
                     interleave=il, swizzle=swz, l2_promotion=int(rng.integers(0, 4)), oob_fill=oob)
         if _fits(tmm, spec, max_box_bytes):
             return spec, reach

@@ -88,12 +88,17 @@ def box_geometry(tmap) -> BoxGeometry:
 
 def _interleaved_geometry(tmap, swz: SwizzleMode, e: int) -> BoxGeometry:
     """Interleaved tile maps (``TensorMap.interleaved_box_dims``): dense rows of ``boxDim[0]`` chunks, swizzled in
-    place by address. Element strides, im2col and stores are not measured in this mode and are refused."""
+    place by address; dims 1.. step by their element strides (``ceil(boxDim / elementStrides)`` positions, dim
+    rank-2 one). ``elementStrides[0]`` (chunks?) and im2col are not measured in this mode and are refused."""
     if tmap.mode == "im2col":
         raise TmaUnitError(f"{tmap.interleave.name} im2col maps are not modeled (only interleaved tile loads are "
                            "measured on the H200, docs/CONFORMANCE.md)")
-    if any(s != 1 for s in tmap.element_strides):
-        raise TmaUnitError(f"element strides {tuple(tmap.element_strides)} with {tmap.interleave.name} are not "
-                           "modeled (measured on the H200 with strides of 1 only); use element_strides of 1")
-    counts = tmap.interleaved_box_dims
-    return BoxGeometry(e, counts, (1,) * len(counts), counts[0] * e, swz)
+    es = tuple(tmap.element_strides)
+    if es[0] != 1:
+        raise TmaUnitError(f"elementStrides[0] = {es[0]} with {tmap.interleave.name} is not modeled (measured on the "
+                           "H200 with 1 only); use element_strides[0] = 1")
+    dims = tmap.interleaved_box_dims
+    counts = (dims[0],) + tuple(1 if i == tmap.rank - 2 else -(-b // s)
+                                for i, (b, s) in enumerate(zip(dims[1:], es[1:]), start=1))
+    steps = (1,) + tuple(1 if i == tmap.rank - 2 else s for i, s in enumerate(es[1:], start=1))
+    return BoxGeometry(e, counts, steps, counts[0] * e, swz)
