@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..tma.coord_rules import im2col_start_message, im2col_store_corner_message, inner_misaligned
+from ..tma.coord_rules import im2col_start_message, inner_misaligned, store_start_message
 from .driver import DeviceBuffer, synchronize
 
 __all__ = ["LOAD_JOB", "STORE_JOB", "REDUCE_OPS", "box_bytes", "box_footprint", "copy_tiles", "load_boxes",
@@ -157,14 +157,9 @@ def _check_store_jobs(tm, packed) -> None:
         if inner_misaligned(tm, c[0]):
             raise ValueError(f"job {i}: innermost start coordinate {c[0]} x {tm.elem_bits // 8} B is not a multiple "
                              "of 16 bytes: the TMA traps on sm_90 (illegal instruction)")
-        if any(x < 0 for x in c):
-            raise ValueError(f"job {i}: TMA store/reduce at negative start coordinates {tuple(c)} "
-                             "kills the context (cudaErrorIllegalInstruction, TMA.md §3)")
-        if j["mode"] == 1:
-            msg = im2col_store_corner_message(tm, f"job {i}: im2col store") or \
-                im2col_start_message(tm, c, f"job {i}: im2col store")
-            if msg:
-                raise ValueError(msg)
+        msg = store_start_message(tm, c, f"job {i}: " + ("im2col store" if j["mode"] == 1 else "TMA store/reduce"))
+        if msg:
+            raise ValueError(msg)
 
 
 def load_boxes(tm, jobs, image_bytes: int, *, cluster=None, init=None, block: int = 128, stream=None,

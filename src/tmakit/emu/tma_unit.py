@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..tma.coord_rules import im2col_start_message, im2col_store_corner_message, inner_misaligned
+from ..tma.coord_rules import inner_misaligned, store_start_message
 from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
@@ -114,13 +114,9 @@ def check_store_coords(tmap, coords, what: str = "TMA store") -> tuple[int, ...]
     negative start, and for ``.im2col_no_offs`` a pixel box inside the tensor and a spatial start inside it."""
     offsets = (0,) * (tmap.rank - 2) if tmap.mode == "im2col" else ()
     coords, _ = check_coords(tmap, coords, offsets, what=what)
-    if any(c < 0 for c in coords):
-        raise IllegalInstruction(f"{what} at coordinates {coords}: start coordinates must not be negative; the real "
-                                 "GPU kills the context with cudaErrorIllegalInstruction (715, sticky)")
-    if tmap.mode == "im2col":
-        msg = im2col_store_corner_message(tmap, what) or im2col_start_message(tmap, coords, what)
-        if msg:
-            raise IllegalInstruction(msg)
+    msg = store_start_message(tmap, coords, what)
+    if msg:
+        raise IllegalInstruction(msg)
     return coords
 
 
