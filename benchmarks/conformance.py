@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 PARTS = ["env", "jit", "launch", "validator", "driver_sweeps", "probes", "tf32", "emu_load", "emu_multicast",
          "emu_store", "emu_reduce", "emu_im2col", "emu_interleave", "emu_im2col_store",
-         "emu_interleave_store", "sanitizer"]
+         "emu_interleave_store", "emu_interleave_im2col", "emu_interleave_im2col_store", "sanitizer"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -603,9 +603,9 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384, inside=False):
 
 
 def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
-    """A random valid INTERLEAVE_16B/32B tile map (half of them with element strides 1..3 on dims 1.., dim 0's
-    always 1: the emulator refuses others), as (spec, bytes the loads can reach): dim 0 counts 16/32-byte chunks on
-    the H200, so a row reaches globalDim[0] chunks."""
+    """A random valid INTERLEAVE_16B/32B tile map (half of them with element strides 1..3 on dims 1.. and 1..4 on
+    dim 0, which steps over chunks), as (spec, bytes the loads can reach): dim 0 counts 16/32-byte chunks on the
+    H200, so a row reaches globalDim[0] chunks."""
     DT = tmm.DataType
     for _ in range(2000):
         dtype = DT(int(rng.choice(LOAD_DTYPES)))
@@ -625,7 +625,8 @@ def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
             continue
         box = [box0] + [int(rng.integers(1, min(dims[i] + 3, 9))) for i in range(1, rank)]
         oob = 1 if int(dtype) in FLOATY and rng.random() < 0.3 else 0
-        es = [1] * rank if rng.random() < 0.5 else [1] + [int(rng.integers(1, 4)) for _ in range(rank - 1)]
+        es = [1] * rank if rng.random() < 0.5 else [int(rng.integers(1, 5))] + [int(rng.integers(1, 4))
+                                                                                for _ in range(rank - 1)]
         spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=box, element_strides=es,
                     interleave=il, swizzle=swz, l2_promotion=int(rng.integers(0, 4)), oob_fill=oob)
         if _fits(tmm, spec, max_box_bytes):
@@ -633,12 +634,49 @@ def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
     raise RuntimeError("could not generate an interleaved map")
 
 
+def _rand_interleaved_im2col_for_hw(rng, tmm, max_box_bytes=16384, inside=False):
+    """A random valid INTERLEAVE_16B/32B im2col map (element strides 1: the emulator refuses others), as (spec,
+    bytes the loads can reach). ``inside``: pixel-box corners inside the tensor (what stores take)."""
+    DT = tmm.DataType
+    for _ in range(2000):
+        dtype = DT(int(rng.choice(LOAD_DTYPES)))
+        eb = tmm.DTYPE_BITS[dtype] // 8
+        rank = int(rng.integers(3, 6))
+        il = int(rng.integers(1, 3))
+        chunk = 16 * il
+        swz = 1 if il == 2 else int(rng.integers(0, 4))
+        dims = [int(rng.integers(1, 6))] + [int(rng.integers(1, {3: 12, 4: 8, 5: 5}[rank])) for _ in range(rank - 1)]
+        strides, s = [], chunk * int(rng.integers(1, 4))
+        for i in range(1, rank):
+            strides.append(s)
+            s = s * dims[i] + chunk * int(rng.integers(0, 3))
+        reach = sum((d - 1) * st for d, st in zip(dims[1:], strides)) + dims[0] * chunk
+        if reach > (8 << 20):
+            continue
+        spatial = dims[:rank - 2]  # the chunk dim and dims 1..rank-3 (coord_rules.im2col_spatial_dims)
+        lo = [int(rng.integers(-3, 1)) for _ in spatial]
+        up = [int(rng.integers(-3, 3)) for _ in spatial]
+        if inside:
+            lo = [int(rng.integers(0, min(3, d))) for d in spatial]
+            up = [-int(rng.integers(0, d - x)) for d, x in zip(spatial, lo)]
+        cpp = max(1, chunk // eb) * int(rng.integers(1, 3))
+        oob = 1 if int(dtype) in FLOATY and rng.random() < 0.3 else 0
+        spec = dict(dtype=dtype, global_dim=dims, global_strides=strides, box_dim=[cpp] + [1] * (rank - 1),
+                    element_strides=[1] * rank, interleave=il, swizzle=swz, oob_fill=oob, mode="im2col",
+                    pixel_box_lower_corner=lo, pixel_box_upper_corner=up, channels_per_pixel=cpp,
+                    pixels_per_column=int(rng.integers(1, 65)))
+        if _fits(tmm, spec, max_box_bytes):
+            return spec, reach
+    raise RuntimeError("could not generate an interleaved im2col map")
+
+
 def _rand_coords(rng, tm, nonneg=False):
     """Start coordinates around the tensor (negative and past the end); the innermost one on a 16-byte boundary and
     im2col spatial starts inside the pixel box (others trap, see the probes). ``nonneg``: no negative starts
     (stores)."""
-    from tmakit.tma.coord_rules import im2col_pixel_box
+    from tmakit.tma.coord_rules import im2col_pixel_box, im2col_spatial_dims
 
+    spatial = im2col_spatial_dims(tm) if tm.mode == "im2col" else ()
     out = []
     for i, d in enumerate(tm.global_dim):
         b = tm.box_dim[i] if tm.mode == "tiled" else 4
@@ -646,8 +684,8 @@ def _rand_coords(rng, tm, nonneg=False):
         c = int(rng.integers(lo, d + 3))
         if rng.random() < 0.5:  # in-bounds start more often
             c = int(rng.integers(0, max(1, d)))
-        if tm.mode == "im2col" and 1 <= i <= tm.rank - 2:  # a spatial start outside the pixel box traps
-            first, last = im2col_pixel_box(tm, i - 1)
+        if i in spatial:  # a spatial start outside the pixel box traps
+            first, last = im2col_pixel_box(tm, spatial.index(i))
             c = int(rng.integers(first, last + 1))
         if i == 0 and int(tm.interleave) == 0:
             q = max(1, 16 // (tm.elem_bits // 8))
@@ -693,8 +731,12 @@ def _fuzz_loads(args, im2col: bool, interleave: bool = False):
 
     tu = _emu()
     tkc.ensure_context()
-    rng = np.random.default_rng([args.seed, 7 if im2col else (11 if interleave else 3), args.chunk])
-    gen = _rand_im2col_for_hw if im2col else (_rand_interleaved_for_hw if interleave else _rand_tiled_for_hw)
+    rng = np.random.default_rng([args.seed, (13 if interleave else 7) if im2col else (11 if interleave else 3),
+                                 args.chunk])
+    if im2col:
+        gen = _rand_interleaved_im2col_for_hw if interleave else _rand_im2col_for_hw
+    else:
+        gen = _rand_interleaved_for_hw if interleave else _rand_tiled_for_hw
     target = args.chunk_cases
     res = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "timeouts": 0, "emu_errors": 0,
            "by_dtype": {}, "by_swizzle": {}, "examples": [], "emu_error_examples": []}
@@ -850,14 +892,18 @@ def _fuzz_store(args, reduce: bool, im2col: bool = False, interleave: bool = Fal
     except ImportError:
         check_reduce = None
     tkc.ensure_context()
-    rng = np.random.default_rng([args.seed, 31 if interleave else (29 if im2col else (23 if reduce else 17)),
-                                 args.chunk])
+    salt = (37 if interleave else 29) if im2col else (31 if interleave else (23 if reduce else 17))
+    rng = np.random.default_rng([args.seed, salt, args.chunk])
     target = args.chunk_cases
     res = {"cases": 0, "mismatching_cases": 0, "mismatching_bytes": 0, "emu_errors": 0, "by_op_dtype": {},
            "examples": [], "emu_error_examples": []}
     while res["cases"] < target:
         if im2col or interleave:
-            spec, total = _rand_im2col_for_hw(rng, tmm, inside=True) if im2col else _rand_interleaved_for_hw(rng, tmm)
+            if im2col:
+                gen = _rand_interleaved_im2col_for_hw if interleave else _rand_im2col_for_hw
+                spec, total = gen(rng, tmm, inside=True)
+            else:
+                spec, total = _rand_interleaved_for_hw(rng, tmm)
             reduce = bool(rng.random() < 0.5)
         else:
             spec, total = _rand_tiled_for_hw(rng, tmm, allow_interleave=False)
@@ -953,6 +999,14 @@ def part_emu_im2col_store(args):
 
 def part_emu_interleave_store(args):
     return _fuzz_store(args, reduce=False, interleave=True)
+
+
+def part_emu_interleave_im2col(args):
+    return _fuzz_loads(args, im2col=True, interleave=True)
+
+
+def part_emu_interleave_im2col_store(args):
+    return _fuzz_store(args, reduce=False, im2col=True, interleave=True)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1273,7 +1327,9 @@ def _fmt_row(name, res):
 
 EMU_TARGET = {"emu_load": "n_emu_load", "emu_multicast": "n_emu_multicast", "emu_store": "n_emu_store",
               "emu_reduce": "n_emu_reduce", "emu_im2col": "n_emu_im2col", "emu_interleave": "n_emu_interleave",
-              "emu_im2col_store": "n_emu_im2col_store", "emu_interleave_store": "n_emu_interleave_store"}
+              "emu_im2col_store": "n_emu_im2col_store", "emu_interleave_store": "n_emu_interleave_store",
+              "emu_interleave_im2col": "n_emu_interleave_im2col",
+              "emu_interleave_im2col_store": "n_emu_interleave_im2col_store"}
 
 
 def _run_part(part, args, env, extra, timeout):
@@ -1348,6 +1404,8 @@ def main():
     ap.add_argument("--n-emu-interleave", type=int, default=400)
     ap.add_argument("--n-emu-im2col-store", type=int, default=400)
     ap.add_argument("--n-emu-interleave-store", type=int, default=400)
+    ap.add_argument("--n-emu-interleave-im2col", type=int, default=400)
+    ap.add_argument("--n-emu-interleave-im2col-store", type=int, default=400)
     ap.add_argument("--timeout", type=int, default=240, help="seconds per part")
     ap.add_argument("--child")
     ap.add_argument("--result")

@@ -45,38 +45,86 @@ CASES = {
     "r5_b8x2x3x2x2": ("UINT16", 1, 0, [8, 4, 4, 3, 2], [8, 2, 3, 2, 2], None, [0, 0, 0, 0, 0]),
     "r3_b16x2x2_c200": ("UINT16", 1, 0, [16, 16, 8], [16, 2, 2], None, [2, 0, 0]),
     "r3_dim0_24": ("UINT16", 1, 0, [24, 8, 4], [8, 2, 2], None, [0, 0, 0]),
+    # session 11: elementStrides[0] > 1 on interleaved maps (the emulator refuses them until measured)
+    "es0_2": ("UINT16", 1, 0, [16, 4, 4], [8, 2, 2], [2, 1, 1], [0, 0, 0]),
+    "es0_3": ("UINT16", 1, 0, [16, 4, 4], [8, 2, 2], [3, 1, 1], [0, 0, 0]),
+    "es0_4": ("UINT16", 1, 0, [16, 4, 4], [8, 2, 2], [4, 1, 1], [0, 0, 0]),
+    "es0_8": ("UINT16", 1, 0, [16, 4, 4], [8, 2, 2], [8, 1, 1], [0, 0, 0]),
+    "es0_2_c1": ("UINT16", 1, 0, [16, 4, 4], [8, 2, 2], [2, 1, 1], [1, 0, 0]),
+    "es0_2_i32_sw32": ("UINT16", 2, 1, [16, 4, 4], [8, 2, 2], [2, 1, 1], [0, 0, 0]),
+    "es0_2_u32": ("UINT32", 1, 0, [16, 4, 4], [4, 2, 2], [2, 1, 1], [0, 0, 0]),
+    "es0_2_es2_2": ("UINT16", 1, 0, [16, 4, 6], [8, 2, 4], [2, 1, 2], [0, 0, 0]),
+    "es0_2_oob": ("UINT16", 1, 0, [5, 4, 4], [8, 2, 2], [2, 1, 1], [0, 0, 0]),
+    "es0_3_r4": ("UINT16", 1, 0, [16, 3, 4, 3], [8, 2, 2, 2], [3, 1, 1, 1], [0, 0, 1, 0]),
+}
+#: interleaved im2col loads: (dtype, interleave, swizzle, global dims, channels per pixel, pixels per column,
+#: lower corner, upper corner, coords, offsets)
+IM2COL_CASES = {
+    "i2c_base": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [0, 0], [0, 0], [0, 0, 0, 0], [0, 0]),
+    "i2c_cpp16": ("UINT16", 1, 0, [2, 6, 5, 2], 16, 16, [0, 0], [0, 0], [0, 0, 0, 0], [0, 0]),
+    "i2c_c1": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [0, 0], [0, 0], [1, 0, 0, 0], [0, 0]),
+    "i2c_w2h1": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [0, 0], [0, 0], [0, 2, 1, 0], [0, 0]),
+    "i2c_ppc8": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 8, [0, 0], [0, 0], [0, 0, 0, 0], [0, 0]),
+    "i2c_corner": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [-1, -1], [-1, -1], [0, 0, 0, 0], [0, 0]),
+    "i2c_offs": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [-1, -1], [-1, -1], [0, 0, 0, 0], [1, 1]),
+    "i2c_i32_sw32": ("UINT16", 2, 1, [2, 6, 5, 2], 16, 16, [0, 0], [0, 0], [0, 0, 0, 0], [0, 0]),
+    "i2c_r3": ("UINT16", 1, 0, [2, 12, 2], 8, 16, [0], [0], [0, 0, 0], [0]),
+    "i2c_u32": ("UINT32", 1, 0, [2, 6, 5, 2], 4, 16, [0, 0], [0, 0], [0, 0, 0, 0], [0, 0]),
+    # which start coordinates trap: the chunk start outside its pixel box (predicted: traps), W inside its box
+    # with H below lowerCorner[1] (predicted: no trap, H is not a spatial dim here), H past the tensor (fill)
+    "i2c_start_c_out": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [1, 0], [0, 0], [0, 1, 0, 0], [0, 0]),
+    "i2c_start_h_free": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [0, 1], [0, 0], [0, 1, 0, 0], [0, 0]),
+    "i2c_h_oob": ("UINT16", 1, 0, [2, 6, 5, 2], 8, 16, [0, 0], [0, 0], [0, 0, 7, 0], [0, 0]),
+    "i2c_i32_cpp8": ("UINT16", 2, 1, [2, 6, 5, 2], 8, 16, [0, 0], [0, 0], [0, 0, 0, 0], [0, 0]),
 }
 
 
-def _map(name, address):
-    from tmakit.tma import tensormap as tmm
-
-    dt, il, sw, dims, box, es, coords = CASES[name]
-    dtype = tmm.DataType[dt]
-    eb = tmm.DTYPE_BITS[dtype] // 8
+def _strides(dims, eb, il):
     strides, s = [], max(dims[0] * eb, 16 << (il - 1))
     for d in dims[1:]:
         strides.append(-(-s // 32) * 32)
         s = strides[-1] * d
+    return strides, s
+
+
+def _map(name, address):
+    """(map, coords, global bytes, element bytes, im2col offsets or None)."""
+    from tmakit.tma import tensormap as tmm
+
+    if name in IM2COL_CASES:
+        dt, il, sw, dims, cpp, ppc, lo, up, coords, offs = IM2COL_CASES[name]
+        dtype = tmm.DataType[dt]
+        eb = tmm.DTYPE_BITS[dtype] // 8
+        strides, s = _strides(dims, eb, il)
+        tm = tmm.TensorMap(dtype, dims, strides, [cpp] + [1] * (len(dims) - 1), interleave=il, swizzle=sw,
+                           mode="im2col", pixel_box_lower_corner=lo, pixel_box_upper_corner=up,
+                           channels_per_pixel=cpp, pixels_per_column=ppc, global_address=address)
+        return tm, coords, s, eb, offs
+    dt, il, sw, dims, box, es, coords = CASES[name]
+    dtype = tmm.DataType[dt]
+    eb = tmm.DTYPE_BITS[dtype] // 8
+    strides, s = _strides(dims, eb, il)
     tm = tmm.TensorMap(dtype, dims, strides, box, element_strides=es, interleave=il, swizzle=sw,
                        global_address=address)
-    return tm, coords, s, eb
+    return tm, coords, s, eb, None
 
 
 def one(name):
     from tmakit import cuda as tkc
     from tmakit.cuda import seeds
 
-    tm, coords, total, eb = _map(name, 0)
+    tm, coords, total, eb, offs = _map(name, 0)
     tkc.ensure_context()
     idx = np.arange(total // eb, dtype=np.uint16 if eb == 2 else np.uint32)
     buf = tkc.DeviceBuffer(total + 256)
     buf.upload(idx.tobytes() + bytes(256))
-    tm, coords, total, eb = _map(name, buf.ptr)
+    tm, coords, total, eb, offs = _map(name, buf.ptr)
+    tm.validate("sm_90")
     enc = tkc.encode_tensormap(tm)
     model = int(tm.smem_bytes)
     image = 8192
-    jobs = [seeds.load_job(coords, expect=int(model * f)) for f in FACTORS]
+    extra = {} if offs is None else dict(mode="im2col", offsets=offs)
+    jobs = [seeds.load_job(coords, expect=int(model * f), **extra) for f in FACTORS]
     hw, status = seeds.load_boxes(tm, jobs, image, debug=True, timeout_ns=50_000_000, encoded=enc, check=False)
     touched = [int(np.nonzero(img != 0xA5)[0].max()) + 1 if (img != 0xA5).any() else 0 for img in hw]
     slots = hw[int(np.argmax(status == 1))] if (status == 1).any() else hw[0]
@@ -93,7 +141,7 @@ def main(argv):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from probe_runner import run_cases
 
-    run_cases(__file__, argv or CASES, "interleave_probe", lambda r: {k: v for k, v in r.items() if k != "elements"})
+    run_cases(__file__, argv or list(CASES) + list(IM2COL_CASES), "interleave_probe", lambda r: {k: v for k, v in r.items() if k != "elements"})
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 from tmakit.tma import DataType, TensorMap
 from tmakit.tma.coord_rules import (
     im2col_pixel_box,
+    im2col_spatial_dims,
     im2col_start_message,
     im2col_start_outside,
     im2col_store_corner_message,
@@ -84,3 +85,16 @@ def test_seed_host_check_refuses_traps_of_im2col_stores():
     with pytest.raises(ValueError, match="reach outside the tensor"):
         seeds._check_store_jobs(_im2col((-1, 0), (0, 0)),
                                 seeds._pack_store([seeds.store_job((0, 0, 0, 0), mode="im2col")]))
+
+
+def test_interleaved_im2col_spatial_dims_are_the_chunk_dim_and_the_next_ones():
+    """H200 probes i2c_start_c_out (traps) and i2c_start_h_free (runs), session 11: the corners belong to the
+    chunk dim (0) and W (1); dim rank-2 (H) is not spatial."""
+    tm = TensorMap(DataType.UINT16, (2, 6, 5, 2), (32, 192, 960), (8, 1, 1, 1), interleave=1, mode="im2col",
+                   pixel_box_lower_corner=(1, 0), pixel_box_upper_corner=(0, -1), channels_per_pixel=8,
+                   pixels_per_column=16)
+    assert im2col_spatial_dims(tm) == (0, 1) and im2col_spatial_dims(_im2col((0, 0), (0, 0))) == (1, 2)
+    assert im2col_pixel_box(tm, 0) == (1, 1) and im2col_pixel_box(tm, 1) == (0, 4)
+    assert im2col_start_outside(tm, (0, 1, 0, 0)) == [(0, 0, 1, 1)]
+    assert im2col_start_outside(tm, (1, 4, 9, 0)) == []  # dim 2 may lie anywhere
+    assert "dim 1: 5 not in [0, 4]" in im2col_start_message(tm, (1, 5, 0, 0))

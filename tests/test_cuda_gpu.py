@@ -232,6 +232,8 @@ _INTERLEAVED_CASES = [
          box=(8, 5, 3, 2), es=(1, 2, 1, 2), coords=(1, 1, 2, 0)),
     dict(dtype=DataType.UINT32, il=1, swz=SwizzleMode.B64, dims=(7, 6, 6, 5), strides=(32, 208, 1280),
          box=(8, 6, 3, 5), es=(1, 1, 1, 1), coords=(2, 0, 3, 1)),  # rows overlap: reductions combine in turn
+    dict(dtype=DataType.UINT32, il=1, swz=SwizzleMode.NONE, dims=(9, 4, 6), strides=(160, 640), box=(8, 3, 4),
+         es=(3, 1, 2), coords=(1, 0, 1)),  # elementStrides[0] steps over chunks
 ]
 
 
@@ -284,6 +286,68 @@ def test_interleaved_maps_match_the_emulator(tkc, case, op):
     assert seeds.store_boxes(tm, [seeds.store_job(case["coords"], op=op)], image[None])[0] == 1
     got = np.frombuffer(buf.download(), np.uint8)
     assert np.array_equal(got, want) and not np.array_equal(got, host)
+
+
+_INTERLEAVED_IM2COL_CASES = [  # (dtype, interleave, swizzle, dims, strides, cpp, ppc, lower, upper, coords, offsets)
+    (DataType.UINT16, 1, SwizzleMode.NONE, (2, 6, 5, 2), (32, 192, 960), 8, 16, [-1, -1], [-1, -1], (0, 0, 0, 0),
+     (1, 1)),
+    (DataType.FLOAT32, 2, SwizzleMode.B32, (3, 5, 4, 2, 2), (96, 480, 1920, 3840), 8, 24, [0, 0, 0], [0, -1, 0],
+     (1, 2, 1, 1, 0), (0, 0, 0)),
+    (DataType.UINT32, 1, SwizzleMode.B64, (4, 9, 3), (64, 576), 4, 20, [0], [0], (1, 2, 1), (0,)),
+]
+
+
+def _storable(case) -> bool:
+    """``.im2col_no_offs`` stores need a pixel box inside the tensor (and take no offsets)."""
+    *_, lo, up, _, offs = case
+    return all(x >= 0 for x in lo) and all(x <= 0 for x in up) and not any(offs)
+
+
+@pytest.mark.parametrize("case,op", [(c, "load") for c in _INTERLEAVED_IM2COL_CASES] +
+                         [(c, op) for c in _INTERLEAVED_IM2COL_CASES if _storable(c) for op in (None, "add")],
+                         ids=lambda v: f"{v[0].name}-r{len(v[3])}" if isinstance(v, tuple) else str(v))
+def test_interleaved_im2col_maps_match_the_emulator(tkc, case, op):
+    """Interleaved im2col loads (one chunk per pixel, the chunk dim walked as the first spatial dim, corners and
+    offsets), stores and reductions (``.im2col_no_offs``) on the GPU equal the emulator byte for byte."""
+    from tmakit.cuda import seeds
+    from tmakit.emu import tma_unit
+
+    dtype, il, swz, dims, strides, cpp, ppc, lo, up, coords, offs = case
+    rng = np.random.default_rng(11)
+    nbytes = strides[-1] * dims[-1] + 256
+    host = (rng.standard_normal(nbytes // 4) * 4).astype(np.float32).view(np.uint8)
+    buf = tkc.DeviceBuffer.from_bytes(host.tobytes())
+    tm = TensorMap(dtype, dims, strides, [cpp] + [1] * (len(dims) - 1), interleave=il, swizzle=swz, mode="im2col",
+                   pixel_box_lower_corner=lo, pixel_box_upper_corner=up, channels_per_pixel=cpp,
+                   pixels_per_column=ppc, global_address=buf.ptr)
+    if op == "load":
+        want = np.full(tm.smem_bytes, 0xA5, np.uint8)
+        assert tma_unit.load(tm, coords, host, want, 0, offs) == tm.tx_bytes
+        job = seeds.load_job(coords, mode="im2col", offsets=offs, expect=tm.tx_bytes)
+        got, status = seeds.load_boxes(tm, [job], tm.smem_bytes, debug=True, timeout_ns=200_000_000)
+        assert status[0] == 1 and np.array_equal(got[0], want)
+        return
+    image = (rng.standard_normal(tm.smem_bytes // 4) * 4).astype(np.float32).view(np.uint8)
+    want = host.copy()
+    if op is None:
+        tma_unit.store(tm, coords, want, image.copy(), 0)
+    else:
+        tma_unit.reduce(tm, coords, want, image.copy(), 0, op)
+    assert seeds.store_boxes(tm, [seeds.store_job(coords, op=op, mode="im2col")], image[None])[0] == 1
+    got = np.frombuffer(buf.download(), np.uint8)
+    assert np.array_equal(got, want) and not np.array_equal(got, host)
+
+
+def test_seed_host_check_refuses_an_interleaved_im2col_chunk_start_outside_the_pixel_box(tkc):
+    """On the H200 (probe i2c_start_c_out) the chunk start below lowerCorner[0] traps; the host refuses it."""
+    from tmakit.cuda import seeds
+
+    buf = tkc.DeviceBuffer(4096)
+    tm = TensorMap(DataType.UINT16, (2, 6, 5, 2), (32, 192, 960), [8, 1, 1, 1], interleave=1, mode="im2col",
+                   pixel_box_lower_corner=[1, 0], pixel_box_upper_corner=[0, 0], channels_per_pixel=8,
+                   pixels_per_column=16, global_address=buf.ptr)
+    with pytest.raises(ValueError, match="dim 0: 0 not in"):
+        seeds.load_boxes(tm, [seeds.load_job((0, 1, 0, 0), mode="im2col", offsets=(0, 0))], tm.smem_bytes)
 
 
 def test_seed_copy_tiles(tkc):

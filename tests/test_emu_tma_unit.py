@@ -238,10 +238,10 @@ def test_narrow_swizzled_box_footprint_is_its_smem_bytes():
             tma_unit.load(tm, (0,) * len(box), g, np.zeros(384 + n - 16, np.uint8), 384)
 
 
-def _interleaved_load(dims, strides, box, coords, interleave=1, swizzle=0, n=4096):
+def _interleaved_load(dims, strides, box, coords, interleave=1, swizzle=0, n=4096, es=None):
     """Loads a UINT16 interleaved box from a tensor holding each element's index; the smem image as uint16, with
-    untouched slots 0xA5A5 (the H200 probes of benchmarks/interleave_probe.py, calls 101-102)."""
-    tm = TensorMap(DataType.UINT16, dims, strides, box, interleave=interleave, swizzle=swizzle)
+    untouched slots 0xA5A5 (the H200 probes of benchmarks/interleave_probe.py, calls 101-102 and 119)."""
+    tm = TensorMap(DataType.UINT16, dims, strides, box, interleave=interleave, swizzle=swizzle, element_strides=es)
     smem = np.full(8192, 0xA5, np.uint8)
     tx = tma_unit.load(tm, coords, np.arange(n, dtype=np.uint16), smem, 0)
     return tm, tx, smem.view(np.uint16)
@@ -284,10 +284,72 @@ def test_interleaved_32b_swizzles_dense_rows_by_address():
     assert el[64:72].tolist() == list(range(72, 80)) and el[72:80].tolist() == list(range(64, 72))
 
 
-def test_interleaved_chunk_strides_are_refused():
-    tm = TensorMap(DataType.UINT16, (8, 16, 8), (32, 512), (8, 4, 2), element_strides=(2, 1, 1), interleave=1)
-    with pytest.raises(TmaUnitError, match=r"elementStrides\[0\] = 2 .* not modeled"):
-        tma_unit.load(tm, (0, 0, 0), np.zeros(8192, np.uint8), np.zeros(4096, np.uint8), 0)
+@pytest.mark.parametrize("es0,starts", [(2, [0, 16, 32, 48]), (3, [0, 24, 48]), (4, [0, 32]), (8, [0])])
+def test_interleaved_element_stride_0_steps_over_chunks(es0, starts):
+    """H200 probes es0_2 .. es0_8 (call 119): elementStrides[0] steps dim 0 in chunks; ceil(boxDim[0] / es0)
+    chunks per row, packed densely; tx counts only those."""
+    tm, tx, el = _interleaved_load((16, 4, 4), (32, 128), (8, 2, 2), (0, 0, 0), es=(es0, 1, 1))
+    n = len(starts)
+    assert tx == tm.tx_bytes == 2 * n * 16
+    assert el[: tx // 2: 8].tolist() == starts + [64 + x for x in starts]
+    assert (el[tx // 2:] == 0xA5A5).all()
+
+
+def test_interleaved_element_stride_0_start_oob_and_other_dims():
+    """H200 probes es0_2_c1, es0_2_oob, es0_2_es2_2 and es0_3_r4 (call 119)."""
+    _, _, el = _interleaved_load((16, 4, 4), (32, 128), (8, 2, 2), (1, 0, 0), es=(2, 1, 1))
+    assert el[:64:8].tolist() == [8, 24, 40, 56, 72, 88, 104, 120]
+    _, _, el = _interleaved_load((5, 4, 4), (32, 128), (8, 2, 2), (0, 0, 0), es=(2, 1, 1))  # chunk 6 is past dim 0
+    assert el[:64:8].tolist() == [0, 16, 32, 0, 64, 80, 96, 0] and not el[24:32].any()
+    _, _, el = _interleaved_load((16, 4, 6), (32, 128), (8, 2, 4), (0, 0, 0), es=(2, 1, 2))
+    assert el[:64:8].tolist() == [0, 16, 32, 48, 128, 144, 160, 176]
+    tm = TensorMap(DataType.UINT16, (16, 3, 4, 3), (32, 96, 384), (8, 2, 2, 2), element_strides=(3, 1, 1, 1),
+                   interleave=1)
+    smem = np.full(1024, 0xA5, np.uint8)
+    assert tma_unit.load(tm, (0, 0, 1, 0), np.arange(2048, dtype=np.uint16), smem, 0) == 192
+    assert smem.view(np.uint16)[:96:8].tolist() == [48, 72, 96, 64, 88, 112, 240, 264, 288, 256, 280, 304]
+
+
+def _interleaved_im2col(dims, cpp, ppc, lo, up, coords, offsets, interleave=1, swizzle=0):
+    tm = TensorMap(DataType.UINT16, dims, (32, 192, 960)[: len(dims) - 1], [cpp] + [1] * (len(dims) - 1),
+                   interleave=interleave, swizzle=swizzle, mode="im2col", pixel_box_lower_corner=lo,
+                   pixel_box_upper_corner=up, channels_per_pixel=cpp, pixels_per_column=ppc)
+    smem = np.full(2048, 0xA5, np.uint8)
+    tx = tma_unit.load(tm, coords, np.arange(2048, dtype=np.uint16), smem, 0, offsets)
+    return tm, tx, smem.view(np.uint16)
+
+
+def test_interleaved_im2col_walks_the_chunk_dim_as_a_spatial_dim():
+    """H200 probes i2c_base / i2c_cpp16 / i2c_c1 / i2c_w2h1 (call 119): one 16-byte chunk per pixel whatever
+    channelsPerPixel says; the pixel walk steps the chunk dim, then W; H stays at its coordinate; then N."""
+    for cpp in (8, 16):
+        tm, tx, el = _interleaved_im2col([2, 6, 5, 2], cpp, 16, [0, 0], [0, 0], (0, 0, 0, 0), (0, 0))
+        assert tx == tm.tx_bytes == 256
+        assert el[:128:8].tolist() == [8 * i for i in range(12)] + [480, 488, 496, 504]
+    _, _, el = _interleaved_im2col([2, 6, 5, 2], 8, 16, [0, 0], [0, 0], (1, 0, 0, 0), (0, 0))
+    assert el[:128:8].tolist() == [8 * i for i in range(1, 12)] + [480, 488, 496, 504, 512]
+    _, _, el = _interleaved_im2col([2, 6, 5, 2], 8, 16, [0, 0], [0, 0], (0, 2, 1, 0), (0, 0))
+    assert el[:128:8].tolist() == [128 + 8 * i for i in range(8)] + [576 + 8 * i for i in range(8)]
+
+
+def test_interleaved_im2col_corners_and_offsets_apply_to_chunk_then_w():
+    """H200 probes i2c_corner and i2c_offs (call 119): corners [-1, -1] make the chunk box [-1, 0] and the W box
+    [-1, 4]; offsets (1, 1) shift the chunk and W."""
+    _, _, el = _interleaved_im2col([2, 6, 5, 2], 8, 16, [-1, -1], [-1, -1], (0, 0, 0, 0), (0, 0))
+    want = [0, 0, 16, 0, 32, 0, 48, 0, 64, 0, 0, 0, 480, 0, 496, 0]
+    assert el[:128:8].tolist() == want
+    _, _, el = _interleaved_im2col([2, 6, 5, 2], 8, 16, [-1, -1], [-1, -1], (0, 0, 0, 0), (1, 1))
+    assert el[:128:8].tolist() == [24, 32, 40, 48, 56, 64, 72, 80, 88, 480, 488, 496, 504, 512, 520, 528]
+    with pytest.raises(IllegalInstruction, match="dim 0: 2 not in"):  # the chunk start outside its pixel box
+        _interleaved_im2col([2, 6, 5, 2], 8, 16, [-1, -1], [-1, -1], (2, 0, 0, 0), (0, 0))
+
+
+def test_interleaved_im2col_element_strides_are_refused():
+    tm = TensorMap(DataType.UINT16, [2, 6, 5, 2], (32, 192, 960), [8, 1, 1, 1], interleave=1, mode="im2col",
+                   element_strides=(1, 2, 1, 1), pixel_box_lower_corner=[0, 0], pixel_box_upper_corner=[0, 0],
+                   channels_per_pixel=8, pixels_per_column=16)
+    with pytest.raises(TmaUnitError, match="not modeled"):
+        tma_unit.load(tm, (0, 0, 0, 0), np.zeros(4096, np.uint8), np.zeros(4096, np.uint8), 0, (0, 0))
 
 
 def test_interleaved_store_writes_back_what_the_load_read():

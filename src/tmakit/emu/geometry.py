@@ -65,8 +65,8 @@ class BoxGeometry:
 
 @lru_cache(maxsize=4096)
 def box_geometry(tmap) -> BoxGeometry:
-    """The shared-memory geometry of one box of ``tmap`` (cached per descriptor); interleaved tile maps as the
-    H200 moves them (``TensorMap.interleaved_box_dims``)."""
+    """The shared-memory geometry of one box of ``tmap`` (cached per descriptor); interleaved maps as the H200
+    moves them (``_interleaved_geometry``)."""
     if tmap.dtype in PACKED:
         raise TmaUnitError(f"{tmap.dtype.name}: packed 4/6-bit types are not modeled (the sm_90 driver refuses them)")
     swz = check_mode(tmap.swizzle)
@@ -87,18 +87,19 @@ def box_geometry(tmap) -> BoxGeometry:
 
 
 def _interleaved_geometry(tmap, swz: SwizzleMode, e: int) -> BoxGeometry:
-    """Interleaved tile maps (``TensorMap.interleaved_box_dims``): dense rows of ``boxDim[0]`` chunks, swizzled in
-    place by address; dims 1.. step by their element strides (``ceil(boxDim / elementStrides)`` positions, dim
-    rank-2 one). ``elementStrides[0]`` (chunks?) and im2col are not measured in this mode and are refused."""
-    if tmap.mode == "im2col":
-        raise TmaUnitError(f"{tmap.interleave.name} im2col maps are not modeled (only interleaved tile loads are "
-                           "measured on the H200, docs/CONFORMANCE.md)")
+    """Interleaved maps as the H200 moves them (``unfold``): dense rows of one chunk (``k`` elements), swizzled in
+    place by address. Tile: ``ceil(boxDim[0] / elementStrides[0])`` chunks stepping by ``elementStrides[0]``, then
+    dims 1.. by their element strides (dim rank-2 one position). im2col: one chunk per pixel, ``pixelsPerColumn``
+    pixels; element strides other than 1 are not measured in this mode and are refused."""
+    k = tmap.interleave_bytes // e
     es = tuple(tmap.element_strides)
-    if es[0] != 1:
-        raise TmaUnitError(f"elementStrides[0] = {es[0]} with {tmap.interleave.name} is not modeled (measured on the "
-                           "H200 with 1 only); use element_strides[0] = 1")
-    dims = tmap.interleaved_box_dims
-    counts = (dims[0],) + tuple(1 if i == tmap.rank - 2 else -(-b // s)
-                                for i, (b, s) in enumerate(zip(dims[1:], es[1:]), start=1))
-    steps = (1,) + tuple(1 if i == tmap.rank - 2 else s for i, s in enumerate(es[1:], start=1))
-    return BoxGeometry(e, counts, steps, counts[0] * e, swz)
+    if tmap.mode == "im2col":
+        if any(s != 1 for s in es):
+            raise TmaUnitError(f"elementStrides {list(es)} on a {tmap.interleave.name} im2col map are not modeled "
+                               "(measured on the H200 with all 1); use element_strides of 1")
+        return BoxGeometry(e, (k, tmap.pixels_per_column), (1, 1), k * e, swz)
+    b = tmap.box_dim
+    counts = (k, -(-b[0] // es[0])) + tuple(1 if i == tmap.rank - 2 else -(-b[i] // es[i])
+                                           for i in range(1, tmap.rank))
+    steps = (1, es[0]) + tuple(1 if i == tmap.rank - 2 else es[i] for i in range(1, tmap.rank))
+    return BoxGeometry(e, counts, steps, k * e, swz)

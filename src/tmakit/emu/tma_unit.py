@@ -12,7 +12,7 @@ CTAs, barriers or timing; ``tmakit.emu`` schedules these calls.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -21,9 +21,10 @@ from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
 from .gmem_view import as_bytes, combine_in_order, element_index, element_view, global_box, store_dim0
-from .im2col import im2col_gather, im2col_scatter
+from .im2col import check_im2col_start, im2col_gather, im2col_scatter
 from .reduce_ops import check_reduce, reduce_bits
 from .smem_image import check_smem_range, read_box, write_box
+from .unfold import unfold_im2col, unfold_tile
 
 S32 = (-(2**31), 2**31 - 1)
 IM2COL_OFFSET_MAX = {3: 2**16 - 1, 4: 2**8 - 1, 5: 2**5 - 1}
@@ -82,9 +83,9 @@ def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
     gel = element_view(as_bytes(gmem, False), geom.elem_bytes)
     fill = oob_fill_bits(tmap)
     if tmap.mode == "im2col":
-        return im2col_gather(gel, tmap, geom, coords, offsets, fill, lambda v: load_convert(tmap, v))
-    coords, dims = _element_dims(tmap, geom, coords, tuple(tmap.global_dim))
-    slices, view = global_box(gel, tmap, geom, coords, writeable=False, dims=dims)
+        return _im2col_gather(gel, tmap, geom, coords, offsets, fill)
+    walk, coords, dims = _walk(tmap, coords, tuple(tmap.global_dim))
+    slices, view = global_box(gel, walk, geom, coords, writeable=False, dims=dims)
     if slices is not None and view.shape == geom.shape:
         return load_convert(tmap, view.copy())
     out = np.full(geom.shape, fill, dtype=gel.dtype)
@@ -93,12 +94,23 @@ def gather(tmap, coords, gmem, im2col_offsets=()) -> np.ndarray:
     return out
 
 
-def _element_dims(tmap, geom, coords, dims):
-    """Coordinates and global dims in elements: an interleaved map's dim 0 counts 16/32-byte chunks."""
+def _walk(tmap, coords, dims):
+    """(map, coordinates, global dims) that ``global_box`` walks: the map itself, or an interleaved map unfolded
+    into elements of a chunk x chunks (``unfold``)."""
+    if tmap.interleave_bytes:
+        return unfold_tile(tmap, coords, dims)
+    return tmap, coords, dims
+
+
+def _im2col_gather(gel, tmap, geom, coords, offsets, fill):
+    convert = partial(load_convert, tmap)
     if not tmap.interleave_bytes:
-        return coords, dims
-    k = tmap.interleave_bytes // geom.elem_bytes
-    return (coords[0] * k,) + tuple(coords[1:]), (dims[0] * k,) + tuple(dims[1:])
+        return im2col_gather(gel, tmap, geom, coords, offsets, fill, convert)
+    check_im2col_start(tmap, coords)
+    view, vcoords, base = unfold_im2col(tmap, coords)
+    if base is None:
+        return np.full((geom.counts[1], geom.counts[0]), fill, dtype=gel.dtype)
+    return im2col_gather(gel[base // geom.elem_bytes:], view, geom, vcoords, offsets, fill, convert)
 
 
 def load(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, im2col_offsets=()) -> int:
@@ -127,6 +139,11 @@ def _im2col_store(tmap, coords, gmem, smem, smem_addr, what, combine=None) -> No
     check_smem_range(smem, smem_addr, geom, what)
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes)).reshape(geom.shape)
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
+    if tmap.interleave_bytes:
+        tmap, coords, base = unfold_im2col(tmap, coords)
+        if base is None:
+            return
+        gel = gel[base // geom.elem_bytes:]
     im2col_scatter(gel, tmap, geom, coords, box, store_dim0(tmap, geom.elem_bytes), combine, what)
 
 
@@ -137,8 +154,8 @@ def _store_target(tmap, coords, gmem, smem, smem_addr, what):
     box = read_box(smem, smem_addr, geom).view(storage_dtype(geom.elem_bytes))
     gel = element_view(as_bytes(gmem, True), geom.elem_bytes)
     d0 = tmap.global_dim[0] if tmap.interleave_bytes else store_dim0(tmap, geom.elem_bytes)  # chunks are whole
-    coords, dims = _element_dims(tmap, geom, coords, (d0,) + tuple(tmap.global_dim[1:]))
-    slices, view = global_box(gel, tmap, geom, coords, writeable=True, dims=dims, clip=True)
+    walk, coords, dims = _walk(tmap, coords, (d0,) + tuple(tmap.global_dim[1:]))
+    slices, view = global_box(gel, walk, geom, coords, writeable=True, dims=dims, clip=True)
     return box.reshape(geom.shape), slices, view, gel
 
 

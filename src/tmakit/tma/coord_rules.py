@@ -11,10 +11,20 @@ def inner_misaligned(tmap, c0: int) -> bool:
     return int(tmap.interleave) == 0 and (c0 * tmap.elem_bits // 8) % 16 != 0
 
 
+def im2col_spatial_dims(tmap) -> tuple[int, ...]:
+    """The map dims an im2col load walks as its spatial dims, in corner/offset order: W, H, D (dims 1..rank-2).
+    Interleaved maps (H200 probes, docs/CONFORMANCE.md): the chunk dim and the next ones (dims 0..rank-3), each
+    pixel being one chunk; dim rank-2 stays at its coordinate."""
+    first = 0 if getattr(tmap, "interleave_bytes", 0) else 1
+    return tuple(range(first, first + tmap.rank - 2))
+
+
 def im2col_pixel_box(tmap, i: int) -> tuple[int, int]:
-    """(first, last) position of spatial dim ``i`` (0 = W, the map's dim 1) inside an im2col map's pixel bounding
-    box: ``[lowerCorner[i], globalDim[i + 1] - 1 + upperCorner[i]]``."""
-    return tmap.pixel_box_lower_corner[i], tmap.global_dim[i + 1] - 1 + tmap.pixel_box_upper_corner[i]
+    """(first, last) position of spatial dim ``i`` (0 = W, the map's dim 1; interleaved: the chunk dim, dim 0)
+    inside an im2col map's pixel bounding box: ``[lowerCorner[i], globalDim[d] - 1 + upperCorner[i]]``, ``d`` the
+    map dim of :func:`im2col_spatial_dims`."""
+    d = im2col_spatial_dims(tmap)[i]
+    return tmap.pixel_box_lower_corner[i], tmap.global_dim[d] - 1 + tmap.pixel_box_upper_corner[i]
 
 
 def im2col_start_outside(tmap, coords) -> list[tuple[int, int, int, int]]:
@@ -24,11 +34,11 @@ def im2col_start_outside(tmap, coords) -> list[tuple[int, int, int, int]]:
     if tmap.mode != "im2col":
         return []
     bad = []
-    for i in range(tmap.rank - 2):
+    for i, d in enumerate(im2col_spatial_dims(tmap)):
         lo, hi = im2col_pixel_box(tmap, i)
-        c = int(coords[i + 1])
+        c = int(coords[d])
         if not lo <= c <= hi:
-            bad.append((i + 1, c, lo, hi))
+            bad.append((d, c, lo, hi))
     return bad
 
 

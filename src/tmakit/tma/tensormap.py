@@ -218,33 +218,46 @@ class TensorMap:
         return bool(self.interleave_bytes) and self.mode != "im2col"
 
     @property
+    def interleaved_im2col(self) -> bool:
+        """An interleaved im2col map: each pixel is one chunk, and the chunk dim is the first spatial dim
+        (``tmakit.tma.coord_rules.im2col_spatial_dims``)."""
+        return bool(self.interleave_bytes) and self.mode == "im2col"
+
+    @property
     def interleaved_box_dims(self) -> tuple[int, ...]:
         """What an interleaved tile load moves, measured on an H200 (docs/CONFORMANCE.md): dim 0 (``globalDim[0]``,
-        ``boxDim[0]`` and its coordinate) counts interleave-sized chunks of 16 or 32 bytes, not elements, and dim
-        rank-2 contributes one position whatever ``boxDim`` says; the other dims are walked as in tile mode. Returns
-        the effective box per dim in elements (dim 0: ``boxDim[0] * chunk / elemsize``)."""
+        ``boxDim[0]``, its coordinate and ``elementStrides[0]``) counts interleave-sized chunks of 16 or 32 bytes,
+        not elements, and dim rank-2 contributes one position whatever ``boxDim`` says; the other dims are walked as
+        in tile mode. Returns the effective box per dim in elements (dim 0: ``ceil(boxDim[0] / elementStrides[0])``
+        chunks of ``chunk / elemsize`` elements)."""
         k = self.interleave_bytes // self.elem_bytes
-        return tuple(b * k if i == 0 else (1 if i == self.rank - 2 else b) for i, b in enumerate(self.box_dim))
+        es0 = self.element_strides[0] if self.element_strides else 1
+        return tuple(-(-b // es0) * k if i == 0 else (1 if i == self.rank - 2 else b)
+                     for i, b in enumerate(self.box_dim))
 
     @property
     def inner_bytes(self) -> int:
-        """Data bytes of one shared-memory row (``boxDim[0] * elemsize``; im2col: ``channels * elemsize``)."""
+        """Data bytes of one shared-memory row (``boxDim[0] * elemsize``; im2col: ``channels * elemsize``;
+        interleaved: the chunks of dim 0 the box takes, or one chunk per pixel for im2col)."""
         if self.interleaved_tile:
-            return self.inner_box * self.interleave_bytes
+            return self.interleaved_box_dims[0] * self.elem_bytes
+        if self.interleaved_im2col:
+            return self.interleave_bytes
         return -(-self.inner_box * self.smem_elem_bits // 8)
 
     @property
     def tx_bytes(self) -> int:
         """Bytes one box delivers (the mbarrier transaction count), TMA.md §3:
         ``elemsize * boxDim[0] * prod(ceil(boxDim[i] / elementStrides[i]), i >= 1)``; im2col:
-        ``channelsPerPixel * pixelsPerColumn * elemsize``. Padding of swizzled rows is not counted."""
+        ``channelsPerPixel * pixelsPerColumn * elemsize``; interleaved maps: :attr:`inner_bytes` per row. Padding of
+        swizzled rows is not counted."""
         return self.inner_bytes * self.box_rows
 
     @property
     def row_pitch(self) -> int:
         """Bytes between consecutive box rows in shared memory: the swizzle span, or dense when unswizzled (and for
         interleaved maps, whose rows are dense and swizzled in place by address)."""
-        if self.swizzle != SwizzleMode.NONE and not self.interleaved_tile:
+        if self.swizzle != SwizzleMode.NONE and not self.interleave_bytes:
             return SWIZZLE_SPAN[self.swizzle]
         return self.inner_bytes
 
@@ -253,7 +266,7 @@ class TensorMap:
         """Shared-memory footprint of one box: ``row_pitch * box_rows`` (includes the tail of narrow swizzled rows);
         interleaved maps' dense rows round up to the swizzle span, inside which the swizzle permutes chunks."""
         n = self.row_pitch * self.box_rows
-        if self.interleaved_tile and self.swizzle != SwizzleMode.NONE:
+        if self.interleave_bytes and self.swizzle != SwizzleMode.NONE:
             span = SWIZZLE_SPAN[self.swizzle]
             n = -(-n // span) * span
         return n

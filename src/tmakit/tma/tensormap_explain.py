@@ -120,11 +120,15 @@ def explain(tm: TensorMap, arch: str = "sm_90") -> str:
     rows.append(("elementStrides", _tup(tm.element_strides) + note))
     il = _short(tm.interleave)
     if tm.interleaved_tile:
-        il += (f" (on the H200 dim 0 counts {tm.interleave_bytes}-byte chunks and dim {tm.rank - 2} loads one "
-               "position; rows are dense and swizzled in place)")
+        il += (f" (on the H200 dim 0 counts {tm.interleave_bytes}-byte chunks, elementStrides[0] steps over them, "
+               f"and dim {tm.rank - 2} loads one position; rows are dense and swizzled in place)")
+    elif tm.interleaved_im2col:
+        il += (f" (on the H200 each pixel is one {tm.interleave_bytes}-byte chunk whatever channelsPerPixel says; "
+               f"the pixel walk steps dims 0..{tm.rank - 3} (corners and offsets in that order), dim {tm.rank - 2} "
+               "stays at its coordinate)")
     rows.append(("interleave", il))
     sw = _short(tm.swizzle)
-    if tm.swizzle != SwizzleMode.NONE and not tm.interleaved_tile:
+    if tm.swizzle != SwizzleMode.NONE and not tm.interleave_bytes:
         sw += f" (rows padded to the {SWIZZLE_SPAN[tm.swizzle]}-byte span)"
     rows.append(("swizzle", sw))
     rows.append(("l2Promotion", _short(tm.l2_promotion)))
