@@ -592,3 +592,22 @@ def test_reduce_through_overlapping_rows_combines_every_element(op, want):
     img = np.repeat(np.array([1, 2, 2], np.uint32), 8)  # rows hold 1, 2, 2
     tma_unit.reduce(tm, (0, 0), g, img.view(np.uint8).reshape(-1).copy(), 0, op)
     assert g[:16:4].tolist() == want  # the four 16-byte chunks: row 0 / rows 0+1 / rows 1+2 / row 2
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_store_through_overlapping_rows_keeps_the_last_box_element(swap):
+    """A store through aliasing rows writes every box element in box order, so the later row wins. numpy's
+    overlapping-view assignment iterates in its own order and got one H200 fuzz case wrong (session 11: an
+    interleaved map with elementStrides[0] = 2 whose dim-1 stride is one chunk)."""
+    tm = TensorMap(DataType.UINT8, (4, 9, 6, 5), (32, 352, 2176), (32, 6, 1, 4), element_strides=(2, 1, 2, 1),
+                   interleave=2, swizzle=1)
+    ids = np.arange(tm.tx_bytes // 32)[::-1] if swap else np.arange(tm.tx_bytes // 32)
+    smem = np.zeros(tm.smem_bytes + 256, np.uint8)
+    from tmakit.emu.geometry import box_geometry
+    from tmakit.emu.smem_image import write_box
+
+    write_box(smem, 256, box_geometry(tm), np.repeat(ids.astype(np.uint16), 16).view(np.uint8))
+    g = np.full(2176 * 5 + 256, 0xFF, np.uint8)
+    tma_unit.store(tm, (1, 5, 4, 1), g, smem, 256)
+    # global chunk 3840 is box chunk 1 (row 0: c0 = 3, W = 5) and box chunk 32 (row 2: c0 = 1, W = 7): row 2 wins
+    assert g[3840:3842].view(np.uint16)[0] == ids[32]

@@ -87,11 +87,7 @@ def im2col_scatter(gel: np.ndarray, tmap, geom, coords, box: np.ndarray, channel
     valid &= off < gel.size
     if not valid.any():
         return
-    idx, vals = off[valid], box[valid]
-    if combine is None:
-        gel[idx] = vals
-    else:
-        combine_in_order(gel, idx, vals, combine)
+    combine_in_order(gel, off[valid], box[valid], combine or (lambda old, new: new))
 
 
 def im2col_gather(gel: np.ndarray, tmap, geom, coords, offsets, fill: int, convert=None) -> np.ndarray:

@@ -162,14 +162,20 @@ def _store_target(tmap, coords, gmem, smem, smem_addr, what):
 def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
     """``cp.async.bulk.tensor`` shared -> global: write the in-bounds part of the box; OOB parts are skipped,
     except that dim 0 is written in whole 16-byte chunks: elements past ``globalDim[0]`` up to the next 16-byte
-    boundary of each row are written too, as on the H200 (``gmem_view.store_dim0``)."""
+    boundary of each row are written too, as on the H200 (``gmem_view.store_dim0``). Where global strides make box
+    elements alias (rows that overlap), the last one in box order wins."""
     if tmap.mode == "im2col":
         _im2col_store(tmap, coords, gmem, smem, smem_addr, "TMA store")
         return checked_geometry(tmap).tx_bytes
-    box, slices, view, _ = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
+    box, slices, view, gel = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
     if slices is not None:
-        view[...] = box[slices]
+        combine_in_order(gel, element_index(gel, view), box[slices].reshape(-1), _replace)
     return checked_geometry(tmap).tx_bytes
+
+
+def _replace(old, new):
+    """A store: each box element replaces what is there, in box order (aliasing rows: the last one wins)."""
+    return new
 
 
 def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int:
