@@ -31,6 +31,22 @@ def _map2d(buf, rows, cols, box, swizzle=SwizzleMode.NONE, dtype=DataType.FLOAT3
                      element_strides=es, swizzle=swizzle, global_address=buf.ptr)
 
 
+def _assert_store_like_the_emulator(buf, host, tm, coords, op, image, mode):
+    """Store (``op`` None) or reduce ``image`` through ``tm`` at ``coords`` on the GPU (``buf`` holds ``host``) and
+    with the emulator: the whole global buffer must agree byte for byte, and must have changed."""
+    from tmakit.cuda import seeds
+    from tmakit.emu import tma_unit
+
+    want = host.copy()
+    if op is None:
+        tma_unit.store(tm, coords, want, image.copy(), 0)
+    else:
+        tma_unit.reduce(tm, coords, want, image.copy(), 0, op)
+    assert seeds.store_boxes(tm, [seeds.store_job(coords, op=op, mode=mode)], image[None])[0] == 1
+    got = np.frombuffer(buf.download(), np.uint8)
+    assert np.array_equal(got, want) and not np.array_equal(got, host)
+
+
 def _ref_load(g: np.ndarray, c0: int, c1: int, box, swizzle: int, dst_offset: int, image: np.ndarray):
     """Reference of a 2-D fp32 tile load (OOB -> 0) into ``image`` (uint8) at ``dst_offset``."""
     b0, b1 = box
@@ -193,9 +209,6 @@ def test_seed_im2col_loads_match_the_emulator(tkc, case):
 def test_seed_im2col_stores_match_the_emulator(tkc, case):
     """.im2col_no_offs stores and reductions on the GPU equal the emulator's global buffer byte for byte (the load's
     walk with zero offsets, OOB pixels skipped, wrap into the next image, swizzle)."""
-    from tmakit.cuda import seeds
-    from tmakit.emu import tma_unit
-
     case = dict(case)
     coords, op = case.pop("coords"), case.pop("op")
     rng = np.random.default_rng(5)
@@ -206,14 +219,7 @@ def test_seed_im2col_stores_match_the_emulator(tkc, case):
     buf = tkc.DeviceBuffer.from_bytes(host.tobytes())
     tm = _nwc_map(buf, **case)
     image = (rng.standard_normal(tm.smem_bytes // 4) * 4).astype(np.float32).view(np.uint8)
-    want = host.copy()
-    if op is None:
-        tma_unit.store(tm, coords, want, image.copy(), 0)
-    else:
-        tma_unit.reduce(tm, coords, want, image.copy(), 0, op)
-    assert seeds.store_boxes(tm, [seeds.store_job(coords, op=op, mode="im2col")], image[None])[0] == 1
-    got = np.frombuffer(buf.download(), np.uint8)
-    assert np.array_equal(got, want) and not np.array_equal(got, host)
+    _assert_store_like_the_emulator(buf, host, tm, coords, op, image, "im2col")
 
 
 def test_seed_host_check_refuses_an_im2col_store_with_padding_corners(tkc):
@@ -278,14 +284,7 @@ def test_interleaved_maps_match_the_emulator(tkc, case, op):
     image = rng.integers(0, 256, tm.smem_bytes, dtype=np.uint8)
     if case["dtype"] == DataType.FLOAT32:
         image = (rng.standard_normal(tm.smem_bytes // 4) * 4).astype(np.float32).view(np.uint8)
-    want = host.copy()
-    if op is None:
-        tma_unit.store(tm, case["coords"], want, image.copy(), 0)
-    else:
-        tma_unit.reduce(tm, case["coords"], want, image.copy(), 0, op)
-    assert seeds.store_boxes(tm, [seeds.store_job(case["coords"], op=op)], image[None])[0] == 1
-    got = np.frombuffer(buf.download(), np.uint8)
-    assert np.array_equal(got, want) and not np.array_equal(got, host)
+    _assert_store_like_the_emulator(buf, host, tm, case["coords"], op, image, "tile")
 
 
 _INTERLEAVED_IM2COL_CASES = [  # (dtype, interleave, swizzle, dims, strides, cpp, ppc, lower, upper, coords, offsets)
@@ -328,14 +327,7 @@ def test_interleaved_im2col_maps_match_the_emulator(tkc, case, op):
         assert status[0] == 1 and np.array_equal(got[0], want)
         return
     image = (rng.standard_normal(tm.smem_bytes // 4) * 4).astype(np.float32).view(np.uint8)
-    want = host.copy()
-    if op is None:
-        tma_unit.store(tm, coords, want, image.copy(), 0)
-    else:
-        tma_unit.reduce(tm, coords, want, image.copy(), 0, op)
-    assert seeds.store_boxes(tm, [seeds.store_job(coords, op=op, mode="im2col")], image[None])[0] == 1
-    got = np.frombuffer(buf.download(), np.uint8)
-    assert np.array_equal(got, want) and not np.array_equal(got, host)
+    _assert_store_like_the_emulator(buf, host, tm, coords, op, image, "im2col")
 
 
 def test_seed_host_check_refuses_an_interleaved_im2col_chunk_start_outside_the_pixel_box(tkc):
