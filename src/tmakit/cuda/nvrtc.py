@@ -125,10 +125,17 @@ def _check(nvrtc, err, call: str, prog=None):
 def _read_log(nvrtc, prog) -> str:
     err, n = nvrtc.nvrtcGetProgramLogSize(prog)
     _check(nvrtc, err, "nvrtcGetProgramLogSize")
-    buf = b" " * n
+    buf = _out_buffer(n)
     (err,) = nvrtc.nvrtcGetProgramLog(prog, buf)
     _check(nvrtc, err, "nvrtcGetProgramLog")
-    return buf.rstrip(b"\x00 ").decode(errors="replace")
+    return bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
+
+
+def _out_buffer(n: int) -> bytearray:
+    """A writable buffer for NVRTC to fill. Never ``b" " * n``: bytes are immutable, and for ``n == 1`` (an empty
+    log) that expression is CPython's shared ``b" "`` object, so NVRTC's NUL would turn every ``b" "`` in the
+    process into ``b"\x00"`` (it broke ``import torch`` after a compile)."""
+    return bytearray(n)
 
 
 def nvrtc_compile(source: str, name: str, options: list[str], name_expressions=(),
@@ -148,7 +155,7 @@ def nvrtc_compile(source: str, name: str, options: list[str], name_expressions=(
             raise CompileError(name, log, source, options, compiler=compiler_id(), headers=headers)
         err, size = nvrtc.nvrtcGetCUBINSize(prog)
         _check(nvrtc, err, "nvrtcGetCUBINSize")
-        cubin = b" " * size
+        cubin = _out_buffer(size)
         (err,) = nvrtc.nvrtcGetCUBIN(prog, cubin)
         _check(nvrtc, err, "nvrtcGetCUBIN")
         lowered = {}
