@@ -602,25 +602,34 @@ def _rand_im2col_for_hw(rng, tmm, max_box_bytes=16384, inside=False):
     raise RuntimeError("could not generate an im2col map")
 
 
+def _rand_interleave_basics(rng, tmm):
+    """(dtype, element bytes, rank, interleave, chunk bytes, swizzle) of a random interleaved map (32B needs SW32)."""
+    dtype = tmm.DataType(int(rng.choice(LOAD_DTYPES)))
+    rank = int(rng.integers(3, 6))  # the draw order of sessions 9-11, so their seeds replay the same maps
+    il = int(rng.integers(1, 3))
+    swz = 1 if il == 2 else int(rng.integers(0, 4))
+    return dtype, tmm.DTYPE_BITS[dtype] // 8, rank, il, 16 * il, swz
+
+
+def _chunked_strides(rng, dims, chunk, first_max):
+    """Byte strides of dims 1.. of an interleaved map (the first 1..first_max-1 chunks, each next one the previous
+    extent plus 0-2 chunks) and the bytes its boxes can reach (dim 0 counts chunks)."""
+    strides, s = [], chunk * int(rng.integers(1, first_max))
+    for i in range(1, len(dims)):
+        strides.append(s)
+        s = s * dims[i] + chunk * int(rng.integers(0, 3))
+    return strides, sum((d - 1) * st for d, st in zip(dims[1:], strides)) + dims[0] * chunk
+
+
 def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
     """A random valid INTERLEAVE_16B/32B tile map (half of them with element strides 1..3 on dims 1.. and 1..4 on
     dim 0, which steps over chunks), as (spec, bytes the loads can reach): dim 0 counts 16/32-byte chunks on the
     H200, so a row reaches globalDim[0] chunks."""
-    DT = tmm.DataType
     for _ in range(2000):
-        dtype = DT(int(rng.choice(LOAD_DTYPES)))
-        eb = tmm.DTYPE_BITS[dtype] // 8
-        rank = int(rng.integers(3, 6))
-        il = int(rng.integers(1, 3))
-        chunk = 16 * il
-        swz = 1 if il == 2 else int(rng.integers(0, 4))
+        dtype, eb, rank, il, chunk, swz = _rand_interleave_basics(rng, tmm)
         box0 = max(1, 16 // eb) * int(rng.integers(1, 5))
         dims = [int(rng.integers(1, 12))] + [int(rng.integers(1, {3: 24, 4: 10, 5: 6}[rank])) for _ in range(rank - 1)]
-        strides, s = [], chunk * int(rng.integers(1, 5))
-        for i in range(1, rank):
-            strides.append(s)
-            s = s * dims[i] + chunk * int(rng.integers(0, 3))
-        reach = sum((d - 1) * st for d, st in zip(dims[1:], strides)) + dims[0] * chunk
+        strides, reach = _chunked_strides(rng, dims, chunk, 5)
         if reach > (8 << 20):
             continue
         box = [box0] + [int(rng.integers(1, min(dims[i] + 3, 9))) for i in range(1, rank)]
@@ -637,20 +646,10 @@ def _rand_interleaved_for_hw(rng, tmm, max_box_bytes=16384):
 def _rand_interleaved_im2col_for_hw(rng, tmm, max_box_bytes=16384, inside=False):
     """A random valid INTERLEAVE_16B/32B im2col map (element strides 1: the emulator refuses others), as (spec,
     bytes the loads can reach). ``inside``: pixel-box corners inside the tensor (what stores take)."""
-    DT = tmm.DataType
     for _ in range(2000):
-        dtype = DT(int(rng.choice(LOAD_DTYPES)))
-        eb = tmm.DTYPE_BITS[dtype] // 8
-        rank = int(rng.integers(3, 6))
-        il = int(rng.integers(1, 3))
-        chunk = 16 * il
-        swz = 1 if il == 2 else int(rng.integers(0, 4))
+        dtype, eb, rank, il, chunk, swz = _rand_interleave_basics(rng, tmm)
         dims = [int(rng.integers(1, 6))] + [int(rng.integers(1, {3: 12, 4: 8, 5: 5}[rank])) for _ in range(rank - 1)]
-        strides, s = [], chunk * int(rng.integers(1, 4))
-        for i in range(1, rank):
-            strides.append(s)
-            s = s * dims[i] + chunk * int(rng.integers(0, 3))
-        reach = sum((d - 1) * st for d, st in zip(dims[1:], strides)) + dims[0] * chunk
+        strides, reach = _chunked_strides(rng, dims, chunk, 4)
         if reach > (8 << 20):
             continue
         spatial = dims[:rank - 2]  # the chunk dim and dims 1..rank-3 (coord_rules.im2col_spatial_dims)
