@@ -17,7 +17,8 @@ class BoxGeometry:
     """One box as TMA lays it out in shared memory, row-major with dim 0 contiguous.
 
     ``counts`` are elements per dimension, innermost first (tiled: ``ceil(boxDim[i] / elementStrides[i])``,
-    ``boxDim[0]`` for dim 0; im2col: ``(channelsPerPixel, pixelsPerColumn)``); ``steps`` the element strides.
+    ``boxDim[0]`` for dim 0; im2col: ``(channelsPerPixel, pixelsPerColumn)``; interleaved maps: the elements of a
+    chunk first, then chunks, as ``unfold`` walks them); ``steps`` the element strides.
     """
 
     elem_bytes: int
