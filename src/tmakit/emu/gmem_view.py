@@ -87,6 +87,32 @@ def element_index(gel: np.ndarray, view: np.ndarray) -> np.ndarray:
     return np.broadcast_to(idx, view.shape).reshape(-1)
 
 
+def replace(old, new):
+    """The combine of a plain store: the new value replaces the old one."""
+    return new
+
+
+def _self_overlapping(view: np.ndarray) -> bool:
+    """Whether two elements of a strided view may share memory (conservative: axes sorted by stride must each step
+    past everything the smaller ones span)."""
+    span = view.itemsize
+    for step, n in sorted((abs(s), n) for n, s in zip(view.shape, view.strides) if n > 1):
+        if step < span:
+            return True
+        span = step * (n - 1) + span
+    return False
+
+
+def write_box_in_order(gel: np.ndarray, view: np.ndarray, vals: np.ndarray, combine) -> None:
+    """``view = combine(view, vals)`` element by element in box (C) order, ``view`` a strided window of ``gel``:
+    one vectorized pass when no two elements alias, else :func:`combine_in_order` (numpy's own order for an
+    overlapping assignment is not the box's)."""
+    if not _self_overlapping(view):
+        view[...] = combine(view, vals)
+        return
+    combine_in_order(gel, element_index(gel, view), vals.reshape(-1), combine)
+
+
 def combine_in_order(gel: np.ndarray, idx: np.ndarray, vals: np.ndarray, combine) -> None:
     """``gel[idx[k]] = combine(gel[idx[k]], vals[k])`` for k in order, as the TMA unit applies a reduction element
     by element: where global strides make box elements alias (rows that overlap), each one combines in turn."""

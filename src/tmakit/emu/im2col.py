@@ -19,7 +19,7 @@ import numpy as np
 
 from ..tma.coord_rules import im2col_pixel_box, im2col_start_message
 from .errors import IllegalAddress, IllegalInstruction
-from .gmem_view import combine_in_order
+from .gmem_view import combine_in_order, replace
 
 
 def _bbox(tmap, i: int) -> tuple[int, int, int, int]:
@@ -87,7 +87,7 @@ def im2col_scatter(gel: np.ndarray, tmap, geom, coords, box: np.ndarray, channel
     valid &= off < gel.size
     if not valid.any():
         return
-    combine_in_order(gel, off[valid], box[valid], combine or (lambda old, new: new))
+    combine_in_order(gel, off[valid], box[valid], combine or replace)
 
 
 def im2col_gather(gel: np.ndarray, tmap, geom, coords, offsets, fill: int, convert=None) -> np.ndarray:

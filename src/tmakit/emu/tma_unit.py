@@ -20,7 +20,7 @@ from ..tma.coord_rules import inner_misaligned, store_start_message
 from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
-from .gmem_view import as_bytes, combine_in_order, element_index, element_view, global_box, store_dim0
+from .gmem_view import as_bytes, element_view, global_box, replace, store_dim0, write_box_in_order
 from .im2col import check_im2col_start, im2col_gather, im2col_scatter
 from .reduce_ops import check_reduce, reduce_bits
 from .smem_image import check_smem_range, read_box, write_box
@@ -169,13 +169,8 @@ def store(tmap, coords, gmem, smem: np.ndarray, smem_addr: int) -> int:
         return checked_geometry(tmap).tx_bytes
     box, slices, view, gel = _store_target(tmap, coords, gmem, smem, smem_addr, "TMA store")
     if slices is not None:
-        combine_in_order(gel, element_index(gel, view), box[slices].reshape(-1), _replace)
+        write_box_in_order(gel, view, box[slices], replace)
     return checked_geometry(tmap).tx_bytes
-
-
-def _replace(old, new):
-    """A store: each box element replaces what is there, in box order (aliasing rows: the last one wins)."""
-    return new
 
 
 def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int:
@@ -188,8 +183,7 @@ def reduce(tmap, coords, gmem, smem: np.ndarray, smem_addr: int, op: str) -> int
         return checked_geometry(tmap).tx_bytes
     box, slices, view, gel = _store_target(tmap, coords, gmem, smem, smem_addr, f"TMA reduce .{op}")
     if slices is not None:
-        combine_in_order(gel, element_index(gel, view), box[slices].reshape(-1),
-                         lambda old, new: reduce_bits(op, tmap.dtype, old, new))
+        write_box_in_order(gel, view, box[slices], lambda old, new: reduce_bits(op, tmap.dtype, old, new))
     return checked_geometry(tmap).tx_bytes
 
 
