@@ -48,3 +48,49 @@ def test_reduce_cpu_fallback_matches_ptx_semantics(op):
     want = {"add": [3, 2, 7, 16], "min": [0, 1, 2, 7], "max": [3, 1, 5, 9], "and": [0, 1, 0, 1], "or": [3, 1, 7, 15],
             "xor": [3, 0, 7, 14], "inc": [1, 0, 0, 8], "dec": [3, 0, 2, 6]}[op]
     assert ops.reduce_into(d, s, op).tolist() == want
+
+
+def test_overlapping_source_and_destination_are_refused():
+    x = torch.arange(64.0)
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.copy(x[1:], x[:-1])
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.reduce_into(x[:-1], x[1:])
+    m = torch.arange(64.0).reshape(8, 8)
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.transpose(m, 0, 1, out=m)
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.permute(m, (1, 0), out=m, strict=True)
+    assert torch.equal(x, torch.arange(64.0)) and torch.equal(m, torch.arange(64.0).reshape(8, 8))
+
+
+def test_a_destination_that_writes_an_address_twice_is_refused():
+    dst = torch.zeros(8).as_strided((4, 4), (1, 1))
+    with pytest.raises(ValueError, match="more than once"):
+        ops.copy(torch.ones(4, 4), dst)
+    with pytest.raises(ValueError, match="more than once"):
+        ops.reduce_into(torch.zeros(3).expand(4, 3), torch.ones(4, 3))
+
+
+def test_disjoint_interleaved_views_of_one_tensor_run():
+    m = torch.arange(48.0).reshape(4, 12)
+    want = m.clone()
+    want[:, 6:] = m[:, :6]
+    ops.copy(m[:, :6], m[:, 6:])
+    assert torch.equal(m, want)
+    want[:, 1::2] += want[:, 0::2]
+    ops.reduce_into(m[:, 1::2], m[:, 0::2])
+    assert torch.equal(m, want)
+
+
+def test_the_very_same_view_is_a_noop_copy_and_a_valid_reduction():
+    x = torch.arange(10.0)
+    assert ops.copy(x, x) is x and ops.last_path == "none:src is dst" and torch.equal(x, torch.arange(10.0))
+    ops.reduce_into(x, x, "add")
+    assert torch.equal(x, 2 * torch.arange(10.0))
+    y = torch.arange(10, dtype=torch.int32)
+    ops.copy(y.view(torch.float32), y.view(torch.float32))
+    assert torch.equal(y, torch.arange(10, dtype=torch.int32))
+    z = torch.arange(4, dtype=torch.int16)  # one memory as two dtypes: torch converts element by element
+    ops.copy(z.view(torch.float16), z)
+    assert torch.equal(z, torch.arange(4, dtype=torch.int16).view(torch.float16).to(torch.int16))

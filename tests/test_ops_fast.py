@@ -145,3 +145,21 @@ def test_fallbacks_are_not_cached(monkeypatch):
     assert ops._fast == {} and ops.last_path.startswith("torch:")
     with pytest.raises(ValueError, match="TMA cannot"):
         ops.copy(x, y, strict=True)
+
+
+def test_a_cached_launcher_is_not_reused_for_overlapping_addresses(fake):
+    a, b = aligned((1024,), torch.float32), aligned((1024,), torch.float32)
+    ops.copy(a, b)
+    ops.reduce_into(b, a)
+    assert len(fake) == 2
+    base = aligned((2048,), torch.float32)
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.copy(base[:1024], base[512:1536])  # same key (layout, alignment); the extents intersect
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.reduce_into(base[512:1536], base[:1024])
+    m = aligned((64, 64))
+    ops.copy(m[:, :32], m[:, 32:])  # intersecting extents, disjoint elements: planned once, then cached
+    ops.copy(m[:, :32], m[:, 32:])
+    assert len(fake) == 3 and ops.last_path == "tma:fake"
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.copy(m[:, :32], m[:, 16:48])

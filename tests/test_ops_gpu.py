@@ -460,3 +460,104 @@ def test_transpose_in_place_knob(kq, consumers, monkeypatch):
         y = poisoned(tuple(shape[d] for d in dims), torch.bfloat16)
         ops.permute(x, dims, out=y)
         assert ops.last_path == "tma:transpose" and torch.equal(y, x.permute(dims)), (shape, dims)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_disjoint_views_of_one_buffer_run_on_tma(dtype):
+    """Interleaved views (intersecting byte extents, no shared element) pass the exact aliasing test and run on TMA,
+    the first call and the cached ones alike."""
+    for _ in range(2):
+        x = rand((8, 2, 96, 160), dtype)
+        want = x.clone()
+        want[:, 1] = want[:, 0]
+        ops.copy(x[:, 0], x[:, 1], strict=True)
+        assert ops.last_path == "tma:strided" and torch.equal(x, want)
+        m = rand((512, 2048), dtype)
+        want = m.clone()
+        want[:, 1024:1536] += want[:, :512]
+        ops.reduce_into(m[:, 1024:1536], m[:, :512], "add", method="store-reduce", strict=True)
+        assert ops.last_path == "tma:strided" and torch.equal(m, want)
+        y = rand((2, 256, 128), dtype)
+        want = y.clone()
+        want[1] = want[0].t().reshape(256, 128)
+        ops.transpose(y[0], 0, 1, out=y[1].view(128, 256), strict=True)
+        assert ops.last_path == "tma:transpose" and torch.equal(y, want)
+
+
+@pytest.mark.parametrize("method", ["store-reduce", "combine"])
+def test_overlap_is_refused_and_the_very_same_view_is_safe(method):
+    x = rand((1 << 20,), torch.float32)
+    keep = x.clone()
+    for dst, src in ((x[4096:], x[:-4096]), (x[:-4096], x[4096:])):
+        with pytest.raises(ValueError, match="overlap in memory"):
+            ops.reduce_into(dst, src, "add", method=method)
+        with pytest.raises(ValueError, match="overlap in memory"):
+            ops.copy(src, dst)
+    assert torch.equal(x, keep)
+    ops.reduce_into(x, x, "add", method=method, strict=True)
+    assert ops.last_path == ("tma:flat" if method == "store-reduce" else "tma:combine") and torch.equal(x, 2 * keep)
+    ops.copy(x, x, strict=True)
+    assert ops.last_path == "none:src is dst" and torch.equal(x, 2 * keep)
+    m = rand((256, 256), torch.bfloat16)
+    with pytest.raises(ValueError, match="overlap in memory"):
+        ops.transpose(m, 0, 1, out=m)
+
+
+def _random_view(rng, base):
+    """A random slice (offsets, steps 1-2, inner step kept 1 half the time) and permutation of ``base``."""
+    idx = []
+    for n in base.shape:
+        lo = int(rng.integers(0, max(1, n // 4)))
+        step = 1 if rng.random() < 0.7 else 2
+        idx.append(slice(lo, n, step))
+    if rng.random() < 0.5:
+        idx[-1] = slice(idx[-1].start, base.shape[-1], 1)
+    v = base[tuple(idx)]
+    return v.permute(*rng.permutation(v.dim()).tolist()) if rng.random() < 0.6 else v
+
+
+def _bits(t):
+    return t.contiguous().reshape(-1).view(torch.uint8)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_views_match_torch_and_touch_nothing_else(seed):
+    """Differential fuzz against torch: random dtypes, ranks 1-5, slices, steps and permutations for copy, permute and
+    reduce_into (TMA or the documented fallback); whole buffers compared bit for bit, so a stray write outside the
+    destination view fails too."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    dtypes = [torch.uint8, torch.bfloat16, torch.float16, torch.float32, torch.int32, torch.int64, torch.float64]
+    paths = []
+    for case in range(60):
+        dtype = dtypes[int(rng.integers(len(dtypes)))]
+        rank = int(rng.integers(1, 6))
+        shape = [int(rng.choice([1, 3, 8, 17, 64, 130])) for _ in range(rank)]
+        if int(np.prod(shape)) > (1 << 22):
+            shape = shape[:2]
+        src_base = rand(shape, dtype)
+        src = _random_view(rng, src_base)
+        kind = ["copy", "permute", "reduce"][int(rng.integers(3))]
+        if kind == "permute":
+            dims = rng.permutation(src.dim()).tolist()
+            got = ops.permute(src, dims)
+            paths.append(ops.last_path)
+            assert torch.equal(_bits(got), _bits(src.permute(dims))), (case, shape, dims, ops.last_path)
+            continue
+        dst_base = rand([n + int(rng.integers(0, 3)) for n in src.shape], dtype)
+        dst = dst_base[tuple(slice(0, n) for n in src.shape)]
+        want = dst_base.clone()
+        wdst = want[tuple(slice(0, n) for n in src.shape)]
+        if kind == "copy":
+            wdst.copy_(src)
+            ops.copy(src, dst)
+        else:
+            op = "add" if dtype.is_floating_point else ["add", "max", "xor"][int(rng.integers(3))]
+            if dtype == torch.uint8 and op == "add":
+                op = "max"
+            ops._torch_reduce(wdst, src, op)
+            ops.reduce_into(dst, src, op)
+        paths.append(ops.last_path)
+        assert torch.equal(_bits(dst_base), _bits(want)), (case, kind, shape, dtype, ops.last_path)
+    assert sum(p.startswith("tma:") for p in paths) >= len(paths) // 3, paths

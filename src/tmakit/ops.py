@@ -13,13 +13,16 @@ shape each op takes and why). What TMA can describe: CUDA tensors on a Hopper GP
 (128-byte for the transposing path), at most 5 dimensions after merging contiguous ones, one unit-stride dimension in
 each tensor, every other stride a multiple of 16 bytes, no broadcast (stride 0) dims. When a call falls outside that
 (or the dtypes differ, or no GPU runtime is present), the op **falls back to the equivalent torch code** and records why
-in :data:`last_path`; pass ``strict=True`` to get a ``ValueError`` naming the reason instead.
+in :data:`last_path`; pass ``strict=True`` to get a ``ValueError`` naming the reason instead. A source and destination
+that share memory (other than as the very same view) are refused with ``ValueError`` whatever the path
+(``tmakit.memory_overlap`` decides exactly).
 
 torch is imported lazily: ``import tmakit`` does not need it.
 """
 
 from __future__ import annotations
 
+from .memory_overlap import Region, byte_extent, relation, self_overlap
 from .ops_gemm import gemm  # noqa: E402,F401  (torch is imported lazily inside)
 
 __all__ = ["copy", "transpose", "permute", "reduce_into", "gemm", "last_path", "REDUCE_OPS"]
@@ -28,7 +31,7 @@ REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 
 #: How the last op ran: ``"tma:flat"`` / ``"tma:bulk"`` (contiguous copies: tensor maps / non-tensor bulk copies),
 #: ``"tma:strided"``, ``"tma:transpose"``, ``"tma:combine"`` (reduce_into's load-combine-store) or
-#: ``"torch:<reason>"`` (the fallback ran).
+#: ``"torch:<reason>"`` (the fallback ran) or ``"none:src is dst"`` (a copy onto itself: nothing to do).
 last_path: str = ""
 
 
@@ -100,7 +103,11 @@ def copy(src, dst, *, strict: bool = False):
     Contiguous pairs run as a flat byte stream (2-D view plus a rank-1 tail box, one kernel); pairs that share their
     unit-stride dim run as a strided TMA copy (any other strides, e.g. ``permute`` keeping the last dim); pairs whose
     unit-stride dims differ run the shared-memory transpose kernel. Anything else falls back to ``dst.copy_(src)``
-    (``strict=True``: raises ``ValueError`` with the reason). ``src`` and ``dst`` must not overlap.
+    (``strict=True``: raises ``ValueError`` with the reason).
+
+    Aliasing (checked exactly, from addresses and strides): ``src`` and ``dst`` sharing any byte raise ``ValueError``
+    (TMA moves tiles in no fixed order), as does a ``dst`` that writes one address twice; disjoint interleaved views
+    (``x[:, ::2]`` into ``x[:, 1::2]``) run on TMA; ``src`` being exactly ``dst`` is a no-op.
     """
     global last_path
     try:
@@ -110,13 +117,13 @@ def copy(src, dst, *, strict: bool = False):
         run = _fast.get(key) if _fast and _cfg_state() == _fast_cfg else None
     except Exception:  # not tensors: the checks below say so
         key = run = None
-    if run is not None:
-        run(sp, dp)
-        last_path = run.path
+    if run is not None and _apart(run, sp, dp, src, dst):
+        run[0](sp, dp)
+        last_path = run[0].path
         return dst
     run = _copy_run(src, dst, strict)
     if run is not None and key is not None:
-        _remember(key, run)
+        _remember(key, run, src, dst)
     return dst
 
 
@@ -126,7 +133,11 @@ def _copy_run(src, dst, strict):
     _check_tensor("dst", dst)
     if tuple(src.shape) != tuple(dst.shape):
         raise ValueError(f"copy: shapes differ: src {tuple(src.shape)} vs dst {tuple(dst.shape)}")
-    reason = _gpu_reason(src, dst)
+    reason = _aliasing("copy", src, dst)
+    if reason == "same":
+        _set_path("none:src is dst")
+        return None
+    reason = reason or _gpu_reason(src, dst)
     if not reason:
         bw = _bandwidth()
         run = bw.launcher_for(src, dst)
@@ -146,7 +157,7 @@ def _copy_run(src, dst, strict):
 # cached (they take the checked path every time, with the same errors and reasons).
 
 _COPY, _PERMUTE, _TRANSPOSE, _REDUCE = range(4)
-_fast: dict = {}  # key -> Launcher
+_fast: dict = {}  # key -> (Launcher, src lo, src hi, dst lo, dst hi): the byte extents around each base address
 _out_shape: dict = {}  # (op, x layout, dims) -> shape of the contiguous output
 _fast_cfg: tuple = ()  # the bandwidth configs the cached launchers were planned with
 _bw = None
@@ -166,14 +177,44 @@ def _cfg_state() -> tuple:
     return (bw.COPY_CONFIG, bw.REDUCE_CONFIG, bw.TRANSPOSE_CONFIG, tuple(bw.TRANSPOSE_CONFIG.values()))
 
 
-def _remember(key, run) -> None:
+def _remember(key, run, src, dst) -> None:
     global _fast_cfg
     st = _cfg_state()
     if st != _fast_cfg or len(_fast) >= 4096:
         _fast.clear()
         _out_shape.clear()
         _fast_cfg = st
-    _fast[key] = run
+    s, d = Region.of(src), Region.of(dst)
+    _fast[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
+
+
+def _apart(entry, sp: int, dp: int, src, dst) -> bool:
+    """Whether a cached launcher may run on these tensors: their byte extents do not intersect, or (interleaved
+    views) the exact test finds no shared byte. Otherwise the checked path raises or falls back."""
+    if sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]:
+        return True
+    return relation(Region.of(src), Region.of(dst)) == "disjoint"
+
+
+def _aliasing(what: str, src, dst) -> str:
+    """'' when ``src`` and ``dst`` are safe to run, ``"same"`` for identical views, a fallback reason when the test
+    cannot decide; raises ``ValueError`` for shared bytes or a destination that writes an address twice."""
+    if src.device != dst.device:
+        return ""
+    d = Region.of(dst)
+    selfo = self_overlap(d)
+    if selfo:
+        raise ValueError(f"{what}: the destination writes some addresses more than once (shape {d.shape}, strides "
+                         f"{tuple(dst.stride())}): write into a tensor whose elements do not share memory")
+    rel = relation(Region.of(src), d)
+    if rel == "overlap":
+        raise ValueError(f"{what}: source and destination overlap in memory; TMA moves tiles in no fixed order, so "
+                         f"the result would depend on scheduling: pass a clone of the source (src.clone())")
+    if rel == "same":
+        return "same" if src.dtype == dst.dtype else "source and destination are one memory read as two dtypes"
+    if rel == "unknown" or selfo is None:
+        return "cannot prove that source and destination do not share memory"
+    return ""
 
 
 def _view_op(tag, x, arg, out, strict, make_view):
@@ -195,9 +236,9 @@ def _view_op(tag, x, arg, out, strict, make_view):
             run = _fast.get(key)
         except Exception:  # out is not a tensor: _out_for says so
             run = None
-    if run is not None:
-        run(sp, dp)
-        last_path = run.path
+    if run is not None and _apart(run, sp, dp, x, out):
+        run[0](sp, dp)
+        last_path = run[0].path
         return out
     _check_tensor("x", x)
     v = make_view()
@@ -211,7 +252,7 @@ def _view_op(tag, x, arg, out, strict, make_view):
             hash(key)
         except TypeError:  # an unhashable arg (e.g. a list of dims): no fast path
             return out
-        _remember(key, run)
+        _remember(key, run, v, out)
         _out_shape[key[0]] = tuple(v.shape)
     return out
 
@@ -292,7 +333,9 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
     applies, else the other; :data:`last_path` says which ran (``tma:combine``, ``tma:flat``/``tma:strided`` for
     store-reduce). Other cases (float64, a transposing layout pair, what neither path can describe) fall back to the
     torch op (``strict=True``: ``ValueError``, or ``TmaDescriptorError`` when ``method="store-reduce"`` names an
-    op/dtype pair the hardware lacks). ``ValueError`` for an unknown op or method, or mismatched shapes.
+    op/dtype pair the hardware lacks). ``ValueError`` for an unknown op or method, mismatched shapes, or ``src`` and
+    ``dst`` sharing memory other than as the very same view (``reduce_into(x, x)`` is fine: each element is read
+    before it is written; a shifted view such as ``reduce_into(x[1:], x[:-1])`` is refused), see :func:`copy`.
     """
     global last_path
     try:
@@ -302,13 +345,13 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
         run = _fast.get(key) if _fast and _cfg_state() == _fast_cfg else None
     except Exception:  # not tensors, an unhashable op: the checks below say so
         key = run = None
-    if run is not None:
-        run(sp, dp)
-        last_path = run.path
+    if run is not None and _apart(run, sp, dp, src, dst):
+        run[0](sp, dp)
+        last_path = run[0].path
         return dst
     run = _reduce_run(dst, src, op, method, strict)
     if run is not None and key is not None:
-        _remember(key, run)
+        _remember(key, run, src, dst)
     return dst
 
 
@@ -323,7 +366,8 @@ def _reduce_run(dst, src, op, method, strict):
         raise ValueError(f"reduce_into: method must be 'auto', 'store-reduce' or 'combine', got {method!r}")
     if tuple(src.shape) != tuple(dst.shape):
         raise ValueError(f"reduce_into: shapes differ: dst {tuple(dst.shape)} vs src {tuple(src.shape)}")
-    reason = _gpu_reason(src, dst)
+    reason = _aliasing("reduce_into", src, dst)  # "same" (dst = dst op dst) is safe: each tile reads before it writes
+    reason = ("" if reason == "same" else reason) or _gpu_reason(src, dst)
     if not reason:
         from .tma.dtypes import tma_dtype
         from .tma.errors import TmaDescriptorError
