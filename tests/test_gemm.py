@@ -81,6 +81,12 @@ def test_plan_out_rules():
         gk.plan(a, b, out=Fake((8, 16), ptr=1 << 22), out_dtype="torch.float32")
     with pytest.raises(gk.GemmError, match="overlaps a"):
         gk.plan(a, b, out=Fake((8, 16), ptr=(1 << 20) + 128))
+    # one (8, 128) bf16 buffer: a = columns 0..63, out = columns 64..79 -- interleaved rows, no shared byte
+    a2 = Fake((8, 64), (128, 1), ptr=1 << 20)
+    p = gk.plan(a2, b, out=Fake((8, 16), (128, 1), ptr=(1 << 20) + 128))
+    assert p.ldc == 128
+    with pytest.raises(gk.GemmError, match="overlaps a"):  # rows 1..8, columns 0..15: inside a's rows 1..7
+        gk.plan(a2, b, out=Fake((8, 16), (128, 1), ptr=(1 << 20) + 256))
     p = gk.plan(a, b, out=Fake((8, 16), (24, 1), dtype="torch.float32", ptr=1 << 22))
     assert p.ldc == 24 and p.out_dtype == "float32"
     with pytest.raises(gk.GemmError, match="multiple of 16"):  # TMA-store epilogue: 16-byte row pitch

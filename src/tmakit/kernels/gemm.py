@@ -14,6 +14,8 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, replace
 
+from ..memory_overlap import Region, relation
+
 __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config",
            "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "split_schedule",
            "stream_k_segments", "whole_k"]
@@ -304,13 +306,13 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
 
 
 def _check_no_alias(out, shape, ldc, eo, inputs) -> None:
-    lo = int(out.data_ptr())
-    hi = lo + ((shape[0] - 1) * ldc + shape[1]) * eo
+    """``out`` must share no byte with ``a`` or ``b`` (exact test: interleaved row blocks of one buffer are fine)."""
+    o = Region(int(out.data_ptr()), tuple(shape), (ldc * eo, eo), eo)
     for (t, rows, ld, e, cols), nm in zip(inputs, ("a", "b")):
-        tlo = int(t.data_ptr())
-        thi = tlo + ((rows - 1) * ld + cols) * e
-        if lo < thi and tlo < hi:
-            raise GemmError(f"out overlaps {nm} in memory; the kernel reads {nm} while writing out: "
+        rel = relation(o, Region(int(t.data_ptr()), (rows, cols), (ld * e, e), e))
+        if rel != "disjoint":
+            why = "cannot be shown not to overlap" if rel == "unknown" else "overlaps"
+            raise GemmError(f"out {why} {nm} in memory; the kernel reads {nm} while writing out: "
                             "pass a separate out tensor")
 
 
