@@ -22,6 +22,8 @@ torch is imported lazily: ``import tmakit`` does not need it.
 
 from __future__ import annotations
 
+import contextlib
+
 from .memory_overlap import Region, byte_extent, relation, self_overlap
 from .ops_gemm import gemm  # noqa: E402,F401  (torch is imported lazily inside)
 
@@ -89,6 +91,33 @@ def _gpu_ok(tkc, t) -> bool:
     return ok
 
 
+def _current_device() -> int:
+    global _get_device
+    if _get_device is None:
+        _get_device = _torch()._C._cuda_getDevice
+    return _get_device()
+
+
+_get_device = None
+
+
+def _on_device(dev: int):
+    """``torch.cuda.device(dev)`` when ``dev`` is another GPU than the current one, else a no-op: kernels load and
+    launch in the context of the tensors' device, on that device's current stream (as torch's own ops do)."""
+    if dev < 0 or dev == _current_device():
+        return contextlib.nullcontext()
+    return _torch().cuda.device(dev)
+
+
+def _launch(run, sp: int, dp: int, dev: int) -> None:
+    """``run(sp, dp)`` with ``dev`` (a ``get_device()`` index, -1 for CPU) current."""
+    if dev < 0 or dev == _current_device():
+        run(sp, dp)
+    else:
+        with _torch().cuda.device(dev):
+            run(sp, dp)
+
+
 def _fallback(reason: str, strict: bool, fn):
     if strict:
         raise ValueError(f"TMA cannot run this op: {reason}")
@@ -118,7 +147,7 @@ def copy(src, dst, *, strict: bool = False):
     except Exception:  # not tensors: the checks below say so
         key = run = None
     if run is not None and _apart(run, sp, dp, src, dst):
-        run[0](sp, dp)
+        _launch(run[0], sp, dp, key[4])
         last_path = run[0].path
         return dst
     run = _copy_run(src, dst, strict)
@@ -140,9 +169,10 @@ def _copy_run(src, dst, strict):
     reason = reason or _gpu_reason(src, dst)
     if not reason:
         bw = _bandwidth()
-        run = bw.launcher_for(src, dst)
+        with _on_device(src.get_device()):
+            run = bw.launcher_for(src, dst)
         if isinstance(run, bw.Launcher):
-            run(src.data_ptr(), dst.data_ptr())
+            _launch(run, src.data_ptr(), dst.data_ptr(), src.get_device())
             _set_path(run.path)
             return run
         reason = run.reason
@@ -237,7 +267,7 @@ def _view_op(tag, x, arg, out, strict, make_view):
         except Exception:  # out is not a tensor: _out_for says so
             run = None
     if run is not None and _apart(run, sp, dp, x, out):
-        run[0](sp, dp)
+        _launch(run[0], sp, dp, xk[4])
         last_path = run[0].path
         return out
     _check_tensor("x", x)
@@ -346,7 +376,7 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
     except Exception:  # not tensors, an unhashable op: the checks below say so
         key = run = None
     if run is not None and _apart(run, sp, dp, src, dst):
-        run[0](sp, dp)
+        _launch(run[0], sp, dp, key[4])
         last_path = run[0].path
         return dst
     run = _reduce_run(dst, src, op, method, strict)
@@ -396,9 +426,10 @@ def _reduce_run(dst, src, op, method, strict):
             if engine == "bulk" and not comb_ok:
                 reason = f"combine has no {op} on {dst.dtype}"
                 continue
-            run = bw.launcher_for(src, dst, op=opi, dtype=dt, allow_transpose=False, engine=engine)
+            with _on_device(src.get_device()):
+                run = bw.launcher_for(src, dst, op=opi, dtype=dt, allow_transpose=False, engine=engine)
             if isinstance(run, bw.Launcher) and (engine == "tensor" or run.kind == "combine"):
-                run(src.data_ptr(), dst.data_ptr())
+                _launch(run, src.data_ptr(), dst.data_ptr(), src.get_device())
                 _set_path(run.path)
                 return run
             reason = run.reason if not isinstance(run, bw.Launcher) else "combine needs contiguous tensors"

@@ -14,7 +14,7 @@ import threading
 from .errors import CudaError, RuntimeUnavailable
 
 __all__ = ["DeviceBuffer", "check", "compute_capability", "current_stream", "cu", "device_count",
-           "driver_version", "ensure_context", "synchronize"]
+           "driver_version", "ensure_context", "context_id", "synchronize"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,7 +52,6 @@ def check(result, call: str, **args):
 
 _init_lock = threading.Lock()
 _initialized = False
-_tls = threading.local()
 _primary: dict[int, object] = {}
 
 
@@ -88,17 +87,15 @@ def _torch_device() -> int | None:
 def ensure_context(device: int | None = None):
     """Make sure a CUDA context is current on this thread and return it (a ``CUcontext``).
 
-    Uses the current context when there is one (torch's primary context); otherwise retains the primary context of
-    ``device`` (default: torch's current device, else 0) with ``cuDevicePrimaryCtxRetain`` and makes it current.
+    Uses the context current now when there is one (torch's primary context of its current device: asked every
+    call, so switching devices with ``torch.cuda.device`` switches where modules load and kernels launch); otherwise
+    retains the primary context of ``device`` (default: torch's current device, else 0) with
+    ``cuDevicePrimaryCtxRetain`` and makes it current.
     """
-    ctx = getattr(_tls, "ctx", None)
-    if ctx is not None and device is None:
-        return ctx
     _init()
     d = cu()
     cur = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
     if device is None and cur is not None and int(cur) != 0:
-        _tls.ctx = cur
         return cur
     if device is None:
         device = _torch_device() or 0
@@ -108,8 +105,12 @@ def ensure_context(device: int | None = None):
     ctx = _primary[device]
     if cur is None or int(cur) != int(ctx):
         check(d.cuCtxSetCurrent(ctx), "cuCtxSetCurrent", ctx=int(ctx))
-    _tls.ctx = ctx
     return ctx
+
+
+def context_id() -> int:
+    """The current context as an int (a cache key for per-context objects: modules, kernels)."""
+    return int(ensure_context())
 
 
 def current_stream() -> int:

@@ -110,9 +110,9 @@ def seed_kernel(name: str, debug: bool | None = None, timeout_ns: int | None = N
 
     ``debug=True`` compiles with ``TMAKIT_DEBUG=1``: barrier waits give up after ``timeout_ns`` and report.
     """
-    from . import package_kernel
+    from . import context_id, package_kernel
 
-    key = (name, debug, timeout_ns)
+    key = (name, debug, timeout_ns, context_id())
     k = _kernels.get(key)
     if k is None:
         opts = [f"-DTMAKIT_DEBUG_TIMEOUT_NS={int(timeout_ns)}ull"] if timeout_ns else []

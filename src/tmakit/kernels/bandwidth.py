@@ -343,11 +343,12 @@ _sm_count: dict = {}
 
 
 def _kernel(filename: str, name: str, options=()):
-    key = (filename, name, tuple(options))
+    """The kernel loaded in the current context (one module per device)."""
+    from .. import cuda as tkc
+
+    key = (filename, name, tuple(options), tkc.context_id())
     k = _kernels.get(key)
     if k is None:
-        from .. import cuda as tkc
-
         k = _kernels[key] = tkc.package_kernel(filename, name, options=list(options))
     return k
 

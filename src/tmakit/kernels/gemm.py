@@ -328,10 +328,10 @@ def kernel_name(p: GemmPlan) -> str:
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):
     """The compiled kernel of a plan's dtypes and config (NVRTC, cached on disk and in memory)."""
-    from tmakit.cuda import KERNELS_DIR, compile_file, load_module
+    from tmakit.cuda import KERNELS_DIR, compile_file, context_id, load_module
 
     name = kernel_name(p)
-    key = (name, debug)
+    key = (name, debug, context_id())  # one module per device
     k = _kernels.get(key)
     if k is None:
         k = _kernels[key] = load_module(compile_file(KERNELS_DIR / "gemm.cu", name_expressions=(name,),
