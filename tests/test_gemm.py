@@ -517,3 +517,27 @@ def test_gemm_gpu_out_rules():
         gemm(a, b, out=a)
     with pytest.raises(GemmError, match="CUDA tensors"):
         gemm(a.cpu(), b.cpu())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m, n, k, b_layout", [(384, 776, 520, "nk"), (256, 512, 128, "kn"), (100, 264, 136, "kn")])
+def test_gemm_gpu_autograd(m, n, k, b_layout):
+    """Gradients of tk.ops.gemm match fp32 references (M = 100: dB's reduction dim is not a multiple of 16 bytes, so
+    that product runs through torch.matmul)."""
+    torch = _gpu()
+    from tmakit.ops_gemm import GemmError, gemm
+
+    a, b = _operands(torch, m, n, k, "bfloat16", b_layout)
+    a.requires_grad_()
+    b.requires_grad_()
+    g = torch.randn(m, n, device="cuda")
+    c = gemm(a, b, out_dtype="float32")
+    assert c.grad_fn is not None
+    (c * g).sum().backward()
+    ga, gb = g @ b.detach().float().t(), a.detach().float().t() @ g
+    for got, ref in ((a.grad, ga), (b.grad, gb)):
+        assert got.shape == ref.shape and float((got.float() - ref).norm() / ref.norm()) < 1e-2
+    with pytest.raises(GemmError, match="autograd"):
+        gemm(a, b, out=torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
+    with torch.no_grad():
+        assert not gemm(a, b).requires_grad

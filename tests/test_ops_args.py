@@ -94,3 +94,35 @@ def test_the_very_same_view_is_a_noop_copy_and_a_valid_reduction():
     z = torch.arange(4, dtype=torch.int16)  # one memory as two dtypes: torch converts element by element
     ops.copy(z.view(torch.float16), z)
     assert torch.equal(z, torch.arange(4, dtype=torch.int16).view(torch.float16).to(torch.int16))
+
+
+def test_permute_and_transpose_are_differentiable():
+    x = torch.randn(3, 4, 5, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: ops.permute(t, (2, 0, -2)), (x,))
+    assert torch.autograd.gradcheck(lambda t: ops.transpose(t, -1, 0), (x,))
+    y = ops.permute(x, (1, 2, 0))
+    assert y.requires_grad and y.grad_fn is not None and y.is_contiguous()
+    w = torch.randn(4, 5, 3, dtype=torch.float64)
+    (y * w).sum().backward()
+    assert torch.equal(x.grad, w.permute(2, 0, 1))
+    with pytest.raises(ValueError, match="not a permutation"):
+        ops.permute(x, (0, 0, 1))
+    with torch.no_grad():
+        assert not ops.permute(x, (1, 2, 0)).requires_grad
+
+
+def test_copy_and_reduce_keep_the_autograd_graph_through_torch():
+    src = torch.randn(6, requires_grad=True)
+    dst = torch.zeros(6)
+    ops.copy(src, dst)
+    assert ops.last_path.startswith("torch:autograd") and dst.grad_fn is not None
+    dst.sum().backward()
+    assert torch.equal(src.grad, torch.ones(6))
+    leaf = torch.zeros(6, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        ops.reduce_into(leaf, torch.ones(6))
+    with pytest.raises(ValueError, match="TMA cannot run this op: autograd"):
+        ops.copy(src, torch.zeros(6), strict=True)
+    with torch.no_grad():
+        ops.reduce_into(leaf, torch.ones(6))
+    assert torch.equal(leaf.detach(), torch.ones(6)) and ops.last_path == "torch:not CUDA tensors"

@@ -568,3 +568,15 @@ def test_random_views_match_torch_and_touch_nothing_else(seed):
         paths.append(ops.last_path)
         assert torch.equal(_bits(dst_base), _bits(want)), (case, kind, shape, dtype, ops.last_path)
     assert sum(p.startswith("tma:") for p in paths) >= len(paths) // 3, collections.Counter(paths)
+
+
+def test_permute_backward_runs_on_tma():
+    x = rand((64, 96, 40), torch.bfloat16).requires_grad_()
+    y = ops.permute(x, (2, 0, 1))
+    assert ops.last_path == "tma:transpose" and y.grad_fn is not None and torch.equal(y, x.detach().permute(2, 0, 1))
+    w = rand((40, 64, 96), torch.bfloat16)
+    (y * w).sum().backward()
+    assert ops.last_path == "tma:transpose" and torch.equal(x.grad, w.permute(1, 2, 0))
+    z = ops.transpose(x, 0, 1)
+    z.backward(torch.ones_like(z))
+    assert torch.equal(x.grad, w.permute(1, 2, 0) + 1)

@@ -15,7 +15,9 @@ each tensor, every other stride a multiple of 16 bytes, no broadcast (stride 0) 
 (or the dtypes differ, or no GPU runtime is present), the op **falls back to the equivalent torch code** and records why
 in :data:`last_path`; pass ``strict=True`` to get a ``ValueError`` naming the reason instead. A source and destination
 that share memory (other than as the very same view) are refused with ``ValueError`` whatever the path
-(``tmakit.memory_overlap`` decides exactly).
+(``tmakit.memory_overlap`` decides exactly). Autograd: with grad mode on and an input requiring grad, ``transpose`` /
+``permute`` (without ``out``) are differentiable (the backward is the inverse permute, on TMA too); ``copy``,
+``reduce_into`` and ``out=`` calls run torch's op, which records the graph (or raises where torch does).
 
 torch is imported lazily: ``import tmakit`` does not need it.
 """
@@ -118,6 +120,14 @@ def _launch(run, sp: int, dp: int, dev: int) -> None:
             run(sp, dp)
 
 
+def _recording(*ts) -> str:
+    """A fallback reason when autograd records this call (grad mode on, a tensor requires grad), else ''. In-place
+    TMA writes would be invisible to autograd; torch's op keeps the graph (and raises where torch would)."""
+    if any(t.requires_grad for t in ts) and _torch().is_grad_enabled():
+        return "autograd is recording (a tensor requires grad): torch's op keeps the graph"
+    return ""
+
+
 def _fallback(reason: str, strict: bool, fn):
     if strict:
         raise ValueError(f"TMA cannot run this op: {reason}")
@@ -146,7 +156,7 @@ def copy(src, dst, *, strict: bool = False):
         run = _fast.get(key) if _fast and _cfg_state() == _fast_cfg else None
     except Exception:  # not tensors: the checks below say so
         key = run = None
-    if run is not None and _apart(run, sp, dp, src, dst):
+    if run is not None and not (src.requires_grad or dst.requires_grad) and _apart(run, sp, dp, src, dst):
         _launch(run[0], sp, dp, key[4])
         last_path = run[0].path
         return dst
@@ -163,10 +173,10 @@ def _copy_run(src, dst, strict):
     if tuple(src.shape) != tuple(dst.shape):
         raise ValueError(f"copy: shapes differ: src {tuple(src.shape)} vs dst {tuple(dst.shape)}")
     reason = _aliasing("copy", src, dst)
-    if reason == "same":
+    if reason == "same" and not _recording(src, dst):
         _set_path("none:src is dst")
         return None
-    reason = reason or _gpu_reason(src, dst)
+    reason = ("" if reason == "same" else reason) or _recording(src, dst) or _gpu_reason(src, dst)
     if not reason:
         bw = _bandwidth()
         with _on_device(src.get_device()):
@@ -248,8 +258,19 @@ def _aliasing(what: str, src, dst) -> str:
 
 
 def _view_op(tag, x, arg, out, strict, make_view):
-    """transpose/permute: the cached launcher for (x layout, arg, out layout, alignment), else the checked path."""
+    """transpose/permute: the cached launcher for (x layout, arg, out layout, alignment), else the checked path;
+    with autograd recording and no ``out``, a differentiable op whose backward is the inverse permute."""
     global last_path
+    if out is None and getattr(x, "requires_grad", False) and _torch().is_grad_enabled():
+        make_view()  # the argument checks
+        n = max(x.dim(), 1)
+        perm = [int(d) % n for d in arg]
+        if tag == _TRANSPOSE:
+            perm, (a, b) = list(range(x.dim())), perm
+            perm[a], perm[b] = perm[b], perm[a]
+        from . import ops_autograd
+
+        return ops_autograd.permute(x, tuple(perm), strict)
     try:
         xk = (tag, x.shape, x.stride(), x.dtype, x.get_device(), arg)
         ok = _fast and _cfg_state() == _fast_cfg
@@ -375,7 +396,7 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
         run = _fast.get(key) if _fast and _cfg_state() == _fast_cfg else None
     except Exception:  # not tensors, an unhashable op: the checks below say so
         key = run = None
-    if run is not None and _apart(run, sp, dp, src, dst):
+    if run is not None and not (src.requires_grad or dst.requires_grad) and _apart(run, sp, dp, src, dst):
         _launch(run[0], sp, dp, key[4])
         last_path = run[0].path
         return dst
@@ -397,7 +418,7 @@ def _reduce_run(dst, src, op, method, strict):
     if tuple(src.shape) != tuple(dst.shape):
         raise ValueError(f"reduce_into: shapes differ: dst {tuple(dst.shape)} vs src {tuple(src.shape)}")
     reason = _aliasing("reduce_into", src, dst)  # "same" (dst = dst op dst) is safe: each tile reads before it writes
-    reason = ("" if reason == "same" else reason) or _gpu_reason(src, dst)
+    reason = ("" if reason == "same" else reason) or _recording(src, dst) or _gpu_reason(src, dst)
     if not reason:
         from .tma.dtypes import tma_dtype
         from .tma.errors import TmaDescriptorError

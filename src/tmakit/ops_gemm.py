@@ -116,7 +116,10 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     kernel waits for the previous kernel before it touches global memory). Off by default: with an early
     trigger it made back-to-back 128x8192x8192 calls 18 % slower on the H200; with the implicit trigger at exit it
     measured -2 ... +5 % in graph replays, within the noise (NOTES-gemm.md runs 12, 28).
-    Runs on torch's current stream; returns ``out``.
+    Runs on torch's current stream; returns ``out``. Differentiable: with grad mode on and ``a`` or ``b`` requiring
+    grad (and no ``out``), the backward runs two more GEMMs (dA = dC @ B^T, dB = A^T @ dC, transposing the smaller
+    of A and dC with ``tk.ops.transpose``) in the input dtype with fp32 accumulation, through ``torch.matmul`` where
+    a shape breaks the GEMM's rules.
     """
     import torch
 
@@ -124,6 +127,14 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
 
     if not (a.is_cuda and b.is_cuda) or a.device != b.device:
         raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
+    if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+        if out is not None:
+            raise GemmError("gemm(out=...) does not support autograd (as torch.matmul's out=): drop out, or run "
+                            "under torch.no_grad()")
+        from . import ops_autograd
+
+        return ops_autograd.gemm(a, b, dict(out_dtype=out_dtype, config=config, split=split, stream_k=stream_k,
+                                            k_rotate=k_rotate, pdl=pdl, split_mode=split_mode))
     p = _plan_cached(a, b, out, out_dtype, config, split)
     if out is None:
         out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
