@@ -580,3 +580,38 @@ def test_permute_backward_runs_on_tma():
     z = ops.transpose(x, 0, 1)
     z.backward(torch.ones_like(z))
     assert torch.equal(x.grad, w.permute(1, 2, 0) + 1)
+
+
+def test_threads_sharing_a_launcher_launch_their_own_addresses():
+    """Four threads, each on its own stream, copy and reduce their own tensors of one layout -- one cached launcher
+    and one packed parameter block for all -- 150 times each; every destination holds its own source's result."""
+    import threading
+
+    n, iters = 1 << 14, 150
+    results, errors = {}, []
+
+    def work(t):
+        try:
+            s = torch.cuda.Stream()
+            with torch.cuda.stream(s):
+                srcs = [torch.full((n,), float(t * 1000 + i), device="cuda") for i in range(iters)]
+                dsts = [torch.full((n,), -1.0, device="cuda") for _ in range(iters)]
+                accs = [torch.full((n,), 0.5, device="cuda") for _ in range(iters)]
+                for i in range(iters):
+                    ops.copy(srcs[i], dsts[i])
+                    ops.reduce_into(accs[i], srcs[i], "add")
+                s.synchronize()
+            results[t] = [(float(d.min()), float(d.max()), float(a.min()), float(a.max())) for d, a in zip(dsts, accs)]
+        except Exception as e:  # reported below: a thread's exception would otherwise vanish
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t in range(4):
+        for i, (dlo, dhi, alo, ahi) in enumerate(results[t]):
+            v = float(t * 1000 + i)
+            assert (dlo, dhi, alo, ahi) == (v, v, v + 0.5, v + 0.5), (t, i, results[t][i])

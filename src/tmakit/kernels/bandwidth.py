@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import math
+import threading
 
 from ..tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
 from .fastdiv import FastDiv, set_divisor
@@ -493,6 +494,7 @@ class Launcher:
         self._blk = None  # (raw buffer, void*[] over its slots, [(slot address, is_src, offset, is_map)])
         self._cur = None  # the (src, dst) addresses the block holds
         self._fn = self._launch = self._cfg = None
+        self._lock = threading.Lock()  # ctypes releases the GIL in the driver calls: threads share this launcher
         self.kind, self.path = "", ""
 
     def _args(self, sp: int, dp: int) -> list:
@@ -533,6 +535,10 @@ class Launcher:
         self._cur = (sp, dp)
 
     def __call__(self, sp: int, dp: int):
+        with self._lock:  # the packed block (and the PDL config's stream) are shared: patch and launch as one step
+            self._call(sp, dp)
+
+    def _call(self, sp: int, dp: int):
         if self._fn is not None and self.FAST:
             if self._blk is None:
                 self._build(sp, dp)
@@ -574,7 +580,7 @@ class DynLauncher(Launcher):
         self._counters: dict = {}
         self._by_stream: dict = {}  # stream -> (block, addresses it holds)
 
-    def __call__(self, sp: int, dp: int):
+    def _call(self, sp: int, dp: int):
         st = _current_stream()
         c = self._counters.get(st)
         if c is None:
@@ -583,7 +589,7 @@ class DynLauncher(Launcher):
             c = self._counters[st] = torch.zeros(2, dtype=torch.int64, device="cuda")
         self.params.counter = c.data_ptr()
         self._blk, self._cur = self._by_stream.get(st, (None, None))
-        super().__call__(sp, dp)
+        super()._call(sp, dp)
         self._by_stream[st] = (self._blk, self._cur)
 
 
