@@ -17,7 +17,9 @@ in :data:`last_path`; pass ``strict=True`` to get a ``ValueError`` naming the re
 that share memory (other than as the very same view) are refused with ``ValueError`` whatever the path
 (``tmakit.memory_overlap`` decides exactly). Autograd: with grad mode on and an input requiring grad, ``transpose`` /
 ``permute`` (without ``out``) are differentiable (the backward is the inverse permute, on TMA too); ``copy``,
-``reduce_into`` and ``out=`` calls run torch's op, which records the graph (or raises where torch does).
+``reduce_into`` and ``out=`` calls run torch's op, which records the graph (or raises where torch does). Devices and
+threads: the ops launch on the tensors' device (switching to it when another is current) and its current stream;
+threads may share the cached launchers (each patches and launches under its launcher's lock).
 
 torch is imported lazily: ``import tmakit`` does not need it.
 """
