@@ -23,6 +23,7 @@ from .int_tuple import (
 )
 from .integer import Int, _keep, ceil_div, imin, is_constant, is_int, is_static, is_underscore, signum, to_str
 from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout
+from .memo import memoized
 
 
 def _lift(tensors=False):
@@ -87,6 +88,7 @@ def _replace_front(t, v):
 
 
 @_lift()
+@memoized
 def coalesce(layout, profile=None):
     """Merge modes that are contiguous in the codomain; size and function are preserved."""
     if not isinstance(layout, Layout):
@@ -137,6 +139,7 @@ def filter_zeros(layout):
 
 
 @_lift()
+@memoized
 def filter(layout, profile=None):  # noqa: A001 - CuTe's name
     """Remove stride-0 and size-1 modes, then coalesce."""
     if is_tuple(profile):
@@ -196,6 +199,7 @@ def _composition_impl(ls, ld, rs, rd):
     return Layout(tuple(result_s) + (rest_s,), tuple(result_d) + (rest_d * ld[-1],))
 
 
+@memoized
 def composition(a, b):
     """``R(c) = a(b(c))``. ``b`` may be a layout, an integer, ``_`` or a tuple tiler (applied by mode)."""
     from .swizzle import ComposedLayout, Swizzle
@@ -220,6 +224,7 @@ def composition(a, b):
         raise LayoutError(f"composition({a}, {to_str(b)}): {e}") from None
 
 
+@memoized
 def complement(layout, cotarget=None):
     """The layout of the offsets ``layout`` does not reach, up to ``cotarget`` (default: its cosize)."""
     from .swizzle import ComposedLayout
@@ -259,6 +264,7 @@ def _exact_div(a, b):
     return q
 
 
+@memoized
 def right_inverse(layout):
     """``R`` with ``layout(R(i)) == i`` for ``i < size(R)`` (the largest such, built from static strides)."""
     if is_underscore(layout):
@@ -277,6 +283,7 @@ def right_inverse(layout):
     return coalesce(Layout(tuple(rs), tuple(rd)))
 
 
+@memoized
 def left_inverse(layout):
     """``R`` with ``R(layout(i)) == i`` for an injective ``layout`` (static strides)."""
     if is_underscore(layout):
@@ -319,6 +326,7 @@ def _preprod(shape):
 
 
 @_lift(tensors=True)
+@memoized
 def logical_divide(layout, tiler):
     """Split each mode of ``layout`` into (tile, rest) by ``tiler`` (a layout, an integer, or a tuple by mode)."""
     if tiler is None or is_underscore(tiler):
@@ -347,6 +355,7 @@ def tile_unzip(layout, tiler):
 
 
 @_lift(tensors=True)
+@memoized
 def zipped_divide(layout, tiler):
     """``((tile modes), (rest modes))``."""
     return tile_unzip(logical_divide(layout, tiler), tiler)
@@ -364,18 +373,21 @@ def _unpack(z, first, second):
 
 
 @_lift(tensors=True)
+@memoized
 def tiled_divide(layout, tiler):
     """``((tile modes), rest0, rest1, ...)``."""
     return _unpack(zipped_divide(layout, tiler), False, True)
 
 
 @_lift(tensors=True)
+@memoized
 def flat_divide(layout, tiler):
     """``(tile0, tile1, ..., rest0, rest1, ...)``."""
     return _unpack(zipped_divide(layout, tiler), True, True)
 
 
 @_lift()
+@memoized
 def logical_product(block, tiler):
     """``(block, tiler placed in the complement of block)``."""
     if tiler is None or is_underscore(tiler):
@@ -388,16 +400,19 @@ def logical_product(block, tiler):
 
 
 @_lift()
+@memoized
 def zipped_product(block, tiler):
     return tile_unzip(logical_product(block, tiler), tiler)
 
 
 @_lift()
+@memoized
 def tiled_product(block, tiler):
     return _unpack(zipped_product(block, tiler), False, True)
 
 
 @_lift()
+@memoized
 def flat_product(block, tiler):
     return _unpack(zipped_product(block, tiler), True, True)
 
@@ -441,6 +456,7 @@ def _padded_product(block, tiler):
 
 
 @_lift()
+@memoized
 def blocked_product(block, tiler):
     """Tile ``block`` by ``tiler``: mode i becomes (block_i, tiler_i)."""
     res = _padded_product(block, tiler)
@@ -448,6 +464,7 @@ def blocked_product(block, tiler):
 
 
 @_lift()
+@memoized
 def raked_product(block, tiler):
     """Interleave ``block`` across ``tiler``: mode i becomes (tiler_i, block_i)."""
     res = _padded_product(block, tiler)
@@ -455,6 +472,7 @@ def raked_product(block, tiler):
 
 
 @_lift()
+@memoized
 def tile_to_shape(block, target_shape, order=LayoutLeft):
     """Repeat ``block`` until it covers ``target_shape`` (blocked, in ``order``)."""
     block = _as_layout(block)
@@ -476,6 +494,7 @@ def _swizzled(x):
     return isinstance(x, ComposedLayout) and isinstance(x.layout_a, Swizzle)
 
 
+@memoized
 def max_common_layout(a, b):
     """The largest layout ``R`` with ``a(R(i)) == i == b(R(i))`` (contiguous elements both layouts agree on).
     A swizzled layout only keeps its first ``2^M`` elements contiguous (swizzle_layout.hpp)."""
@@ -493,6 +512,7 @@ def max_common_layout(a, b):
     return Layout(Int(1), Int(0))
 
 
+@memoized
 def max_common_vector(a, b):
     """Number of contiguous elements that ``a`` and ``b`` map identically (static, >= 1)."""
     if _swizzled(a) and _swizzled(b):

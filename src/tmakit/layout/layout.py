@@ -32,7 +32,7 @@ class Layout:
     """``shape:stride``. Calling it maps a coordinate (or a 1-D index) to an offset; a coordinate with ``_``
     slices it (returns the sub-layout, as CuTe's ``layout(_, 3)``)."""
 
-    __slots__ = ("shape", "stride")
+    __slots__ = ("shape", "stride", "_str")
 
     def __init__(self, shape, stride=None):
         shape = _normalize(shape)
@@ -41,9 +41,12 @@ class Layout:
             raise LayoutError(f"shape {to_str(shape)} and stride {to_str(stride)} are not congruent")
         self.shape = shape
         self.stride = stride
+        self._str = None
 
     def __str__(self):
-        return f"{to_str(self.shape)}:{to_str(self.stride)}"
+        if self._str is None:  # layouts are immutable: print once (hash and the algebra's memo keys use it)
+            self._str = f"{to_str(self.shape)}:{to_str(self.stride)}"
+        return self._str
 
     def __repr__(self):
         return f"Layout({self})"
