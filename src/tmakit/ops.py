@@ -97,12 +97,16 @@ def _gpu_ok(tkc, t) -> bool:
 
 def _current_device() -> int:
     global _get_device
-    if _get_device is None:
+    if _get_device is _no_device:
         _get_device = _torch()._C._cuda_getDevice
     return _get_device()
 
 
-_get_device = None
+def _no_device() -> int:
+    return _current_device()
+
+
+_get_device = _no_device  # torch._C._cuda_getDevice once torch is in use
 
 
 def _on_device(dev: int):
@@ -158,8 +162,7 @@ def copy(src, dst, *, strict: bool = False):
         run = _fast.get(key) if _fast and _cfg_state() == _fast_cfg else None
     except Exception:  # not tensors: the checks below say so
         key = run = None
-    if run is not None and not (src.requires_grad or dst.requires_grad) and _apart(run, sp, dp, src, dst):
-        _launch(run[0], sp, dp, key[4])
+    if run is not None and _fast_ok(run, sp, dp, src, dst, key[4]):
         last_path = run[0].path
         return dst
     run = _copy_run(src, dst, strict)
@@ -230,12 +233,21 @@ def _remember(key, run, src, dst) -> None:
     _fast[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
 
 
-def _apart(entry, sp: int, dp: int, src, dst) -> bool:
-    """Whether a cached launcher may run on these tensors: their byte extents do not intersect, or (interleaved
-    views) the exact test finds no shared byte. Otherwise the checked path raises or falls back."""
-    if sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]:
-        return True
-    return relation(Region.of(src), Region.of(dst)) == "disjoint"
+def _fast_ok(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
+    """Launch a cached launcher and return True, unless these tensors need the checked path: autograd recording
+    (requires_grad), or byte extents that intersect at these addresses with a shared byte (interleaved views with
+    no shared byte still run). Launches on ``dev`` (a ``get_device()`` index) when another device is current."""
+    if src.requires_grad or dst.requires_grad:
+        return False
+    if not (sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]) and \
+            relation(Region.of(src), Region.of(dst)) != "disjoint":
+        return False
+    if dev < 0 or dev == _get_device():
+        entry[0](sp, dp)
+    else:
+        with _torch().cuda.device(dev):
+            entry[0](sp, dp)
+    return True
 
 
 def _aliasing(what: str, src, dst) -> str:
@@ -289,8 +301,7 @@ def _view_op(tag, x, arg, out, strict, make_view):
             run = _fast.get(key)
         except Exception:  # out is not a tensor: _out_for says so
             run = None
-    if run is not None and _apart(run, sp, dp, x, out):
-        _launch(run[0], sp, dp, xk[4])
+    if run is not None and _fast_ok(run, sp, dp, x, out, xk[4]):
         last_path = run[0].path
         return out
     _check_tensor("x", x)
@@ -398,8 +409,7 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
         run = _fast.get(key) if _fast and _cfg_state() == _fast_cfg else None
     except Exception:  # not tensors, an unhashable op: the checks below say so
         key = run = None
-    if run is not None and not (src.requires_grad or dst.requires_grad) and _apart(run, sp, dp, src, dst):
-        _launch(run[0], sp, dp, key[4])
+    if run is not None and _fast_ok(run, sp, dp, src, dst, key[4]):
         last_path = run[0].path
         return dst
     run = _reduce_run(dst, src, op, method, strict)

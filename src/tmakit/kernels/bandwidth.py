@@ -539,6 +539,7 @@ class Launcher:
             self._call(sp, dp)
 
     def _call(self, sp: int, dp: int):
+        """The launch itself; the caller holds ``self._lock``."""
         if self._fn is not None and self.FAST:
             if self._blk is None:
                 self._build(sp, dp)
