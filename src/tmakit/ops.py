@@ -97,16 +97,12 @@ def _gpu_ok(tkc, t) -> bool:
 
 def _current_device() -> int:
     global _get_device
-    if _get_device is _no_device:
+    if _get_device is None:
         _get_device = _torch()._C._cuda_getDevice
     return _get_device()
 
 
-def _no_device() -> int:
-    return _current_device()
-
-
-_get_device = _no_device  # torch._C._cuda_getDevice once torch is in use
+_get_device = None  # torch._C._cuda_getDevice once torch is in use
 
 
 def _on_device(dev: int):
@@ -242,7 +238,7 @@ def _fast_ok(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
     if not (sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]) and \
             relation(Region.of(src), Region.of(dst)) != "disjoint":
         return False
-    if dev < 0 or dev == _get_device():
+    if dev < 0 or dev == _current_device():
         entry[0](sp, dp)
     else:
         with _torch().cuda.device(dev):
