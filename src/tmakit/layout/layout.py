@@ -117,6 +117,8 @@ def _normalize(x):
     if isinstance(x, list):
         x = tuple(x)
     if is_tuple(x):
+        if all(type(v) is Int or type(v) is int for v in x):  # flat and clean already: keep the tuple
+            return x
         return tuple(_normalize(v) for v in x)
     if isinstance(x, bool):
         raise LayoutError(f"{x!r} is not an integer")
