@@ -19,7 +19,9 @@ that share memory (other than as the very same view) are refused with ``ValueErr
 ``permute`` (without ``out``) are differentiable (the backward is the inverse permute, on TMA too); ``copy``,
 ``reduce_into`` and ``out=`` calls run torch's op, which records the graph (or raises where torch does). Devices and
 threads: the ops launch on the tensors' device (switching to it when another is current) and its current stream;
-threads may share the cached launchers (each patches and launches under its launcher's lock).
+threads may share the cached launchers (each patches and launches under its launcher's lock). ``torch.compile``:
+while it traces, each op is the custom op ``torch.ops.tmakit.*`` (``tmakit.ops_library``), which stays in the compiled
+graph (no graph break) and runs the eager op at run time.
 
 torch is imported lazily: ``import tmakit`` does not need it.
 """
@@ -27,6 +29,7 @@ torch is imported lazily: ``import tmakit`` does not need it.
 from __future__ import annotations
 
 import contextlib
+import sys
 
 from .memory_overlap import Region, byte_extent, relation, self_overlap
 from .ops_gemm import gemm  # noqa: E402,F401  (torch is imported lazily inside)
@@ -122,6 +125,12 @@ def _launch(run, sp: int, dp: int, dev: int) -> None:
             run(sp, dp)
 
 
+def _compiling() -> bool:
+    """Whether torch.compile is tracing this call (then the ops go through ``tmakit.ops_library``'s custom ops)."""
+    t = sys.modules.get("torch")
+    return t is not None and t.compiler.is_compiling()
+
+
 def _recording(*ts) -> str:
     """A fallback reason when autograd records this call (grad mode on, a tensor requires grad), else ''. In-place
     TMA writes would be invisible to autograd; torch's op keeps the graph (and raises where torch would)."""
@@ -151,6 +160,12 @@ def copy(src, dst, *, strict: bool = False):
     (``x[:, ::2]`` into ``x[:, 1::2]``) run on TMA; ``src`` being exactly ``dst`` is a no-op.
     """
     global last_path
+    if _compiling():
+        if _recording(src, dst):
+            return dst.copy_(src)
+        from . import ops_library
+
+        return ops_library.copy(src, dst, strict)
     try:
         sp, dp = src.data_ptr(), dst.data_ptr()
         key = (_COPY, src.shape, src.stride(), src.dtype, src.get_device(), dst.shape, dst.stride(), dst.dtype,
@@ -271,13 +286,20 @@ def _view_op(tag, x, arg, out, strict, make_view):
     """transpose/permute: the cached launcher for (x layout, arg, out layout, alignment), else the checked path;
     with autograd recording and no ``out``, a differentiable op whose backward is the inverse permute."""
     global last_path
-    if out is None and getattr(x, "requires_grad", False) and _torch().is_grad_enabled():
+    compiling = _compiling()
+    if compiling or (out is None and getattr(x, "requires_grad", False) and _torch().is_grad_enabled()):
         make_view()  # the argument checks
         n = max(x.dim(), 1)
         perm = [int(d) % n for d in arg]
         if tag == _TRANSPOSE:
             perm, (a, b) = list(range(x.dim())), perm
             perm[a], perm[b] = perm[b], perm[a]
+        if compiling:
+            from . import ops_library
+
+            if out is not None and _recording(x, out):
+                return out.copy_(x.permute(perm))
+            return ops_library.permute(x, perm, out, strict)
         from . import ops_autograd
 
         return ops_autograd.permute(x, tuple(perm), strict)
@@ -398,6 +420,12 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
     before it is written; a shifted view such as ``reduce_into(x[1:], x[:-1])`` is refused), see :func:`copy`.
     """
     global last_path
+    if _compiling():
+        if _recording(src, dst):
+            return _torch_reduce(dst, src, op)
+        from . import ops_library
+
+        return ops_library.reduce_into(dst, src, op, method, strict)
     try:
         sp, dp = src.data_ptr(), dst.data_ptr()
         key = (_REDUCE, dst.shape, dst.stride(), dst.dtype, dst.get_device(), src.shape, src.stride(), src.dtype,

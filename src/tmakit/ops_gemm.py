@@ -119,7 +119,8 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     Runs on torch's current stream; returns ``out``. Differentiable: with grad mode on and ``a`` or ``b`` requiring
     grad (and no ``out``), the backward runs two more GEMMs (dA = dC @ B^T, dB = A^T @ dC, transposing the smaller
     of A and dC with ``tk.ops.transpose``) in the input dtype with fp32 accumulation, through ``torch.matmul`` where
-    a shape breaks the GEMM's rules.
+    a shape breaks the GEMM's rules. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.gemm`` (with
+    the same backward), so it stays in the compiled graph.
     """
     import torch
 
@@ -127,14 +128,20 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
 
     if not (a.is_cuda and b.is_cuda) or a.device != b.device:
         raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
-    if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
-        if out is not None:
-            raise GemmError("gemm(out=...) does not support autograd (as torch.matmul's out=): drop out, or run "
-                            "under torch.no_grad()")
+    kw = dict(out_dtype=out_dtype, config=config, split=split, stream_k=stream_k, k_rotate=k_rotate, pdl=pdl,
+              split_mode=split_mode)
+    recording = (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
+    if recording and out is not None:
+        raise GemmError("gemm(out=...) does not support autograd (as torch.matmul's out=): drop out, or run "
+                        "under torch.no_grad()")
+    if torch.compiler.is_compiling():  # torch.compile: the custom op (tmakit::gemm) stays in the graph
+        from . import ops_library
+
+        return ops_library.gemm(a, b, out, kw)
+    if recording:
         from . import ops_autograd
 
-        return ops_autograd.gemm(a, b, dict(out_dtype=out_dtype, config=config, split=split, stream_k=stream_k,
-                                            k_rotate=k_rotate, pdl=pdl, split_mode=split_mode))
+        return ops_autograd.gemm(a, b, kw)
     p = _plan_cached(a, b, out, out_dtype, config, split)
     if out is None:
         out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
