@@ -30,8 +30,11 @@ def _ops_in_graph(fn, *args) -> set:
     return seen
 
 
-def test_permute_transpose_copy_reduce_compile_without_graph_breaks():
+@pytest.mark.parametrize("eager_first", [False, True])
+def test_permute_transpose_copy_reduce_compile_without_graph_breaks(eager_first):
     x = torch.randn(4, 6, 8)
+    if eager_first:  # an eager call first: the ops then keep torch.compiler.is_compiling for their check
+        ops.permute(x, (2, 0, 1))
 
     def f(x, acc):
         y = ops.permute(x, (2, 0, 1)) * 2

@@ -16,8 +16,9 @@ each tensor, every other stride a multiple of 16 bytes, no broadcast (stride 0) 
 in :data:`last_path`; pass ``strict=True`` to get a ``ValueError`` naming the reason instead. A source and destination
 that share memory (other than as the very same view) are refused with ``ValueError`` whatever the path
 (``tmakit.memory_overlap`` decides exactly). Autograd: with grad mode on and an input requiring grad, ``transpose`` /
-``permute`` (without ``out``) are differentiable (the backward is the inverse permute, on TMA too); ``copy``,
-``reduce_into`` and ``out=`` calls run torch's op, which records the graph (or raises where torch does). Devices and
+``permute`` (without ``out``) are differentiable (custom ops of ``tmakit.ops_library``; the backward is the inverse
+permute, on TMA too); ``copy``, ``reduce_into`` and ``out=`` calls run torch's op, which records the graph (or raises
+where torch does). Devices and
 threads: the ops launch on the tensors' device (switching to it when another is current) and its current stream;
 threads may share the cached launchers (each patches and launches under its launcher's lock). ``torch.compile``:
 while it traces, each op is the custom op ``torch.ops.tmakit.*`` (``tmakit.ops_library``), which stays in the compiled
@@ -53,7 +54,9 @@ def _torch():
 
 
 def _check_tensor(name, t):
+    global _is_compiling
     torch = _torch()
+    _is_compiling = torch.compiler.is_compiling
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
 
@@ -116,19 +119,17 @@ def _on_device(dev: int):
     return _torch().cuda.device(dev)
 
 
-def _launch(run, sp: int, dp: int, dev: int) -> None:
-    """``run(sp, dp)`` with ``dev`` (a ``get_device()`` index, -1 for CPU) current."""
-    if dev < 0 or dev == _current_device():
-        run(sp, dp)
-    else:
-        with _torch().cuda.device(dev):
-            run(sp, dp)
-
-
 def _compiling() -> bool:
-    """Whether torch.compile is tracing this call (then the ops go through ``tmakit.ops_library``'s custom ops)."""
-    t = sys.modules.get("torch")
-    return t is not None and t.compiler.is_compiling()
+    """Whether torch.compile is tracing this call (then the ops go through ``tmakit.ops_library``'s custom ops).
+    ``torch.compiler.is_compiling`` is kept once an op has run eagerly (it sits on every call's path)."""
+    f = _is_compiling
+    if f is None:
+        t = sys.modules.get("torch")
+        return t is not None and t.compiler.is_compiling()
+    return f()
+
+
+_is_compiling = None  # torch.compiler.is_compiling, set by the first checked call (_check_tensor)
 
 
 def _recording(*ts) -> str:
@@ -197,10 +198,10 @@ def _copy_run(src, dst, strict):
         bw = _bandwidth()
         with _on_device(src.get_device()):
             run = bw.launcher_for(src, dst)
-        if isinstance(run, bw.Launcher):
-            _launch(run, src.data_ptr(), dst.data_ptr(), src.get_device())
-            _set_path(run.path)
-            return run
+            if isinstance(run, bw.Launcher):
+                run(src.data_ptr(), dst.data_ptr())
+                _set_path(run.path)
+                return run
         reason = run.reason
     _fallback(reason, strict, lambda: dst.copy_(src))
     return None
@@ -253,10 +254,10 @@ def _fast_ok(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
     if not (sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]) and \
             relation(Region.of(src), Region.of(dst)) != "disjoint":
         return False
-    if dev < 0 or dev == _current_device():
+    if dev < 0 or dev == _current_device():  # the common case without a context manager (hot path)
         entry[0](sp, dp)
     else:
-        with _torch().cuda.device(dev):
+        with _on_device(dev):
             entry[0](sp, dp)
     return True
 
@@ -294,15 +295,11 @@ def _view_op(tag, x, arg, out, strict, make_view):
         if tag == _TRANSPOSE:
             perm, (a, b) = list(range(x.dim())), perm
             perm[a], perm[b] = perm[b], perm[a]
-        if compiling:
-            from . import ops_library
+        if out is not None and _recording(x, out):
+            return out.copy_(x.permute(perm))
+        from . import ops_library
 
-            if out is not None and _recording(x, out):
-                return out.copy_(x.permute(perm))
-            return ops_library.permute(x, perm, out, strict)
-        from . import ops_autograd
-
-        return ops_autograd.permute(x, tuple(perm), strict)
+        return ops_library.permute(x, perm, out, strict)
     try:
         xk = (tag, x.shape, x.stride(), x.dtype, x.get_device(), arg)
         ok = _fast and _cfg_state() == _fast_cfg
@@ -485,10 +482,10 @@ def _reduce_run(dst, src, op, method, strict):
                 continue
             with _on_device(src.get_device()):
                 run = bw.launcher_for(src, dst, op=opi, dtype=dt, allow_transpose=False, engine=engine)
-            if isinstance(run, bw.Launcher) and (engine == "tensor" or run.kind == "combine"):
-                _launch(run, src.data_ptr(), dst.data_ptr(), src.get_device())
-                _set_path(run.path)
-                return run
+                if isinstance(run, bw.Launcher) and (engine == "tensor" or run.kind == "combine"):
+                    run(src.data_ptr(), dst.data_ptr())
+                    _set_path(run.path)
+                    return run
             reason = run.reason if not isinstance(run, bw.Launcher) else "combine needs contiguous tensors"
     _fallback(reason, strict, lambda: _torch_reduce(dst, src, op))
     return None

@@ -134,14 +134,10 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     if recording and out is not None:
         raise GemmError("gemm(out=...) does not support autograd (as torch.matmul's out=): drop out, or run "
                         "under torch.no_grad()")
-    if torch.compiler.is_compiling():  # torch.compile: the custom op (tmakit::gemm) stays in the graph
+    if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         from . import ops_library
 
         return ops_library.gemm(a, b, out, kw)
-    if recording:
-        from . import ops_autograd
-
-        return ops_autograd.gemm(a, b, kw)
     p = _plan_cached(a, b, out, out_dtype, config, split)
     if out is None:
         out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)

@@ -2,8 +2,8 @@
 
 Under compilation each ``tk.ops`` function calls its custom op here instead of its eager body (which reads data
 pointers and so cannot be traced); at run time the op runs that eager body. The fake implementations give shapes and
-dtypes only; ``permute`` and ``gemm`` carry their autograd formulas. Imported by ``tmakit.ops`` the first time a call
-is traced.
+dtypes only; ``permute`` (backward: the inverse permute) and ``gemm`` (backward: two more GEMMs) carry their autograd
+formulas, which eager calls use too whenever autograd records. Imported by ``tmakit.ops`` on first need.
 """
 
 from __future__ import annotations
@@ -89,10 +89,16 @@ def _(a, b, out_dtype, config, split, stream_k, k_rotate, pdl, split_mode):
 
 @torch.library.custom_op("tmakit::mm", mutates_args=())
 def _mm(x: Tensor, y: Tensor) -> Tensor:
-    """``x @ y`` in ``x``'s dtype: tmakit's GEMM where its rules allow, else ``torch.matmul`` (gemm's backward)."""
-    from .ops_autograd import _mm as mm
+    """``x @ y`` in ``x``'s dtype (gemm's backward): tmakit's GEMM, or ``torch.matmul`` where its shape rules refuse
+    (e.g. a reduction dim that is not a multiple of 16 bytes)."""
+    from .kernels.gemm import GemmError
+    from .ops_gemm import gemm as tk_gemm
 
-    return mm(x.contiguous(), y.to(x.dtype), dict(out_dtype=None))
+    x, y = x.contiguous(), y.to(x.dtype)
+    try:
+        return tk_gemm(x, y)
+    except GemmError:
+        return torch.matmul(x, y)
 
 
 _mm.register_fake(lambda x, y: x.new_empty((x.shape[0], y.shape[1])))
@@ -103,10 +109,14 @@ def _gemm_ctx(ctx, inputs, output):
 
 
 def _gemm_backward(ctx, g):
+    """dA = dC @ B^T, dB = A^T @ dC (transposing the smaller of A and dC), in the input dtype."""
     a, b = ctx.saved_tensors
     g = g.to(a.dtype)
-    da = torch.ops.tmakit.mm(g, b.t()) if ctx.needs_input_grad[0] else None
-    db = torch.ops.tmakit.mm(torch.ops.tmakit.permute(a, [1, 0], False), g) if ctx.needs_input_grad[1] else None
+    mm, permute = torch.ops.tmakit.mm, torch.ops.tmakit.permute
+    da = mm(g, b.t()) if ctx.needs_input_grad[0] else None
+    db = None
+    if ctx.needs_input_grad[1]:
+        db = mm(permute(a, [1, 0], False), g) if a.numel() <= g.numel() else mm(permute(g, [1, 0], False), a).t()
     return da, db, None, None, None, None, None, None, None
 
 
