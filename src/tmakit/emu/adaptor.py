@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from ..layout import _
 from . import tma_unit
 from .device_tma import tma_load, tma_prefetch, tma_reduce, tma_store
 from .errors import EmuError, TmaUnitError
@@ -66,11 +67,9 @@ def _modes(t) -> tuple:
 
 def _slices(t):
     """The mode-0 sub-tensor ``t(_, i)`` for every index ``i`` of the later modes (CuTe's copy loop)."""
-    import tmakit as tk
-
     rest = [range(_size(m)) for m in _modes(t)[1:]]
     for idx in itertools.product(*rest):
-        yield t.mode(0) if not any(idx) else t[(tk._, *idx)]
+        yield t.mode(0) if not any(idx) else t[(_, *idx)]
 
 
 def _atom_pairs(src, dst, nval: int):

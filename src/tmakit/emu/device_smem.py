@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..layout import cosize, make_tensor
 from .errors import EmuError, IllegalInstruction
 from .scheduler import current_cta
 from .smem_ptr import SmemPtr
@@ -35,13 +36,11 @@ def shared_tensor(layout, dtype=np.float32, align: int | None = None):
 
     ``align`` defaults to 1024 for swizzled (composed) layouts, so the swizzle pattern starts a period, else 128.
     """
-    import tmakit as tk
-
     composed = type(layout).__name__ == "ComposedLayout"
     align = align or (1024 if composed else 128)
     dtype = np.dtype(dtype)
-    ptr = shared_alloc(int(tk.cosize(layout)) * dtype.itemsize, align, dtype)
-    return tk.make_tensor(ptr, layout)
+    ptr = shared_alloc(int(cosize(layout)) * dtype.itemsize, align, dtype)
+    return make_tensor(ptr, layout)
 
 
 def make_smem_ptr(address: int, dtype=np.float32) -> SmemPtr:
