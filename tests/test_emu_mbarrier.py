@@ -1,4 +1,4 @@
-"""mbarrier state machine with PTX semantics (TMA.md §5), independent of any kernel."""
+"""mbarrier state machine with PTX semantics (docs/HARDWARE.md §5), independent of any kernel."""
 
 import pytest
 

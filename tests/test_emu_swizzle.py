@@ -1,4 +1,5 @@
-"""Swizzle: every mode and shared base offset puts each byte where TMA.md §2's formula says; stores invert it."""
+"""Swizzle: every mode and shared base offset puts each byte where the formula of docs/HARDWARE.md §2 says;
+stores invert it."""
 
 import numpy as np
 import pytest

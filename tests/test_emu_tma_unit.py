@@ -1,4 +1,5 @@
-"""The TMA unit on byte buffers: coordinates, OOB fill, element strides, stores, prefetch, im2col (TMA.md §3)."""
+"""The TMA unit on byte buffers: coordinates, OOB fill, element strides, stores, prefetch, im2col
+(docs/HARDWARE.md §3)."""
 
 import itertools
 
@@ -16,7 +17,7 @@ NAN = OobFill.NAN_REQUEST_ZERO_FMA
 
 
 def reference_box(a, box, coords, es, fill):
-    """Element-by-element model of TMA.md §3 on a numpy array (dims reversed: a[..., y, x])."""
+    """Element-by-element model of docs/HARDWARE.md §3 on a numpy array (dims reversed: a[..., y, x])."""
     rank = a.ndim
     counts = [box[0]] + [-(-box[i] // es[i]) for i in range(1, rank)]
     out = np.full(counts[::-1], fill, dtype=a.dtype)
@@ -79,7 +80,7 @@ def test_nan_fill_rejected_for_integers():
 
 
 def test_element_strides_verified_case():
-    """es={1,2}, box {32,16} fp32: 8 rows, 1024 bytes (TMA.md §3 [V])."""
+    """es={1,2}, box {32,16} fp32: 8 rows, 1024 bytes (docs/HARDWARE.md §3 [V])."""
     a = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
     tm = tmap_for(a, DataType.FLOAT32, (32, 16), es=(1, 2))
     smem = np.zeros(4096, np.uint8)

@@ -19,10 +19,10 @@ def aligned_empty(shape, dtype, align=1024):
     return raw[off:off + n].view(dtype).reshape(shape)
 
 
-# ---- derived properties (TMA.md §2-3) -------------------------------------------------------------------------
+# ---- derived properties (docs/HARDWARE.md §2-3) ----------------------------------------------------------------
 
 def test_tx_bytes_with_element_strides():
-    # TMA.md §3 [V]: es={1,2}, box {32,16} fp32 -> 8 rows, 1024 bytes
+    # docs/HARDWARE.md §3 [V]: es={1,2}, box {32,16} fp32 -> 8 rows, 1024 bytes
     tm = TensorMap(D.FLOAT32, (64, 64), (256,), (32, 16), (1, 2))
     assert tm.box_rows == 8 and tm.tx_bytes == 1024 and tm.smem_bytes == 1024 and tm.row_pitch == 128
 

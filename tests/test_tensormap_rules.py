@@ -1,4 +1,4 @@
-"""Every validator rule of TMA.md §1: a failing and a passing case, both sides of each limit."""
+"""Every validator rule of docs/HARDWARE.md §1: a failing and a passing case, both sides of each limit."""
 
 import pickle
 
@@ -340,7 +340,7 @@ def test_validator_matches_oracle(data):
     assert accepted == oracle(dt, dims, strides, box, es, swz, addr)
 
 
-# ---- reduce op x dtype table (TMA.md §4) ----------------------------------------------------------------------
+# ---- reduce op x dtype table (docs/HARDWARE.md §4) -------------------------------------------------------------
 
 REDUCE_TABLE = {
     "add": {"u32", "s32", "u64", "f32", "f16", "bf16"},

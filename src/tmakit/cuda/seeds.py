@@ -142,7 +142,7 @@ def _check_load_jobs(tm, packed) -> None:
 
 
 def _check_store_jobs(tm, packed) -> None:
-    """Stores/reductions: the same 16-byte rule, negative start coordinates trap (TMA.md §3), and so does a
+    """Stores/reductions: the same 16-byte rule, negative start coordinates trap (docs/HARDWARE.md §3), and so does a
     reduction the dtype does not support (e.g. .min on FLOAT32: checked with ``tmakit.tma.check_reduce``); an
     ``.im2col_no_offs`` job also traps when the map's pixel box reaches outside the tensor or a spatial start lies
     outside the pixel box."""

@@ -1,4 +1,4 @@
-"""Synchronization inside a kernel: mbarriers, the cluster barrier, CTA barrier and proxy fences (TMA.md §5, §7)."""
+"""Synchronization inside a kernel: mbarriers, cluster and CTA barriers, proxy fences (docs/HARDWARE.md §5, §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shape of one TMA box in shared memory (TMA.md §2-3): element counts, row pitch, rows, transaction bytes."""
+"""Shape of one TMA box in shared memory (docs/HARDWARE.md §2-3): element counts, row pitch, rows, transaction bytes."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def box_geometry(tmap) -> BoxGeometry:
     if tmap.mode == "im2col":
         counts, steps = (tmap.channels_per_pixel, tmap.pixels_per_column), (1, 1)
     else:
-        es = (1,) + tuple(tmap.element_strides)[1:]  # elementStrides[0] is ignored without interleave (TMA.md §1)
+        es = (1,) + tuple(tmap.element_strides)[1:]  # es[0] is ignored without interleave (docs/HARDWARE.md §1)
         counts = tuple(-(-b // s) for b, s in zip(tmap.box_dim, es))
         steps = es
     row = counts[0] * e

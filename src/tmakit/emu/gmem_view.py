@@ -1,4 +1,4 @@
-"""Strided numpy views of the in-bounds part of a TMA box in global memory (tile mode, TMA.md §3).
+"""Strided numpy views of the in-bounds part of a TMA box in global memory (tile mode, docs/HARDWARE.md §3).
 
 ``gmem`` is the byte buffer whose index 0 is the tensor map's ``global_address``.
 """

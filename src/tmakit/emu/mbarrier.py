@@ -1,4 +1,4 @@
-"""mbarrier objects with PTX semantics (TMA.md §5).
+"""mbarrier objects with PTX semantics (docs/HARDWARE.md §5).
 
 State: arrival count (1 .. 2^20-1), pending arrivals, tx-count (bytes announced by ``expect_tx`` minus bytes
 delivered by ``complete_tx``, in -(2^20-1) .. 2^20-1) and the phase number. A phase completes when no arrivals are

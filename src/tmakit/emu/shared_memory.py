@@ -2,7 +2,7 @@
 
 ``async_view`` holds the bytes as the async proxy (TMA) may see them: it follows TMA writes and catches up with
 generic writes only at ``fence.proxy.async``. A byte where ``data`` and ``async_view`` differ was written by the
-generic proxy (Python code) and not fenced; a TMA operation touching it is a proxy race (TMA.md §5).
+generic proxy (Python code) and not fenced; a TMA operation touching it is a proxy race (docs/HARDWARE.md §5).
 """
 
 from __future__ import annotations

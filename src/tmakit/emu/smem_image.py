@@ -1,4 +1,4 @@
-"""Moving one box between its packed element array and a shared-memory image (row pitch + swizzle, TMA.md §2).
+"""Moving one box between its packed element array and a shared-memory image (row pitch + swizzle, docs/HARDWARE.md §2).
 
 ``smem`` is a flat ``np.uint8`` array indexed by shared address; the box starts at ``addr``. Swizzling permutes
 16-byte chunks inside 128-byte lines according to the absolute address, so the index arrays depend only on

@@ -1,4 +1,4 @@
-"""TMA shared-memory swizzle on absolute shared addresses (TMA.md §2).
+"""TMA shared-memory swizzle on absolute shared addresses (docs/HARDWARE.md §2).
 
 ``phys(A) = A ^ (((A >> 7) & m) << 4)`` with ``m = 1, 3, 7`` for 32B/64B/128B; it permutes 16-byte chunks,
 repeats every 256/512/1024 bytes and is its own inverse (stores un-swizzle with the same formula).

@@ -1,4 +1,4 @@
-"""The TMA unit as pure functions: a tensor map, coordinates and byte buffers in, bytes out (TMA.md §2-4).
+"""The TMA unit as pure functions: a tensor map, coordinates and byte buffers in, bytes out (docs/HARDWARE.md §2-4).
 
 These are the functions a conformance fuzzer compares against the GPU byte for byte:
 

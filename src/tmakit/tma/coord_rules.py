@@ -71,8 +71,8 @@ def im2col_store_corner_message(tmap, what: str = "im2col store") -> str:
 
 def store_start_message(tmap, coords, what: str = "TMA store") -> str:
     """'' when a store or reduction may start at ``coords``, else the first rule it breaks (each traps on the H200):
-    no negative start coordinate (TMA.md §3), and for ``.im2col_no_offs`` a pixel box inside the tensor and a spatial
-    start inside the pixel box. The 16-byte rule of dim 0 is :func:`inner_misaligned`."""
+    no negative start coordinate (docs/HARDWARE.md §3), and for ``.im2col_no_offs`` a pixel box inside the tensor and
+    a spatial start inside the pixel box. The 16-byte rule of dim 0 is :func:`inner_misaligned`."""
     c = tuple(int(x) for x in coords)
     if any(x < 0 for x in c):
         return (f"{what} at coordinates {c}: start coordinates must not be negative; the real GPU kills the context "

@@ -1,4 +1,4 @@
-"""Which element types each TMA store-reduce op accepts (``cp.reduce.async.bulk.tensor``, TMA.md §4).
+"""Which element types each TMA store-reduce op accepts (``cp.reduce.async.bulk.tensor``, docs/HARDWARE.md §4).
 
 The element type comes from the tensor map. PTX's ``b32``/``b64`` for the bitwise ops: UINT32/INT32/UINT64 maps.
 An INT64 map with .and/.or/.xor killed the kernel on the H200 (cudaErrorIllegalInstruction, 2026-11-22, seen by

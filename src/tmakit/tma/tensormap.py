@@ -80,7 +80,7 @@ SWIZZLE_SPAN = {SwizzleMode.B32: 32, SwizzleMode.B64: 64, SwizzleMode.B128: 128,
                 SwizzleMode.B128_ATOM_64B: 128}
 
 
-# Shared-memory alignment a swizzled box needs: the period of the XOR pattern (TMA.md §2). ATOM variants: 1024
+# Shared-memory alignment a swizzled box needs: the period of the XOR pattern (docs/HARDWARE.md §2). ATOM variants: 1024
 # (their periods are UNVERIFIED; 1024 is safe).
 SWIZZLE_ALIGNMENT = {SwizzleMode.NONE: 128, SwizzleMode.B32: 256, SwizzleMode.B64: 512, SwizzleMode.B128: 1024,
                      SwizzleMode.B128_ATOM_32B: 1024, SwizzleMode.B128_ATOM_32B_FLIP_8B: 1024,
@@ -247,7 +247,7 @@ class TensorMap:
 
     @property
     def tx_bytes(self) -> int:
-        """Bytes one box delivers (the mbarrier transaction count), TMA.md §3:
+        """Bytes one box delivers (the mbarrier transaction count), docs/HARDWARE.md §3:
         ``elemsize * boxDim[0] * prod(ceil(boxDim[i] / elementStrides[i]), i >= 1)``; im2col:
         ``channelsPerPixel * pixelsPerColumn * elemsize``; interleaved maps: :attr:`inner_bytes` per row. Padding of
         swizzled rows is not counted."""

@@ -1,4 +1,4 @@
-"""The validity rules of ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col`` (TMA.md §1), one function each.
+"""The validity rules of ``cuTensorMapEncode{Tiled,Im2col}`` (docs/HARDWARE.md §1), one function each.
 
 ``validate(tm, arch)`` runs them in order and raises :class:`TmaDescriptorError` at the first broken rule.
 ``RULES`` maps every rule id to the rule in words. ``DOC_NE_HW_RULES`` names the documented rules we enforce that
@@ -38,7 +38,7 @@ MAX_PIXELS_PER_COLUMN = 1024
 MAX_BOX_BYTES = 228 * 1024
 # Global addresses the H200 driver encodes: below 2^57 (hardware-derived; 2^57 - 256 accepted, 2^57 refused).
 MAX_GLOBAL_ADDRESS = 2**57  # exclusive
-# im2col corner ranges by tensor rank (inclusive), TMA.md §1.
+# im2col corner ranges by tensor rank (inclusive), docs/HARDWARE.md §1.
 IM2COL_CORNER_RANGE = {3: (-(2**15), 2**15 - 1), 4: (-(2**7), 2**7 - 1), 5: (-(2**4), 2**4 - 1)}
 ATOM_SWIZZLES = frozenset({SwizzleMode.B128_ATOM_32B, SwizzleMode.B128_ATOM_32B_FLIP_8B, SwizzleMode.B128_ATOM_64B})
 
@@ -110,7 +110,7 @@ RULES: dict[str, str] = {
     "reduce.dtype": "the reduce op must support the tensor map's element type (PTX cp.reduce.async.bulk.tensor)",
 }
 
-# Documented rules the H200 driver does not enforce (TMA.md "DOC≠HW"); tmakit enforces them anyway.
+# Documented rules the H200 driver does not enforce (docs/HARDWARE.md §8); tmakit enforces them anyway.
 # im2col.boxArea: with an interleave the driver checks the extent on dim i, not on the spatial dim i + 1
 # (im2col.boxArea32), so interleaved maps with an empty spatial box encode (corner/area grid in docs/CONFORMANCE.md).
 DOC_NE_HW_RULES: list[str] = ["interleave.swizzle32", "globalAddress.swizzle128", "im2col.boxArea"]

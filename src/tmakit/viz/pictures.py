@@ -179,7 +179,7 @@ _SW_MASK = {32: 0b1, 64: 0b11, 128: 0b111}
 
 
 def swizzle_phys(addr, span: int):
-    """TMA.md §2: ``phys(A) = A ^ (((A >> 7) & m) << 4)`` with m = 1, 3, 7 for 32/64/128-byte swizzle."""
+    """docs/HARDWARE.md §2: ``phys(A) = A ^ (((A >> 7) & m) << 4)`` with m = 1, 3, 7 for 32/64/128-byte swizzle."""
     m = _SW_MASK[int(span)]
     a = np.asarray(addr)
     return a ^ (((a >> 7) & m) << 4)
