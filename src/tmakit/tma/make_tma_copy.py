@@ -61,7 +61,7 @@ def gmem_dtype_and_address(t: Tensor):
 
 def tma_swizzle_mode(slayout, bits: int) -> SwizzleMode:
     """The descriptor's swizzle from the smem layout's Swizzle<B,M,3> (M=4: on byte addresses, as CuTe's
-    smem_ptr convention; M=4-log2(elem bytes): on element offsets, as TMA.md writes it)."""
+    smem_ptr convention; M=4-log2(elem bytes): on element offsets, as docs/HARDWARE.md §2 writes it)."""
     sw = swizzle_portion(slayout)
     elem_shift = max(0, (bits // 8).bit_length() - 1)
     if sw.bits == 0:
