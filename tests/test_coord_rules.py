@@ -63,7 +63,7 @@ def test_seed_host_check_refuses_an_im2col_start_outside_the_box():
                                                ((-1, 0), (0, 0), True), ((0, 0), (0, 1), True),
                                                ((2, 0), (1, 0), True)])
 def test_im2col_store_corner_rule(lower, upper, bad):
-    """H200 (call 111): im2col stores/reductions trap unless every lower corner >= 0 and every upper corner <= 0."""
+    """H200: im2col stores/reductions trap unless every lower corner >= 0 and every upper corner <= 0."""
     msg = im2col_store_corner_message(_im2col(lower, upper))
     assert bool(msg) is bad
     if bad:
@@ -88,7 +88,7 @@ def test_seed_host_check_refuses_traps_of_im2col_stores():
 
 
 def test_interleaved_im2col_spatial_dims_are_the_chunk_dim_and_the_next_ones():
-    """H200 probes i2c_start_c_out (traps) and i2c_start_h_free (runs), session 11: the corners belong to the
+    """H200 probes i2c_start_c_out (traps) and i2c_start_h_free (runs): the corners belong to the
     chunk dim (0) and W (1); dim rank-2 (H) is not spatial."""
     tm = TensorMap(DataType.UINT16, (2, 6, 5, 2), (32, 192, 960), (8, 1, 1, 1), interleave=1, mode="im2col",
                    pixel_box_lower_corner=(1, 0), pixel_box_upper_corner=(0, -1), channels_per_pixel=8,

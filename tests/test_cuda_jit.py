@@ -255,8 +255,8 @@ def test_nvcc_is_optional(monkeypatch, tmp_path):
 
 def test_a_compile_leaves_python_bytes_intact():
     """A clean compile has a 1-byte log (its NUL). Reading it into ``b" " * 1`` -- CPython's shared ``b" "`` object --
-    turned every ``b" "`` in the process into ``b"\\x00"`` and broke ``import torch`` afterwards (found on the H200,
-    session 11). The log and the cubin must be read into fresh writable buffers."""
+    turned every ``b" "`` in the process into ``b"\\x00"`` and broke ``import torch`` afterwards (found on the H200).
+    The log and the cubin must be read into fresh writable buffers."""
     space = b" "
     c = tkc.compile('extern "C" __global__ void intact() {}', "intact.cu", cache=False)
     assert space == b"\x20" and b" ".join([b"a", b"b"]) == b"a\x20b"

@@ -241,7 +241,7 @@ def test_narrow_swizzled_box_footprint_is_its_smem_bytes():
 
 def _interleaved_load(dims, strides, box, coords, interleave=1, swizzle=0, n=4096, es=None):
     """Loads a UINT16 interleaved box from a tensor holding each element's index; the smem image as uint16, with
-    untouched slots 0xA5A5 (the H200 probes of benchmarks/interleave_probe.py, calls 101-102 and 119)."""
+    untouched slots 0xA5A5 (as in the H200 interleave probes, docs/CONFORMANCE.md)."""
     tm = TensorMap(DataType.UINT16, dims, strides, box, interleave=interleave, swizzle=swizzle, element_strides=es)
     smem = np.full(8192, 0xA5, np.uint8)
     tx = tma_unit.load(tm, coords, np.arange(n, dtype=np.uint16), smem, 0)
@@ -287,7 +287,7 @@ def test_interleaved_32b_swizzles_dense_rows_by_address():
 
 @pytest.mark.parametrize("es0,starts", [(2, [0, 16, 32, 48]), (3, [0, 24, 48]), (4, [0, 32]), (8, [0])])
 def test_interleaved_element_stride_0_steps_over_chunks(es0, starts):
-    """H200 probes es0_2 .. es0_8 (call 119): elementStrides[0] steps dim 0 in chunks; ceil(boxDim[0] / es0)
+    """H200 probes es0_2 .. es0_8: elementStrides[0] steps dim 0 in chunks; ceil(boxDim[0] / es0)
     chunks per row, packed densely; tx counts only those."""
     tm, tx, el = _interleaved_load((16, 4, 4), (32, 128), (8, 2, 2), (0, 0, 0), es=(es0, 1, 1))
     n = len(starts)
@@ -297,7 +297,7 @@ def test_interleaved_element_stride_0_steps_over_chunks(es0, starts):
 
 
 def test_interleaved_element_stride_0_start_oob_and_other_dims():
-    """H200 probes es0_2_c1, es0_2_oob, es0_2_es2_2 and es0_3_r4 (call 119)."""
+    """H200 probes es0_2_c1, es0_2_oob, es0_2_es2_2 and es0_3_r4."""
     _, _, el = _interleaved_load((16, 4, 4), (32, 128), (8, 2, 2), (1, 0, 0), es=(2, 1, 1))
     assert el[:64:8].tolist() == [8, 24, 40, 56, 72, 88, 104, 120]
     _, _, el = _interleaved_load((5, 4, 4), (32, 128), (8, 2, 2), (0, 0, 0), es=(2, 1, 1))  # chunk 6 is past dim 0
@@ -321,7 +321,7 @@ def _interleaved_im2col(dims, cpp, ppc, lo, up, coords, offsets, interleave=1, s
 
 
 def test_interleaved_im2col_walks_the_chunk_dim_as_a_spatial_dim():
-    """H200 probes i2c_base / i2c_cpp16 / i2c_c1 / i2c_w2h1 (call 119): one 16-byte chunk per pixel whatever
+    """H200 probes i2c_base / i2c_cpp16 / i2c_c1 / i2c_w2h1: one 16-byte chunk per pixel whatever
     channelsPerPixel says; the pixel walk steps the chunk dim, then W; H stays at its coordinate; then N."""
     for cpp in (8, 16):
         tm, tx, el = _interleaved_im2col([2, 6, 5, 2], cpp, 16, [0, 0], [0, 0], (0, 0, 0, 0), (0, 0))
@@ -334,7 +334,7 @@ def test_interleaved_im2col_walks_the_chunk_dim_as_a_spatial_dim():
 
 
 def test_interleaved_im2col_corners_and_offsets_apply_to_chunk_then_w():
-    """H200 probes i2c_corner and i2c_offs (call 119): corners [-1, -1] make the chunk box [-1, 0] and the W box
+    """H200 probes i2c_corner and i2c_offs: corners [-1, -1] make the chunk box [-1, 0] and the W box
     [-1, 4]; offsets (1, 1) shift the chunk and W."""
     _, _, el = _interleaved_im2col([2, 6, 5, 2], 8, 16, [-1, -1], [-1, -1], (0, 0, 0, 0), (0, 0))
     want = [0, 0, 16, 0, 32, 0, 48, 0, 64, 0, 0, 0, 480, 0, 496, 0]
@@ -453,7 +453,7 @@ def nwc_map(c, w, n, lower, upper, pixels, es=None):
     ((0,), (-4,), 11, False), ((0,), (-4,), 12, True), ((2,), (0,), 2, False), ((2,), (0,), 1, True),
     ((0,), (0,), 15, False), ((0,), (0,), 16, True), ((0,), (0,), 19, True)])
 def test_im2col_start_must_lie_in_the_pixel_box(lower, upper, w, traps):
-    """H200 probes (call 97): a spatial start outside [lower, W - 1 + upper] kills the context; both edges hold."""
+    """H200 probes: a spatial start outside [lower, W - 1 + upper] kills the context; both edges hold."""
     tm = nwc_map(32, 16, 2, lower, upper, 16)
     g, smem = np.zeros(32 * 16 * 2, np.float32), np.zeros(2048, np.uint8)
     if traps:
@@ -484,7 +484,7 @@ def test_im2col_start_rule_spares_channels_and_images():
     (3, 2, [2, 5, 8, 11, 14, 16, 19, 22]),
     (2, 0, [0, 2, 4, 6, 8, 10, 12, 14])])
 def test_im2col_strided_walk_keeps_the_start_until_it_wraps(es, w, pixels):
-    """H200 (call 97): W steps by its traversal stride from the start coordinate itself, off the stride grid too,
+    """H200: W steps by its traversal stride from the start coordinate itself, off the stride grid too,
     and restarts at the box's lower corner in the next image. ``pixels`` = n * 16 + w of each loaded pixel."""
     g = np.repeat(np.arange(32, dtype=np.float32), 32)  # pixel p holds p in all 32 channels
     tm = nwc_map(32, 16, 2, (0,), (0,), len(pixels), es=(1, es, 1))
@@ -494,7 +494,7 @@ def test_im2col_strided_walk_keeps_the_start_until_it_wraps(es, w, pixels):
 
 
 def test_im2col_images_step_by_the_batch_traversal_stride():
-    """H200 probe es2_n_wrap (call 99): with elementStrides[N] = 2 a column that wraps out of image 0 continues in
+    """H200 probe es2_n_wrap: with elementStrides[N] = 2 a column that wraps out of image 0 continues in
     image 2, then image 4 (past N = 4: OOB fill)."""
     g = np.repeat(np.arange(64, dtype=np.float32), 32)  # pixel n * 16 + w holds its index in all 32 channels
     tm = nwc_map(32, 16, 4, (0,), (0,), 48, es=(1, 1, 2))
@@ -505,7 +505,7 @@ def test_im2col_images_step_by_the_batch_traversal_stride():
 
 
 def test_im2col_store_is_the_load_walk_backwards():
-    """.im2col_no_offs store (H200 probes, call 110): image row p goes to pixel p of the load's walk with zero
+    """.im2col_no_offs store (H200 probes): image row p goes to pixel p of the load's walk with zero
     offsets; storing what a load read leaves the tensor unchanged, and the walk continues into the next image."""
     x = np.arange(2 * 3 * 4 * 8, dtype=np.float32).reshape(2, 3, 4, 8)
     tm = im2col_map(x, (1, 0), (0, -1), 8, 10)  # pixel box: W 1..3, H 0..1
@@ -531,7 +531,7 @@ def test_im2col_reduce_combines_along_the_walk():
 @pytest.mark.parametrize("lower, upper", [((-1, 0), (0, 0)), ((0, 0), (0, 1)), ((1, -1), (-1, -1)),
                                           ((2, 0), (1, 0))])
 def test_im2col_store_traps_when_the_pixel_box_leaves_the_tensor(lower, upper):
-    """H200 probes (call 111): any lower corner < 0 or upper corner > 0 traps an im2col store or reduction, whatever
+    """H200 probes: any lower corner < 0 or upper corner > 0 traps an im2col store or reduction, whatever
     pixels it touches; the same map loads fine."""
     x = np.zeros((2, 8, 8, 8), np.float32)
     tm = im2col_map(x, lower, upper, 8, 4)
@@ -587,7 +587,7 @@ def test_im2col_store_then_load_round_trips(data):
 @pytest.mark.parametrize("op, want", [("add", [1, 3, 4, 2]), ("max", [1, 2, 2, 2]), ("xor", [1, 3, 0, 2])])
 def test_reduce_through_overlapping_rows_combines_every_element(op, want):
     """Rows 16 bytes apart but 32 bytes long alias: the TMA unit combines each box element in turn (H200 fuzz,
-    interleaved maps, session 10), so an aliased global element takes both contributions, in box order."""
+    interleaved maps), so an aliased global element takes both contributions, in box order."""
     tm = TensorMap(DataType.UINT32, (8, 3), (16,), (8, 3))
     g = np.zeros(16, np.uint32)
     img = np.repeat(np.array([1, 2, 2], np.uint32), 8)  # rows hold 1, 2, 2
@@ -598,7 +598,7 @@ def test_reduce_through_overlapping_rows_combines_every_element(op, want):
 @pytest.mark.parametrize("swap", [False, True])
 def test_store_through_overlapping_rows_keeps_the_last_box_element(swap):
     """A store through aliasing rows writes every box element in box order, so the later row wins. numpy's
-    overlapping-view assignment iterates in its own order and got one H200 fuzz case wrong (session 11: an
+    overlapping-view assignment iterates in its own order and got one H200 fuzz case wrong (an
     interleaved map with elementStrides[0] = 2 whose dim-1 stride is one chunk)."""
     tm = TensorMap(DataType.UINT8, (4, 9, 6, 5), (32, 352, 2176), (32, 6, 1, 4), element_strides=(2, 1, 2, 1),
                    interleave=2, swizzle=1)

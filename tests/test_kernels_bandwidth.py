@@ -101,10 +101,10 @@ def test_transpose_config_wide_overrides_by_inner_extent():
     assert bw.transpose_config_for(big, big_only).kq == 2  # 512 MiB
     mid = bw.plan_copy(FakeTensor((8192, 8192)).permute((1, 0)), FakeTensor((8192, 8192)))  # 128 MiB
     assert bw.transpose_config_for(mid, big_only).kq == 4
-    d = bw.PERSISTENT_TRANSPOSE[2]  # session 4's: 16384^2 bf16 takes the wide shape, 8192^2 and the permute do not
+    d = bw.PERSISTENT_TRANSPOSE[2]  # 16384^2 bf16 takes the wide shape, 8192^2 and the permute do not
     assert bw.transpose_config_for(big, d).kq == 2 and bw.transpose_config_for(mid, d) == d
     assert bw.transpose_config_for(narrow, d) == d
-    lean = bw.TRANSPOSE_CONFIG[2]  # since session 8: one-slab lean tiles at 13 per SM, two slabs from 128 MiB wide
+    lean = bw.TRANSPOSE_CONFIG[2]  # one-slab lean tiles at 13 per SM, two slabs from 128 MiB wide
     assert lean.lean == 1 and (lean.kq, lean.resident) == (1, 12)
     assert bw.transpose_config_for(narrow) == lean and bw.transpose_config_for(edge) == lean  # 2 slabs; 128 KiB
     for wide_plan in (big, mid):
@@ -172,7 +172,7 @@ def test_transpose_default_is_one_tile_per_lean_cta(monkeypatch):
 
 
 def test_reduce_default_one_2k_tile_per_four_warp_cta(monkeypatch):
-    """The combine default from 32 MiB (call 55): one 2 KiB tile per lean CTA whose four warps all combine (one
+    """The combine default from 32 MiB: one 2 KiB tile per lean CTA whose four warps all combine (one
     16-byte word per thread; bf16 add with bf16x2), the tile size a compile-time constant (no end tiles), shared
     memory padded so that 14 fit per SM by the padding arithmetic (13 by the driver's), launched with PDL."""
     from tmakit.tma.tensormap import DataType
@@ -191,8 +191,8 @@ def test_reduce_default_one_2k_tile_per_four_warp_cta(monkeypatch):
         assert launch.grid == p.tiles  # one CTA per tile
 
 
-def test_reduce_default_keeps_the_session5_shape_from_1_gib():
-    """``flat_big``: from 1 GiB the combine default is exactly session 5's one-tile shape (2 KiB tiles, not lean, no
+def test_reduce_default_uses_plain_2k_tiles_from_1_gib():
+    """``flat_big``: from 1 GiB the combine default is the plain one-tile shape (2 KiB tiles, not lean, no
     padding, no end tiles); below it the lean 2 KiB shape; store-reduce and small tensors are untouched."""
     from tmakit.tma.tensormap import DataType
 

@@ -5,7 +5,7 @@ TMA moves bits: every element travels as the unsigned integer of its size. The O
 
 * FLOAT32 ``0x7FF77FF7`` — verified on an H200 (docs/HARDWARE.md §3).
 * FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ ``0x7FF77FF7`` — verified on an H200 (conformance probe).
-* FLOAT16, BFLOAT16 ``0x7FF7`` and FLOAT64 ``0x7FF77FF77FF77FF7`` — verified on an H200 (session 9 GPU test): the
+* FLOAT16, BFLOAT16 ``0x7FF7`` and FLOAT64 ``0x7FF77FF77FF77FF7`` — verified on an H200 (GPU test suite): the
   16-bit pattern ``0x7FF7`` repeated to every width.
 
 One conversion is not a bit copy: **TFLOAT32 and TFLOAT32_FTZ loads round** every in-bounds element to TF32 (10

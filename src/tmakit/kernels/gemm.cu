@@ -324,7 +324,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   if (CS > 1) cluster_sync(); else __syncthreads();
   // Programmatic dependent launch: the prologue above may overlap the previous kernel's tail; nothing below touches
   // global memory before that kernel is done. No explicit launch_dependents: the next kernel is released as our CTAs
-  // exit (an early trigger measured 18 % slower back-to-back, NOTES-gemm.md run 12).
+  // exit (an early trigger measured 18 % slower back-to-back; docs/design/gemm.md).
   griddep_wait();
 
   if (wg == 0) {
@@ -401,7 +401,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     // Deferred epilogue (DEFER, 16-bit output, staging boxes streamed): a tile's accumulators are packed into
     // bf16x2 / f16x2 registers after its last slab, and its boxes are written to shared memory and stored one per
     // slab of the next tile, while that slab's wgmmas run: the tensor cores do not wait for the epilogue.
-    // (fp32 outputs keeping half a tile in those registers measured no gain: NOTES-gemm.md run 44.)
+    // (fp32 outputs keeping half a tile in those registers measured no gain; docs/design/gemm.md.)
     u32 pk[DEF ? BN / 4 : 1];
     int pb = NBOX, pe = NBOX, pm0 = 0, pn0 = 0;  // the pending tile's next and end box (pb = pe: none), row, column
     auto flush_next = [&]() {         // write and store box pb of the pending tile (uniform over the warpgroup)

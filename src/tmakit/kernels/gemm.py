@@ -125,24 +125,24 @@ def _tiles(m: int, n: int, bn: int) -> int:
 
 
 def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2) -> GemmConfig:
-    """The configuration for a shape and output element size, from device runs 3-13 (docs/GEMM.md, NOTES-gemm.md):
+    """The configuration for a shape and output element size, measured on an H100/H200 (docs/design/gemm.md):
 
     - 64 < M <= 128 and enough 64x128 tiles to fill 3/4 of the SMs: 64-row tiles, one consumer warpgroup, 8 stages
-      (memory-latency-bound: 1.00x cuBLAS at 128x8192x8192 against 0.83-0.95x for 128x64 tiles, run 11/13);
+      (memory-latency-bound: 1.00x cuBLAS at 128x8192x8192 against 0.83-0.95x for 128x64 tiles);
     - M <= 64, or M <= 128 with K >= 8192 (decode-like): 64x128 tiles, K split up to 4 ways by :func:`choose_split`
-      when they are few (run 20-21: 0.82-1.0x cuBLAS at M = 1 ... 64, where 128x64 tiles ran 0.52-0.66x);
+      when they are few (0.82-1.0x cuBLAS at M = 1 ... 64, where 128x64 tiles ran 0.52-0.66x);
     - few output tiles otherwise: with K >= 8192, 128x256 single CTAs and :func:`choose_split` splits K; with shorter
       K, 128x128 tiles or one wave of 64x128 tiles, and no split (the split's zeroed fp32 workspace and final copy
       cost more);
-    - else 128x256 tiles: 16-bit outputs on single CTAs with the deferred epilogue (run 13: 0.98-1.07x, ahead of
+    - else 128x256 tiles: 16-bit outputs on single CTAs with the deferred epilogue (0.98-1.07x, ahead of
       clusters of 2 with or without deferral on all six large suite shapes); fp32 outputs (no deferral) in clusters
       of 2 along M with B multicast when the tile rows pair up evenly or are many (single CTAs without deferral lose
       2-9 %).
     """
     tiles_m = -(-m // BM)
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
-        # few rows: 64-row tiles, K split by choose_split when they are few (run 20: 0.84-1.0x cuBLAS where 128x64
-        # tiles ran 0.52-0.66x; run 21: 64x128 + 2 K ranges beat 64x64 tiles)
+        # few rows: 64-row tiles, K split by choose_split when they are few (0.84-1.0x cuBLAS where 128x64
+        # tiles ran 0.52-0.66x; 64x128 + 2 K ranges beat 64x64 tiles)
         return CONFIGS["m64_n128_s8_c1_ov1"]
     if _tiles(m, n, 256) < sms * 3 // 4:
         if k >= 8192:  # long K: split it (each split keeps >= 32 slabs)
@@ -151,7 +151,7 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2
         if _tiles(m, n, 128) >= sms // 2:
             return CONFIGS["n128_s6_c1"]
         # fewer than sms/2 tiles of 128x128: at most one wave of 64x128 tiles, one consumer each (1024^3: 0.95x vs
-        # 0.90x for 128x64 tiles, run 20)
+        # 0.90x for 128x64 tiles)
         return CONFIGS["m64_n128_s8_c1_ov1"]
     if out_bytes == 2:
         return CONFIGS["n256_s4_c1_d"]
@@ -161,7 +161,7 @@ def choose_config(m: int, n: int, k: int, sms: int = NUM_SMS, out_bytes: int = 2
 def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = NUM_SMS) -> tuple[int, int]:
     """(splits, k_per_split): split K when the output tiles fill less than ~3/4 of the SMs, at most one wave of CTAs.
     128-row tiles (128x256 only) keep >= 4 K-slabs per split, up to 16 splits; 64-row tiles keep >= 32 slabs and
-    split at most 4 ways (the in-kernel fixup's limit; run 21: 1x4096x14336 0.65 -> 0.94x cuBLAS with 2 ranges).
+    split at most 4 ways (the in-kernel fixup's limit; 1x4096x14336 0.65 -> 0.94x cuBLAS with 2 ranges).
     Returns (1, k) when no split pays."""
     tiles = -(-m // (cfg.bm * cfg.cluster)) * cfg.cluster * -(-n // (cfg.bn * cfg.cluster_n)) * cfg.cluster_n
     kt = -(-k // BK)
@@ -392,7 +392,7 @@ class Schedule:
 
 STREAM_K_MODES = ("auto", "off", "all", "tail")
 STREAM_K_MIN_SLABS = 8  # a cluster's stream-K range shorter than this costs more in fixups than it saves
-# "auto" uses stream-K only when the last wave is at most this full. Run 9 (NOTES-gemm.md): last waves 45-58 % full
+# "auto" uses stream-K only when the last wave is at most this full (docs/design/gemm.md): last waves 45-58 % full
 # (8192^3, 4096x18432x7168, 8192x7168x2048) gained 0.3-2 % (events) / 3-4.5 % (graph); 79-94 % full (4096^3,
 # 4096x7168x16384, 2048x4096x14336) lost 1-3 %: every cluster's fixup (128 KiB of fp32 partials out and back in,
 # all clusters at once) costs a few microseconds, more than a nearly full last wave leaves idle.
@@ -531,7 +531,7 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(cfg.group_m),
             ctypes.c_int32(p.k_per_split or p.k), ctypes.c_int32(sched.dp_units), ctypes.c_int32(sched.sk_units),
             ctypes.c_int32(sched.maxseg), ctypes.c_uint64(ws_ptr), ctypes.c_uint64(flags_ptr),
-            ctypes.c_int32(int(bool(k_rotate))),  # off by default: no gain measured (NOTES-gemm.md run 10)
+            ctypes.c_int32(int(bool(k_rotate))),  # off by default: no gain measured
             ctypes.c_int32(sched.scatter))
     smem = smem_bytes(cfg)
     cluster = (cs, 1, 1) if cs > 1 else None
