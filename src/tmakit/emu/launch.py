@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 
+from ..layout.int_tuple import LayoutError
+from ..layout.tensor import array_span
 from .cluster import Cluster
 from .cta import CTA, Dim3
 from .diagnostics import deadlock_message
@@ -53,7 +55,13 @@ def _arrays(args, kwargs):
 
     for a in itertools.chain(args, kwargs.values()):
         visit(a)
-    return [a for a in found if a.flags.c_contiguous]
+    spans = []  # a strided view is global memory as the span of its own memory (never a copy)
+    for a in found:
+        try:
+            spans.append(a if a.flags.c_contiguous else array_span(a)[0])
+        except LayoutError:
+            pass  # byte strides that are not whole elements: no tensor map can describe them anyway
+    return spans
 
 
 class Launch:

@@ -6,14 +6,16 @@ import numpy as np
 
 from .algebra import zipped_divide
 from .arith_tuple import ArithTuple, ArithTupleIterator
-from .int_tuple import LayoutError, dice, has_underscore, is_tuple, product_each, rank
-from .integer import _, to_str
+from .int_tuple import LayoutError, dice, has_underscore, is_tuple, product, product_each, rank
+from .integer import _, is_int, to_str
 from .layout import Layout, make_layout
 from .swizzle import ComposedLayout
 
 
 class ArrayPtr:
-    """A pointer into a flat numpy array (an element offset): the iterator of array-backed tensors."""
+    """A pointer into a flat numpy array (an element offset): the iterator of array-backed tensors.
+
+    Every access is bounds-checked against the array: a numpy index never wraps around."""
 
     __slots__ = ("array", "offset")
 
@@ -28,11 +30,22 @@ class ArrayPtr:
 
     __repr__ = __str__
 
+    def _index(self, offset):
+        i = self.offset + int(offset)
+        if not 0 <= i < self.array.size:
+            raise LayoutError(f"tensor access at element offset {i} is outside its array of {self.array.size} "
+                              "elements; check the coordinate against the tensor's shape")
+        return i
+
     def deref(self, offset=0):
-        return self.array[self.offset + int(offset)]
+        return self.array[self._index(offset)]
 
     def store(self, offset, value):
-        self.array[self.offset + int(offset)] = value
+        i = self._index(offset)
+        if not self.array.flags.writeable:
+            raise LayoutError("the tensor's array is read-only (a broadcast or read-only view); write through a "
+                              "writeable array")
+        self.array[i] = value
 
 
 class Tensor:
@@ -69,6 +82,8 @@ class Tensor:
 
     def __call__(self, *coord):
         crd = coord[0] if len(coord) == 1 else tuple(coord)
+        if isinstance(self.iterator, ArrayPtr):
+            check_coord(crd, self.layout.shape)
         if has_underscore(crd):
             sub, off = self.layout.slice_and_offset(crd)
             return Tensor(self.iterator + off, sub)
@@ -79,8 +94,10 @@ class Tensor:
         return self(crd)
 
     def __setitem__(self, crd, value):
-        off = self.layout(crd)
         it = self.iterator
+        if isinstance(it, ArrayPtr):
+            check_coord(crd, self.layout.shape)
+        off = self.layout(crd)
         if not hasattr(it, "store"):
             raise LayoutError(f"tensor with iterator {it} is read-only")
         it.store(off, value)
@@ -101,17 +118,65 @@ def _deref(it, off):
     return it + off
 
 
+def check_coord(crd, shape, full=None):
+    """Raise unless every integer of ``crd`` is an in-range coordinate of its mode of ``shape`` (``_`` keeps a
+    mode; an integer for a nested mode is a 1-D index into it). numpy indices would wrap; CuTe's would read
+    out of bounds."""
+    full = crd if full is None else full
+    if is_tuple(crd):
+        if not is_tuple(shape) or len(crd) != len(shape):
+            raise LayoutError(f"coordinate {to_str(full)} does not match the tensor's shape")
+        for c, s in zip(crd, shape):
+            check_coord(c, s, full)
+        return
+    if crd is _:
+        return
+    if not is_int(crd):
+        raise LayoutError(f"coordinate {full!r}: {crd!r} is not an integer (use ints, tk.Int or _)")
+    n = int(product(shape))
+    if not 0 <= int(crd) < n:
+        raise LayoutError(f"coordinate {to_str(full)}: {int(crd)} is outside 0..{n - 1} of its mode "
+                          f"{to_str(shape)}; negative indices do not wrap")
+
+
+def array_span(arr: np.ndarray):
+    """``(flat, offset)``: a 1-D view of the memory ``arr`` spans (aliasing it, never a copy) and the element offset
+    of ``arr[0, ..., 0]`` in it. Raises for byte strides that are not whole elements."""
+    if not isinstance(arr, np.ndarray):
+        raise LayoutError(f"expected a numpy array, got {type(arr).__name__}")
+    item = arr.itemsize
+    if item == 0 or any(s % item for s in arr.strides):
+        raise LayoutError(f"array strides {arr.strides} bytes are not multiples of its {item}-byte elements, so "
+                          "no layout in elements describes them; copy it (np.ascontiguousarray) if a copy is meant")
+    if arr.size == 0 or arr.ndim == 0 or arr.flags.c_contiguous:
+        return arr.reshape(-1), 0
+    low = tuple(slice(-1, None) if s < 0 else slice(0, 1) for s in arr.strides)
+    lo = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides) if s > 0)
+    flat = np.lib.stride_tricks.as_strided(arr[low], shape=((hi - lo) // item + 1,), strides=(item,),
+                                           writeable=arr.flags.writeable)
+    return flat, -lo // item
+
+
 def make_tensor(engine, layout=None, *, stride=None):
     """A tensor over ``engine``: a numpy array, an iterator/pointer (anything with ``+``), or an ArithTuple.
 
     ``layout`` may be a Layout/ComposedLayout or a shape (with ``stride`` or compact column-major strides).
-    For a numpy array without a layout, the array's own shape and element strides are used.
+    For a numpy array without a layout, the array's own shape and element strides are the layout (any view:
+    transposed, sliced with steps, negative steps); the tensor aliases the array, it never copies it. A layout given
+    with an array indexes the array's flat C-order elements, so that array must be C-contiguous.
     """
     if isinstance(engine, np.ndarray):
-        arr = engine if engine.flags.c_contiguous else np.ascontiguousarray(engine)
         if layout is None:
-            layout = Layout(tuple(int(s) for s in arr.shape), tuple(int(s) // arr.itemsize for s in arr.strides))
-        engine = ArrayPtr(arr.reshape(-1))
+            flat, origin = array_span(engine)
+            layout = Layout(tuple(int(n) for n in engine.shape), tuple(s // engine.itemsize for s in engine.strides))
+            engine = ArrayPtr(flat, origin)
+        else:
+            if not engine.flags.c_contiguous:
+                raise LayoutError(f"make_tensor(array, layout): the layout indexes the array's flat elements, but "
+                                  f"this array is a strided view (strides {engine.strides} bytes); pass the view "
+                                  "alone (its strides become the layout) or a C-contiguous array")
+            engine = ArrayPtr(engine.reshape(-1))
     elif isinstance(engine, ArithTuple):
         engine = ArithTupleIterator(engine)
     if not isinstance(layout, (Layout, ComposedLayout)):

@@ -18,7 +18,7 @@ from ..layout import (
     tile_to_shape,
 )
 from ..layout.int_tuple import product, product_each
-from ..layout.tensor import ArrayPtr
+from ..layout.tensor import ArrayPtr, array_span
 from .copy_ops import CopyOp
 from .dtypes import elem_bits, tma_dtype
 from .errors import TmaDescriptorError
@@ -36,8 +36,8 @@ def as_gmem_tensor(x) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if isinstance(x, np.ndarray):
-        return Tensor(ArrayPtr(x.reshape(-1) if x.flags.c_contiguous else x), _strided_layout(x.shape, [
-            s // x.itemsize for s in x.strides]))
+        flat, origin = array_span(x)  # the view's own memory and strides, never a copy
+        return Tensor(ArrayPtr(flat, origin), _strided_layout(x.shape, [s // x.itemsize for s in x.strides]))
     if hasattr(x, "data_ptr") and hasattr(x, "stride"):  # torch.Tensor
         return Tensor(GmemPtr(x.dtype, x.data_ptr()), _strided_layout(tuple(x.shape), tuple(x.stride())))
     raise TmaDescriptorError("gmem.tensor", "the global tensor must be a tk.Tensor, numpy array or torch tensor",
