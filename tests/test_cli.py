@@ -28,7 +28,7 @@ def test_demo_all_on_emulator_exits_0(demo_all):
     assert "MISMATCH" not in out and "Traceback" not in out
 
 
-def test_demo_seed000_load_cta_1_1(demo_all):
+def test_demo_tile_load_cta_1_1(demo_all):
     _, out = demo_all
     assert "ArithTuple(_0,_0) o (6,8):(_1@1,_1@0)" in out
     assert "ArithTuple(4,2) o (_2,_4):(_1@1,_1@0)" in out  # CTA (1,1)'s tile starts at row 2, col 4
@@ -37,7 +37,7 @@ def test_demo_seed000_load_cta_1_1(demo_all):
     assert "cp.async.bulk.prefetch.tensor" in out
 
 
-def test_demo_seed001_coordinate_tensor_of_cta7(demo_all):
+def test_demo_tiled_load_coordinate_tensor_of_cta7(demo_all):
     _, out = demo_all
     assert "ArithTuple(_0,_0) o (1024,1024):(_1@1,_1@0)" in out
     assert "ArithTuple(0,112) o (_16,_16):(_1@1,_1@0):" in out

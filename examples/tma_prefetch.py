@@ -1,7 +1,8 @@
-"""Seed 000 §4 on the emulator: TMA prefetch of the same tiles (to L2: no shared memory, no mbarrier).
+"""TMA prefetch on the emulator: the tiles of tma_load_basic.py, prefetched to L2 (no shared memory, no mbarrier),
+as in the "Using TMA Load, Prefetch, and Multicast Load in CuTe" tutorial.
 
 The emulator validates each prefetch like a load and counts it; it has no effect on memory.
-Run: ``python examples/seed000_tma_prefetch.py``.
+Run: ``python examples/tma_prefetch.py``.
 """
 
 import numpy as np
@@ -23,7 +24,7 @@ def cute_tma_prefetch_kernel(tma_load, gmem_tensor, smem_layout, log):
     log.append(f"block: ({b.x}, {b.y}), prefetched the box at TMA coordinates {emu.tma_coords(src)}")
 
 
-def cute_host_prefetch(data, N, K):  # noqa: N803 - the seed's names
+def cute_host_prefetch(data, N, K):  # noqa: N803 - the tutorial's names
     gmem_tensor = tk.make_tensor(data, tk.make_layout((N, K), (K, 1)))
     smem_layout = tk.make_layout((tk.Int(CTA_N), tk.Int(CTA_K)), (tk.Int(CTA_K), tk.Int(1)))
     tma_load = tk.make_tma_copy(tk.SM90_TMA_LOAD, gmem_tensor, smem_layout)

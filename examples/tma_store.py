@@ -1,9 +1,9 @@
-"""Seed 001 "TMA Store" and "TMA Store Reduce" on the emulator.
+"""TMA store and TMA store-reduce on the emulator (the Colfax "Mastering the TMA" tutorial).
 
-Each CTA fills its [CTA_M, CTA_N] shared tile so that row i holds i (the seed's thread i writes row i), makes the
-writes visible to TMA (``tma_store_fence``) and stores — or reduce-adds — the tile into its gmem tile. The seed leaves
-``tma_store_arrive``/``tma_store_wait`` commented out; the emulator reports a CTA that exits with bulk stores
-pending, so they are called here. Run: ``python examples/seed001_tma_store.py``.
+Each CTA fills its [CTA_M, CTA_N] shared tile so that row i holds i (the tutorial's thread i writes row i), makes the
+writes visible to TMA (``tma_store_fence``) and stores — or reduce-adds — the tile into its gmem tile. The tutorial
+leaves ``tma_store_arrive``/``tma_store_wait`` commented out; the emulator reports a CTA that exits with bulk stores
+pending, so they are called here. Run: ``python examples/tma_store.py``.
 """
 
 import numpy as np
@@ -34,7 +34,7 @@ def tma_store_kernel(tma_store, gmem_tensor):
 
 
 def host_fn(data, op=tk.SM90_TMA_STORE):
-    M, N = data.shape  # noqa: N806 - the seed's names
+    M, N = data.shape  # noqa: N806 - the tutorial's names
     gmem_tensor = tk.make_tensor(data, tk.make_layout((M, N), tk.LayoutRight))
     smem_layout = tk.make_layout((tk.Int(CTA_M), tk.Int(CTA_N)), tk.LayoutRight)
     tma = tk.make_tma_copy(op, gmem_tensor, smem_layout)

@@ -1,9 +1,9 @@
-"""Seed 001 "TMA Load Multicast" on the emulator: a 16x16 tile of the integers 0-255 multicast to both CTAs of a
-cluster of 2, each CTA issuing one half.
+"""TMA multicast through a TiledCopy on the emulator (the Colfax "Mastering the TMA" tutorial): a 16x16 tile of the
+integers 0-255 multicast to both CTAs of a cluster of 2, each CTA issuing one half.
 
 If both CTAs use ``get_slice(0)``, rows 0-7 land in both (rows 8-15 stay zero); both using ``get_slice(1)`` gives the
-reverse; slices {0, 1} in either order load the whole tile. Prints the seed's TiledCopy and tables.
-Run: ``python examples/seed001_tma_multicast.py``.
+reverse; slices {0, 1} in either order load the whole tile. Prints the tutorial's TiledCopy and tables.
+Run: ``python examples/tma_multicast_slices.py``.
 """
 
 import numpy as np

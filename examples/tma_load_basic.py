@@ -1,6 +1,7 @@
-"""Seed 000 §3 on the emulator: TMA load of a row-major [6,8] tensor in [2,4] tiles, one tile per CTA.
+"""TMA load on the emulator: a row-major [6,8] tensor in [2,4] tiles, one tile per CTA (the first example of the
+"Using TMA Load, Prefetch, and Multicast Load in CuTe" tutorial).
 
-CTA (1,1) loads the tile at rows 2-3, columns 4-7. Run: ``python examples/seed000_tma_load.py``.
+CTA (1,1) loads the tile at rows 2-3, columns 4-7. Run: ``python examples/tma_load_basic.py``.
 """
 
 import numpy as np
@@ -35,7 +36,7 @@ def cute_tma_load_kernel(tma_load, gmem_tensor, smem_layout, log):
     log.append(f"block: ({b.x}, {b.y}), value: {float(smem_tensor[(0, 0)]):f}, {float(smem_tensor[(0, 1)]):f}")
 
 
-def cute_host_load(data, N, K):  # noqa: N803 - the seed's names
+def cute_host_load(data, N, K):  # noqa: N803 - the tutorial's names
     gmem_tensor = tk.make_tensor(data, tk.make_layout((N, K), (K, 1)))
     smem_layout = tk.make_layout((tk.Int(CTA_N), tk.Int(CTA_K)), (tk.Int(CTA_K), tk.Int(1)))
     tma_load = tk.make_tma_copy(tk.SM90_TMA_LOAD, gmem_tensor, smem_layout)

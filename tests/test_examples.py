@@ -1,4 +1,4 @@
-"""The seeds' programs (examples/seed00*.py) run on the emulator and reproduce what the seeds print."""
+"""The walkthroughs under examples/ run on the emulator and print what the tutorials they follow print."""
 
 import importlib.util
 import pathlib
@@ -18,8 +18,8 @@ def example(name):
     return mod
 
 
-def test_seed000_load_6x8_in_2x4_tiles():
-    mod = example("seed000_tma_load")
+def test_tma_load_basic_6x8_in_2x4_tiles():
+    mod = example("tma_load_basic")
     log = mod.cute_host_load(np.arange(48, dtype=np.float32).reshape(6, 8), 6, 8)
     assert "block: (1, 1), value: 20.000000, 21.000000" in log  # CTA (1,1) gets the tile at (2,4)
     assert len(log) == 6
@@ -28,15 +28,15 @@ def test_seed000_load_6x8_in_2x4_tiles():
         assert f"value: {16 * bx + 4 * by:f}, {16 * bx + 4 * by + 1:f}" in line
 
 
-def test_seed000_prefetch():
-    log, stats = example("seed000_tma_prefetch").cute_host_prefetch(np.zeros((6, 8), np.float32), 6, 8)
+def test_tma_prefetch():
+    log, stats = example("tma_prefetch").cute_host_prefetch(np.zeros((6, 8), np.float32), 6, 8)
     assert stats == {"prefetch": 6}
     assert "block: (1, 1), prefetched the box at TMA coordinates (4, 2)" in log
 
 
 @pytest.mark.parametrize("n,k,cta_n,cta_k,cluster", [(6, 64, 2, 32, (1, 2)), (8, 64, 4, 32, (2, 2))])
-def test_seed000_multicast(n, k, cta_n, cta_k, cluster):
-    mod = example("seed000_tma_multicast")
+def test_tma_multicast_rows(n, k, cta_n, cta_k, cluster):
+    mod = example("tma_multicast_rows")
     data = np.arange(n * k, dtype=np.float32).reshape(n, k)
     log = mod.cute_host_multicast(data, n, k, cta_n, cta_k, *cluster)
     grid = (n // cta_n * cluster[0], k // cta_k * cluster[1])
@@ -55,15 +55,15 @@ def test_seed000_multicast(n, k, cta_n, cta_k, cluster):
     assert ranks == set(range(cluster[0] * cluster[1]))
 
 
-def test_seed000_multicast_exact_toy_tiles_are_misaligned():
+def test_tma_multicast_rows_exact_toy_tiles_are_misaligned():
     """[2,4] fp32 tiles put CTA 1's row 16 bytes into the tile: the H200 fails with 716, the emulator refuses."""
-    mod = example("seed000_tma_multicast")
+    mod = example("tma_multicast_rows")
     with pytest.raises(tk.emu.IllegalInstruction, match="0x10 is not 128-byte aligned.*716"):
         mod.cute_host_multicast(np.arange(48, dtype=np.float32).reshape(6, 8), 6, 8, 2, 4, 1, 2)
 
 
-def test_seed001_load_prints_coordinates():
-    mod = example("seed001_tma_load")
+def test_tma_load_tiles_prints_coordinates():
+    mod = example("tma_load_tiles")
     data = np.random.default_rng(1).standard_normal((128, 128)).astype(np.float32)
     out, log = mod.host_fn(data)
     assert np.array_equal(out, data)
@@ -74,8 +74,8 @@ def test_seed001_load_prints_coordinates():
     assert lines[16].split() == [f"({i},127)" for i in range(16)]
 
 
-def test_seed001_store_and_reduce():
-    mod = example("seed001_tma_store")
+def test_tma_store_and_reduce():
+    mod = example("tma_store")
     rows = (np.arange(64) % 32)[:, None]
     g = np.full((64, 96), -1.0, np.float32)
     assert mod.host_fn(g) == {"store": 6}
@@ -87,8 +87,8 @@ def test_seed001_store_and_reduce():
 
 
 @pytest.mark.parametrize("slices", [(0, 0), (1, 1), (0, 1), (1, 0)])
-def test_seed001_multicast_slices(slices):
-    tiles = example("seed001_tma_multicast").run(slices)
+def test_tma_multicast_slices(slices):
+    tiles = example("tma_multicast_slices").run(slices)
     full = np.arange(256, dtype=np.int32).reshape(16, 16)
     expect = full.copy()
     if slices == (0, 0):
@@ -99,8 +99,8 @@ def test_seed001_multicast_slices(slices):
         assert np.array_equal(t, expect)
 
 
-def test_seed001_multicast_prints_the_tiled_copy():
-    mod = example("seed001_tma_multicast")
+def test_tma_multicast_slices_prints_the_tiled_copy():
+    mod = example("tma_multicast_slices")
     text = str(mod.make_copy(np.zeros((16, 16), np.int32))[0])
     assert "TiledLayout_TV: (_2,(((_16,_16),_1))):(_8,(((_16,_1),_0)))" in text
     assert mod.table(np.arange(256).reshape(16, 16)).splitlines()[8].startswith("128  129  130")

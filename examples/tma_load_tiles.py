@@ -1,7 +1,8 @@
-"""Seed 001 "TMA Load" on the emulator: each CTA loads its [CTA_M, CTA_N] tile of a row-major [M, N] matrix.
+"""TMA load of a matrix in tiles on the emulator: each CTA loads its [CTA_M, CTA_N] tile of a row-major [M, N]
+matrix through ``make_tma_copy`` (the Colfax "Mastering the TMA" tutorial).
 
-Prints what the seed prints: the coordinate tensor, and ``print_tensor`` of CTA 7's coordinate tile.
-Run: ``python examples/seed001_tma_load.py [M]`` (the seed uses M = N = 1024; the emulator runs 4096 CTAs then).
+Prints what the tutorial prints: the coordinate tensor, and ``print_tensor`` of CTA 7's coordinate tile.
+Run: ``python examples/tma_load_tiles.py [M]`` (the tutorial uses M = N = 1024; the emulator runs 4096 CTAs then).
 """
 
 import contextlib
@@ -47,7 +48,7 @@ def printed(t) -> str:
 
 
 def host_fn(data):
-    M, N = data.shape  # noqa: N806 - the seed's names
+    M, N = data.shape  # noqa: N806 - the tutorial's names
     gmem_tensor = tk.make_tensor(data, tk.make_layout((M, N), tk.LayoutRight))
     smem_layout = tk.make_layout((tk.Int(CTA_M), tk.Int(CTA_N)), tk.LayoutRight)
     tma_load = tk.make_tma_copy(tk.SM90_TMA_LOAD, gmem_tensor, smem_layout)

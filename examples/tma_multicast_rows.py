@@ -1,10 +1,10 @@
-"""Seed 000 §5 on the emulator: multicast load. A 1x2 cluster shares one tile of 2 rows (each CTA issues one row,
-both CTAs receive both), and §5.4's 2x2 cluster shares a tile of 4 rows (each of the 4 CTAs issues one row).
+"""TMA multicast load on the emulator. A 1x2 cluster shares one tile of 2 rows (each CTA issues one row, both CTAs
+receive both), and a 2x2 cluster shares a tile of 4 rows (each of the 4 CTAs issues one row).
 
-The seed draws [2,4] and [4,4] fp32 tiles: CTA 1's row would land 16 bytes into the tile, and tensor copies need
+The tutorial draws [2,4] and [4,4] fp32 tiles: CTA 1's row would land 16 bytes into the tile, and tensor copies need
 128-byte aligned shared memory (an H200 fails that launch with CUDA_ERROR_MISALIGNED_ADDRESS, 716; the emulator
-refuses it too). So the rows here are 32 floats (128 bytes) wide; everything else is the seed's program.
-Run: ``python examples/seed000_tma_multicast.py``.
+refuses it too). So the rows here are 32 floats (128 bytes) wide; everything else is the tutorial's program.
+Run: ``python examples/tma_multicast_rows.py``.
 """
 
 import numpy as np
@@ -45,7 +45,7 @@ def cute_tma_multicast_kernel(tma_load, gmem_tensor, smem_layout, cta_n, cta_k, 
     emu.cluster_sync()  # no CTA exits while peers may still write its shared memory
 
 
-def cute_host_multicast(data, N, K, cta_n, cta_k, cluster_n, cluster_k):  # noqa: N803 - the seed's names
+def cute_host_multicast(data, N, K, cta_n, cta_k, cluster_n, cluster_k):  # noqa: N803 - the tutorial's names
     gmem_tensor = tk.make_tensor(data, tk.make_layout((N, K), (K, 1)))
     smem_layout = tk.make_layout((tk.Int(cta_n), tk.Int(cta_k)), (tk.Int(cta_k), tk.Int(1)))
     tma_load = tk.make_tma_copy(tk.SM90_TMA_LOAD_MULTICAST, gmem_tensor, smem_layout,
@@ -62,12 +62,12 @@ def main():
     print("1x2 cluster, [6,64] tensor, [2,32] tiles, grid (3,4):")
     print("\n".join(cute_host_multicast(data, 6, 64, 2, 32, 1, 2)))
     data = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
-    print("\n2x2 cluster (seed 000 §5.4), [8,64] tensor, [4,32] tiles, grid (4,4):")
+    print("\n2x2 cluster (the tutorial's last example), [8,64] tensor, [4,32] tiles, grid (4,4):")
     print("\n".join(cute_host_multicast(data, 8, 64, 4, 32, 2, 2)))
     try:
         cute_host_multicast(np.arange(48, dtype=np.float32).reshape(6, 8), 6, 8, 2, 4, 1, 2)
     except emu.IllegalInstruction as e:
-        print(f"\nThe seed's exact [2,4] tiles: {e}")
+        print(f"\nThe tutorial's exact [2,4] tiles: {e}")
 
 
 if __name__ == "__main__":
