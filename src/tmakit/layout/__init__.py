@@ -26,6 +26,7 @@ from .algebra import (
     zipped_product,
 )
 from .arith_tuple import ArithTuple, ArithTupleIterator, E, ScaledBasis, make_basis_like
+from .composed import ComposedLayout, make_composed_layout
 from .int_tuple import (
     LayoutError,
     compatible,
@@ -58,7 +59,7 @@ from .layout import (
     take,
 )
 from .printing import format_layout, format_tensor, print_layout, print_tensor
-from .swizzle import ComposedLayout, Swizzle, make_composed_layout
+from .swizzle import Swizzle
 from .tensor import ArrayPtr, Tensor, local_partition, local_tile, make_coord_tensor, make_identity_tensor, make_tensor
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-from .integer import Int, Underscore, _keep, cdiv, cmod, is_int, is_static, is_underscore  # noqa: F401
+from .integer import Int, Underscore, _keep, cdiv, cmod, is_int, is_static, is_underscore, to_str  # noqa: F401
 
 
 class LayoutError(ValueError):
@@ -312,6 +312,4 @@ def make_int_tuple_like(t, value):
 
 
 def _s(x):
-    from .integer import to_str
-
     return to_str(x)

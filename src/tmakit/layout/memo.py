@@ -7,8 +7,10 @@ import functools
 
 from .arith_tuple import ArithTuple, ScaledBasis
 from .integer import Int, Underscore
+from .layout import Layout
+from .swizzle import Swizzle
 
-__all__ = ["memoized", "static_key", "MEMO_SIZE"]
+__all__ = ["memoized", "static_key", "key_by_print", "MEMO_SIZE"]
 
 #: Entries per memoised function before its table is dropped and refilled.
 MEMO_SIZE = 4096
@@ -18,11 +20,19 @@ class _Unkeyable(Exception):
     pass
 
 
+#: Immutable classes whose values are keyed by their CuTe print (higher modules register theirs).
+_KEYED_BY_PRINT: list[type] = [Layout]
+
+
+def key_by_print(cls: type) -> type:
+    """Key values of ``cls`` (immutable, printed as CuTe prints them) by their print."""
+    if cls not in _KEYED_BY_PRINT:
+        _KEYED_BY_PRINT.append(cls)
+    return cls
+
+
 def static_key(x):
     """A hashable key that tells static from dynamic integers and names layouts by their CuTe print."""
-    from .layout import Layout
-    from .swizzle import ComposedLayout, Swizzle
-
     if isinstance(x, tuple):
         return ("t",) + tuple(static_key(e) for e in x)
     if isinstance(x, Int):
@@ -33,7 +43,7 @@ def static_key(x):
         return ("d", x)
     if x is None:
         return None
-    if isinstance(x, (Layout, ComposedLayout)):
+    if isinstance(x, tuple(_KEYED_BY_PRINT)):
         return (type(x).__name__, str(x))
     if isinstance(x, Swizzle):
         return ("S", x.bits, x.base, x.shift)

@@ -1,9 +1,9 @@
-"""``Swizzle<B,M,S>`` and ComposedLayout (``swizzle o offset o layout``), as in CuTe."""
+"""``Swizzle<B,M,S>`` and CuTe's MixedBits (the partly static offsets a sliced swizzled layout carries)."""
 
 from __future__ import annotations
 
-from .int_tuple import LayoutError, dice, flatten, has_underscore, idx2crd, is_tuple, product, slice_
-from .integer import Int, is_underscore, to_str
+from .int_tuple import LayoutError
+from .integer import Int
 
 
 class Swizzle:
@@ -38,7 +38,7 @@ class Swizzle:
     def __call__(self, x):
         """``x ^ shiftr(x & yyy_msk, S)``; a static ``x`` gives a static result, a MixedBits a MixedBits."""
         if isinstance(x, MixedBits):
-            return _xor(x, _shiftr(_and(x, self.yyy_mask), self.shift))
+            return mixed_xor(x, mixed_shiftr(mixed_and(x, self.yyy_mask), self.shift))
         y = int(x) & self.yyy_mask
         v = int(x) ^ (y >> self.shift if self.shift >= 0 else y << -self.shift)
         return Int(v) if type(x) is Int else v
@@ -48,84 +48,6 @@ class Swizzle:
 
     def cosize(self):
         return self.size()
-
-
-class ComposedLayout:
-    """``layout_a o offset o layout_b``: ``c -> layout_a(offset + layout_b(c))``."""
-
-    __slots__ = ("layout_a", "offset", "layout_b")
-
-    def __init__(self, layout_a, offset, layout_b):
-        self.layout_a, self.offset, self.layout_b = layout_a, offset, layout_b
-
-    @property
-    def swizzle(self):
-        return self.layout_a
-
-    @property
-    def layout(self):
-        return self.layout_b
-
-    def __str__(self):
-        return f"{self.layout_a} o {to_str(self.offset)} o {self.layout_b}"
-
-    __repr__ = __str__
-
-    def __eq__(self, o):
-        return isinstance(o, ComposedLayout) and str(self) == str(o)
-
-    def __hash__(self):
-        return hash(str(self))
-
-    @property
-    def shape(self):
-        return self.layout_b.shape
-
-    @property
-    def stride(self):
-        return self.layout_b.stride
-
-    def __len__(self):
-        return len(self.layout_b)
-
-    def __getitem__(self, i):
-        return ComposedLayout(self.layout_a, self.offset, self.layout_b[i])
-
-    def __call__(self, *coord):
-        crd = coord[0] if len(coord) == 1 else tuple(coord)
-        if has_underscore(crd):
-            return self.slice_and_offset(crd)[0]
-        off = self.offset
-        return self.layout_a((int(off) if isinstance(off, MixedBits) else off) + self.layout_b(crd))
-
-    def slice_and_offset(self, crd):
-        """(sliced layout, pointer offset). A general composed layout keeps the offset inside (``A o O+o o B'``);
-        a swizzled one decays to a plain layout where the swizzle allows it (CuTe's swizzle_layout.hpp)."""
-        if isinstance(self.layout_a, Swizzle) and not _all_underscore(crd):
-            return _swizzle_slice(self, crd)
-        sub, off = self.layout_b.slice_and_offset(crd)
-        return ComposedLayout(self.layout_a, self.offset + off, sub), Int(0)
-
-    def size(self):
-        return product(self.layout_b.shape)
-
-    def cosize(self):
-        from .layout import cosize
-
-        return cosize(self.layout_b)
-
-    def compose(self, tiler):
-        from .algebra import composition
-
-        return ComposedLayout(self.layout_a, self.offset, composition(self.layout_b, tiler))
-
-
-def make_composed_layout(layout_a, offset, layout_b):
-    return ComposedLayout(layout_a, offset, layout_b)
-
-
-def is_composed(x) -> bool:
-    return isinstance(x, ComposedLayout)
 
 
 class MixedBits:
@@ -153,7 +75,7 @@ class MixedBits:
     __radd__ = __add__
 
 
-def _mixed(s, d, f):
+def make_mixed_bits(s, d, f):
     """CuTe's make_mixed_bits: ``C<s> | (d & C<f>)``, static when no dynamic bit remains."""
     f &= ~s
     if f == 0 or type(d) is Int:
@@ -165,82 +87,23 @@ def _parts(x):
     return (x.s, x.f, x.d) if isinstance(x, MixedBits) else (int(x), 0, 0)
 
 
-def _xor(a, b):
+def mixed_xor(a, b):
     if not isinstance(a, MixedBits) and not isinstance(b, MixedBits):
         return a ^ b
     if any(not isinstance(v, MixedBits) and type(v) is not Int for v in (a, b)):
         return int(a) ^ int(b)  # a MixedBits meeting a dynamic int decays to a dynamic int
     (s0, f0, d0), (s1, f1, d1) = _parts(a), _parts(b)
-    return _mixed((~s0 & s1 & ~f0) | (s0 & ~s1 & ~f1), (s0 | d0) ^ (s1 | d1), f0 | f1)
+    return make_mixed_bits((~s0 & s1 & ~f0) | (s0 & ~s1 & ~f1), (s0 | d0) ^ (s1 | d1), f0 | f1)
 
 
-def _and(x, mask: int):
+def mixed_and(x, mask: int):
     if isinstance(x, MixedBits):
-        return _mixed(x.s & mask, x.d, x.f & mask)
+        return make_mixed_bits(x.s & mask, x.d, x.f & mask)
     return x & Int(mask)
 
 
-def _shiftr(x, k: int):
+def mixed_shiftr(x, k: int):
     if isinstance(x, MixedBits):
         sh = (lambda v: v >> k) if k >= 0 else (lambda v: v << -k)
-        return _mixed(sh(x.s), sh(x.d), sh(x.f))
+        return make_mixed_bits(sh(x.s), sh(x.d), sh(x.f))
     return x >> Int(k) if k >= 0 else x << Int(-k)
-
-
-def _to_mixed_bits(shape, stride, coord):
-    if is_tuple(shape):
-        out = Int(0)
-        for s, d, c in zip(shape, stride, coord):
-            out = _xor(out, _to_mixed_bits(s, d, c))
-        return out
-    f = (shape - Int(1)) * stride
-    if type(f) is not Int:
-        raise LayoutError(f"slicing a swizzled layout needs static shapes and strides, got {shape}:{stride}")
-    return _mixed(0, coord * stride, int(f))
-
-
-def _all_underscore(crd):
-    return all(is_underscore(c) for c in flatten(crd)) if is_tuple(crd) else is_underscore(crd)
-
-
-def _swizzle_slice(layout: ComposedLayout, crd):
-    """CuTe's slice_and_offset for ``Swizzle o offset o layout``: keep the swizzle where the sliced modes touch both
-    its Y and Z bits, otherwise fold it into a plain layout whose strides are (possibly dynamic) +-Z, Y+-Z."""
-    from .algebra import composition
-    from .layout import Layout, make_layout
-
-    sw, b_lay = layout.layout_a, layout.layout_b
-    B, M, S = sw.bits, sw.base, abs(sw.shift)
-    shp = (Int(1 << M), Int(1 << B), Int(1 << (S - B)), Int(1 << B), Int(1))
-    full = make_layout(shp)
-    anti_zy = Layout(shp, (full.stride[0], Int(0), full.stride[2], Int(0), product(shp)))
-    only_zy = Layout(shp, (Int(0), full.stride[1], Int(0), full.stride[3], Int(0)))
-    sliced = Layout(slice_(crd, b_lay.shape), slice_(crd, b_lay.stride))
-    diced = Layout(dice(crd, b_lay.shape), dice(crd, b_lay.stride))
-    dcrd = dice(crd, crd)
-    diced_only = composition(only_zy, diced)
-    offset_only_zy = _xor(layout.offset, _to_mixed_bits(diced_only.shape, diced_only.stride,
-                                                        idx2crd(dcrd, diced_only.shape)))
-    offset_anti_zy = composition(anti_zy, diced)(dcrd)
-    sliced_only = composition(only_zy, sliced)
-    active = sliced_only(sliced_only.size() - Int(1))
-    if type(active) is Int and int(active) & ~int(sw(active)):  # hits Y and Z: not reducible
-        return ComposedLayout(sw, offset_only_zy, sliced), offset_anti_zy
-    z, y = sw.zzz_mask & -sw.zzz_mask, sw.yyy_mask & -sw.yyy_mask
-    lo = _swizzle_strides(z < y, z, y, offset_only_zy, B)
-    hi = _swizzle_strides(z > y, z, y, offset_only_zy, B)
-    two = (Int(2),) * B if B > 1 else Int(2)
-    swl = Layout((Int(1 << M), two, Int(1 << (S - B)), two, Int(1)),
-                 (Int(1), lo, Int(1 << (M + B)), hi, Int(1 << (M + B + S))))
-    return composition(swl, sliced), sw(offset_only_zy) + offset_anti_zy
-
-
-def _swizzle_strides(z_bits: bool, z: int, y: int, offset, B: int):
-    """CuTe's detail::make_swizzle_strides: static where the offset's deciding bit is static."""
-    out = []
-    for i in range(B):
-        bit = _and(offset, (y if z_bits else z) << i)
-        yes, no = ((z << i, -z << i) if z_bits else ((y + z) << i, (y - z) << i))
-        pick = yes if int(bit) == 0 else no
-        out.append(Int(pick) if type(bit) is Int else pick)
-    return tuple(out) if B > 1 else out[0]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .algebra import zipped_divide
+from .algebra import make_identity_layout, zipped_divide
 from .arith_tuple import ArithTuple, ArithTupleIterator
+from .composed import ComposedLayout
+from .composition import _coprofile
 from .int_tuple import LayoutError, dice, has_underscore, is_tuple, product, product_each, rank
 from .integer import _, is_int, to_str
 from .layout import Layout, make_layout
-from .swizzle import ComposedLayout
 
 
 class ArrayPtr:
@@ -166,6 +167,10 @@ def make_tensor(engine, layout=None, *, stride=None):
     transposed, sliced with steps, negative steps); the tensor aliases the array, it never copies it. A layout given
     with an array indexes the array's flat C-order elements, so that array must be C-contiguous.
     """
+    if hasattr(engine, "make_tensor_with"):  # a pointer that absorbs part of the layout (CuTe's smem_ptr_flag)
+        absorbed = engine.make_tensor_with(layout)
+        if absorbed is not None:
+            return absorbed
     if isinstance(engine, np.ndarray):
         if layout is None:
             flat, origin = array_span(engine)
@@ -186,16 +191,12 @@ def make_tensor(engine, layout=None, *, stride=None):
 
 def make_identity_tensor(shape):
     """``ArithTuple(_0,...) o shape:(_1@0,_1@1,...)``: each coordinate maps to itself."""
-    from .algebra import make_identity_layout
-
     return make_coord_tensor(make_identity_layout(tuple(shape) if isinstance(shape, list) else shape))
 
 
 def make_coord_tensor(layout):
     """A counting tensor over ``layout`` (strides are scaled bases such as ``(_1@1,_1@0)``), starting at the
     coprofile of the layout (``_0``s shaped like its codomain)."""
-    from .algebra import _coprofile
-
     return Tensor(ArithTupleIterator(_coprofile(layout)), layout)
 
 

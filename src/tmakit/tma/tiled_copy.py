@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..layout import Int, Layout, Tensor, coalesce, composition, make_coord_tensor, make_layout, zipped_divide
+from ..layout.composed import ComposedLayout
 from ..layout.int_tuple import is_tuple, rank
 from ..layout.integer import _, to_str
-from ..layout.swizzle import ComposedLayout
 from .copy_ops import CopyOp
 from .tensormap import TensorMap
 

@@ -10,9 +10,10 @@ import math
 
 from ..layout import Int, Layout, coalesce, composition, flatten, make_identity_layout, make_layout, right_inverse
 from ..layout.arith_tuple import E, ScaledBasis, make_basis_like
+from ..layout.composed import ComposedLayout
 from ..layout.int_tuple import is_tuple, product, wrap
 from ..layout.integer import is_constant, is_static
-from ..layout.swizzle import ComposedLayout, Swizzle
+from ..layout.swizzle import Swizzle
 from .errors import TmaDescriptorError
 
 

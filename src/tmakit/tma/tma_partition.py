@@ -15,9 +15,9 @@ from ..layout import (
     size,
     tile_to_shape,
 )
+from ..layout.composed import ComposedLayout
 from ..layout.int_tuple import rank
 from ..layout.integer import _
-from ..layout.swizzle import ComposedLayout
 from .tiled_copy import TiledCopy
 from .tma_basis import nonswizzle_portion
 
