@@ -151,7 +151,7 @@ def test_generic_write_then_load_without_fence(a):
         emu.tma_load(tm, (0, 0), s, b)
         emu.wait_barrier(b, 0)
 
-    with pytest.raises(emu.RaceError, match="wrote shared byte 0xce"):
+    with pytest.raises(emu.RaceError, match="wrote shared byte 0xcc"):
         emu.launch(kernel, (1,), a)
 
 

@@ -66,6 +66,7 @@ from .global_memory import GlobalMemory, alloc, register, unregister
 from .launch import EmuWarning, launch
 from .mbarrier import MBarrier, StalePhaseWarning
 from .shared_memory import DEFAULT_SMEM_BYTES, SharedMemory
+from .smem_array import SharedArray
 from .smem_ptr import SmemPtr
 from .swizzle import swizzle_address
 
@@ -74,7 +75,8 @@ make_smem_tensor = shared_tensor
 __all__ = [
     "BarrierError", "BoundCopy", "BoxGeometry", "DEFAULT_SMEM_BYTES", "Deadlock", "Dim3", "EmuError", "EmuWarning",
     "ExitError", "GlobalMemory", "IllegalAddress", "IllegalInstruction", "LaunchError", "MBarrier", "OOB_NAN_BITS",
-    "RaceError", "SharedMemory", "SmemPtr", "StalePhaseWarning", "TmaUnitError", "alloc", "arrive_barrier",
+    "RaceError", "SharedArray", "SharedMemory", "SmemPtr", "StalePhaseWarning", "TmaUnitError", "alloc",
+    "arrive_barrier",
     "barrier_phase", "block_id_in_cluster", "block_idx", "block_rank_in_cluster", "box_geometry", "cluster_arrive",
     "cluster_id_in_grid", "cluster_shape", "cluster_size", "cluster_sync", "cluster_wait", "commit_group", "copy",
     "expect_transaction_bytes", "fence_barrier_init", "fence_proxy_async", "fence_view_async_shared", "grid_dim",

@@ -127,5 +127,5 @@ def copy(atom, src, dst) -> None:
 
 def prefetch(atom, src) -> None:
     """``cute::prefetch(tma, src)``: one L2 prefetch per TMA atom of the coordinate tensor."""
-    for s, _ in _atom_pairs(src, src, atom_values(atom)):
+    for s, _dst in _atom_pairs(src, src, atom_values(atom)):
         tma_prefetch(atom.tensormap, tma_coords(s))

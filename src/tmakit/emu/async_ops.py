@@ -42,6 +42,8 @@ class LoadOp:
             if cta.state in ("exited", "aborted"):
                 raise ExitError(f"{self.what} from {self.issuer.label} writes the shared memory of {cta.label}, "
                                 "which already exited: end the kernel with cluster_sync()")
+            if cta is not self.issuer:
+                cta.smem.check(self.addr, self.geom.footprint, f"{self.what} from {self.issuer.label}, box")
             for race in (proxy_race(cta, self.addr, self.geom, self.what),
                          overwrites_barrier(cta, self.addr, self.geom)):
                 if race is not None:

@@ -46,6 +46,7 @@ class CTA:
         self.arrive_gen: int | None = None  # cluster-barrier generation arrived at, not yet waited
         self.passed_gen = 0  # cluster-barrier generations this CTA has waited through
         self.program = None  # the kernel bound to its arguments
+        smem.owner = self.label
 
     def run(self) -> None:
         """Run the program on the current (worker) thread; record how it ended."""

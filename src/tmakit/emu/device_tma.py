@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from . import tma_unit
 from .async_ops import BulkOp, LoadOp, proxy_race
-from .device_smem import barrier_address, smem_address
+from .checks import as_int
+from .device_smem import barrier_address, smem_address, smem_allocation
 from .device_sync import block_until
 from .errors import TmaUnitError
 from .scheduler import current_cta
@@ -16,7 +17,7 @@ def _mask_ranks(cta, mask) -> list[int]:
     if mask is None:
         return [cta.rank]
     n = cta.cluster.size
-    mask = int(mask)
+    mask = as_int(mask, "multicast mask", None, None, TmaUnitError)
     if not 0 < mask < (1 << n):
         raise TmaUnitError(f"multicast mask {mask:#06x} must select CTAs of the {n}-CTA cluster (bit i = rank i)")
     return [r for r in range(n) if mask >> r & 1]
@@ -36,6 +37,7 @@ def tma_load(tmap, coords, dst, bar, mask=None, im2col_offsets=()) -> None:
                                             what="TMA multicast load" if mask is not None else "TMA load")
     addr, baddr = smem_address(cta, dst), barrier_address(cta, bar)
     check_smem_range(cta.smem.data, addr, geom, "TMA load")
+    cta.smem.check(addr, geom.footprint, "TMA load box", smem_allocation(dst))
     gmem = cta.cluster.launch.memory.resolve(tmap.global_address)
     cta.cluster.issue(LoadOp(cta, tmap, coords, offsets, addr, baddr, _mask_ranks(cta, mask), gmem, geom))
     _count(cta, "load")
@@ -56,6 +58,7 @@ def _bulk(tmap, coords, src, reduce_op) -> None:
     coords = tma_unit.check_store_coords(tmap, coords, what)
     addr = smem_address(cta, src)
     check_smem_range(cta.smem.data, addr, geom, what)
+    cta.smem.check(addr, geom.footprint, f"{what} source box", smem_allocation(src))
     race = proxy_race(cta, addr, geom, f"{what} at {coords}")
     if race is not None:
         cta.cluster.launch.report(race)
@@ -89,7 +92,7 @@ def wait_group(n: int = 0, read: bool = False) -> None:
     The emulator completes a bulk operation's read and write together, so ``.read`` waits as long as without it.
     """
     cta = current_cta()
-    n = int(n)
+    n = as_int(n, "wait_group count", 0, None, TmaUnitError)
     old = cta.bulk_groups[:max(0, len(cta.bulk_groups) - n)]
     name = "tma_store_wait" if read else "wait_group"
     block_until(cta, lambda: all(op.done for g in old for op in g),
