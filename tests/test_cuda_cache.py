@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -48,7 +50,7 @@ def _entries(d):
 def test_cache_dir_env(cache_dir):
     assert cache.cache_dir() == cache_dir
     c = cache.compile(SRC, "k.cu")
-    assert _entries(cache_dir) == [cache_dir / "v1" / f"{c.key}.cubin"]
+    assert _entries(cache_dir) == [cache_dir / f"v{cache._FORMAT}" / f"{c.key}.cubin"]
 
 
 def test_two_processes_one_entry(cache_dir):
@@ -126,3 +128,190 @@ def test_warm_lookup_is_fast(cache_dir):
     warm = sorted(times)[len(times) // 2]
     assert cold < 20.0  # generous for CI; docs/RUNTIME.md records the measured numbers
     assert warm < 0.02, warm
+
+
+# ------------------------------------------------------------------------------------------------ stale headers
+DEP_WORKER = r"""
+import hashlib, json, sys
+from tmakit.cuda import cache
+out = []
+for job in json.loads(sys.argv[1]):
+    c = cache.compile(job["src"], "dep.cu", options=job["options"], include_dirs=job["include_dirs"])
+    out.append(hashlib.sha256(c.cubin).hexdigest())
+print(json.dumps({"shas": out, "compiles": cache.stats["compiles"], "disk_hits": cache.stats["disk_hits"]}))
+"""
+
+USES_VAL = 'extern "C" __global__ void k(int* p) { p[0] = VAL; }\n'
+
+
+def _dep_jobs(tmp_path):
+    """One compile per way a header reaches NVRTC; each job's header defines VAL."""
+    jobs = []
+    for i, (src, how) in enumerate([
+        ('#include "v.cuh"\n', "include_dirs"),                      # the one way the old key covered
+        ('#include "v.cuh"\n', "-I"),
+        ('#include <v.cuh>\n', "--include-path="),
+        ('#define HDR "v.cuh"\n#include HDR\n', "include_dirs"),     # a computed include
+        ("", "--pre-include="),
+    ]):
+        inc = tmp_path / f"inc{i}"
+        inc.mkdir()
+        (inc / "v.cuh").write_text("#pragma once\n#define VAL 3\n")
+        opts = {"include_dirs": [], "-I": [f"-I{inc}"], "--include-path=": [f"--include-path={inc}"],
+                "--pre-include=": [f"-I{inc}", "--pre-include=v.cuh"]}[how]
+        jobs.append({"src": src + f"// job {i}\n" + USES_VAL, "options": opts,
+                     "include_dirs": [str(inc)] if how == "include_dirs" else [], "header": str(inc / "v.cuh")})
+    return jobs
+
+
+def _run_worker(jobs, cache_dir):
+    env = dict(os.environ, TMAKIT_CACHE_DIR=str(cache_dir))
+    r = subprocess.run([sys.executable, "-c", DEP_WORKER, json.dumps(jobs)], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_header_edit_between_processes_recompiles(cache_dir, tmp_path):
+    """Edit a header between two processes: the second compiles again and gets the new cubin, however the header
+    was reached (include_dirs, -I, --include-path=, a computed #include, --pre-include)."""
+    jobs = _dep_jobs(tmp_path)
+    first = _run_worker(jobs, cache_dir)
+    assert first["compiles"] == len(jobs)
+    again = _run_worker(jobs, cache_dir)
+    assert again["compiles"] == 0 and again["shas"] == first["shas"]  # unchanged headers: all disk hits
+    for job in jobs:
+        Path(job["header"]).write_text("#pragma once\n#define VAL 123456\n")
+    second = _run_worker(jobs, cache_dir)
+    assert second["compiles"] == len(jobs)
+    for job, old, new in zip(jobs, first["shas"], second["shas"]):
+        fresh = cache.compile(job["src"], "dep.cu", options=job["options"], include_dirs=job["include_dirs"],
+                              cache=False)
+        assert new != old and new == hashlib.sha256(fresh.cubin).hexdigest(), job
+
+
+def test_header_edit_in_process_recompiles(cache_dir, tmp_path):
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    hdr = inc / "v.cuh"
+    hdr.write_text("#define VAL 3\n")
+    src = '#define HDR "v.cuh"\n#include HDR\n' + USES_VAL
+    a = cache.compile(src, "dep.cu", include_dirs=[inc])
+    assert cache.compile(src, "dep.cu", include_dirs=[inc]) is a
+    hdr.write_text("#define VAL 1234567\n")  # a different size: the memo's stat signature changes
+    b = cache.compile(src, "dep.cu", include_dirs=[inc])
+    assert b.cubin != a.cubin and not b.cached
+
+
+def test_a_new_header_that_shadows_recompiles(cache_dir, tmp_path):
+    """A header created earlier on the include path than the one compiled against makes the entry stale."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    (second / "v.cuh").write_text("#define VAL 3\n")
+    src = '#include "v.cuh"\n' + USES_VAL
+    a = cache.compile(src, "dep.cu", include_dirs=[first, second])
+    (first / "v.cuh").write_text("#define VAL 77\n")
+    b = cache.compile(src, "dep.cu", include_dirs=[first, second])
+    assert b.cubin != a.cubin
+
+
+def test_cache_false_compiles_afresh(cache_dir):
+    a = cache.compile(SRC, "k.cu")
+    before = cache.stats["compiles"]
+    b = cache.compile(SRC, "k.cu", cache=False)
+    assert cache.stats["compiles"] == before + 1 and b is not a and not b.cached
+
+
+def test_entry_records_the_headers_nvrtc_read(cache_dir):
+    c = cache.compile(SRC, "k.cu")
+    assert str(PACKAGE_INCLUDE / "tmakit" / "mbarrier.cuh") in c.deps
+    assert cache._read_entry(_entries(cache_dir)[0]).deps == c.deps
+
+
+# ------------------------------------------------------------------------------------------------ unusable caches
+@pytest.fixture()
+def fresh_warnings(monkeypatch):
+    monkeypatch.setattr(cache, "_warned", set(), raising=False)
+    cache.clear_memory_cache()
+    yield
+    cache.clear_memory_cache()
+
+
+def _compile_twice_warns_once(recwarn):
+    a = cache.compile(SRC + "// one\n", "k.cu")
+    b = cache.compile(SRC + "// two\n", "k.cu")
+    assert a.cubin[:4] == b.cubin[:4] == b"\x7fELF"
+    warned = [w for w in recwarn.list if issubclass(w.category, cache.CacheWarning)]
+    assert len(warned) == 1, [str(w.message) for w in recwarn.list]
+    assert "TMAKIT_CACHE_DIR" in str(warned[0].message)
+    return warned[0]
+
+
+def test_a_file_where_the_cache_dir_should_be(tmp_path, monkeypatch, fresh_warnings, recwarn):
+    (tmp_path / "file").write_text("not a directory")
+    monkeypatch.setenv("TMAKIT_CACHE_DIR", str(tmp_path / "file"))
+    _compile_twice_warns_once(recwarn)
+
+
+def test_a_file_where_the_version_dir_should_be(tmp_path, monkeypatch, fresh_warnings, recwarn):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / f"v{cache._FORMAT}").write_text("")
+    monkeypatch.setenv("TMAKIT_CACHE_DIR", str(tmp_path / "c"))
+    _compile_twice_warns_once(recwarn)
+
+
+def test_a_directory_where_the_entry_should_be(cache_dir, fresh_warnings, recwarn):
+    c = cache.compile(SRC, "k.cu")
+    entry = _entries(cache_dir)[0]
+    entry.unlink()
+    entry.mkdir()
+    cache.clear_memory_cache()
+    again = cache.compile(SRC, "k.cu")
+    assert again.cubin == c.cubin
+    assert [w for w in recwarn.list if issubclass(w.category, cache.CacheWarning)]
+
+
+def test_unwritable_cache_dir(cache_dir, monkeypatch, fresh_warnings, recwarn):
+    """Another user's cache or a read-only one: the lock or the entry cannot be created (simulated: tests may run
+    as root, for whom chmod protects nothing)."""
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(cache, "_FileLock", refuse)
+    _compile_twice_warns_once(recwarn)
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes through chmod 0o555")
+def test_read_only_cache_dir(cache_dir, fresh_warnings, recwarn):
+    cache_dir.mkdir()
+    cache_dir.chmod(0o555)
+    try:
+        _compile_twice_warns_once(recwarn)
+    finally:
+        cache_dir.chmod(0o755)
+
+
+def test_no_home_directory(tmp_path, monkeypatch, fresh_warnings, recwarn):
+    """Without HOME (and no passwd entry) expanduser returns "~" unchanged: nothing may be written to ./~ ."""
+    for var in ("TMAKIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(os.path, "expanduser", lambda p: p)
+    monkeypatch.chdir(tmp_path)
+    assert cache.cache_dir() is None
+    _compile_twice_warns_once(recwarn)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+@pytest.mark.parametrize("umask", [0o002, 0o022])
+def test_entries_follow_the_umask(cache_dir, umask):
+    """Entries are group-readable (0o666 / 0o777 less the umask), not mkstemp's private 0o600."""
+    old = os.umask(umask)
+    try:
+        c = cache.compile(SRC + f"// umask {umask}\n", "k.cu")
+    finally:
+        os.umask(old)
+    entry = cache_dir / f"v{cache._FORMAT}" / f"{c.key}.cubin"
+    assert entry.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert entry.parent.stat().st_mode & 0o777 == 0o777 & ~umask

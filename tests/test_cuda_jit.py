@@ -261,3 +261,36 @@ def test_a_compile_leaves_python_bytes_intact():
     c = tkc.compile('extern "C" __global__ void intact() {}', "intact.cu", cache=False)
     assert space == b"\x20" and b" ".join([b"a", b"b"]) == b"a\x20b"
     assert c.cubin[:4] == b"\x7fELF" and c.log == ""
+
+
+# ------------------------------------------------------------------------------------------------ bad inputs
+@pytest.mark.parametrize("kwargs,words", [
+    ({"source": 'extern "C" __global__ void k() {}\n\0 garbage that NVRTC never sees'}, "NUL byte (line 2)"),
+    ({"source": None}, "source must be str, not NoneType"),
+    ({"source": b'extern "C" __global__ void k() {}'}, ".decode()"),
+    ({"options": "-DX=1"}, "options=['-DX=1']"),
+    ({"options": ["-DX=1", None]}, "options[1] must be str"),
+    ({"options": ["-DX=1\0"]}, "NUL byte"),
+    ({"name_expressions": "k<int>"}, "wrap it in a list"),
+    ({"include_dirs": "/usr/include"}, "wrap it in a list"),
+    ({"include_dirs": [3]}, "include_dirs[0] must be a str or path"),
+    ({"name": b"k.cu"}, "name must be str, not bytes"),
+])
+def test_bad_compile_inputs_are_named(kwargs, words):
+    """What NVRTC would misread (a NUL truncates the source, a str of options is split into characters) is refused
+    before the compiler sees it, with the fix."""
+    from tmakit.cuda import CompileInputError
+
+    args = {"source": 'extern "C" __global__ void k() {}', **kwargs}
+    with pytest.raises(CompileInputError, match=None) as e:
+        tkc.compile(args.pop("source"), **args, cache=False)
+    assert words in str(e.value) and "Fix:" in str(e.value)
+    assert isinstance(e.value, (TypeError, ValueError))
+
+
+def test_nvrtc_compile_refuses_a_nul_byte_too():
+    from tmakit.cuda import CompileInputError
+    from tmakit.cuda.nvrtc import default_options, nvrtc_compile
+
+    with pytest.raises(CompileInputError, match="NUL"):
+        nvrtc_compile('extern "C" __global__ void k() {}\0', "k.cu", default_options())

@@ -16,12 +16,13 @@ from .args import Ptr, device_pointer
 from .cache import cache_dir, compile, compile_file
 from .driver import DeviceBuffer, context_id, current_stream, device_count, ensure_context, synchronize
 from .encode import encode_cached, encode_tensormap, tensormap_bytes
-from .errors import CompileError, CudaError, RuntimeUnavailable
+from .errors import CacheWarning, CompileError, CompileInputError, CudaError, RuntimeUnavailable
 from .launch import launch
 from .module import Kernel, Module, load_module
 from .nvrtc import DEFAULT_ARCH, Compiled
 
-__all__ = ["CompileError", "Compiled", "CudaError", "DEFAULT_ARCH", "DeviceBuffer", "Kernel", "Module", "Ptr",
+__all__ = ["CacheWarning", "CompileError", "CompileInputError", "Compiled", "CudaError", "DEFAULT_ARCH",
+           "DeviceBuffer", "Kernel", "Module", "Ptr",
            "RuntimeUnavailable", "cache_dir", "compile", "compile_file", "context_id", "current_stream", "device_count",
            "device_pointer", "encode_cached", "encode_tensormap", "ensure_context", "is_available", "kernel",
            "launch", "load_module", "package_kernel", "synchronize", "tensormap_bytes", "KERNELS_DIR"]

@@ -1,14 +1,30 @@
-"""Errors of the GPU runtime: compile failures and driver failures."""
+"""Errors of the GPU runtime: bad compile inputs, compile failures, driver failures; the cache's warning."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["CompileError", "CudaError", "RuntimeUnavailable"]
+__all__ = ["CacheWarning", "CompileError", "CompileInputError", "CudaError", "RuntimeUnavailable"]
 
 
 class RuntimeUnavailable(RuntimeError):
     """cuda-bindings, NVRTC or a GPU is missing."""
+
+
+class CompileInputError(TypeError, ValueError):
+    """An argument of ``compile`` that NVRTC would misread (a NUL byte, a string where a list belongs, bytes).
+
+    Raised before anything reaches the compiler; the message says the rule, the value and the fix.
+    """
+
+    def __init__(self, what: str, value, fix: str):
+        self.what, self.value, self.fix = what, value, fix
+        super().__init__(f"{what}: got {_short(value)}. Fix: {fix}")
+
+
+class CacheWarning(UserWarning):
+    """The kernel disk cache cannot be used (no home directory, not writable, a file in its place): kernels are
+    compiled without it. Issued once per cache directory and process."""
 
 
 class CudaError(RuntimeError):

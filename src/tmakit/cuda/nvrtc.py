@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -16,10 +17,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import CompileError, RuntimeUnavailable
+from .errors import CompileError, CompileInputError, RuntimeUnavailable
 
-__all__ = ["DEFAULT_ARCH", "Compiled", "PACKAGE_INCLUDE", "compiler_id", "default_options", "include_dirs",
-           "nvrtc_compile", "nvcc_compile", "use_nvcc"]
+__all__ = ["DEFAULT_ARCH", "Compiled", "PACKAGE_INCLUDE", "check_inputs", "compiler_id", "default_options",
+           "include_dirs", "nvrtc_compile", "nvcc_compile", "use_nvcc"]
 
 DEFAULT_ARCH = "sm_90a"
 PACKAGE_INCLUDE = Path(__file__).resolve().parent.parent / "include"
@@ -35,6 +36,9 @@ class Compiled:
     compiler: str = ""
     key: str = ""
     cached: bool = False
+    headers_read: tuple[str, ...] | None = None  # absolute paths the compiler opened; None: it did not say
+    deps: dict[str, str] = field(default_factory=dict)  # header path -> sha256 when compiled (the cache checks them)
+    absent: tuple[str, ...] = ()  # paths that did not exist and would shadow a dep if created
 
     def symbol(self, name: str) -> str:
         """The symbol to look up for ``name`` (a name expression or an ``extern "C"`` name)."""
@@ -138,17 +142,88 @@ def _out_buffer(n: int) -> bytearray:
     return bytearray(n)
 
 
+def _text(what: str, value, fix: str) -> str:
+    if isinstance(value, bytes):
+        raise CompileInputError(f"{what} must be str, not bytes (tmakit does not guess an encoding)", value,
+                                f"pass {fix}.decode() (or read the file in text mode)")
+    if not isinstance(value, str):
+        raise CompileInputError(f"{what} must be str, not {type(value).__name__}", value, f"pass {fix} as a str")
+    if "\0" in value:
+        line = value.count("\n", 0, value.index("\0")) + 1
+        raise CompileInputError(f"{what} contains a NUL byte (line {line}); NVRTC would silently stop reading there",
+                                value, "remove the NUL byte (\\0) from it")
+    return value
+
+
+def _str_list(what: str, value, example: str) -> list:
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise CompileInputError(f"{what} must be a list, not a single {type(value).__name__} (it would be split "
+                                "into characters)", value, f"wrap it in a list: {what}=[{example}]")
+    try:
+        return list(value)
+    except TypeError:
+        raise CompileInputError(f"{what} must be a list", value, f"{what}=[{example}]") from None
+
+
+def check_inputs(source, name, options=(), include_dirs=(), name_expressions=()):
+    """Refuse what NVRTC would misread; returns (options, include_dirs, name_expressions) as lists.
+
+    ``source``/``name``: str without NUL bytes (bytes are refused, not decoded: the encoding is the caller's call);
+    ``options``/``name_expressions``: lists of such str; ``include_dirs``: a list of str or ``os.PathLike``.
+    """
+    _text("source", source, "source")
+    _text("name", name, "name")
+    opts = [_text(f"options[{i}]", o, "the option") for i, o in enumerate(_str_list("options", options, "'-DX=1'"))]
+    exprs = [_text(f"name_expressions[{i}]", e, "the C++ name")
+             for i, e in enumerate(_str_list("name_expressions", name_expressions, "'kernel<int>'"))]
+    dirs = _str_list("include_dirs", include_dirs, "'path/to/include'")
+    for i, d in enumerate(dirs):
+        if not isinstance(d, (str, os.PathLike)):
+            raise CompileInputError(f"include_dirs[{i}] must be a str or path, not {type(d).__name__}", d,
+                                    "pass directory paths")
+        _text(f"include_dirs[{i}]", os.fspath(d), "the path")
+    return opts, dirs, exprs
+
+
+def _trace_headers(trace_dir: str) -> tuple[str, ...] | None:
+    """Headers the NVRTC front end processed, from its ``--fdevice-time-trace`` JSON (absolute paths)."""
+    found: list[str] = []
+    try:
+        files = os.listdir(trace_dir)
+        if not files:
+            return None
+        for fname in files:
+            with open(os.path.join(trace_dir, fname), encoding="utf-8") as f:
+                events = json.load(f).get("traceEvents", [])
+            for ev in events:
+                if ev.get("name") == "Processing Header File":
+                    p = os.path.abspath(str(ev.get("args", {}).get("detail", "")))
+                    if os.path.isfile(p) and p not in found:
+                        found.append(p)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return tuple(found)
+
+
 def nvrtc_compile(source: str, name: str, options: list[str], name_expressions=(),
                   headers: dict[str, str] | None = None) -> Compiled:
-    """One NVRTC compile to a cubin. Raises :class:`CompileError` with the formatted log."""
+    """One NVRTC compile to a cubin. Raises :class:`CompileError` with the formatted log.
+
+    The headers NVRTC opened (``Compiled.headers_read``) come from its time trace (``--fdevice-time-trace``, written
+    to a temporary directory): NVRTC has no ``-M``/``-MD`` dependency output.
+    """
+    options, _, name_expressions = check_inputs(source, name, options, (), name_expressions)
     nvrtc = _nvrtc()
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     _check(nvrtc, err, "nvrtcCreateProgram")
+    trace_dir = None if any(o.startswith("--fdevice-time-trace") for o in options) else \
+        tempfile.mkdtemp(prefix="tmakit-deps-")
     try:
         for expr in name_expressions:
             (err,) = nvrtc.nvrtcAddNameExpression(prog, expr.encode())
             _check(nvrtc, err, "nvrtcAddNameExpression")
-        opts = [o.encode() for o in options]
+        traced = options + ([f"--fdevice-time-trace={trace_dir}/trace"] if trace_dir else [])
+        opts = [o.encode() for o in traced]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         log = _read_log(nvrtc, prog)
         if int(err) != 0:
@@ -163,9 +238,12 @@ def nvrtc_compile(source: str, name: str, options: list[str], name_expressions=(
             err, low = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
             _check(nvrtc, err, "nvrtcGetLoweredName")
             lowered[expr] = low.decode() if isinstance(low, bytes) else str(low)
-        return Compiled(cubin=bytes(cubin), lowered=lowered, log=log, compiler=compiler_id())
+        read = _trace_headers(trace_dir) if trace_dir else None
+        return Compiled(cubin=bytes(cubin), lowered=lowered, log=log, compiler=compiler_id(), headers_read=read)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+        if trace_dir:
+            shutil.rmtree(trace_dir, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=None)
@@ -202,9 +280,21 @@ def nvcc_compile(source: str, name: str, options: list[str], name_expressions=()
         if src.suffix != ".cu":
             src = src.with_suffix(".cu")
         src.write_text(source)
-        out = Path(tmp) / "out.cubin"
-        r = subprocess.run([nvcc, "-cubin", *args, "-o", str(out), str(src)], capture_output=True, text=True)
+        out, dep = Path(tmp) / "out.cubin", Path(tmp) / "out.d"
+        r = subprocess.run([nvcc, "-cubin", *args, "-MD", "-MF", str(dep), "-o", str(out), str(src)],
+                           capture_output=True, text=True)
         log = (r.stdout + r.stderr).replace(str(src), name)
         if r.returncode != 0:
             raise CompileError(name, log, source, options, compiler=compiler_id(), headers=headers)
-        return Compiled(cubin=out.read_bytes(), log=log, compiler=compiler_id())
+        return Compiled(cubin=out.read_bytes(), log=log, compiler=compiler_id(), headers_read=_make_deps(dep, src))
+
+
+def _make_deps(dep: Path, src: Path) -> tuple[str, ...] | None:
+    """The headers listed in an nvcc ``-MD`` file (absolute paths, the source itself left out)."""
+    try:
+        text = dep.read_text().replace("\\\n", " ")
+    except OSError:
+        return None
+    _, _, files = text.partition(":")
+    paths = [os.path.abspath(p) for p in files.split()]
+    return tuple(p for p in dict.fromkeys(paths) if p != str(src) and os.path.isfile(p))
