@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import TmaDescriptorError
-from .tensormap import DTYPE_BITS, DataType
+from .tensormap_enums import DTYPE_BITS, DataType
 
 _NAMES: dict[str, DataType] = {}
 

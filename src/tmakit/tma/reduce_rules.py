@@ -9,8 +9,9 @@ that PTX does not list for reductions, so tmakit refuses them (encode the destin
 
 from __future__ import annotations
 
+from .dtypes import tma_dtype
 from .errors import TmaDescriptorError
-from .tensormap import DataType as D
+from .tensormap_enums import DataType as D
 
 REDUCE_DTYPES: dict[str, frozenset[D]] = {
     "add": frozenset({D.UINT32, D.INT32, D.UINT64, D.FLOAT32, D.FLOAT16, D.BFLOAT16}),
@@ -36,8 +37,6 @@ def reduce_op_name(op) -> str:
 
 def check_reduce(op, dtype) -> None:
     """Raise :class:`TmaDescriptorError` (rule ``"reduce.dtype"``) unless ``op`` is defined for ``dtype``."""
-    from .dtypes import tma_dtype
-
     key = reduce_op_name(op)
     dt = tma_dtype(dtype)
     ok = REDUCE_DTYPES[key]

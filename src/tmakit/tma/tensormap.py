@@ -9,107 +9,26 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from enum import IntEnum
 
-from .errors import TmaDescriptorError
-
-
-class DataType(IntEnum):
-    """``CUtensorMapDataType``."""
-
-    UINT8 = 0
-    UINT16 = 1
-    UINT32 = 2
-    INT32 = 3
-    UINT64 = 4
-    INT64 = 5
-    FLOAT16 = 6
-    FLOAT32 = 7
-    FLOAT64 = 8
-    BFLOAT16 = 9
-    FLOAT32_FTZ = 10
-    TFLOAT32 = 11
-    TFLOAT32_FTZ = 12
-    U4_ALIGN8B = 13  # CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B
-    U4_ALIGN16B = 14  # CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B
-    U6_ALIGN16B = 15  # CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B
-
-
-# Element size in bits (packed types are 4 or 6 bits per element).
-DTYPE_BITS = {
-    DataType.UINT8: 8, DataType.UINT16: 16, DataType.UINT32: 32, DataType.INT32: 32,
-    DataType.UINT64: 64, DataType.INT64: 64, DataType.FLOAT16: 16, DataType.FLOAT32: 32,
-    DataType.FLOAT64: 64, DataType.BFLOAT16: 16, DataType.FLOAT32_FTZ: 32, DataType.TFLOAT32: 32,
-    DataType.TFLOAT32_FTZ: 32, DataType.U4_ALIGN8B: 4, DataType.U4_ALIGN16B: 4, DataType.U6_ALIGN16B: 6,
-}
-
-
-# Packed 4/6-bit types; the ALIGN16B ones need 32-byte addresses/strides and a 128-element inner box.
-PACKED_DTYPES = frozenset({DataType.U4_ALIGN8B, DataType.U4_ALIGN16B, DataType.U6_ALIGN16B})
-PACKED_ALIGN16B = frozenset({DataType.U4_ALIGN16B, DataType.U6_ALIGN16B})
-FLOAT_DTYPES = frozenset({DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64, DataType.BFLOAT16,
-                          DataType.FLOAT32_FTZ, DataType.TFLOAT32, DataType.TFLOAT32_FTZ})
-
-# Bits one element occupies in *shared* memory. Differs from DTYPE_BITS only for the ALIGN16B packed types:
-# the driver docs say 16 packed values land in 16 bytes (U4: 8-byte gaps, U6: 4-byte gaps). UNVERIFIED on sm_90.
-SMEM_BITS = {**DTYPE_BITS, DataType.U4_ALIGN16B: 8, DataType.U6_ALIGN16B: 8}
-
-
-class Interleave(IntEnum):
-    """``CUtensorMapInterleave``."""
-
-    NONE = 0
-    B16 = 1
-    B32 = 2
-
-
-class SwizzleMode(IntEnum):
-    """``CUtensorMapSwizzle`` (the ATOM variants exist only on sm_100+)."""
-
-    NONE = 0
-    B32 = 1
-    B64 = 2
-    B128 = 3
-    B128_ATOM_32B = 4
-    B128_ATOM_32B_FLIP_8B = 5
-    B128_ATOM_64B = 6
-
-
-SWIZZLE_SPAN = {SwizzleMode.B32: 32, SwizzleMode.B64: 64, SwizzleMode.B128: 128,
-                SwizzleMode.B128_ATOM_32B: 128, SwizzleMode.B128_ATOM_32B_FLIP_8B: 128,
-                SwizzleMode.B128_ATOM_64B: 128}
-
-
-# Shared-memory alignment a swizzled box needs: the period of the XOR pattern (docs/HARDWARE.md §2). ATOM variants: 1024
-# (their periods are UNVERIFIED; 1024 is safe).
-SWIZZLE_ALIGNMENT = {SwizzleMode.NONE: 128, SwizzleMode.B32: 256, SwizzleMode.B64: 512, SwizzleMode.B128: 1024,
-                     SwizzleMode.B128_ATOM_32B: 1024, SwizzleMode.B128_ATOM_32B_FLIP_8B: 1024,
-                     SwizzleMode.B128_ATOM_64B: 1024}
-
-
-class L2Promotion(IntEnum):
-    """``CUtensorMapL2promotion``."""
-
-    NONE = 0
-    B64 = 1
-    B128 = 2
-    B256 = 3
-
-
-class OobFill(IntEnum):
-    """``CUtensorMapFloatOOBfill``."""
-
-    NONE = 0
-    NAN_REQUEST_ZERO_FMA = 1
-
-
-def _enum(cls, value, param: str):
-    try:
-        return cls(value)
-    except ValueError:
-        names = ", ".join(f"{m.name}={m.value}" for m in cls)
-        raise TmaDescriptorError(f"{param}.enum", f"{param} must be one of the driver's enum values", value,
-                                 f"use tmakit.{cls.__name__} ({names})", f"{param} = {value!r}") from None
+from .dtypes import tma_dtype
+from .tensormap_enums import (  # noqa: F401 - re-exported: the enums are part of the tensor map's API
+    DTYPE_BITS,
+    FLOAT_DTYPES,
+    PACKED_ALIGN16B,
+    PACKED_DTYPES,
+    SMEM_BITS,
+    SWIZZLE_ALIGNMENT,
+    SWIZZLE_SPAN,
+    DataType,
+    Interleave,
+    L2Promotion,
+    OobFill,
+    SwizzleMode,
+    enum_value,
+)
+from .tensormap_explain import explain, summary
+from .tensormap_from import shape_fields, tensor_fields
+from .tensormap_rules import validate
 
 
 @dataclass(frozen=True)
@@ -141,10 +60,8 @@ class TensorMap:
     def __post_init__(self):
         dt = self.dtype
         if isinstance(dt, int):
-            dt = _enum(DataType, dt, "tensorDataType")
+            dt = enum_value(DataType, dt, "tensorDataType")
         else:  # a numpy / torch dtype or a name such as "bf16"
-            from .dtypes import tma_dtype
-
             dt = tma_dtype(dt)
         object.__setattr__(self, "dtype", dt)
         object.__setattr__(self, "global_dim", tuple(int(x) for x in self.global_dim))
@@ -153,10 +70,10 @@ class TensorMap:
         es = self.element_strides
         es = (1,) * len(self.global_dim) if es is None else tuple(int(x) for x in es)
         object.__setattr__(self, "element_strides", es)
-        object.__setattr__(self, "interleave", _enum(Interleave, self.interleave, "interleave"))
-        object.__setattr__(self, "swizzle", _enum(SwizzleMode, self.swizzle, "swizzle"))
-        object.__setattr__(self, "l2_promotion", _enum(L2Promotion, self.l2_promotion, "l2Promotion"))
-        object.__setattr__(self, "oob_fill", _enum(OobFill, self.oob_fill, "oobFill"))
+        object.__setattr__(self, "interleave", enum_value(Interleave, self.interleave, "interleave"))
+        object.__setattr__(self, "swizzle", enum_value(SwizzleMode, self.swizzle, "swizzle"))
+        object.__setattr__(self, "l2_promotion", enum_value(L2Promotion, self.l2_promotion, "l2Promotion"))
+        object.__setattr__(self, "oob_fill", enum_value(OobFill, self.oob_fill, "oobFill"))
         object.__setattr__(self, "global_address", int(self.global_address))
         object.__setattr__(self, "pixel_box_lower_corner", tuple(int(x) for x in self.pixel_box_lower_corner))
         object.__setattr__(self, "pixel_box_upper_corner", tuple(int(x) for x in self.pixel_box_upper_corner))
@@ -281,35 +198,29 @@ class TensorMap:
 
         Returns ``self``; raises :class:`TmaDescriptorError` naming the rule, the value and a fix.
         """
-        from .tensormap_rules import validate
-
         validate(self, arch)
         return self
 
     @classmethod
-    def from_tensor(cls, t, box, **kwargs) -> TensorMap:
-        """A tiled map over a numpy array / torch tensor (row-major or strided); see ``tensormap_from.from_tensor``."""
-        from .tensormap_from import from_tensor
-
-        return from_tensor(t, box, **kwargs)
+    def from_tensor(cls, t, box, *, validate: bool = True, arch: str = "sm_90", **kwargs) -> TensorMap:
+        """A tiled map over a numpy array / torch tensor (row-major or strided); see
+        ``tensormap_from.tensor_fields``. Validated for ``arch`` unless ``validate=False``."""
+        tm = cls(**tensor_fields(t, box, **kwargs))
+        return tm.validate(arch) if validate else tm
 
     @classmethod
-    def from_shape(cls, shape, dtype, box, strides=None, **kwargs) -> TensorMap:
-        """A tiled map over a row-major ``shape`` (strides in elements); see :func:`tensormap_from.from_shape`."""
-        from .tensormap_from import from_shape
-
-        return from_shape(shape, dtype, box, strides, **kwargs)
+    def from_shape(cls, shape, dtype, box, strides=None, *, validate: bool = True, arch: str = "sm_90",
+                   **kwargs) -> TensorMap:
+        """A tiled map over a row-major ``shape`` (strides in elements); see ``tensormap_from.shape_fields``."""
+        tm = cls(**shape_fields(shape, dtype, box, strides, **kwargs))
+        return tm.validate(arch) if validate else tm
 
     def __str__(self) -> str:
-        from .tensormap_explain import summary
-
         return summary(self)
 
     def explain(self, arch: str = "sm_90") -> str:
         """A multi-line description: every field, bytes per box, smem footprint, validity on ``arch`` and the
         equivalent ``cuTensorMapEncode*`` C call."""
-        from .tensormap_explain import explain
-
         return explain(self, arch)
 
     def replace(self, **changes) -> TensorMap:

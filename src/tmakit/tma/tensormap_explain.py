@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from enum import IntEnum
 
-from .tensormap import SWIZZLE_SPAN, DataType, Interleave, L2Promotion, OobFill, SwizzleMode, TensorMap
+from .errors import TmaDescriptorError
+from .tensormap_enums import SWIZZLE_SPAN, DataType, Interleave, L2Promotion, OobFill, SwizzleMode
 
 _C_PREFIX = {
     DataType: "CU_TENSOR_MAP_DATA_TYPE_",
@@ -45,7 +46,7 @@ def _tup(t) -> str:
     return "(" + ", ".join(str(x) for x in t) + ("," if len(t) == 1 else "") + ")"
 
 
-def summary(tm: TensorMap) -> str:
+def summary(tm) -> str:
     """One line: dtype, mode, dims, strides, box and the non-default options."""
     parts = [f"dim={_tup(tm.global_dim)}", f"stride={_tup(tm.global_strides)}B"]
     if tm.mode == "im2col":
@@ -68,7 +69,7 @@ def summary(tm: TensorMap) -> str:
     return f"TensorMap({SHORT_DTYPE[tm.dtype]} {tm.mode}, " + ", ".join(parts) + ")"
 
 
-def c_call(tm: TensorMap, var: str = "map") -> str:
+def c_call(tm, var: str = "map") -> str:
     """The equivalent ``cuTensorMapEncodeTiled`` / ``cuTensorMapEncodeIm2col`` call as C source."""
     r = tm.rank
     lines = [f"CUtensorMap {var};",
@@ -95,10 +96,8 @@ def c_call(tm: TensorMap, var: str = "map") -> str:
     return "\n".join(lines)
 
 
-def explain(tm: TensorMap, arch: str = "sm_90") -> str:
+def explain(tm, arch: str = "sm_90") -> str:
     """Every field, bytes per box, the shared-memory footprint, the validity verdict and the C call."""
-    from .errors import TmaDescriptorError
-
     eb = tm.elem_bits
     esize = f"{eb // 8} bytes" if eb % 8 == 0 else f"{eb} bits"
     fn = "cuTensorMapEncodeIm2col" if tm.mode == "im2col" else "cuTensorMapEncodeTiled"

@@ -1,4 +1,5 @@
-"""Building tiled TensorMaps from arrays and shapes: the row-major -> innermost-first reversal done for the user.
+"""The fields of tiled TensorMaps built from arrays and shapes: the row-major -> innermost-first reversal done for
+the user (``TensorMap.from_tensor`` / ``from_shape`` construct and validate the map from these fields).
 
 ``box`` and ``element_strides`` are given in the tensor's own (row-major) dimension order, like its shape; the
 resulting map lists everything innermost first, with strides in bytes (Triton's and DeepGEMM's convention).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from .dtypes import tma_dtype
 from .errors import TmaDescriptorError
-from .tensormap import DTYPE_BITS, PACKED_DTYPES, Interleave, L2Promotion, OobFill, SwizzleMode, TensorMap
+from .tensormap_enums import DTYPE_BITS, PACKED_DTYPES, Interleave, L2Promotion, OobFill, SwizzleMode
 
 
 def _is_torch_tensor(t) -> bool:
@@ -52,13 +53,12 @@ def _as_tuple(x, n: int, what: str):
 
 
 def build(shape, byte_strides, dt, box, *, swizzle=SwizzleMode.NONE, element_strides=None,
-          interleave=Interleave.NONE, l2_promotion=L2Promotion.NONE, oob_fill=OobFill.NONE, global_address=0,
-          validate=True, arch="sm_90") -> TensorMap:
-    """Row-major ``shape`` with ``byte_strides`` (innermost has stride one element) -> innermost-first TensorMap."""
+          interleave=Interleave.NONE, l2_promotion=L2Promotion.NONE, oob_fill=OobFill.NONE, global_address=0) -> dict:
+    """Row-major ``shape`` with ``byte_strides`` (innermost has stride one element) -> innermost-first fields."""
     n = len(shape)
     box = _as_tuple(box, n, "box")
     es = None if element_strides is None else _as_tuple(element_strides, n, "elementStrides")
-    tm = TensorMap(
+    return dict(
         dtype=dt,
         global_dim=tuple(reversed(shape)),
         global_strides=tuple(reversed(byte_strides[:-1])),
@@ -67,18 +67,15 @@ def build(shape, byte_strides, dt, box, *, swizzle=SwizzleMode.NONE, element_str
         interleave=interleave, swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill,
         global_address=global_address,
     )
-    return tm.validate(arch) if validate else tm
 
 
-def from_tensor(t, box, *, swizzle=SwizzleMode.NONE, element_strides=None, interleave=Interleave.NONE,
-                l2_promotion=L2Promotion.NONE, oob_fill=OobFill.NONE, dtype=None, global_address=None,
-                validate=True, arch="sm_90") -> TensorMap:
-    """A tiled TensorMap over ``t`` (numpy array or torch tensor, rank 1..5, row-major or strided).
+def tensor_fields(t, box, *, swizzle=SwizzleMode.NONE, element_strides=None, interleave=Interleave.NONE,
+                  l2_promotion=L2Promotion.NONE, oob_fill=OobFill.NONE, dtype=None, global_address=None) -> dict:
+    """The fields of a tiled TensorMap over ``t`` (numpy array or torch tensor, rank 1..5, row-major or strided).
 
     ``box`` / ``element_strides`` are in ``t``'s dimension order. ``dtype`` overrides the element type (e.g.
     ``"bf16"`` for a uint16 array holding bf16 bits; a packed type reinterprets the bytes). ``global_address``
-    defaults to ``t``'s data pointer. The innermost dimension must have stride 1. Validated for ``arch`` unless
-    ``validate=False``.
+    defaults to ``t``'s data pointer. The innermost dimension must have stride 1.
     """
     shape, strides, tdt, itemsize, addr = tensor_layout(t)
     dt = tma_dtype(tdt if dtype is None else dtype)
@@ -100,13 +97,13 @@ def from_tensor(t, box, *, swizzle=SwizzleMode.NONE, element_strides=None, inter
                                  f"last-dimension stride {strides[-1] // itemsize} elements ({strides[-1]} bytes)")
     return build(shape, strides, dt, box, swizzle=swizzle, element_strides=element_strides, interleave=interleave,
                  l2_promotion=l2_promotion, oob_fill=oob_fill,
-                 global_address=addr if global_address is None else global_address, validate=validate, arch=arch)
+                 global_address=addr if global_address is None else global_address)
 
 
-def from_shape(shape, dtype, box, strides=None, *, swizzle=SwizzleMode.NONE, element_strides=None,
-               interleave=Interleave.NONE, l2_promotion=L2Promotion.NONE, oob_fill=OobFill.NONE, global_address=0,
-               validate=True, arch="sm_90") -> TensorMap:
-    """A tiled TensorMap for a row-major ``shape`` of ``dtype`` without an array.
+def shape_fields(shape, dtype, box, strides=None, *, swizzle=SwizzleMode.NONE, element_strides=None,
+                 interleave=Interleave.NONE, l2_promotion=L2Promotion.NONE, oob_fill=OobFill.NONE,
+                 global_address=0) -> dict:
+    """The fields of a tiled TensorMap for a row-major ``shape`` of ``dtype`` without an array.
 
     ``strides`` are in **elements** and row-major order (torch's convention); default: contiguous. The last stride
     must be 1.
@@ -132,8 +129,7 @@ def from_shape(shape, dtype, box, strides=None, *, swizzle=SwizzleMode.NONE, ele
         byte_strides.append(s * bits // 8)
     byte_strides.append(-(-bits // 8))  # innermost: one element (unused by build)
     return build(shape, tuple(byte_strides), dt, box, swizzle=swizzle, element_strides=element_strides,
-                 interleave=interleave, l2_promotion=l2_promotion, oob_fill=oob_fill, global_address=global_address,
-                 validate=validate, arch=arch)
+                 interleave=interleave, l2_promotion=l2_promotion, oob_fill=oob_fill, global_address=global_address)
 
 
-__all__ = ["from_shape", "from_tensor", "tensor_layout"]
+__all__ = ["shape_fields", "tensor_fields", "tensor_layout"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from .errors import TmaDescriptorError
-from .tensormap import (
+from .tensormap_enums import (
     FLOAT_DTYPES,
     PACKED_ALIGN16B,
     PACKED_DTYPES,
@@ -23,7 +23,6 @@ from .tensormap import (
     Interleave,
     OobFill,
     SwizzleMode,
-    TensorMap,
 )
 from .tensormap_explain import c_name
 
@@ -144,39 +143,39 @@ def parse_arch(arch) -> int:
     return major * 10 + int(m.group(2)) if m.group(2) is not None else major
 
 
-def _needs_32b(tm: TensorMap) -> bool:
+def _needs_32b(tm) -> bool:
     return tm.interleave == Interleave.B32 or tm.dtype in PACKED_ALIGN16B
 
 
-def _why_32b(tm: TensorMap) -> str:
+def _why_32b(tm) -> str:
     return "INTERLEAVE_32B" if tm.interleave == Interleave.B32 else tm.dtype.name
 
 
 # ---- common to both modes -------------------------------------------------------------------------------------
 
-def check_arch(tm: TensorMap, cc: int):
+def check_arch(tm, cc: int):
     if cc < 90:
         _fail("arch.sm90", cc, f"arch sm_{cc}", "run on Hopper (sm_90/sm_90a) or newer")
 
 
-def check_mode(tm: TensorMap, cc: int):
+def check_mode(tm, cc: int):
     if tm.mode not in ("tiled", "im2col"):
         _fail("mode.known", tm.mode, f"mode = {tm.mode!r}", "use mode='tiled' or mode='im2col'")
 
 
-def check_rank(tm: TensorMap, cc: int):
+def check_rank(tm, cc: int):
     if not 1 <= tm.rank <= MAX_RANK:
         _fail("tensorRank.range", tm.rank, f"tensorRank = {tm.rank} (len(global_dim))",
               "merge contiguous dimensions (or split the copy) so that 1..5 remain")
 
 
-def check_rank_interleave(tm: TensorMap, cc: int):
+def check_rank_interleave(tm, cc: int):
     if tm.interleave != Interleave.NONE and tm.rank < 3:
         _fail("tensorRank.interleave", tm.rank, f"tensorRank = {tm.rank} with {c_name(tm.interleave)}",
               "use interleave=NONE, or describe the interleaved tensor with at least 3 dims (e.g. C/8, H*W, N)")
 
 
-def check_counts(tm: TensorMap, cc: int):
+def check_counts(tm, cc: int):
     if len(tm.global_strides) != tm.rank - 1:
         _fail("globalStrides.count", len(tm.global_strides),
               f"{len(tm.global_strides)} strides {tm.global_strides} for rank {tm.rank}",
@@ -190,7 +189,7 @@ def check_counts(tm: TensorMap, cc: int):
               f"give {tm.rank} element strides (or None for all ones)")
 
 
-def check_address(tm: TensorMap, cc: int):
+def check_address(tm, cc: int):
     a = tm.global_address
     if not 0 <= a < 2**64:
         _fail("globalAddress.range", a, f"globalAddress = {a}", "pass the tensor's device pointer (or 0)")
@@ -202,7 +201,7 @@ def check_address(tm: TensorMap, cc: int):
               "start the tensor at a 32-byte-aligned address")
 
 
-def check_address_va57(tm: TensorMap, cc: int):
+def check_address_va57(tm, cc: int):
     """Hardware-derived (H200 driver 580.159.04): addresses from 2^57 up are refused (57-bit virtual addresses)."""
     a = tm.global_address
     if a >= MAX_GLOBAL_ADDRESS:
@@ -210,14 +209,14 @@ def check_address_va57(tm: TensorMap, cc: int):
               "pass a real device pointer (CUDA virtual addresses are below 2^57), or 0 for an unbound map")
 
 
-def check_packed_arch(tm: TensorMap, cc: int):
+def check_packed_arch(tm, cc: int):
     """Hardware-derived: the sm_90 driver refused every packed-type map (tiled and im2col, all swizzles)."""
     if tm.dtype in PACKED_DTYPES and cc < 100:
         _fail("tensorDataType.packedArch", tm.dtype, f"{tm.dtype.name} on sm_{cc}",
               "unpack to UINT8 (one value per byte) on Hopper, or pass arch='sm_100' for Blackwell")
 
 
-def _box_bytes_driver(tm: TensorMap) -> int:
+def _box_bytes_driver(tm) -> int:
     """The driver's box size in bytes: elemsize * prod(floor(boxDim[i] / elementStrides[i])) over all dims (floor,
     not ceil, and elementStrides[0] counts even without interleave: both measured)."""
     n = tm.elem_bits
@@ -226,7 +225,7 @@ def _box_bytes_driver(tm: TensorMap) -> int:
     return n // 8
 
 
-def check_box_bytes(tm: TensorMap, cc: int):
+def check_box_bytes(tm, cc: int):
     """Hardware-derived: the H200 driver refuses boxes above 228 KiB of data. Swizzle padding is not counted; the
     count is elemsize * prod(floor(boxDim[i] / elementStrides[i])), i.e. floor division and elementStrides[0]
     included even with INTERLEAVE_NONE (sweeps with 16..256-byte rows, every swizzle, element strides 1..8)."""
@@ -237,7 +236,7 @@ def check_box_bytes(tm: TensorMap, cc: int):
               "split the box: issue several smaller boxes (a box must fit in one SM's 228 KiB of shared memory)")
 
 
-def check_box_interleave16(tm: TensorMap, cc: int):
+def check_box_interleave16(tm, cc: int):
     """Hardware-derived: the 16-byte inner-row rule holds for interleaved maps too (2..56-byte rows refused)."""
     if tm.interleave == Interleave.NONE or not tm.box_dim:
         return
@@ -249,21 +248,21 @@ def check_box_interleave16(tm: TensorMap, cc: int):
               f"make boxDim[0] a multiple of {per16} elements ({_round_up(b0, per16)} is the next)")
 
 
-def check_address_swizzle(tm: TensorMap, cc: int):
+def check_address_swizzle(tm, cc: int):
     a = tm.global_address
     if tm.swizzle != SwizzleMode.NONE and a % 128:
         _fail("globalAddress.swizzle128", a, f"globalAddress = {a:#x} with SWIZZLE_{_swz(tm.swizzle)}",
               "allocate the tensor 128-byte aligned (the driver may accept 16, but the CUDA guide asks 128)")
 
 
-def check_global_dim(tm: TensorMap, cc: int):
+def check_global_dim(tm, cc: int):
     for i, d in enumerate(tm.global_dim):
         if not 1 <= d <= MAX_GLOBAL_DIM:
             _fail("globalDim.range", d, f"globalDim[{i}] = {d}",
                   "empty dimensions cannot be described: skip the copy; split dimensions larger than 2^32")
 
 
-def check_global_dim_packed(tm: TensorMap, cc: int):
+def check_global_dim_packed(tm, cc: int):
     if tm.dtype not in PACKED_DTYPES or not tm.global_dim:
         return
     m = 128 if tm.dtype in PACKED_ALIGN16B else 2
@@ -273,7 +272,7 @@ def check_global_dim_packed(tm: TensorMap, cc: int):
               f"pad the inner dimension to {_round_up(d0, m)} elements (a multiple of {m})")
 
 
-def check_global_strides(tm: TensorMap, cc: int):
+def check_global_strides(tm, cc: int):
     for i, s in enumerate(tm.global_strides):
         where = f"globalStrides[{i}] = {s} bytes (dim {i + 1})"
         if not 0 <= s < MAX_GLOBAL_STRIDE:
@@ -287,26 +286,26 @@ def check_global_strides(tm: TensorMap, cc: int):
                   f"pad dim {i + 1} to a stride of {_round_up(s, 32)} bytes")
 
 
-def check_element_strides(tm: TensorMap, cc: int):
+def check_element_strides(tm, cc: int):
     for i, e in enumerate(tm.element_strides):
         if not 1 <= e <= MAX_ELEMENT_STRIDE:
             _fail("elementStrides.range", e, f"elementStrides[{i}] = {e}",
                   "use element strides 1..8 (1 = every element); subsample further with a strided global view")
 
 
-def check_interleave_swizzle(tm: TensorMap, cc: int):
+def check_interleave_swizzle(tm, cc: int):
     if tm.interleave == Interleave.B32 and tm.swizzle != SwizzleMode.B32:
         _fail("interleave.swizzle32", tm.swizzle, f"INTERLEAVE_32B with SWIZZLE_{_swz(tm.swizzle)}",
               "use swizzle=SwizzleMode.B32 with INTERLEAVE_32B (documented; the H200 driver does not check it)")
 
 
-def check_swizzle_arch(tm: TensorMap, cc: int):
+def check_swizzle_arch(tm, cc: int):
     if tm.swizzle in ATOM_SWIZZLES and cc < 100:
         _fail("swizzle.atomArch", tm.swizzle, f"SWIZZLE_{_swz(tm.swizzle)} on sm_{cc}",
               "use SWIZZLE_128B on Hopper, or pass arch='sm_100' for Blackwell")
 
 
-def check_swizzle_inner(tm: TensorMap, cc: int):
+def check_swizzle_inner(tm, cc: int):
     if tm.interleave != Interleave.NONE or tm.swizzle == SwizzleMode.NONE:
         return
     span = SWIZZLE_SPAN[tm.swizzle]
@@ -319,7 +318,7 @@ def check_swizzle_inner(tm: TensorMap, cc: int):
               f"use {name} <= {fit} and issue several boxes along dim 0, or a wider swizzle")
 
 
-def check_oob_fill(tm: TensorMap, cc: int):
+def check_oob_fill(tm, cc: int):
     if tm.oob_fill == OobFill.NAN_REQUEST_ZERO_FMA and tm.dtype not in FLOAT_DTYPES:
         _fail("oobFill.nanFloat", tm.dtype, f"NAN_REQUEST_ZERO_FMA with {tm.dtype.name}",
               "use oob_fill=OobFill.NONE (zeros), or a floating-point dtype (fp8 is UINT8 to TMA: zeros only)")
@@ -327,14 +326,14 @@ def check_oob_fill(tm: TensorMap, cc: int):
 
 # ---- tiled ----------------------------------------------------------------------------------------------------
 
-def check_box_dim(tm: TensorMap, cc: int):
+def check_box_dim(tm, cc: int):
     for i, b in enumerate(tm.box_dim):
         if not 1 <= b <= MAX_BOX_DIM:
             _fail("boxDim.range", b, f"boxDim[{i}] = {b}",
                   "use box extents 1..256 and cover larger tiles with several TMA issues")
 
 
-def check_box_inner16(tm: TensorMap, cc: int):
+def check_box_inner16(tm, cc: int):
     if tm.interleave != Interleave.NONE or not tm.box_dim:
         return
     b0 = tm.box_dim[0]
@@ -344,7 +343,7 @@ def check_box_inner16(tm: TensorMap, cc: int):
               f"make boxDim[0] a multiple of {per16} elements ({_round_up(b0, per16)} is the next), i.e. 16 bytes")
 
 
-def check_box_packed(tm: TensorMap, cc: int):
+def check_box_packed(tm, cc: int):
     if tm.dtype in PACKED_ALIGN16B and tm.box_dim and tm.box_dim[0] != 128:
         _fail("boxDim.packed", tm.box_dim[0], f"boxDim[0] = {tm.box_dim[0]} with {tm.dtype.name}",
               "use boxDim[0] = 128 for packed ALIGN16B types")
@@ -352,13 +351,13 @@ def check_box_packed(tm: TensorMap, cc: int):
 
 # ---- im2col ---------------------------------------------------------------------------------------------------
 
-def check_im2col_rank(tm: TensorMap, cc: int):
+def check_im2col_rank(tm, cc: int):
     if tm.rank not in IM2COL_CORNER_RANGE:
         _fail("tensorRank.im2col", tm.rank, f"tensorRank = {tm.rank} in im2col mode",
               "describe the activation as NWC (3), NHWC (4) or NDHWC (5), channels innermost")
 
 
-def check_im2col_corners(tm: TensorMap, cc: int):
+def check_im2col_corners(tm, cc: int):
     n = tm.rank - 2
     lo_c, up_c = tm.pixel_box_lower_corner, tm.pixel_box_upper_corner
     for name, c in (("pixelBoxLowerCorner", lo_c), ("pixelBoxUpperCorner", up_c)):
@@ -379,7 +378,7 @@ def check_im2col_corners(tm: TensorMap, cc: int):
                   "widen the bounding box: lower the lower corner or raise the upper corner")
 
 
-def check_im2col_channels(tm: TensorMap, cc: int):
+def check_im2col_channels(tm, cc: int):
     c = tm.channels_per_pixel
     if not 1 <= c <= MAX_CHANNELS_PER_PIXEL:
         _fail("im2col.channelsPerPixel", c, f"channelsPerPixel = {c}",
@@ -393,7 +392,7 @@ def check_im2col_channels(tm: TensorMap, cc: int):
               "use channelsPerPixel = 128 for packed ALIGN16B types")
 
 
-def check_im2col_channels_interleave(tm: TensorMap, cc: int):
+def check_im2col_channels_interleave(tm, cc: int):
     """Hardware-derived: interleaved im2col maps also need 16-byte multiples of channels (2..8-byte rows refused)."""
     c = tm.channels_per_pixel
     if tm.interleave != Interleave.NONE and (c * tm.elem_bits) % 128:
@@ -402,7 +401,7 @@ def check_im2col_channels_interleave(tm: TensorMap, cc: int):
               f"({tm.dtype.name}) with {c_name(tm.interleave)}", f"use a multiple of {per16} channels (16 bytes)")
 
 
-def check_im2col_bytes(tm: TensorMap, cc: int):
+def check_im2col_bytes(tm, cc: int):
     """Hardware-derived: channelsPerPixel * pixelsPerColumn * elemsize <= 228 KiB (e.g. 256 B x 912 pixels is
     the most; 256 B x 913 refused)."""
     n = tm.channels_per_pixel * tm.pixels_per_column * tm.elem_bits // 8
@@ -418,7 +417,7 @@ def _s32(x: int) -> int:
     return x - 2**32 if x >= 2**31 else x
 
 
-def check_im2col_box_area32(tm: TensorMap, cc: int):
+def check_im2col_box_area32(tm, cc: int):
     """Hardware-derived: the driver computes each bounding-box extent ``globalDim[j] + upper[i] - lower[i]`` in
     32-bit signed arithmetic and refuses it unless it is >= 1, pairing corner i with dim j = i + 1 (W, H, D) for
     INTERLEAVE_NONE but with dim j = i for interleaved maps. So dims of 2^31 .. 2^32 - 1 (plus the corners) are
@@ -436,7 +435,7 @@ def check_im2col_box_area32(tm: TensorMap, cc: int):
                   "the box is not empty")
 
 
-def check_im2col_pixels(tm: TensorMap, cc: int):
+def check_im2col_pixels(tm, cc: int):
     p = tm.pixels_per_column
     if not 1 <= p <= MAX_PIXELS_PER_COLUMN:
         _fail("im2col.pixelsPerColumn", p, f"pixelsPerColumn = {p}",
@@ -471,7 +470,7 @@ IM2COL_CHECKS = (
 )
 
 
-def validate(tm: TensorMap, arch="sm_90") -> TensorMap:
+def validate(tm, arch="sm_90"):
     """Run every rule for ``tm.mode`` on ``arch``; raise :class:`TmaDescriptorError` at the first broken one."""
     cc = parse_arch(arch)
     for check in COMMON_CHECKS:
