@@ -442,7 +442,7 @@ def test_tf32_im2col_load_rounds_in_bounds_pixels_only():
 
 
 def nwc_map(c, w, n, lower, upper, pixels, es=None):
-    """The H200 probes' maps (benchmarks/im2col_probe.py): fp32 NWC, 128-byte pixels, 32 channels a pixel."""
+    """The H200 probes' maps (tools/conformance/hw_probes/im2col.py): fp32 NWC, 128-byte pixels, 32 channels a pixel."""
     return TensorMap(DataType.FLOAT32, (c, w, n), (4 * c, 4 * c * w), (), mode="im2col", element_strides=es,
                      pixel_box_lower_corner=lower, pixel_box_upper_corner=upper, channels_per_pixel=32,
                      pixels_per_column=pixels)

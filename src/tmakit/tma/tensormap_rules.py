@@ -4,7 +4,7 @@
 ``RULES`` maps every rule id to the rule in words. ``DOC_NE_HW_RULES`` names the documented rules we enforce that
 the H200 driver (580.159.04) accepts anyway; ``UNVERIFIED_RULES`` the documented ones never checked on hardware.
 ``HW_DERIVED_RULES`` names the rules that no document states, found by sweeping the H200 driver (580.159.04,
-CUDA 13.0) with ``benchmarks/conformance_explore.py`` (docs/CONFORMANCE.md); they run after the documented ones.
+CUDA 13.0) with ``tools/conformance/sweeps.py`` (docs/CONFORMANCE.md); they run after the documented ones.
 Rules not enforced on purpose: the ``tensorMap`` object's 64-byte alignment (not a field here) and the
 "stride includes the previous dimension" formula of the driver docs (illustrative; permuted and overlapping views
 encode and work).

@@ -1,7 +1,7 @@
 """GPU probes of the two emulator choices docs/EMULATOR.md still lists as UNVERIFIED, one subprocess per case.
 
-    PYTHONPATH=src python3 benchmarks/emu_choices_probe.py            # every case; JSON lines to $OUT/emu_choices.json
-    PYTHONPATH=src python3 benchmarks/emu_choices_probe.py one NAME   # one case, in this process
+    python3 -m tools.conformance.hw_probes.emu_choices # every case; JSON lines to $OUT/emu_choices.json
+    python3 -m tools.conformance.hw_probes.emu_choices one NAME   # one case, in this process
 
 ``exit_*``: does ``barrier.cluster.wait`` wait for CTAs (or threads) that exited without arriving? PTX says the wait
 is for "all non-exited threads of the cluster"; a hang (the case times out) would say exited CTAs never arrive.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 OUT = Path(os.environ.get("OUT", ROOT / "bench_out"))
 
 SOURCE = r"""
@@ -159,10 +159,9 @@ def one(name):
 def main(argv):
     if argv and argv[0] == "one":
         return one(argv[1])
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from probe_runner import run_cases
+    from . import run_cases
 
-    run_cases(__file__, argv or CASES, "emu_choices", timeout=30)
+    run_cases("tools.conformance.hw_probes.emu_choices", argv or CASES, "emu_choices", timeout=30)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
              OOB fill, and a TFLOAT32 store (no rounding expected);
   interleave -- a few interleaved (16B/32B) loads into a large pre-filled image, dumped for offline study.
 
-    PYTHONPATH=src python3 benchmarks/conformance_explore.py --out $OUT
+    python3 -m tools.conformance.sweeps --out $OUT     (from the repository root; the driver_sweeps and tf32 parts of
+                                                        python3 -m tools.conformance call it too)
 
 Writes ``explore_<part>.json.gz`` under ``--out``. Each part runs in its own process.
 """
@@ -20,17 +21,13 @@ import gzip
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve()
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE.parent.parent / "src"))
-
-import conformance as conf  # noqa: E402
+from .common import _jsonable, _tk, child_cmd, child_env
+from .specs import _mutate, _rand_spec
 
 
 def _enc(tkc, tm) -> int:
@@ -44,7 +41,7 @@ def _enc(tkc, tm) -> int:
 
 
 def part_encode(args):
-    tkc, tmm = conf._tk()
+    tkc, tmm = _tk()
     tkc.ensure_context()
     DT = tmm.DataType
     TM = tmm.TensorMap
@@ -64,7 +61,7 @@ def part_encode(args):
 
     def point(tag, tm):
         r = _enc(tkc, tm)
-        out["points"].append({"tag": tag, "spec": conf._jsonable(_spec(tm)), "r": r})
+        out["points"].append({"tag": tag, "spec": _jsonable(_spec(tm)), "r": r})
         return r
 
     def max_last(tag, make, lo=1, hi=256):
@@ -74,7 +71,7 @@ def part_encode(args):
             return
         a, b = lo, hi
         if _enc(tkc, make(hi)) == 0:
-            out["families"].append({"tag": tag, "max": hi, "spec_max": conf._jsonable(_spec(make(hi)))})
+            out["families"].append({"tag": tag, "max": hi, "spec_max": _jsonable(_spec(make(hi)))})
             return
         while b - a > 1:
             m = (a + b) // 2
@@ -82,8 +79,8 @@ def part_encode(args):
                 a = m
             else:
                 b = m
-        out["families"].append({"tag": tag, "max": a, "spec_max": conf._jsonable(_spec(make(a))),
-                                "spec_min_rej": conf._jsonable(_spec(make(b)))})
+        out["families"].append({"tag": tag, "max": a, "spec_max": _jsonable(_spec(make(a))),
+                                "spec_min_rej": _jsonable(_spec(make(b)))})
 
     big = (4096, 4096, 4096)
     for dt in (DT.UINT8, DT.FLOAT16, DT.FLOAT32, DT.FLOAT64):
@@ -187,9 +184,9 @@ def part_encode(args):
         rng = np.random.default_rng(seed)
         k = 0
         while k < n:
-            spec = conf._rand_spec(rng, tmm)
+            spec = _rand_spec(rng, tmm)
             for _ in range(int(rng.choice([0, 0, 1, 1, 1, 2, 3]))):
-                spec = conf._mutate(rng, spec)
+                spec = _mutate(rng, spec)
             try:
                 tm = TM(**spec)
             except TmaDescriptorError:
@@ -198,7 +195,7 @@ def part_encode(args):
             if r == -1:
                 continue
             k += 1
-            out["random"].append({"spec": conf._jsonable(spec), "r": r})
+            out["random"].append({"spec": _jsonable(spec), "r": r})
     return out
 
 
@@ -209,7 +206,7 @@ def _spec(tm):
 
 
 def part_tf32(args):
-    tkc, tmm = conf._tk()
+    tkc, tmm = _tk()
     from tmakit.cuda import seeds
 
     tkc.ensure_context()
@@ -249,7 +246,7 @@ def part_tf32(args):
 
 
 def part_interleave(args):
-    tkc, tmm = conf._tk()
+    tkc, tmm = _tk()
     from tmakit.cuda import seeds
 
     tkc.ensure_context()
@@ -287,7 +284,7 @@ def part_interleave(args):
                            interleave=il, swizzle=swz, global_address=buf.ptr)
         cases.append((tm, coords))
     for tm, coords in cases:
-        rec = {"spec": conf._jsonable(_spec(tm)), "coords": list(coords)}
+        rec = {"spec": _jsonable(_spec(tm)), "coords": list(coords)}
         rec["spec"]["global_address"] = 0
         r = _enc(tkc, tm)
         rec["encode"] = r
@@ -328,10 +325,10 @@ def main():
             json.dump(res, f, default=str)
         print(args.child, "done", res.get("error", ""), res["seconds"], "s", flush=True)
         return
-    env = dict(os.environ, PYTHONPATH=str(HERE.parent.parent / "src"), PYTHONUNBUFFERED="1")
+    env = child_env()
     for p in args.parts.split(","):
         try:
-            r = subprocess.run([sys.executable, str(HERE), "--child", p, "--out", args.out], env=env,
+            r = subprocess.run(child_cmd("sweeps", "--child", p, "--out", args.out), env=env,
                                capture_output=True, text=True, timeout=240)
             print(r.stdout[-2000:], r.stderr[-2000:], flush=True)
         except subprocess.TimeoutExpired:

@@ -1,13 +1,13 @@
 """Regenerate src/tmakit/kernels/gemm_wgmma.cuh (one wgmma asm statement per N and input type).
 
-    python3 benchmarks/gemm_gen_wgmma.py
+    python3 tools/codegen/gemm_wgmma.py
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-DST = Path(__file__).resolve().parent.parent / "src/tmakit/kernels/gemm_wgmma.cuh"
+DST = Path(__file__).resolve().parents[2] / "src/tmakit/kernels/gemm_wgmma.cuh"
 
 HEAD = """\
 // gemm_wgmma.cuh -- wgmma.mma_async wrappers for the GEMM kernel (sm_90a), SS form: A and B from shared memory

@@ -1,7 +1,7 @@
 """compute-sanitizer target: the default combine reduce (lean CTAs, bf16x2, PDL launches) forced onto small sizes
 with tails, chained so that each call reads what the previous one wrote; exits 1 on a mismatch.
 
-    compute-sanitizer --tool racecheck python3 benchmarks/sanitize_reduce.py
+    compute-sanitizer --tool racecheck python3 tools/sanitize/reduce.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Single-load im2col probes on the GPU, one subprocess per case (a trap kills only its own context).
 
-    PYTHONPATH=src python3 benchmarks/im2col_probe.py            # every case; JSON lines to $OUT/im2col_probe.json
-    PYTHONPATH=src python3 benchmarks/im2col_probe.py one NAME   # one case, in this process
+    python3 -m tools.conformance.hw_probes.im2col            # every case; JSON lines to $OUT/im2col_probe.json
+    python3 -m tools.conformance.hw_probes.im2col one NAME   # one case, in this process
 
 Each case builds one im2col map (validated on the host, encoded by the driver), issues one load from
 ``tmakit_seed_load`` and compares the shared-memory image with the emulator's. The cases start from the plainest
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 OUT = Path(os.environ.get("OUT", ROOT / "bench_out"))
 
 BASE = dict(dtype="FLOAT32", dims=[32, 16, 2], cpp=32, ppc=16, lo=[0], up=[0], es=None, swizzle=0, coords=[0, 0, 0],
@@ -257,10 +257,9 @@ def one(name):
 def main(argv):
     if argv and argv[0] == "one":
         return one(argv[1])
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from probe_runner import run_cases
+    from . import run_cases
 
-    run_cases(__file__, argv or CASES, "im2col_probe")
+    run_cases("tools.conformance.hw_probes.im2col", argv or CASES, "im2col_probe")
 
 
 if __name__ == "__main__":

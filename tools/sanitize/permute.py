@@ -1,9 +1,9 @@
-"""compute-sanitizer target for the session-8 kernels: the lean one-box strided CTA (permutes keeping the inner dim,
+"""compute-sanitizer target for the bandwidth kernels: the lean one-box strided CTA (permutes keeping the inner dim,
 copies through the tensor path with the flat view's tail box), the one-slab and two-slab lean transposes with
 multiply-shift tile coordinates, and the in-place transpose knob; fresh tensors every call (the re-pointed
 parameter block); exits 1 on a mismatch.
 
-    compute-sanitizer --tool memcheck --report-api-errors no python3 benchmarks/sanitize_permute.py
+    compute-sanitizer --tool memcheck --report-api-errors no python3 tools/sanitize/permute.py
 """
 
 from __future__ import annotations

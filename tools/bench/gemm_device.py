@@ -1,8 +1,8 @@
 """One device call for the GEMM: correctness, then timing against cuBLAS, JSON under $OUT, a short table last.
 
-    python3 benchmarks/gemm_device.py                 # everything (each phase in a child process with a timeout)
-    python3 benchmarks/gemm_device.py check|bench|race|debug|names
-    GEMM_CHECK_CONFIGS=a,b GEMM_BENCH_CONFIGS=c,d GEMM_RACE_CONFIGS=e python3 benchmarks/gemm_device.py  # subsets
+    python3 tools/bench/gemm_device.py                 # everything (each phase in a child process with a timeout)
+    python3 tools/bench/gemm_device.py check|bench|race|debug|names
+    GEMM_CHECK_CONFIGS=a,b GEMM_BENCH_CONFIGS=c,d GEMM_RACE_CONFIGS=e python3 tools/bench/gemm_device.py  # subsets
 
 check: random shapes (tile remainders in M, N, K), bf16/fp16 inputs, bf16/fp16/fp32 outputs, every config;
        reference = fp32 torch matmul of the same inputs; error = ||C - ref|| / ||ref||; outputs are poisoned with
@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 OUT = Path(os.environ.get("OUT", "/tmp/gemm_out"))
 OUT.mkdir(parents=True, exist_ok=True)
@@ -65,9 +65,9 @@ def inputs(m, n, k, dtype, seed=0):
 
 def phase_check() -> dict:
     import torch
+    from tmakit.ops_gemm import gemm
 
     from tmakit.kernels.gemm import CONFIGS
-    from tmakit.ops_gemm import gemm
 
     rows, fails = [], 0
     for cname in _names("GEMM_CHECK_CONFIGS", CONFIGS):
@@ -185,7 +185,6 @@ def _graph_ms(fn, n=20) -> float:
 
 def _bench_shape(m, n, k, configs) -> dict:
     import torch
-
     from tmakit.ops_gemm import gemm
 
     a, w = inputs(m, n, k, torch.bfloat16, seed=m + n + k)
@@ -309,9 +308,9 @@ def _ab_shapes() -> list:
 def phase_ab() -> dict:
     """Variants of tmakit against cuBLAS, calls interleaved, each after an L2 flush; then CUDA-graph replays."""
     import torch
+    from tmakit.ops_gemm import gemm
 
     from tmakit.bench import gemm as bg
-    from tmakit.ops_gemm import gemm
 
     flush = torch.empty(bg.FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     bg.spin_up()

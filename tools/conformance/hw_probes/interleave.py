@@ -1,7 +1,7 @@
 """Interleaved (INTERLEAVE_16B / 32B) tile loads on the GPU: where each global element lands in shared memory.
 
-    PYTHONPATH=src python3 benchmarks/interleave_probe.py            # every case, one subprocess each
-    PYTHONPATH=src python3 benchmarks/interleave_probe.py one NAME   # one case, in this process
+    python3 -m tools.conformance.hw_probes.interleave # every case, one subprocess each
+    python3 -m tools.conformance.hw_probes.interleave one NAME   # one case, in this process
 
 Global memory holds each element's own index (UINT16 / UINT32 maps), shared memory starts as 0xA5 bytes, so the dump
 says, for every shared-memory element slot, which global element (or fill) the TMA wrote there. Five CTAs load the
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -138,10 +137,10 @@ def one(name):
 def main(argv):
     if argv and argv[0] == "one":
         return one(argv[1])
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from probe_runner import run_cases
+    from . import run_cases
 
-    run_cases(__file__, argv or list(CASES) + list(IM2COL_CASES), "interleave_probe", lambda r: {k: v for k, v in r.items() if k != "elements"})
+    run_cases("tools.conformance.hw_probes.interleave", argv or list(CASES) + list(IM2COL_CASES), "interleave_probe",
+              lambda r: {k: v for k, v in r.items() if k != "elements"})
 
 
 if __name__ == "__main__":
