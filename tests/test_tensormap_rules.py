@@ -288,6 +288,7 @@ def test_rule_lists():
     assert set(HW_DERIVED_RULES) <= set(RULES) and not set(HW_DERIVED_RULES) & set(DOC_NE_HW_RULES)
     tested = {c[0] for c in CASES} | {"arch.sm90", "tensorDataType.enum", "interleave.enum", "swizzle.enum",
                                      "l2Promotion.enum", "oobFill.enum", "tensorDataType.known"}
+    tested |= {"arch.known", "argument.integer", "argument.range", "copy.op"}  # tests/test_bad_input_host.py
     descriptor_rules = {r for r in RULES if not r.startswith(("fromTensor.", "reduce."))}
     assert descriptor_rules <= tested, descriptor_rules - tested
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import TmaDescriptorError
+
 
 @dataclass(frozen=True)
 class CopyOp:
@@ -50,3 +52,15 @@ SM90_TMA_REDUCE_XOR = CopyOp("SM90_TMA_REDUCE_XOR", "reduce", reduce_op="xor")
 ALL_OPS = (SM90_TMA_LOAD, SM90_TMA_LOAD_MULTICAST, SM90_TMA_STORE, SM90_TMA_REDUCE_ADD, SM90_TMA_REDUCE_MIN,
            SM90_TMA_REDUCE_MAX, SM90_TMA_REDUCE_INC, SM90_TMA_REDUCE_DEC, SM90_TMA_REDUCE_AND, SM90_TMA_REDUCE_OR,
            SM90_TMA_REDUCE_XOR)
+
+
+def copy_op(op) -> CopyOp:
+    """``op`` itself, or the op a CuTe name such as ``"SM90_TMA_LOAD"`` names (exact names only)."""
+    if isinstance(op, CopyOp):
+        return op
+    found = [o for o in ALL_OPS if isinstance(op, str) and op == o.name]
+    if found:
+        return found[0]
+    raise TmaDescriptorError("copy.op", "op must be one of the TMA copy operations", op,
+                             "pass one of tk." + ", tk.".join(o.name for o in ALL_OPS) + " (or its name as a string)",
+                             f"op = {op!r}")

@@ -69,6 +69,8 @@ def tma_dtype(x) -> DataType:
     or a name such as ``"bf16"``, ``"fp32"``, ``"float16"``, ``"e4m3"``, ``"torch.bfloat16"``, ``"BFLOAT16"``."""
     if isinstance(x, DataType):
         return x
+    if x is None or isinstance(x, (bool, bytes, bytearray, float)):  # np.dtype(None) would be float64
+        raise _fail(x, "None, bools, bytes and floats name no element type")
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         try:
             return DataType(int(x))

@@ -18,15 +18,21 @@ from ..layout import (
     tile_to_shape,
 )
 from ..layout.int_tuple import product, product_each
+from ..layout.integer import is_static
 from ..layout.tensor import ArrayPtr, array_span
-from .copy_ops import CopyOp
+from .arg_checks import as_int
+from .copy_ops import CopyOp, copy_op
 from .dtypes import elem_bits, tma_dtype
 from .errors import TmaDescriptorError
 from .gmem import GmemPtr
 from .reduce_rules import check_reduce
 from .tensormap import L2Promotion, SwizzleMode, TensorMap
+from .tensormap_rules import parse_arch
 from .tiled_copy import TiledCopy
 from .tma_basis import construct_tma_gbasis, gmem_shape_stride, nonswizzle_portion, swizzle_portion, tma_coord_strides
+
+#: CTAs in a cluster: 16 with non-portable cluster sizes (8 portable); a multicast mask has 16 bits.
+MAX_CLUSTER_SIZE = 16
 
 _SWIZZLE_BY_BITS = {0: SwizzleMode.NONE, 1: SwizzleMode.B32, 2: SwizzleMode.B64, 3: SwizzleMode.B128}
 
@@ -86,23 +92,41 @@ def _box_after_multicast(box, num_multicast: int):
     return box
 
 
+def check_smem_layout(smem_layout) -> None:
+    """The smem layout must be a static layout (``tk.Int`` shapes and strides), possibly swizzled: CuTe builds the
+    TMA box from it at compile time."""
+    plain = nonswizzle_portion(smem_layout)
+    if not isinstance(plain, Layout):
+        raise TmaDescriptorError("smem.layout", "the smem layout must be a tk.Layout (optionally swizzled)",
+                                 type(smem_layout).__name__,
+                                 "pass e.g. tk.make_layout((tk.Int(64), tk.Int(64)), tk.LayoutRight)")
+    if not is_static(plain.shape) or not is_static(plain.stride):
+        raise TmaDescriptorError(
+            "smem.static", "the smem layout must be static (every shape and stride a tk.Int), as CuTe's is",
+            str(plain), "build it from tk.Int values, e.g. tk.make_layout((tk.Int(16), tk.Int(16)), tk.LayoutRight)")
+
+
 def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, *,
                   l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90") -> TiledCopy:
     """CuTe's ``make_tma_copy``: a TiledCopy whose descriptor moves one CTA tile (split across ``cluster_size``
     CTAs for multicast). ``smem_layout`` may be swizzled (``tk.composition(tk.Swizzle(3,4,3), layout)``)."""
+    op = copy_op(op)
+    cluster_size = as_int(cluster_size, "cluster_size", 1, MAX_CLUSTER_SIZE)
+    parse_arch(arch)
+    check_smem_layout(smem_layout)
     g = as_gmem_tensor(gmem_tensor)
     dtype, address = gmem_dtype_and_address(g)
     bits = elem_bits(dtype)
     if op.kind == "reduce":
         check_reduce(op.reduce_op, dtype)
-    if int(cluster_size) > 1 and not op.multicast:
+    if cluster_size > 1 and not op.multicast:
         raise TmaDescriptorError("multicast.op", "a cluster_size > 1 needs SM90_TMA_LOAD_MULTICAST", op.name,
                                  "use tk.SM90_TMA_LOAD_MULTICAST or cluster_size=1")
     slayout = nonswizzle_portion(smem_layout)
     if cta_tiler is None:
         cta_tiler = product_each(slayout.shape)
     cta_v_map = composition(make_identity_layout(g.layout.shape), cta_tiler)
-    cta_t_map = make_layout(Int(int(cluster_size)))
+    cta_t_map = make_layout(Int(cluster_size))
     tma_gbasis = construct_tma_gbasis(g.layout, slayout, cta_v_map)
     dims, strides = gmem_shape_stride(g.layout, tma_gbasis)
     if strides[0] != 1:

@@ -8,9 +8,12 @@ All lists are in the driver's order: index 0 is the contiguous (innermost) dimen
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
+from .arg_checks import as_int, as_ints, is_integer
 from .dtypes import tma_dtype
+from .errors import TmaDescriptorError
 from .tensormap_enums import (  # noqa: F401 - re-exported: the enums are part of the tensor map's API
     DTYPE_BITS,
     FLOAT_DTYPES,
@@ -59,26 +62,29 @@ class TensorMap:
 
     def __post_init__(self):
         dt = self.dtype
-        if isinstance(dt, int):
+        if is_integer(dt):
             dt = enum_value(DataType, dt, "tensorDataType")
-        else:  # a numpy / torch dtype or a name such as "bf16"
+        else:  # a numpy / torch dtype or a name such as "bf16" (None and bools are refused by tma_dtype)
             dt = tma_dtype(dt)
-        object.__setattr__(self, "dtype", dt)
-        object.__setattr__(self, "global_dim", tuple(int(x) for x in self.global_dim))
-        object.__setattr__(self, "global_strides", tuple(int(x) for x in self.global_strides))
-        object.__setattr__(self, "box_dim", tuple(int(x) for x in self.box_dim))
+        put = functools.partial(object.__setattr__, self)
+        put("dtype", dt)
+        put("global_dim", as_ints(self.global_dim, "globalDim"))
+        put("global_strides", as_ints(self.global_strides, "globalStrides"))
+        put("box_dim", as_ints(self.box_dim, "boxDim"))
         es = self.element_strides
-        es = (1,) * len(self.global_dim) if es is None else tuple(int(x) for x in es)
-        object.__setattr__(self, "element_strides", es)
-        object.__setattr__(self, "interleave", enum_value(Interleave, self.interleave, "interleave"))
-        object.__setattr__(self, "swizzle", enum_value(SwizzleMode, self.swizzle, "swizzle"))
-        object.__setattr__(self, "l2_promotion", enum_value(L2Promotion, self.l2_promotion, "l2Promotion"))
-        object.__setattr__(self, "oob_fill", enum_value(OobFill, self.oob_fill, "oobFill"))
-        object.__setattr__(self, "global_address", int(self.global_address))
-        object.__setattr__(self, "pixel_box_lower_corner", tuple(int(x) for x in self.pixel_box_lower_corner))
-        object.__setattr__(self, "pixel_box_upper_corner", tuple(int(x) for x in self.pixel_box_upper_corner))
-        object.__setattr__(self, "channels_per_pixel", int(self.channels_per_pixel))
-        object.__setattr__(self, "pixels_per_column", int(self.pixels_per_column))
+        put("element_strides", (1,) * len(self.global_dim) if es is None else as_ints(es, "elementStrides"))
+        put("interleave", enum_value(Interleave, self.interleave, "interleave"))
+        put("swizzle", enum_value(SwizzleMode, self.swizzle, "swizzle"))
+        put("l2_promotion", enum_value(L2Promotion, self.l2_promotion, "l2Promotion"))
+        put("oob_fill", enum_value(OobFill, self.oob_fill, "oobFill"))
+        put("global_address", as_int(self.global_address, "globalAddress"))
+        put("pixel_box_lower_corner", as_ints(self.pixel_box_lower_corner, "pixelBoxLowerCorner"))
+        put("pixel_box_upper_corner", as_ints(self.pixel_box_upper_corner, "pixelBoxUpperCorner"))
+        put("channels_per_pixel", as_int(self.channels_per_pixel, "channelsPerPixel"))
+        put("pixels_per_column", as_int(self.pixels_per_column, "pixelsPerColumn"))
+        if not isinstance(self.mode, str):
+            raise TmaDescriptorError("mode.known", "mode must be 'tiled' or 'im2col'", self.mode,
+                                     "pass mode='tiled' or mode='im2col'", f"mode = {self.mode!r}")
 
     @property
     def rank(self) -> int:

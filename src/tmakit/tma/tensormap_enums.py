@@ -3,6 +3,7 @@ the rules use. The lowest module of ``tmakit.tma`` after ``errors``: everything 
 
 from __future__ import annotations
 
+import numbers
 from enum import IntEnum
 
 from .errors import TmaDescriptorError
@@ -98,9 +99,14 @@ class OobFill(IntEnum):
 
 
 def enum_value(cls, value, param: str):
-    """``cls(value)``, or the named error listing the enum's values."""
+    """``cls(value)`` for a member or an integer (not a bool, float or string), or the named error listing the
+    enum's values."""
     try:
-        return cls(value)
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(value)
+        return cls(int(value))
     except ValueError:
         names = ", ".join(f"{m.name}={m.value}" for m in cls)
         raise TmaDescriptorError(f"{param}.enum", f"{param} must be one of the driver's enum values", value,

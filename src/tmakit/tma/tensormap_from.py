@@ -7,6 +7,7 @@ resulting map lists everything innermost first, with strides in bytes (Triton's 
 
 from __future__ import annotations
 
+from .arg_checks import as_int, as_ints, is_integer
 from .dtypes import tma_dtype
 from .errors import TmaDescriptorError
 from .tensormap_enums import DTYPE_BITS, PACKED_DTYPES, Interleave, L2Promotion, OobFill, SwizzleMode
@@ -42,14 +43,21 @@ def tensor_layout(t):
 
 
 def _as_tuple(x, n: int, what: str):
-    if isinstance(x, int):
-        x = (x,)
-    x = tuple(int(v) for v in x)
+    x = (as_int(x, what),) if is_integer(x) else as_ints(x, what)
     if len(x) != n:
         raise TmaDescriptorError(f"fromTensor.{what}Rank", f"{what} must have one entry per tensor dimension", x,
                                  f"give {n} entries, in the tensor's own (row-major) dimension order",
                                  f"{what} {x} for a rank-{n} tensor")
     return x
+
+
+def _check_extents(shape):
+    """An empty dimension is reported as what it is (before any stride rule, whose values mean nothing then)."""
+    for i, n in enumerate(shape):
+        if n < 1:
+            raise TmaDescriptorError("globalDim.range", "every globalDim must be in [1, 2^32]", n,
+                                     "TMA cannot describe an empty tensor: skip the copy when a dimension is 0",
+                                     f"dimension {i} of shape {tuple(shape)} has extent {n}")
 
 
 def build(shape, byte_strides, dt, box, *, swizzle=SwizzleMode.NONE, element_strides=None,
@@ -89,6 +97,7 @@ def tensor_fields(t, box, *, swizzle=SwizzleMode.NONE, element_strides=None, int
                                      f"pick a {itemsize}-byte type or view the tensor as the right type first",
                                      f"{dt.name} ({DTYPE_BITS[dt] // 8 or 1} bytes) for a tensor of "
                                      f"{itemsize}-byte elements")
+    _check_extents(shape)
     if shape and shape[-1] != 1 and strides[-1] != itemsize:
         raise TmaDescriptorError("fromTensor.innerStride", "the innermost (last) dimension must be contiguous",
                                  strides[-1] // itemsize,
@@ -110,12 +119,13 @@ def shape_fields(shape, dtype, box, strides=None, *, swizzle=SwizzleMode.NONE, e
     """
     dt = tma_dtype(dtype)
     bits = DTYPE_BITS[dt]
-    shape = tuple(int(s) for s in ([shape] if isinstance(shape, int) else shape))
+    shape = (as_int(shape, "shape"),) if is_integer(shape) else as_ints(shape, "shape")
     if strides is None:
         strides, acc = [], 1
         for d in reversed(shape):
             strides.insert(0, acc)
             acc *= d
+    _check_extents(shape)
     strides = _as_tuple(strides, len(shape), "strides")
     if shape and shape[-1] != 1 and strides[-1] != 1:
         raise TmaDescriptorError("fromTensor.innerStride", "the innermost (last) dimension must be contiguous",

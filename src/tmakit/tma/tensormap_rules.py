@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .arg_checks import is_integer
 from .errors import TmaDescriptorError
 from .tensormap_enums import (
     FLOAT_DTYPES,
@@ -107,6 +108,11 @@ RULES: dict[str, str] = {
     "fromTensor.strideBytes": "strides must be whole bytes",
     "reduce.op": "TMA reductions are add, min, max, inc, dec, and, or, xor",
     "reduce.dtype": "the reduce op must support the tensor map's element type (PTX cp.reduce.async.bulk.tensor)",
+    "argument.integer": "integer fields and arguments take Python or numpy integers only (never a float, string, "
+                        "bytes, None or bool)",
+    "argument.range": "an integer argument must be in its range",
+    "arch.known": "arch must name a compute capability",
+    "copy.op": "op must be one of the TMA copy operations",
 }
 
 # Documented rules the H200 driver does not enforce (docs/HARDWARE.md §8); tmakit enforces them anyway.
@@ -132,13 +138,14 @@ def _round_up(x: int, m: int) -> int:
 
 def parse_arch(arch) -> int:
     """``"sm_90"``, ``"sm_90a"``, ``"compute_100"``, ``"9.0"``, ``90``, ``(9, 0)`` -> ``90``."""
-    if isinstance(arch, tuple):
+    if isinstance(arch, tuple) and len(arch) == 2 and all(is_integer(v) and v >= 0 for v in arch):
         return int(arch[0]) * 10 + int(arch[1])
-    if isinstance(arch, int):
-        return arch * 10 if arch < 20 else arch
-    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?", str(arch).strip().lower())
+    if is_integer(arch) and arch > 0:
+        return int(arch) * 10 if arch < 20 else int(arch)
+    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)(?:\.(\d))?[af]?", arch.strip().lower()) if isinstance(arch, str) else None
     if not m:
-        raise ValueError(f"cannot read arch {arch!r}; use e.g. 'sm_90a' or 'sm_100'")
+        raise TmaDescriptorError("arch.known", "arch must name a compute capability", arch,
+                                 "use e.g. 'sm_90a', 'sm_100', 90 or (9, 0)", f"arch = {arch!r}")
     major = int(m.group(1))
     return major * 10 + int(m.group(2)) if m.group(2) is not None else major
 
