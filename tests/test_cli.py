@@ -253,3 +253,70 @@ def test_emu_backend_launch_and_tma_unit_paths_agree():
     short = [load_job((0, 0), mask=3, expect=1024), load_job((0, 8), issue=False, expect=1024)]
     with pytest.raises(Exception, match="hang|Deadlock|expects"):
         b.load_boxes(tma.tensormap, buf, short, 1024, cluster=2)
+
+
+# -------------------------------------------------------------------------------------- bad input, first contact
+@pytest.mark.parametrize("args,rc,words", [
+    (["--op", "frobnicate"], 2, "choose from 'load', 'store', 'reduce-add'"),
+    (["--box", "64,64,2"], 1, "--box 64,64,2 has 3 dimensions but --shape 64,64 has 2"),
+    (["--raw", "--box", "64,64,2"], 1, "has 3 dimensions"),
+    (["--cluster", "32", "--multicast"], 1, "--cluster must be 1..16"),
+    (["--cluster", "0"], 1, "--cluster must be 1..16"),
+    (["--element-strides", "1", "--raw"], 1, "--element-strides 1 has 1 dimensions"),
+    (["--op", "store", "--multicast", "--cluster", "2"], 1, "only loads multicast"),
+    (["--arch", "sm_80"], 1, "INVALID [arch.sm90]"),
+    (["--arch", "sm_80", "--raw"], 1, "INVALID [arch.sm90]"),
+])
+def test_explain_bad_input_is_named_without_traceback(capsys, args, rc, words):
+    assert main(["explain", "--shape", "64,64", *args]) == rc
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert words in text and "Traceback" not in text
+    assert "VALID:" not in text.replace("INVALID", "")  # one verdict, never both
+
+
+def test_explain_valid_for_the_arch_asked(capsys):
+    assert main(["explain", "--shape", "64,64", "--arch", "sm_100a"]) == 0
+    assert "VALID: make_tma_copy" in capsys.readouterr().out
+
+
+def test_tmakit_errors_reach_the_user_as_one_line(capsys, monkeypatch):
+    """A named error of any tmakit layer, raised by any command: its message and exit 2, no traceback."""
+    import tmakit.cli as cli
+    from tmakit.tma.errors import TmaError
+
+    def boom(args):
+        raise TmaError("cluster_size must be an int in 1..16 (got 0)")
+
+    monkeypatch.setattr(cli, "cmd_info", boom)
+    assert main(["info"]) == 2
+    assert capsys.readouterr().err.strip() == "tmakit info: TmaError: cluster_size must be an int in 1..16 (got 0)"
+
+
+def test_bench_bare_parses_and_says_it_needs_a_hopper_gpu(capsys, monkeypatch):
+    """`tmakit bench` alone: argparse (nargs="*" with choices) refused it on Python < 3.12. Without a GPU it must
+    say it needs one and exit 2 (on a Hopper GPU it runs the suite: not here)."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["bench"]) == 2
+    err = capsys.readouterr().err
+    assert "needs a Hopper (sm_90) or newer GPU" in err and "usage" not in err
+    assert main(["bench", "copy", "transpose"]) == 2 and "needs a Hopper" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # the harness's argparse exits, as for any usage error
+        main(["bench", "nope"])
+    assert e.value.code == 2 and "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_info_gpu_line_is_not_cut(capsys, monkeypatch):
+    pytest.importorskip("cuda.bindings")
+    import tmakit.cuda.driver as driver
+
+    msg = "the NVIDIA driver library was not found. Ensure the NVIDIA display driver is installed (libcuda.so.1)"
+
+    def no_driver():
+        raise RuntimeError(msg)
+
+    monkeypatch.setattr(driver, "device_count", no_driver)
+    assert main(["info"]) == 0
+    gpu = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("gpu")]
+    assert gpu == [f"gpu             unavailable (RuntimeError: {msg})"]

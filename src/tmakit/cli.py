@@ -4,7 +4,8 @@
     tmakit explain --shape 4096,4096 --dtype bf16 --box 64,64 --swizzle 128 [--cluster 2 --multicast]
     tmakit info
 
-Exit codes: 0 ok, 1 invalid input (``explain`` names the broken rule), 2 a backend or tool is unavailable.
+Exit codes: 0 ok, 1 invalid input (``explain`` names the broken rule), 2 a usage error, or a backend or tool is
+unavailable. tmakit's own errors are printed as one message, never as a traceback.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pathlib import Path
 
 DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all")
 SWIZZLE_BITS = {0: 0, 32: 1, 64: 2, 128: 3}
+REDUCTIONS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+OPS = ("load", "store", *(f"reduce-{r}" for r in REDUCTIONS))
+MAX_CLUSTER = 16  # portable cluster size limit for TMA multicast (16-bit CTA mask)
 
 
 # ------------------------------------------------------------------------------------------------ parsing helpers
@@ -127,19 +131,10 @@ def _explain_raw(args, tk) -> int:
                       swizzle=SwizzleMode(SWIZZLE_BITS[args.swizzle]), global_address=args.address)
     print("TensorMap from --raw fields (shape/box given outermost first, like numpy; the driver wants innermost "
           "first):")
-    tm.validate(arch=args.arch) if _takes_arch(tm.validate) else tm.validate()
-    print(tm.explain(args.arch) if _takes_arch(tm.explain) else tm.explain())
+    tm.validate(args.arch)
+    print(tm.explain(args.arch))
     print("\nVALID: the driver would accept this descriptor.")
     return 0
-
-
-def _takes_arch(fn) -> bool:
-    import inspect
-
-    try:
-        return "arch" in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _smem_layout(args, tk):
@@ -156,9 +151,9 @@ def _op(args, tk):
     if args.multicast:
         return tk.SM90_TMA_LOAD_MULTICAST
     ops = {"load": tk.SM90_TMA_LOAD, "store": tk.SM90_TMA_STORE}
-    for name in ("add", "min", "max", "inc", "dec", "and", "or", "xor"):
+    for name in REDUCTIONS:
         ops[f"reduce-{name}"] = getattr(tk, f"SM90_TMA_REDUCE_{name.upper()}")
-    return ops[args.op]
+    return ops[args.op]  # argparse limited --op to OPS
 
 
 def _explain_copy(args, tk) -> int:
@@ -172,6 +167,9 @@ def _explain_copy(args, tk) -> int:
     if args.multicast and cluster < 2:
         raise tk.TmaDescriptorError("cluster.multicast", "a multicast load needs a cluster of at least 2 CTAs",
                                     f"--cluster {cluster}", "pass --cluster 2 (or more, up to 16)")
+    if args.multicast and args.op != "load":
+        raise tk.TmaDescriptorError("cluster.multicast", "only loads multicast (SM90_TMA_LOAD_MULTICAST)",
+                                    args.op, "drop --multicast, or use --op load", where=f"--op {args.op} --multicast")
     if cluster > 1 and not args.multicast:
         print(f"note: --cluster {cluster} without --multicast: every CTA loads its own tile (no split)")
     kw = {"cluster_size": cluster} if args.multicast else {}
@@ -182,10 +180,11 @@ def _explain_copy(args, tk) -> int:
           + (f", Int<{cluster}>{{}})" if args.multicast else ")"))
     tc = tk.make_tma_copy(op, g, smem, **kw)
     tm = tc.tensormap
+    tm.validate(args.arch)  # the copy may be valid on sm_90 and not on --arch
     print()
     print(str(tc).rstrip())
     print()
-    print(tm.explain(args.arch) if _takes_arch(tm.explain) else tm.explain())
+    print(tm.explain(args.arch))
     tile = tuple(int(x) for x in tc.tiler_mn) if isinstance(tc.tiler_mn, tuple) else (int(tc.tiler_mn),)
     tile_elems = int(np.prod(tile))
     eb = tm.elem_bytes
@@ -231,8 +230,9 @@ def _explain_copy(args, tk) -> int:
 def cmd_explain(args) -> int:
     import tmakit as tk
 
-    if args.swizzle not in SWIZZLE_BITS:
-        print(f"INVALID: --swizzle must be 0, 32, 64 or 128 (got {args.swizzle})", file=sys.stderr)
+    bad = _explain_usage_error(args)
+    if bad:
+        print(f"INVALID: {bad}", file=sys.stderr)
         return 1
     try:
         return _explain_raw(args, tk) if args.raw else _explain_copy(args, tk)
@@ -241,9 +241,27 @@ def cmd_explain(args) -> int:
         print(f"  got:  {e.where}")
         print(f"  fix:  {e.fix}")
         return 1
-    except (ValueError, KeyError, TypeError) as e:
+    except (*_tmakit_errors(), ValueError, TypeError) as e:
         print(f"\nINVALID: {type(e).__name__}: {e}")
         return 1
+
+
+def _explain_usage_error(args) -> str | None:
+    """Flag combinations that no copy can have, checked before anything is built (the message names the fix)."""
+    rank = len(args.shape)
+    if args.swizzle not in SWIZZLE_BITS:
+        return f"--swizzle must be 0, 32, 64 or 128 (got {args.swizzle})"
+    if rank == 0:
+        return "--shape needs at least one extent, e.g. --shape 4096,4096"
+    for flag, value in (("--box", args.box), ("--element-strides", args.element_strides)):
+        if value is not None and len(value) != rank:
+            return (f"{flag} {','.join(map(str, value))} has {len(value)} dimensions but --shape "
+                    f"{','.join(map(str, args.shape))} has {rank}: give one per dimension of --shape")
+    if args.strides is not None and len(args.strides) not in (rank, rank - 1):
+        return f"--strides has {len(args.strides)} entries: give {rank - 1} (dims 1..) or {rank}, outermost first"
+    if not 1 <= args.cluster <= MAX_CLUSTER:
+        return f"--cluster must be 1..{MAX_CLUSTER} CTAs (got {args.cluster}): TMA multicast masks have 16 bits"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ info
@@ -308,25 +326,36 @@ def cmd_info(args) -> int:
             v = driver_version()
             driver_line = f"CUDA {v // 1000}.{v % 1000 // 10} (cuDriverGetVersion = {v})"
         except Exception as e:  # noqa: BLE001 - info must never crash
-            gpu_line = f"unavailable ({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''})"
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            gpu_line = f"unavailable ({type(e).__name__}: {first})"  # whole: a cut message misleads
     print(f"gpu             {gpu_line}")
     print(f"driver          {driver_line}")
-    try:
-        from .cuda.cache import cache_dir
-
-        cdir = cache_dir()
-    except Exception:
-        d = os.environ.get("TMAKIT_CACHE_DIR")
-        cdir = Path(d) if d else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tmakit"
-    size, files = _dir_size(cdir)
-    src = "TMAKIT_CACHE_DIR" if os.environ.get("TMAKIT_CACHE_DIR") else "default"
-    print(f"cache           {cdir} ({src}; {files} files, {size / 1024:.1f} KiB"
-          + (")" if cdir.exists() else ", not created yet)"))
+    cdir = _cache_dir()
+    if cdir is None:
+        print("cache           none (no home directory; set TMAKIT_CACHE_DIR to use one)")
+    else:
+        size, files = _dir_size(cdir)
+        src = "TMAKIT_CACHE_DIR" if os.environ.get("TMAKIT_CACHE_DIR") else "default"
+        print(f"cache           {cdir} ({src}; {files} files, {size / 1024:.1f} KiB"
+              + (")" if cdir.exists() else ", not created yet)"))
     from .demo.backends import gpu_status
 
     ok, why = gpu_status()
     print(f"backend (auto)  {'gpu' if ok else 'emu'}: {why}")
     return 0
+
+
+def _cache_dir() -> Path | None:
+    try:
+        from .cuda.cache import cache_dir
+
+        return cache_dir()
+    except Exception:  # noqa: BLE001 - cuda-bindings missing: the same rule without it
+        d = os.environ.get("TMAKIT_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
+        home = os.path.expanduser("~")
+        if d:
+            return Path(d) if os.environ.get("TMAKIT_CACHE_DIR") else Path(d) / "tmakit"
+        return None if home.startswith("~") else Path(home) / ".cache" / "tmakit"
 
 
 # ------------------------------------------------------------------------------------------------ parser
@@ -352,14 +381,15 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--dtype", default="fp32", help="fp32, bf16, fp16, fp8, u8, s32, ... (default fp32)")
     e.add_argument("--box", type=_ints, help="box / CTA tile, outermost first (default: the whole shape)")
     e.add_argument("--swizzle", type=int, default=0, help="0, 32, 64 or 128 (bytes)")
-    e.add_argument("--cluster", type=int, default=1, help="CTAs per cluster (with --multicast)")
+    e.add_argument("--cluster", type=int, default=1, help=f"CTAs per cluster, 1..{MAX_CLUSTER} (with --multicast)")
     e.add_argument("--multicast", action="store_true", help="SM90_TMA_LOAD_MULTICAST split over the cluster")
     e.add_argument("--smem", help='smem layout in CuTe notation, e.g. "(_64,_64):(_64,_1)" or '
                                   '"Sw<3,4,3> o (_8,_64):(_64,_1)" (overrides --box/--swizzle)')
-    e.add_argument("--op", default="load", help="load, store, reduce-add, reduce-min, ... (default load)")
+    e.add_argument("--op", default="load", choices=OPS, metavar="OP",
+                   help=f"the copy: {', '.join(OPS)} (default load)")
     e.add_argument("--address", type=lambda s: int(s, 0), default=0x7F0000000000,
                    help="global address (default 0x7f0000000000)")
-    e.add_argument("--arch", default="sm_90")
+    e.add_argument("--arch", default="sm_90", help="the target the verdict is for (default sm_90)")
     e.add_argument("--raw", action="store_true",
                    help="validate TensorMap fields directly (no make_tma_copy): --shape/--box/--strides")
     e.add_argument("--strides", type=_ints, help="--raw: byte strides, outermost first (default packed)")
@@ -405,6 +435,27 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except Exception as e:
+        if not isinstance(e, _tmakit_errors()):
+            raise
+        print(f"tmakit {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+
+
+def _tmakit_errors() -> tuple[type, ...]:
+    """The base classes of tmakit's named errors (layout, tma, emu, cuda): the CLI prints these, never a traceback."""
+    from .emu.errors import EmuError
+    from .layout.int_tuple import LayoutError
+    from .tma.errors import TmaError
+
+    errors: list[type] = [EmuError, LayoutError, TmaError]
+    try:
+        from .cuda.errors import CompileError, CompileInputError, CudaError, RuntimeUnavailable
+
+        errors += [CompileError, CompileInputError, CudaError, RuntimeUnavailable]
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
 
 
 if __name__ == "__main__":

@@ -397,9 +397,9 @@ def plot(result: dict, path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="tmakit bench", description=__doc__,
                                  epilog="GEMM against cuBLAS: tmakit bench gemm --help (not part of 'all')")
-    ap.add_argument(
-        "workloads", nargs="*", default=["all"], choices=[*WORKLOADS, "all"], help="what to run (default: all)"
-    )
+    ap.add_argument("workloads", nargs="*", metavar="WORKLOAD",
+                    help=f"{', '.join(WORKLOADS)} or all (default: all)")  # no choices=: argparse < 3.12 checks
+    # the empty list against them and refuses a bare `tmakit bench`
     ap.add_argument("--sizes", default=None, help="comma-separated tensor sizes, e.g. 1M,64M,1G (default 1M..4G)")
     ap.add_argument("--reps", type=int, default=30, help="timed calls per loop (its median is the loop's time)")
     ap.add_argument("--rounds", type=int, default=3,
@@ -410,13 +410,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", default=None, help="write a PNG plot here")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     args = ap.parse_args(argv)
+    unknown = [w for w in args.workloads if w not in (*WORKLOADS, "all")]
+    if unknown:
+        ap.error(f"argument WORKLOAD: invalid choice: {unknown[0]!r} (choose from {', '.join(WORKLOADS)}, all)")
     try:
         import torch
     except ImportError:
         print("tmakit bench needs torch", file=sys.stderr)
         return 2
-    if not torch.cuda.is_available():
-        print("tmakit bench needs a CUDA GPU (sm_90)", file=sys.stderr)
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 9:
+        print("tmakit bench needs a Hopper (sm_90) or newer GPU: "
+              + ("torch sees no CUDA GPU" if not torch.cuda.is_available()
+                 else f"{torch.cuda.get_device_name()} is sm_{''.join(map(str, torch.cuda.get_device_capability()))}"),
+              file=sys.stderr)
         return 2
     sizes = [parse_size(s) for s in args.sizes.split(",")] if args.sizes else None
     result = run_suite(args.workloads or ["all"], sizes, args.reps, progress=not args.quiet,
