@@ -59,6 +59,7 @@ from .errors import (
     IllegalInstruction,
     LaunchError,
     RaceError,
+    TimeLimitExceeded,
     TmaUnitError,
 )
 from .geometry import BoxGeometry, box_geometry
@@ -69,14 +70,36 @@ from .shared_memory import DEFAULT_SMEM_BYTES, SharedMemory
 from .smem_array import SharedArray
 from .smem_ptr import SmemPtr
 from .swizzle import swizzle_address
+from .tcgen05 import (  # Blackwell: TMEM, tcgen05.mma / commit / ld / st, 2-SM TMA (docs/BLACKWELL.md)
+    TCGEN05_NAMES,
+    Allocator1Sm,
+    Allocator2Sm,
+    tma_load_2sm,
+    tmem_alloc,
+    tmem_dealloc,
+    tmem_fence_after_thread_sync,
+    tmem_fence_before_thread_sync,
+    tmem_load,
+    tmem_peek,
+    tmem_relinquish_alloc_permit,
+    tmem_store,
+    tmem_wait_ld,
+    tmem_wait_st,
+    umma,
+    umma_arrive,
+    umma_arrive_2x1SM,
+    umma_arrive_multicast,
+    umma_arrive_multicast_2x1SM,
+    umma_commit,
+)
 
 make_smem_tensor = shared_tensor
 
 __all__ = [
     "BarrierError", "BoundCopy", "BoxGeometry", "DEFAULT_SMEM_BYTES", "Deadlock", "Dim3", "EmuError", "EmuWarning",
     "ExitError", "GlobalMemory", "IllegalAddress", "IllegalInstruction", "LaunchError", "MBarrier", "OOB_NAN_BITS",
-    "RaceError", "SharedArray", "SharedMemory", "SmemPtr", "StalePhaseWarning", "TmaUnitError", "alloc",
-    "arrive_barrier",
+    "RaceError", "SharedArray", "SharedMemory", "SmemPtr", "StalePhaseWarning", "TimeLimitExceeded", "TmaUnitError",
+    "alloc", "arrive_barrier",
     "barrier_phase", "block_id_in_cluster", "block_idx", "block_rank_in_cluster", "box_geometry", "cluster_arrive",
     "cluster_id_in_grid", "cluster_shape", "cluster_size", "cluster_sync", "cluster_wait", "commit_group", "copy",
     "expect_transaction_bytes", "fence_barrier_init", "fence_proxy_async", "fence_view_async_shared", "grid_dim",
@@ -85,4 +108,4 @@ __all__ = [
     "swizzle_address", "syncthreads", "tma_coords", "tma_load", "tma_prefetch", "tma_reduce", "tma_store",
     "tma_store_arrive", "tma_store_fence", "tma_store_wait", "tma_unit", "try_wait_barrier", "unregister",
     "wait_barrier", "wait_group", "with_",
-]
+] + list(TCGEN05_NAMES)

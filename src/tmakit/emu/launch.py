@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import functools
 import itertools
+import time
 import warnings
 
 import numpy as np
 
 from ..layout.int_tuple import LayoutError
 from ..layout.tensor import array_span
+from .checks import as_int
 from .cluster import Cluster
 from .cta import CTA, Dim3
 from .diagnostics import deadlock_message
-from .errors import Deadlock, EmuError, ExitError, LaunchError, RaceError
+from .errors import Deadlock, EmuError, ExitError, LaunchError, RaceError, TimeLimitExceeded
 from .global_memory import GLOBAL
-from .scheduler import LAUNCH_LOCK, SCHEDULER, current_cta
+from .scheduler import LAUNCH_LOCK, SCHEDULER, STOP_GRACE_S, TimeUp, current_cta
 from .shared_memory import DEFAULT_SMEM_BYTES, SharedMemory
 
 MAX_SMEM_BYTES = 227 * 1024
@@ -25,10 +27,15 @@ class EmuWarning(UserWarning):
     """A hazard reported instead of raised (``launch(..., strict=False)``)."""
 
 
-def dim3(x, what: str) -> Dim3:
-    t = (int(x),) if isinstance(x, (int, np.integer)) else tuple(int(v) for v in x)
-    if not 1 <= len(t) <= 3 or any(v < 1 for v in t):
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # CUDA's maximum gridDim.x, .y, .z
+
+
+def dim3(x, what: str, limits=GRID_LIMITS) -> Dim3:
+    """1 to 3 positive integers (no rounding of 2.5) within ``limits`` per axis."""
+    t = (x,) if not isinstance(x, (tuple, list)) else tuple(x)
+    if not 1 <= len(t) <= 3:
         raise LaunchError(f"{what} must be 1 to 3 positive ints, got {x!r}")
+    t = tuple(as_int(v, f"{what} {x!r}: {'xyz'[i]}", 1, limits[i], LaunchError) for i, v in enumerate(t))
     return Dim3(*t)
 
 
@@ -67,9 +74,12 @@ def _arrays(args, kwargs):
 class Launch:
     """One emulated kernel launch. ``stats`` counts TMA instructions by kind."""
 
-    def __init__(self, program, grid: Dim3, cluster: Dim3, smem_bytes: int, strict: bool, memory):
+    def __init__(self, program, grid: Dim3, cluster: Dim3, smem_bytes: int, strict: bool, memory,
+                 time_limit: float | None = None):
         self.program, self.grid, self.cluster, self.strict, self.memory = program, grid, cluster, strict, memory
-        self.smem_bytes = smem_bytes
+        self.smem_bytes, self.time_limit = smem_bytes, time_limit
+        self.deadline: float | None = None
+        self.clusters_done = 0
         self.stats: dict[str, int] = {}
         self._pool: list[SharedMemory] = []
 
@@ -80,10 +90,15 @@ class Launch:
         warnings.warn(str(exc), EmuWarning, stacklevel=2)
 
     def run(self) -> None:
+        """Cluster by cluster (x fastest), each created when it runs."""
         g, c = self.grid, self.cluster
-        nclusters = Dim3(g.x // c.x, g.y // c.y, g.z // c.z)
-        for z, y, x in itertools.product(range(nclusters.z), range(nclusters.y), range(nclusters.x)):
-            self.run_cluster(Dim3(x, y, z))
+        if self.time_limit is not None:
+            self.deadline = time.monotonic() + self.time_limit
+        for z in range(g.z // c.z):
+            for y in range(g.y // c.y):
+                for x in range(g.x // c.x):
+                    self.run_cluster(Dim3(x, y, z))
+                    self.clusters_done += 1
 
     def _smem(self) -> SharedMemory:
         return self._pool.pop() if self._pool else SharedMemory(self.smem_bytes)
@@ -117,10 +132,13 @@ class Launch:
                 if all(x.state == "exited" for x in cl.ctas):
                     return
                 raise Deadlock(deadlock_message(cl))
-            if cl.size == 1:
+            if cl.size == 1 and self.deadline is None:
                 SCHEDULER.run_inline(cta)
             else:
-                SCHEDULER.resume(cta)
+                try:
+                    SCHEDULER.resume(cta, self.deadline)
+                except TimeUp:
+                    raise TimeLimitExceeded(self.time_report(cl)) from None
             if cta.state == "failed":
                 err = cta.error
                 if hasattr(err, "add_note"):
@@ -142,6 +160,9 @@ class Launch:
 
     def on_exit(self, cl: Cluster, cta) -> None:
         cl.exit(cta)
+        tmem = getattr(cta, "tmem", None)  # Blackwell TMEM (emu/tmem.py): every allocation freed before exit
+        if tmem is not None and tmem.allocs:
+            self.report(ExitError(tmem.leak_message()))
         unwaited = [op for op in cta.bulk_ops() if not op.waited]
         if unwaited:
             self.report(ExitError(
@@ -165,25 +186,43 @@ class Launch:
                     self.report(RaceError(f"{b.name} was signalled by peer CTAs but {cta.label} never executed "
                                           "fence_barrier_init() after initializing it"))
 
+    def time_report(self, cl: Cluster) -> str:
+        lines = [f"the launch ran past its time limit of {self.time_limit} s in cluster {cl.cid} ("
+                 f"{self.clusters_done} cluster(s) finished before it); an endless loop in the kernel? Where each "
+                 "CTA of the cluster was:"]
+        for cta in cl.ctas:
+            state = cta.stopped_at or (cta.block.describe() if cta.state == "blocked" and cta.block else cta.state)
+            lines.append(f"  {cta.label}: {state}")
+        return "\n".join(lines)
+
     @staticmethod
     def abort(cl: Cluster) -> None:
+        """Unwind the parked CTAs of a failed cluster (each gets ``Aborted``; one that will not end is given up)."""
         for cta in cl.ctas:
-            if cta.state == "blocked":
+            if cta.state == "blocked" and cta.worker is not None:
                 cta.abort = True
-                SCHEDULER.resume(cta)
+                try:
+                    SCHEDULER.resume(cta, time.monotonic() + STOP_GRACE_S)
+                except TimeUp:
+                    pass
 
 
 def launch(kernel, grid, cluster=(1, 1, 1), *args, smem_bytes: int = DEFAULT_SMEM_BYTES, strict: bool = True,
-           memory=None, non_portable_cluster: bool = False, **kwargs) -> dict:
+           memory=None, non_portable_cluster: bool = False, time_limit: float | None = None, **kwargs) -> dict:
     """Run ``kernel(*args, **kwargs)`` once per CTA of ``grid`` (in CTAs), cluster by cluster.
 
     ``cluster`` may be omitted when the first argument is not a 1-3 tuple of ints. Numpy arrays among the
     arguments are global memory for the launch. ``strict=False`` turns race/exit reports into warnings (deadlocks
-    and illegal instructions always raise). Returns the TMA instruction counts.
+    and illegal instructions always raise). ``time_limit`` (seconds) stops a launch that runs longer with
+    ``TimeLimitExceeded``, saying where each CTA was. Returns the TMA instruction counts.
     """
     if not _is_dim(cluster):
         args, cluster = (cluster, *args), (1, 1, 1)
     g, c = dim3(grid, "grid"), dim3(cluster, "cluster")
+    smem_bytes = as_int(smem_bytes, "smem_bytes", None, None, LaunchError)
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or not 0 < time_limit < float("inf")):
+        raise LaunchError(f"time_limit must be a positive number of seconds (or None), got {time_limit!r}")
     if g.x % c.x or g.y % c.y or g.z % c.z:
         raise LaunchError(f"grid {g} is not divisible by cluster {c} (CUDA_ERROR_INVALID_CLUSTER_SIZE, 912)")
     size = c.x * c.y * c.z
@@ -204,7 +243,7 @@ def launch(kernel, grid, cluster=(1, 1, 1), *args, smem_bytes: int = DEFAULT_SME
         for a in arrays:
             memory.register(a)
         try:
-            run = Launch(functools.partial(kernel, *args, **kwargs), g, c, smem_bytes, strict, memory)
+            run = Launch(functools.partial(kernel, *args, **kwargs), g, c, smem_bytes, strict, memory, time_limit)
             run.run()
         finally:
             for a in arrays:
