@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.umma_programs import ELEM, SPAN, Problem
 from tmakit import emu
 from tmakit.emu.device_tcgen05 import fragment
+from umma_programs import ELEM, SPAN, Problem
 
 
 def reference(a: np.ndarray, b: np.ndarray, kblk: int) -> np.ndarray:

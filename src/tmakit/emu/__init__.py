@@ -71,7 +71,6 @@ from .smem_array import SharedArray
 from .smem_ptr import SmemPtr
 from .swizzle import swizzle_address
 from .tcgen05 import (  # Blackwell: TMEM, tcgen05.mma / commit / ld / st, 2-SM TMA (docs/BLACKWELL.md)
-    TCGEN05_NAMES,
     Allocator1Sm,
     Allocator2Sm,
     tma_load_2sm,
@@ -108,4 +107,10 @@ __all__ = [
     "swizzle_address", "syncthreads", "tma_coords", "tma_load", "tma_prefetch", "tma_reduce", "tma_store",
     "tma_store_arrive", "tma_store_fence", "tma_store_wait", "tma_unit", "try_wait_barrier", "unregister",
     "wait_barrier", "wait_group", "with_",
-] + list(TCGEN05_NAMES)
+]
+__all__ += [  # Blackwell
+    "Allocator1Sm", "Allocator2Sm", "tma_load_2sm", "tmem_alloc", "tmem_dealloc", "tmem_fence_after_thread_sync",
+    "tmem_fence_before_thread_sync", "tmem_load", "tmem_peek", "tmem_relinquish_alloc_permit", "tmem_store",
+    "tmem_wait_ld", "tmem_wait_st", "umma", "umma_arrive", "umma_arrive_2x1SM", "umma_arrive_multicast",
+    "umma_arrive_multicast_2x1SM", "umma_commit",
+]

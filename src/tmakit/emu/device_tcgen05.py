@@ -1,15 +1,17 @@
 """Blackwell's tcgen05 instructions inside an emulated kernel (raw level: TMEM addresses and UMMA descriptors).
 
-| tmakit.emu | PTX |
-|---|---|
-| ``tmem_alloc(dst, ncols, cta_group)`` | ``tcgen05.alloc.cta_group::{1,2}.sync.aligned.shared::cta.b32 [dst], ncols`` |
-| ``tmem_dealloc(taddr, ncols, cta_group)`` | ``tcgen05.dealloc.cta_group::{1,2}.sync.aligned.b32 taddr, ncols`` |
-| ``tmem_relinquish_alloc_permit(cta_group)`` | ``tcgen05.relinquish_alloc_permit.cta_group::{1,2}.sync.aligned`` |
-| ``umma(kind, d, a, b_desc, idesc, accumulate, cta_group)`` | ``tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32}`` (A: desc or ``("tmem", taddr)``) |
-| ``umma_commit(bar, mask=None, cta_group=1)`` | ``tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one.shared::cluster{.multicast::cluster}.b64`` |
-| ``tmem_load(taddr, shape, num, thread)`` / ``tmem_store(...)`` | ``tcgen05.ld/st.sync.aligned.{32x32b,16x64b,16x128b,16x256b}.x{num}.b32`` |
-| ``tmem_wait_ld()``, ``tmem_wait_st()`` | ``tcgen05.wait::ld/st.sync.aligned`` (no-ops: loads and stores complete at once) |
-| ``tmem_fence_before_thread_sync()``, ``..._after_...`` | ``tcgen05.fence::before/after_thread_sync`` (no-ops: one thread per CTA) |
+* ``tmem_alloc(dst, ncols, cta_group)``: ``tcgen05.alloc.cta_group::{1,2}.sync.aligned.shared::cta.b32``
+* ``tmem_dealloc(taddr, ncols, cta_group)``: ``tcgen05.dealloc.cta_group::{1,2}.sync.aligned.b32``
+* ``tmem_relinquish_alloc_permit(cta_group)``: ``tcgen05.relinquish_alloc_permit.cta_group::{1,2}.sync.aligned``
+* ``umma(kind, d, a, b_desc, idesc, accumulate, cta_group)``: ``tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32}``
+  (A: a shared-memory descriptor, or ``("tmem", taddr)`` for the _TS forms)
+* ``umma_commit(bar, mask=None, cta_group=1)``:
+  ``tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one.shared::cluster{.multicast::cluster}.b64``
+* ``tmem_load(taddr, shape, num, thread)`` / ``tmem_store(...)``:
+  ``tcgen05.ld/st.sync.aligned.{32x32b,16x64b,16x128b,16x256b}.x{num}.b32``
+* ``tmem_wait_ld()``, ``tmem_wait_st()``: ``tcgen05.wait::ld/st.sync.aligned`` (no-ops: they complete at once)
+* ``tmem_fence_before_thread_sync()``, ``tmem_fence_after_thread_sync()``: ``tcgen05.fence::*_thread_sync``
+  (no-ops: one thread per CTA)
 
 The CTA is one thread of the emulator, so a warp-wide instruction names the thread it models (``thread``, 0..): its
 warp is ``thread // 32`` and it may reach only TMEM lanes ``32*(warp % 4)`` .. ``+31``.
@@ -49,7 +51,8 @@ def tmem_alloc(dst, ncols: int, cta_group: int = 1) -> int:
         _pair(cta, what)
     addr = smem_address(cta, dst)
     if addr % 4:
-        raise IllegalInstruction(f"{what} in {cta.label}: destination {addr:#x} must be a 4-byte aligned shared address")
+        raise IllegalInstruction(f"{what} in {cta.label}: destination {addr:#x} must be a 4-byte aligned shared "
+                                 "address")
     col = tmem_of(cta).allocate(ncols, cta_group, what)
     taddr = tmem_address(0, col)
     cta.smem.data[addr:addr + 4] = np.array([taddr], np.uint32).view(np.uint8)
