@@ -231,6 +231,14 @@ class GpuBackend:
 
 def gpu_status() -> tuple[bool, str]:
     """(usable, why): a Hopper-class GPU plus the ``tmakit.cuda`` runtime and its seed kernels."""
+    import importlib.util
+
+    missing = "cuda-bindings is not installed ('tmakit[gpu]' installs it)"
+    try:
+        if importlib.util.find_spec("cuda.bindings") is None:
+            return False, missing
+    except (ImportError, ValueError):  # no "cuda" package at all
+        return False, missing
     try:
         from .. import cuda as tkc
     except Exception as e:  # noqa: BLE001 - any import problem means "no GPU runtime"
