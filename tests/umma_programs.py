@@ -84,12 +84,13 @@ class Problem:
     """D (M x N, fp32) = A (M x K) . B (K x N) by UMMAs on an emulated CTA (pair), operands in shared memory."""
 
     def __init__(self, fmt, m, n, k, a_major, b_major, a_swizzle, b_swizzle, cta_group=1, cluster=None,
-                 seed=0, integers=False, pair=0):
+                 seed=0, integers=False, pair=0, commit_mask=None):
         rng = np.random.default_rng(seed)
         self.fmt, self.m, self.n, self.k, self.g = fmt, m, n, k, cta_group
         self.a_major, self.b_major, self.a_sw, self.b_sw = a_major, b_major, a_swizzle, b_swizzle
         self.cluster = cluster or (cta_group, 1, 1)
         self.pair = pair  # which CTA pair of the cluster runs the MMA (2-SM)
+        self.commit_mask = commit_mask  # 2-SM: the CTAs the commit signals (default: the pair)
         if integers:
             a, b = rng.integers(-4, 5, (m, k)), rng.integers(-4, 5, (k, n))
         else:
@@ -137,7 +138,7 @@ class Problem:
             if g == 1:
                 emu.umma_arrive(bar)
             else:
-                emu.umma_arrive_multicast_2x1SM(bar, 0b11 << lead)
+                emu.umma_arrive_multicast_2x1SM(bar, self.commit_mask or 0b11 << lead)
         emu.wait_barrier(bar, 0)
         self.read_back(taddr, part)
         if g == 2:

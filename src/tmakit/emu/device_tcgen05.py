@@ -129,6 +129,10 @@ def umma(kind: str, d_tmem: int, a, b_desc: int, idesc: int, accumulate: bool, c
     for c in ctas:
         if c.state in ("exited", "aborted"):
             raise IllegalInstruction(f"{what} from {cta.label}: peer {c.label} already exited")
+        if cta_group == 2 and c is not cta and not tmem_of(c).allocs:
+            raise IllegalInstruction(f"{what} from {cta.label}: its 2-SM peer {c.label} has no TMEM allocated; both "
+                                     "CTAs of the pair must call Allocator2Sm().allocate(...) with the same column "
+                                     "count (and cluster_sync) before the leader issues 2x1SM MMAs")
         tmem_of(c).check_group(cta_group, f"{what} (accumulator of {c.label})")
     b = decode_smem_desc(b_desc)
     check_smem_desc(b, f"{what} B descriptor")
