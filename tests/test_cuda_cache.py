@@ -225,7 +225,7 @@ def test_cache_false_compiles_afresh(cache_dir):
 
 def test_entry_records_the_headers_nvrtc_read(cache_dir):
     c = cache.compile(SRC, "k.cu")
-    assert str(PACKAGE_INCLUDE / "tmakit" / "mbarrier.cuh") in c.deps
+    assert "<tmakit>/tmakit/mbarrier.cuh" in c.deps  # package headers: relative to wherever tmakit is installed
     assert cache._read_entry(_entries(cache_dir)[0]).deps == c.deps
 
 

@@ -214,6 +214,18 @@ def _search_roots(options, include_dirs, base) -> list[str]:
     return [os.path.abspath(d) for d in _jit.include_dirs(extra)]
 
 
+_PKG = "<tmakit>/"  # the package's include dir, wherever this install put it (venvs may share one cache)
+
+
+def _stored(path: str) -> str:
+    pkg = str(PACKAGE_INCLUDE) + os.sep
+    return _PKG + path[len(pkg):] if path.startswith(pkg) else path
+
+
+def _resolved(path: str) -> str:
+    return os.path.join(str(PACKAGE_INCLUDE), path[len(_PKG):]) if path.startswith(_PKG) else path
+
+
 def _manifest(c: Compiled, roots: list[str]) -> None:
     """Fill ``c.deps`` (header -> sha256) and ``c.absent`` (paths that would shadow one) from ``c.headers_read``.
 
@@ -227,7 +239,7 @@ def _manifest(c: Compiled, roots: list[str]) -> None:
         sha = _file_sha(p)
         if sha is None:
             continue
-        deps[p] = sha
+        deps[_stored(p)] = sha
         for i, r in enumerate(roots):
             if p.startswith(r + os.sep):
                 rel = p[len(r) + 1:]
@@ -238,7 +250,7 @@ def _manifest(c: Compiled, roots: list[str]) -> None:
 
 def _fresh(c: Compiled) -> bool:
     """Every header the compile read still has its content, and nothing new shadows one."""
-    if any(_file_sha(p) != sha for p, sha in c.deps.items()) or any(os.path.exists(p) for p in c.absent):
+    if any(_file_sha(_resolved(p)) != sha for p, sha in c.deps.items()) or any(os.path.exists(p) for p in c.absent):
         stats["stale"] += 1
         return False
     return True
