@@ -1,4 +1,4 @@
-"""``tmakit demo``: the seeds' walkthroughs (load, prefetch, multicast, store, reduce) on the emulator or a GPU."""
+"""``tmakit demo``: the walkthroughs of examples/ (load, prefetch, multicast, store, reduce) on the emulator or GPU."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seeds' walkthroughs, step by step: host objects from the real host API (``make_tma_copy``,
+"""The walkthroughs of examples/, step by step: host objects from the real host API (``make_tma_copy``,
 ``get_tma_tensor``, ``local_tile``, ``get_slice``/``partition_S``/``partition_D``, ``create_tma_multicast_mask``),
 then the boxes moved by a backend (emulator or GPU), then the shared / global contents.
 
@@ -88,8 +88,8 @@ def _figure(figures: Path | None, name: str, fn, *args, **kw) -> None:
     print(f"    figure: {paths[0]} (+ .svg)")
 
 
-# ---------------------------------------------------------------- seed 000, section 3: TMA load
-def _seed000_host(backend, op=tk.SM90_TMA_LOAD, cluster_size: int = 1, N=6, K=8, CTA_N=2, CTA_K=4):  # noqa: N803
+# ---------------------------------------------------------------- TMA load (examples/tma_load_basic.py)
+def _tile_load_host(backend, op=tk.SM90_TMA_LOAD, cluster_size: int = 1, N=6, K=8, CTA_N=2, CTA_K=4):  # noqa: N803
     data = np.arange(N * K, dtype=np.float32).reshape(N, K)
     buf = backend.gmem(data)
     g = gmem_tensor(buf, "fp32", (N, K))
@@ -100,11 +100,11 @@ def _seed000_host(backend, op=tk.SM90_TMA_LOAD, cluster_size: int = 1, N=6, K=8,
 
 
 def load_000(backend, figures: Path | None = None, prefetch: bool = False) -> None:
-    N, K, CTA_N, CTA_K = 6, 8, 2, 4  # noqa: N806 - the seed's names
-    title = "prefetch: TMA prefetch, then load (seed 000, Sec. 4)" if prefetch else \
-        "load: TMA load of a [6,8] tensor in [2,4] tiles (seed 000, Sec. 3)"
+    N, K, CTA_N, CTA_K = 6, 8, 2, 4  # noqa: N806 - the tutorial's names
+    title = "prefetch: TMA prefetch, then load (examples/tma_prefetch.py)" if prefetch else \
+        "load: TMA load of a [6,8] tensor in [2,4] tiles (examples/tma_load_basic.py)"
     heading(title)
-    data, buf, g, smem_layout, tma = _seed000_host(backend)
+    data, buf, g, smem_layout, tma = _tile_load_host(backend)
     step(1, "Host: a row-major [N,K] = [6,8] fp32 tensor in global memory (values 0..47).")
     say(f"gmem_tensor layout: {g.layout}")
     print(matrix(data, width=2, sep="  ", indent=6))
@@ -170,7 +170,7 @@ def prefetch_000(backend, figures: Path | None = None) -> None:
     load_000(backend, figures, prefetch=True)
 
 
-# ---------------------------------------------------------------- seed 000, section 5: multicast
+# ---------------------------------------------------------------- multicast (examples/tma_multicast_rows.py)
 def _share_offsets(tma, smem_layout, cs, elem_bytes=4):
     smem = tk.make_tensor(np.zeros(int(tk.size(smem_layout)), np.float32), smem_layout)
     return [int(tma.get_slice(r).partition_D(smem).iterator.offset) * elem_bytes for r in range(cs)]
@@ -179,10 +179,10 @@ def _share_offsets(tma, smem_layout, cs, elem_bytes=4):
 def _multicast_cluster(backend, cluster_shape, N, K, CTA_N, CTA_K, figures, name):  # noqa: N803
     cn, ck = cluster_shape
     cs = cn * ck
-    data, buf, g, smem_layout, tma = _seed000_host(backend, tk.SM90_TMA_LOAD_MULTICAST, cs, N, K, CTA_N, CTA_K)
+    data, buf, g, smem_layout, tma = _tile_load_host(backend, tk.SM90_TMA_LOAD_MULTICAST, cs, N, K, CTA_N, CTA_K)
     offs = _share_offsets(tma, smem_layout, cs)
     if any(o % 128 for o in offs):
-        say(f"The seed's shapes: [{N},{K}] fp32 in [{CTA_N},{CTA_K}] tiles. Each CTA's share starts at smem byte "
+        say(f"The tutorial's shapes: [{N},{K}] fp32 in [{CTA_N},{CTA_K}] tiles. Each CTA's share starts at smem byte "
             f"offsets {offs}:")
         say("PTX requires the shared address of cp.async.bulk.tensor to be 128-byte aligned, so these boxes are")
         say("illegal: on an H200 this exact launch fails with CUDA_ERROR_MISALIGNED_ADDRESS (716), a sticky error.")
@@ -202,7 +202,7 @@ def _multicast_cluster(backend, cluster_shape, N, K, CTA_N, CTA_K, figures, name
         K, CTA_K = K * widen, CTA_K * widen  # noqa: N806
         say(f"So we widen the columns {widen}x: [{N},{K}] fp32 in [{CTA_N},{CTA_K}] tiles (128-byte rows); "
             "the split is the same.")
-        data, buf, g, smem_layout, tma = _seed000_host(backend, tk.SM90_TMA_LOAD_MULTICAST, cs, N, K, CTA_N, CTA_K)
+        data, buf, g, smem_layout, tma = _tile_load_host(backend, tk.SM90_TMA_LOAD_MULTICAST, cs, N, K, CTA_N, CTA_K)
     coord = tma.get_tma_tensor((N, K))
     say(f"gmem_tensor: [{N},{K}] fp32 row-major, values 0..{N * K - 1}; smem_layout = {smem_layout}")
     say(f"tma_load = make_tma_copy(SM90_TMA_LOAD_MULTICAST, gmem_tensor, smem_layout, Int<{cs}>) ->")
@@ -262,7 +262,7 @@ def _multicast_cluster(backend, cluster_shape, N, K, CTA_N, CTA_K, figures, name
 
 
 def multicast_000(backend, figures: Path | None = None) -> None:
-    heading("multicast: TMA multicast load with a 1x2 and a 2x2 cluster (seed 000, Sec. 5)")
+    heading("multicast: TMA multicast load with a 1x2 and a 2x2 cluster (examples/tma_multicast_rows.py)")
     step(1, "A 1x2 cluster loads the [6,8] tensor's [2,4] tiles: both CTAs get a copy of their cluster's tile;")
     say("CTA 0 issues row 0 of the tile, CTA 1 issues row 1, and each box is multicast to both CTAs' smem.")
     _multicast_cluster(backend, (1, 2), 6, 8, 2, 4, figures, "multicast_1x2")
@@ -271,7 +271,7 @@ def multicast_000(backend, figures: Path | None = None) -> None:
     _multicast_cluster(backend, (2, 2), 8, 8, 4, 4, figures, "multicast_2x2")
 
 
-# ---------------------------------------------------------------- seed 001: 1024x1024 fp32, 16x16 tiles
+# ------------------------------------------------- tiled load (examples/tma_load_tiles.py): 1024x1024 fp32, 16x16 tiles
 M001 = 1024
 
 
@@ -295,7 +295,7 @@ def _tile_jobs(tma, coord, tiles, tile_shape, **kw):
 
 
 def load_001(backend, figures: Path | None = None) -> None:
-    heading("load: 1024x1024 fp32 in 16x16 tiles, CTA 7's coordinate tensor (seed 001, TMA Load)")
+    heading("load: 1024x1024 fp32 in 16x16 tiles, CTA 7's coordinate tensor (examples/tma_load_tiles.py)")
     data, buf, g = _gmem_1024(backend)
     smem_layout = tk.make_layout((I(16), I(16)), tk.LayoutRight)
     tma = tk.make_tma_copy(tk.SM90_TMA_LOAD, g, smem_layout)
@@ -320,13 +320,13 @@ def load_001(backend, figures: Path | None = None) -> None:
               for (m, n), img in zip(((m, n) for m in range(64) for n in range(64)), images))
     say(f"check: all {len(jobs)} tiles equal their global tiles: {'OK' if bad == 0 else f'{bad} MISMATCHES'}")
     if bad:
-        raise AssertionError("seed 001 load: tiles differ")
+        raise AssertionError("tiled load: tiles differ")
 
 
 def store_001(backend, figures: Path | None = None, op: str | None = None) -> None:
     reduce = op is not None
-    heading("reduce: TMA store-reduce (add) of 32x32 tiles into 1024x1024 fp32 (seed 001, TMA Store Reduce)"
-            if reduce else "store: TMA store of 32x32 tiles into 1024x1024 fp32 (seed 001, TMA Store)")
+    heading("reduce: TMA store-reduce (add) of 32x32 tiles into 1024x1024 fp32 (examples/tma_store.py)"
+            if reduce else "store: TMA store of 32x32 tiles into 1024x1024 fp32 (examples/tma_store.py)")
     init = (np.tile(np.arange(M001, dtype=np.float32), (M001, 1)) if reduce
             else np.zeros((M001, M001), np.float32))
     data, buf, g = _gmem_1024(backend, init)
@@ -368,7 +368,7 @@ def store_001(backend, figures: Path | None = None, op: str | None = None) -> No
     ok = np.array_equal(out, expect)
     say(f"check: all {M001 * M001} elements as expected: {'OK' if ok else 'MISMATCH'}")
     if not ok:
-        raise AssertionError("seed 001 store walkthrough: global memory differs")
+        raise AssertionError("store walkthrough: global memory differs")
 
 
 def reduce_001(backend, figures: Path | None = None) -> None:
@@ -376,7 +376,7 @@ def reduce_001(backend, figures: Path | None = None) -> None:
 
 
 def multicast_001(backend, figures: Path | None = None) -> None:
-    heading("multicast: the 16x16 tile, 2-CTA cluster, and the get_slice bug (seed 001, TMA Load Multicast)")
+    heading("multicast: the 16x16 tile, 2-CTA cluster, and the get_slice bug (examples/tma_multicast_slices.py)")
     data = np.arange(256, dtype=np.float32).reshape(16, 16)
     buf = backend.gmem(data)
     g = gmem_tensor(buf, "fp32", (16, 16))
