@@ -21,8 +21,8 @@ from .composition import (
 from .composition import coalesce as _plain_coalesce
 from .composition import filter as _plain_filter
 from .int_tuple import LayoutError, ceil_div_tuple, is_tuple, product, product_each, rank, wrap
-from .integer import Int, _, _keep, imin, is_constant, is_static, is_underscore, to_str
-from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout
+from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static, is_underscore, to_str
+from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout, normalize
 from .memo import memoized
 from .swizzle import Swizzle
 
@@ -95,6 +95,7 @@ def complement(layout, cotarget=None):
 
 
 def _exact_div(a, b):
+    check_divisor(a, b)
     q = _keep(a, b, int(a) // int(b))
     if is_static(q) and int(q) == 0:
         raise LayoutError(f"complement: non-injective layout (stride {a} below {b})")
@@ -317,6 +318,8 @@ def tile_to_shape(block, target_shape, order=LayoutLeft):
     padded = append(block, n=r)
     bshape = product_each(padded.shape)
     tshape = product_each(target_shape)
+    for t, b in zip(wrap(tshape), wrap(bshape)):
+        check_divisor(t, b)
     if is_static(tshape) and is_static(bshape) and any(int(t) % int(b) for t, b in zip(wrap(tshape), wrap(bshape))):
         raise LayoutError(f"tile_to_shape: block shape {to_str(bshape)} does not divide {to_str(tshape)}")
     pshape = ceil_div_tuple(tshape, bshape)
@@ -375,6 +378,7 @@ def group_modes(layout, begin, end=None):
 
 def make_identity_layout(shape):
     """``shape:(_1@0,_1@1,...)``: maps a coordinate to itself."""
+    shape = normalize(shape)
     return Layout(shape, make_basis_like(shape))
 
 

@@ -8,7 +8,19 @@ from __future__ import annotations
 
 from .arith_tuple import ScaledBasis
 from .int_tuple import LayoutError, flatten, is_tuple, make_int_tuple_like, unwrap, wrap
-from .integer import Int, _keep, ceil_div, imin, is_constant, is_int, is_static, is_underscore, signum, to_str
+from .integer import (
+    Int,
+    _keep,
+    ceil_div,
+    check_divisor,
+    imin,
+    is_constant,
+    is_int,
+    is_static,
+    is_underscore,
+    signum,
+    to_str,
+)
 from .layout import Layout, make_layout
 from .memo import memoized
 
@@ -143,6 +155,7 @@ def _composition_impl(ls, ld, rs, rd):
                           "make it static (tk.Int(0))")
     result_s, result_d, rest_s, rest_d = [], [], rs, rd
     for cs, cd in zip(ls[:-1], ld[:-1]):
+        check_divisor(rest_d, cs)
         if is_static(cs) and is_static(rest_d) and not (int(rest_d) % int(cs) == 0 or abs(int(rest_d)) < int(cs)):
             raise LayoutError(f"stride divisibility fails: stride {rest_d} is neither below nor a multiple of mode "
                               f"size {cs}")
@@ -152,6 +165,7 @@ def _composition_impl(ls, ld, rs, rd):
             rest_d = next_d
             continue
         new_s = imin(next_s, rest_s)
+        check_divisor(rest_s, new_s)
         if is_static(new_s) and is_static(rest_s) and int(rest_s) % int(new_s) != 0:
             raise LayoutError(f"shape divisibility fails: {new_s} does not divide shape {rest_s}")
         result_s.append(new_s)

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from functools import reduce
 
-from .integer import Int, Underscore, _keep, cdiv, cmod, is_int, is_static, is_underscore, to_str  # noqa: F401
-
-
-class LayoutError(ValueError):
-    """A layout-algebra precondition failed (the message says which, with the values)."""
+from .integer import (  # noqa: F401 - LayoutError is re-exported here, where the algebra has always found it
+    MAX_DEPTH,
+    Int,
+    LayoutError,
+    Underscore,
+    _keep,
+    cdiv,
+    check_divisor,
+    cmod,
+    is_int,
+    is_static,
+    is_underscore,
+    to_str,
+)
 
 
 def is_tuple(x) -> bool:
@@ -109,6 +118,7 @@ def shape_div(a, b):
         return tuple(out)
     if is_tuple(b):
         return shape_div(a, product(b))
+    check_divisor(a, b)
     if is_static(a) and is_static(b) and int(a) % int(b) != 0 and int(b) % int(a) != 0:
         raise LayoutError(f"shape_div: neither of {_s(a)} and {_s(b)} divides the other")
     return _ceil(a, b)
@@ -116,6 +126,7 @@ def shape_div(a, b):
 
 def _ceil(a, b):
     """``(a + b - _1) / b`` with CuTe's staticness."""
+    check_divisor(a, b)
     return _keep(a, b, -(-int(a) // int(b)))
 
 
@@ -266,9 +277,11 @@ def crd2crd(crd, src_shape, dst_shape):
     return idx2crd(crd2idx(crd, src_shape), dst_shape)
 
 
-def has_underscore(c) -> bool:
+def has_underscore(c, depth=0) -> bool:
     if is_tuple(c):
-        return any(has_underscore(v) for v in c)
+        if depth >= MAX_DEPTH:
+            raise LayoutError(f"a coordinate nests deeper than {MAX_DEPTH} levels; flatten it")
+        return any(has_underscore(v, depth + 1) for v in c)
     return is_underscore(c)
 
 

@@ -11,6 +11,22 @@ from __future__ import annotations
 import math
 
 
+class LayoutError(ValueError):
+    """A layout-algebra precondition failed (the message says which, with the values)."""
+
+
+#: Deepest nesting of shapes, strides, coordinates and tilers (CuTe's is bounded by the compiler's template depth).
+MAX_DEPTH = 64
+
+
+def check_divisor(a, b) -> None:
+    """Raise the named error for ``a / b`` or ``a % b`` with ``b == 0`` (a size-0 mode or a zero stride)."""
+    if int(b) == 0:
+        raise LayoutError(f"{to_str(a)} / {to_str(b)} divides by zero (as in CuTe): a size-0 mode or a zero stride "
+                          "where the algebra divides by it; remove size-0 modes (or make the zero stride a static "
+                          "tk.Int(0))")
+
+
 class Int(int):
     """A static integer (CuTe's ``Int<N>``); prints as ``_N``."""
 
@@ -27,12 +43,16 @@ class Int(int):
 
     def _bin(self, other, op, zero_if=None):
         """``op`` keeping staticness; ``zero_if(self)`` names CuTe's mixed cases that stay a static ``_0``."""
-        if type(other) is Int:
-            return Int(op(int(self), int(other)))
-        if isinstance(other, int) and not isinstance(other, bool):
-            if zero_if is not None and zero_if(int(self)):
-                return Int(0)
-            return op(int(self), other)
+        try:
+            if type(other) is Int:
+                return Int(op(int(self), int(other)))
+            if isinstance(other, int) and not isinstance(other, bool):
+                if zero_if is not None and zero_if(int(self)):
+                    return Int(0)
+                return op(int(self), other)
+        except ZeroDivisionError:
+            raise LayoutError(f"{self} {op.__name__.strip('_')} {to_str(other)} divides by zero (as in CuTe): a "
+                              "size-0 mode or a zero stride; remove size-0 modes") from None
         return NotImplemented
 
     # CuTe (integral_constant.hpp): _0 * x, x * _0, _0 / x, _0 % x, x % _1, _0 & x, x & _0 are the static _0.
@@ -166,24 +186,28 @@ def _keep(a, b, value):
 
 def cdiv(a, b):
     """C++ ``a / b`` (truncating toward zero, as CuTe computes coordinates) with Python's staticness rules."""
+    check_divisor(a, b)
     q = a // b
     return q + Int(1) if q < 0 and q * b != a else q
 
 
 def cmod(a, b):
     """C++ ``a % b`` (the sign of ``a``) with Python's staticness rules."""
+    check_divisor(a, b)
     return a - cdiv(a, b) * b if int(a) < 0 or int(b) < 0 else a % b
 
 
 def ceil_div(a, b):
     """Ceiling division that keeps staticness (for integers; tuples handled in int_tuple)."""
+    check_divisor(a, b)
     return _keep(a, b, -(-int(a) // int(b)))
 
 
 def safe_div(a, b):
     """Exact division; raises if b does not divide a."""
+    check_divisor(a, b)
     if int(a) % int(b) != 0:
-        raise ValueError(f"safe_div: {a} is not divisible by {b}")
+        raise LayoutError(f"safe_div: {a} is not divisible by {b}")
     return _keep(a, b, int(a) // int(b))
 
 
@@ -204,10 +228,12 @@ def signum(a):
     return _keep(a, a, (v > 0) - (v < 0))
 
 
-def to_str(x) -> str:
-    """CuTe's print of an integer, basis, or nested tuple: ``(_16,16)``."""
+def to_str(x, depth=0) -> str:
+    """CuTe's print of an integer, basis, or nested tuple: ``(_16,16)`` (nesting beyond MAX_DEPTH prints ``...``)."""
     if isinstance(x, tuple):
-        return "(" + ",".join(to_str(v) for v in x) + ")"
+        if depth >= MAX_DEPTH:
+            return "(...)"
+        return "(" + ",".join(to_str(v, depth + 1) for v in x) + ")"
     if isinstance(x, bool):
         return "true" if x else "false"
     return str(x)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
+
+from .arith_tuple import ArithTuple, ScaledBasis
 from .int_tuple import (
     LayoutError,
     crd2crd,
@@ -17,7 +20,7 @@ from .int_tuple import (
     slice_,
     wrap,
 )
-from .integer import Int, is_constant, is_int, to_str
+from .integer import MAX_DEPTH, Int, _, is_constant, is_int, to_str
 
 
 class LayoutLeft:
@@ -35,8 +38,8 @@ class Layout:
     __slots__ = ("shape", "stride", "_str")
 
     def __init__(self, shape, stride=None):
-        shape = _normalize(shape)
-        stride = compact_major(shape, LayoutLeft) if stride is None else _normalize(stride)
+        shape = normalize(shape)
+        stride = compact_major(shape, LayoutLeft) if stride is None else normalize(stride, what="stride")
         if is_tuple(shape) != is_tuple(stride) or (is_tuple(shape) and not _congruent(shape, stride)):
             raise LayoutError(f"shape {to_str(shape)} and stride {to_str(stride)} are not congruent")
         self.shape = shape
@@ -113,16 +116,25 @@ def _congruent(a, b):
     return not is_tuple(b)
 
 
-def _normalize(x):
+def normalize(x, depth=0, what="shape"):
+    """A shape/stride/coordinate as nested tuples of integers: lists become tuples, numpy integers plain ints;
+    anything else (floats, NaN, strings, bytes, None, bools) is refused, as is nesting deeper than MAX_DEPTH."""
     if isinstance(x, list):
         x = tuple(x)
     if is_tuple(x):
         if all(type(v) is Int or type(v) is int for v in x):  # flat and clean already: keep the tuple
             return x
-        return tuple(_normalize(v) for v in x)
-    if isinstance(x, bool):
-        raise LayoutError(f"{x!r} is not an integer")
-    return x
+        if depth >= MAX_DEPTH:
+            raise LayoutError(f"{what} nests deeper than {MAX_DEPTH} levels; flatten it")
+        return tuple(normalize(v, depth + 1, what) for v in x)
+    if type(x) is Int or type(x) is int:
+        return x
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        if what == "stride" and isinstance(x, (ScaledBasis, ArithTuple)) or what == "coordinate" and x is _:
+            return x
+        raise LayoutError(f"{what} entry {x!r} ({type(x).__name__}) is not an integer: use ints or tk.Int "
+                          "(floats, strings, bytes, None and bools are not converted)")
+    return int(x)
 
 
 def compact_major(shape, major=LayoutLeft, current=Int(1)):
@@ -178,11 +190,22 @@ def _unflatten(flat, profile):
 
 
 def make_shape(*xs):
-    return tuple(_normalize(x) for x in xs)
+    return _non_negative(tuple(normalize(x) for x in xs))
 
 
-make_stride = make_shape
-make_coord = make_shape
+def make_stride(*xs):
+    return tuple(normalize(x, what="stride") for x in xs)
+
+
+def make_coord(*xs):
+    return tuple(normalize(x, what="coordinate") for x in xs)
+
+
+def _non_negative(shape):
+    """A shape's extents are sizes: negative ones are refused by the public constructors."""
+    if any(int(n) < 0 for n in flatten(shape)):
+        raise LayoutError(f"shape {to_str(shape)} has a negative extent; extents are sizes (>= 0)")
+    return shape
 
 
 def make_layout(*args, stride=None):
@@ -195,7 +218,7 @@ def make_layout(*args, stride=None):
         shape = args[0]
     else:
         raise LayoutError("make_layout(shape[, stride]) or make_layout(layout, ...)")
-    shape = _normalize(shape)
+    shape = _non_negative(normalize(shape))
     if stride is None or stride is LayoutLeft:
         return Layout(shape, compact_major(shape, LayoutLeft))
     if stride is LayoutRight:
@@ -204,7 +227,8 @@ def make_layout(*args, stride=None):
 
 
 def make_ordered_layout(shape, order):
-    return Layout(_normalize(shape), compact_order(_normalize(shape), _normalize(order)))
+    shape = _non_negative(normalize(shape))
+    return Layout(shape, compact_order(shape, normalize(order, what="order")))
 
 
 def size(x, *modes):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from .arith_tuple import ArithTuple, ScaledBasis
-from .integer import Int, Underscore
+from .integer import MAX_DEPTH, Int, LayoutError, Underscore
 from .layout import Layout
 from .swizzle import Swizzle
 
@@ -31,10 +31,12 @@ def key_by_print(cls: type) -> type:
     return cls
 
 
-def static_key(x):
+def static_key(x, depth=0):
     """A hashable key that tells static from dynamic integers and names layouts by their CuTe print."""
     if isinstance(x, tuple):
-        return ("t",) + tuple(static_key(e) for e in x)
+        if depth >= MAX_DEPTH:
+            raise LayoutError(f"an argument nests tuples deeper than {MAX_DEPTH} levels; flatten it")
+        return ("t",) + tuple(static_key(e, depth + 1) for e in x)
     if isinstance(x, Int):
         return ("s", int(x))
     if isinstance(x, bool):
