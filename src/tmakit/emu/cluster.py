@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 
 from .errors import ExitError, RaceError
@@ -18,6 +19,7 @@ class Cluster:
         self.arrived: set[int] = set()
         self.exited: set[int] = set()  # exited CTAs count as arrived at every later barrier (measured on the H200)
         self.hazards: list[str] = []  # races seen so far: raised at the end, or explained in a deadlock report
+        self.baton = threading.Semaphore(0)  # handed back to the launching thread by the CTA that ran
 
     @property
     def size(self) -> int:

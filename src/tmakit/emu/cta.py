@@ -30,7 +30,8 @@ class Block:
 
 
 class CTA:
-    """State of one CTA. ``state``: new, blocked, running, exited, failed, aborted."""
+    """State of one CTA. ``state``: new, blocked, running, exited, failed, aborted, abandoned (stopped but its
+    thread would not end)."""
 
     def __init__(self, cluster, rank: int, local: Dim3, block_idx: Dim3, smem):
         self.cluster, self.rank, self.local, self.block_idx, self.smem = cluster, rank, local, block_idx, smem
@@ -41,7 +42,9 @@ class CTA:
         self.state = "new"
         self.block: Block | None = None
         self.error: BaseException | None = None
-        self.abort = False
+        self.abort = False  # the launch is stopping this CTA
+        self.abort_raised = False  # Aborted was raised in it once
+        self.stopped_at = ""  # where it ran when a time limit stopped it
         self.worker = None
         self.arrive_gen: int | None = None  # cluster-barrier generation arrived at, not yet waited
         self.passed_gen = 0  # cluster-barrier generations this CTA has waited through

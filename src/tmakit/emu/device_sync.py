@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from .checks import as_int
 from .cta import Block
 from .device_smem import barrier_address
 from .diagnostics import deadlock_message, describe_cluster_wait, describe_wait
 from .errors import BarrierError, Deadlock, RaceError
+from .mbarrier import MAX_COUNT, MAX_TX
 from .scheduler import SCHEDULER, current_cta
 
 
@@ -34,7 +36,8 @@ def _barrier(bar):
 
 def initialize_barrier(bar, arrival_count: int = 1) -> None:
     """``mbarrier.init``: phase 0, ``arrival_count`` arrivals expected per phase."""
-    _barrier(bar)[1].init(int(arrival_count))
+    b = _barrier(bar)[1]
+    b.init(as_int(arrival_count, f"{b.name}: arrival count", 1, MAX_COUNT, BarrierError))
 
 
 def invalidate_barrier(bar) -> None:
@@ -45,13 +48,14 @@ def invalidate_barrier(bar) -> None:
 def set_barrier_transaction_bytes(bar, nbytes: int) -> None:
     """``mbarrier.arrive.expect_tx``: announce ``nbytes`` of TMA transactions, then arrive once."""
     b = _barrier(bar)[1]
-    b.expect_tx(int(nbytes))
+    b.expect_tx(as_int(nbytes, f"{b.name}: expect_tx bytes", 0, MAX_TX, BarrierError))
     b.arrive(1)
 
 
 def expect_transaction_bytes(bar, nbytes: int) -> None:
     """``mbarrier.expect_tx``: announce bytes without arriving."""
-    _barrier(bar)[1].expect_tx(int(nbytes))
+    b = _barrier(bar)[1]
+    b.expect_tx(as_int(nbytes, f"{b.name}: expect_tx bytes", 0, MAX_TX, BarrierError))
 
 
 def arrive_barrier(bar, count: int = 1, cta_id: int | None = None) -> None:
@@ -59,8 +63,12 @@ def arrive_barrier(bar, count: int = 1, cta_id: int | None = None) -> None:
     (``mapa`` + ``mbarrier.arrive.shared::cluster``)."""
     cta = current_cta()
     addr = barrier_address(cta, bar)
+    count = as_int(count, f"arrive on mbarrier @{addr:#x}: count", 1, MAX_COUNT, BarrierError)
+    if cta_id is not None:
+        cta_id = as_int(cta_id, f"arrive on mbarrier @{addr:#x}: cta_id (rank in the cluster)", 0,
+                        cta.cluster.size - 1, BarrierError)
     if cta_id is None or cta_id == cta.rank:
-        cta.barrier(addr).arrive(int(count))
+        cta.barrier(addr).arrive(count)
         return
     peer = cta.cluster.ctas[cta_id]
     if peer.state in ("exited", "aborted"):
@@ -74,21 +82,45 @@ def arrive_barrier(bar, count: int = 1, cta_id: int | None = None) -> None:
         return
     cta.cluster.check_visible(cta, b, "remote arrive")
     b.remote_signaled = True
-    b.arrive(int(count))
+    b.arrive(count)
 
 
 def wait_barrier(bar, phase: int) -> None:
     """``mbarrier.try_wait.parity`` in a loop: return once the phase with parity ``phase & 1`` has completed.
 
-    ``phase`` >= 2 is taken as a full phase number and must be the current or the previous phase.
+    ``phase`` >= 2 is taken as a full phase number and must be the current or the previous phase. A wait that can
+    only return because PTX counts the phase before phase 0 as complete (parity 1 while phase 0 is under way) is
+    reported (:func:`check_unstarted_wait`).
     """
     cta, b = _barrier(bar)
     if not b.live:
         raise BarrierError(f"{cta.label} waits on {b.name}, which was never initialized")
-    phase = int(phase)
+    phase = as_int(phase, f"wait on {b.name}: phase", 0, None, BarrierError)
     b.check_phase_arg(phase)
+    check_unstarted_wait(cta, b, phase)
     block_until(cta, lambda: b.phase_done(phase), lambda: describe_wait(cta, b, phase), b)
     b.observe(cta.rank, phase)
+
+
+def check_unstarted_wait(cta, b, parity: int) -> None:
+    """A parity-1 wait on a barrier still in its first phase returns at once on hardware: ``try_wait.parity``
+    tests the phase *before* the current one, which for phase 0 never ran and counts as complete. That is how a
+    producer passes its first wait on an empty-slot barrier (nothing has arrived there yet). When phase 0 already
+    has arrivals, transaction bytes or TMA loads in flight, the wait almost surely meant phase 0 and the kernel
+    would read shared memory before the phase delivers it: an error in strict mode, a warning otherwise."""
+    if parity != 1 or b.phase != 0:
+        return
+    inflight = [op for op in cta.cluster.inflight
+                if getattr(op, "bar", None) == b.address and cta.rank in getattr(op, "ranks", ())]
+    if not (b.first_phase_busy() or inflight):
+        return
+    cta.cluster.launch.report(BarrierError(
+        f"{cta.label} waits with parity 1 on {b.describe()}"
+        + (f", {len(inflight)} TMA load(s) in flight to it" if inflight else "")
+        + ": the barrier is still in its first phase (0), and parity 1 names the phase before it, which PTX treats "
+        "as complete, so the wait returns at once and the data of phase 0 is not there yet. Wait with parity 0 "
+        "for the first phase and flip the parity after each completed phase (a parity-1 first wait is only "
+        "right on a barrier nothing has arrived at yet, such as a producer's empty-slot barrier)"))
 
 
 def try_wait_barrier(bar, phase: int) -> bool:

@@ -37,3 +37,7 @@ class ExitError(EmuError):
 
 class LaunchError(EmuError, ValueError):
     """Bad launch configuration (grid not divisible by the cluster, cluster too large, ...)."""
+
+
+class TimeLimitExceeded(EmuError):
+    """The launch ran past its ``time_limit`` (an endless loop?); the message says where each CTA was."""

@@ -93,6 +93,10 @@ class MBarrier:
             raise BarrierError(f"wait on phase {phase} of {self.name}, whose current phase is {self.phase}: "
                                "try_wait.parity is valid only for the current or the immediately preceding phase")
 
+    def first_phase_busy(self) -> bool:
+        """Still in phase 0 with arrivals or transaction bytes already counted in it."""
+        return self.phase == 0 and (self.pending < self.count or self.expected > 0 or self.delivered > 0)
+
     def observe(self, rank: int, parity: int) -> None:
         """Record a successful wait by ``rank``; warn when it re-observes an already consumed phase."""
         seen = self.phase - 1  # a successful wait observes the last completed phase of this parity

@@ -17,6 +17,7 @@ from functools import lru_cache, partial
 import numpy as np
 
 from ..tma.coord_rules import inner_misaligned, store_start_message
+from .checks import as_int
 from .dtypes import load_convert, oob_fill_bits, storage_dtype
 from .errors import IllegalInstruction, TmaUnitError
 from .geometry import BoxGeometry, box_geometry
@@ -53,16 +54,23 @@ def check_inner_aligned(tmap, coords, what: str = "TMA load") -> None:
         f"{16 * 8 // tmap.elem_bits} elements along dim 0")
 
 
+def _ints(values, what: str) -> tuple[int, ...]:
+    values = tuple(values)
+    if all(type(v) is int for v in values):
+        return values
+    return tuple(as_int(v, f"{what} {i} of {values}", None, None, TmaUnitError) for i, v in enumerate(values))
+
+
 def check_coords(tmap, coords, offsets=(), what: str = "TMA load") -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Coordinates (and im2col offsets) as int tuples; one ``.s32`` per dimension, offsets in their u16 range; the
     innermost start on a 16-byte boundary (:func:`check_inner_aligned`)."""
-    coords = tuple(int(c) for c in coords)
+    coords = _ints(coords, "TMA coordinate")
     if len(coords) != tmap.rank:
         raise TmaUnitError(f"a rank-{tmap.rank} tensor map needs {tmap.rank} coordinates, got {coords}")
     if any(not S32[0] <= c <= S32[1] for c in coords):
         raise TmaUnitError(f"coordinates {coords} do not fit in .s32")
     check_inner_aligned(tmap, coords, what)
-    offsets = tuple(int(o) for o in offsets)
+    offsets = _ints(offsets, "im2col offset")
     if tmap.mode != "im2col":
         if offsets:
             raise TmaUnitError("im2col offsets given for a tiled tensor map")
