@@ -172,3 +172,43 @@ def test_generic_writes_outside_the_box_are_not_a_race():
 
     run(kernel, a)
     assert (a[:8] == 0).all()
+
+
+# --- global allocations ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: emu.alloc((-1, 4)), r"extent -1 is outside 0.."),
+    (lambda: emu.alloc((2.5, 4)), "must be an integer, got 2.5"),
+    (lambda: emu.alloc((4, 4), align=0), "alignment .* 0 is outside 1.."),
+    (lambda: emu.alloc((4, 4), align=96), "96 is not a power of two"),
+    (lambda: emu.alloc((4, 4), None), "needs a dtype"),
+    (lambda: emu.alloc((4, 4), "no-such-type"), "is not a numpy dtype"),
+])
+def test_alloc_arguments_are_checked(call, match):
+    with pytest.raises(emu.LaunchError, match=match):
+        call()
+
+
+def test_dropped_allocations_are_freed():
+    import gc
+    import weakref
+
+    mem = emu.GlobalMemory()
+    refs = []
+    for _ in range(200):
+        a = mem.alloc((1024, 1024), np.float32)  # 4 MiB each
+        refs.append(weakref.ref(a.base if a.base is not None else a))
+    del a
+    gc.collect()
+    assert all(r() is None for r in refs) and len(mem) == 0
+
+
+def test_a_live_allocation_stays_registered_and_resolves():
+    mem = emu.GlobalMemory()
+    a = mem.alloc((4, 8), np.float32, align=128)
+    assert a.ctypes.data % 128 == 0 and len(mem) == 1
+    a[1, 0] = 3.0
+    assert mem.resolve(a.ctypes.data + 32)[:4].view(np.float32)[0] == 3.0
+    mem.unregister(a)
+    with pytest.raises(emu.IllegalAddress, match="not in any registered buffer"):
+        mem.resolve(a.ctypes.data)

@@ -36,7 +36,7 @@ class ExitError(EmuError):
 
 
 class LaunchError(EmuError, ValueError):
-    """Bad launch configuration (grid not divisible by the cluster, cluster too large, ...)."""
+    """Bad launch or host-side setup (grid not divisible by the cluster, cluster too large, bad ``alloc`` shape)."""
 
 
 class TimeLimitExceeded(EmuError):
