@@ -11,8 +11,10 @@ from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
 from .tma import *  # noqa: F401,F403
 from .tma import __all__ as _tma_all
+from .mma import *  # noqa: F401,F403,E402
+from .mma import __all__ as _mma_all  # noqa: E402
 
-__all__ = ["__version__", "emu", *_layout_all, *_tma_all]
+__all__ = ["__version__", "emu", *_layout_all, *_tma_all, *_mma_all]
 
 
 def __getattr__(name):

@@ -1,0 +1,60 @@
+"""Blackwell (SM100) host algebra, faithful to CuTe: UMMA atoms, TiledMMA partitions, smem descriptors, TMEM
+tensors and copies, 2-SM TMA atoms. Depends on tmakit.layout and tmakit.tma only (see docs/BLACKWELL.md)."""
+
+from .atoms import (
+    SM100_MMA_F8F6F4_SS,
+    SM100_MMA_F8F6F4_TS,
+    SM100_MMA_F16BF16_SS,
+    SM100_MMA_F16BF16_TS,
+    SM100_MMA_TF32_SS,
+    SM100_MMA_TF32_TS,
+    MMA_Atom,
+    MmaOp,
+    SM100_MMA_F8F6F4_2x1SM_SS,
+    SM100_MMA_F8F6F4_2x1SM_TS,
+    SM100_MMA_F16BF16_2x1SM_SS,
+    SM100_MMA_F16BF16_2x1SM_TS,
+    SM100_MMA_TF32_2x1SM_SS,
+    SM100_MMA_TF32_2x1SM_TS,
+)
+from .errors import MmaError
+from .numeric import (
+    NumericType,
+    bfloat16_t,
+    float_e2m1_t,
+    float_e2m3_t,
+    float_e3m2_t,
+    float_e4m3_t,
+    float_e5m2_t,
+    half_t,
+    sizeof_bits,
+    tfloat32_t,
+)
+from .pointers import SmemPtr, SmemPtrFlag, TmemPtr, make_smem_ptr, make_tmem_ptr
+from .recast import downcast, recast_layout, upcast
+from .tiled_mma import (
+    ThrMMA,
+    TiledMMA,
+    make_tiled_mma,
+    partition_fragment_C,
+    partition_shape_A,
+    partition_shape_B,
+    partition_shape_C,
+    thr_size,
+    tile_shape,
+    tile_size,
+)
+from .umma import UMMA
+from .umma_desc import DescriptorIterator, SmemDescriptor
+
+__all__ = [
+    "MMA_Atom", "MmaOp", "MmaError", "ThrMMA", "TiledMMA", "UMMA", "DescriptorIterator", "SmemDescriptor",
+    "SM100_MMA_F16BF16_SS", "SM100_MMA_F16BF16_TS", "SM100_MMA_F16BF16_2x1SM_SS", "SM100_MMA_F16BF16_2x1SM_TS",
+    "SM100_MMA_TF32_SS", "SM100_MMA_TF32_TS", "SM100_MMA_TF32_2x1SM_SS", "SM100_MMA_TF32_2x1SM_TS",
+    "SM100_MMA_F8F6F4_SS", "SM100_MMA_F8F6F4_TS", "SM100_MMA_F8F6F4_2x1SM_SS", "SM100_MMA_F8F6F4_2x1SM_TS",
+    "NumericType", "half_t", "bfloat16_t", "tfloat32_t", "float_e4m3_t", "float_e5m2_t", "float_e2m3_t",
+    "float_e3m2_t", "float_e2m1_t", "sizeof_bits",
+    "SmemPtr", "SmemPtrFlag", "TmemPtr", "make_smem_ptr", "make_tmem_ptr", "upcast", "downcast", "recast_layout",
+    "make_tiled_mma", "tile_size", "tile_shape", "thr_size", "partition_shape_A", "partition_shape_B",
+    "partition_shape_C", "partition_fragment_C",
+]

@@ -1,0 +1,99 @@
+"""The SM100 oracle cases: MMA configurations whose host algebra CuTe prints (tests/data/cute_sm100_oracle.txt).
+
+gen_sm100_cpp.py turns each case into CuTe C++; regen_sm100.sh compiles it on the host (no GPU) and stores the
+prints; tests/test_mma_sm100_oracle.py rebuilds the same objects with tmakit and compares the text.
+Element types are spelled as CuTe's (``half_t`` ...; ``float`` is numpy's float32).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class MmaCase(NamedTuple):
+    op: str
+    a: str
+    b: str
+    c: str
+    M: int  # noqa: N815 - CuTe's names
+    N: int  # noqa: N815
+    a_major: str
+    b_major: str
+    sw_a: str  # smem atom for A (unused for _TS), e.g. K_SW128
+    sw_b: str
+    nm: int  # MMAs per tile along M, N, K
+    nn: int
+    kb: int
+
+    @property
+    def name(self) -> str:
+        return (f"{self.op}<{self.a},{self.b},{self.c},{self.M},{self.N},{self.a_major},{self.b_major}> "
+                f"A:{self.sw_a} B:{self.sw_b} {self.nm}x{self.nn}x{self.kb}")
+
+    @property
+    def cta_group(self) -> int:
+        return 2 if "2x1SM" in self.op else 1
+
+    @property
+    def a_from_tmem(self) -> bool:
+        return self.op.endswith("_TS")
+
+
+_ATOM_BITS = {"SW128": 1024, "SW64": 512, "SW32": 256, "INTER": 128}
+
+
+def _sw(major: str, i: int, bits: int, mn: int) -> str:
+    """The i-th swizzle atom (cycling) that tiles an operand with ``mn`` rows per CTA: an MN-major atom spans
+    (atom bits / element bits) rows, a K-major one 8 rows (and fits the K tiles used here)."""
+    names = ("SW128", "SW64", "SW32", "INTER")
+    for j in range(4):
+        n = names[(i + j) % 4]
+        if major == "K" or mn % (_ATOM_BITS[n] // bits) == 0:
+            return f"{major}_{n}"
+    raise ValueError(f"no {major}-major atom fits {mn} rows of {bits}-bit elements")
+
+
+def _mma_cases() -> list[MmaCase]:
+    out = []
+    kinds = [
+        ("F16BF16", [("half_t", "half_t", "float"), ("bfloat16_t", "bfloat16_t", "float"),
+                     ("half_t", "half_t", "half_t")], 16),
+        ("TF32", [("tfloat32_t", "tfloat32_t", "float")], 32),
+        ("F8F6F4", [("float_e4m3_t", "float_e4m3_t", "float"), ("float_e5m2_t", "float_e4m3_t", "float")], 8),
+    ]
+    i = 0
+    for kind, types, bits in kinds:
+        for form in ("SS", "TS", "2x1SM_SS", "2x1SM_TS"):
+            two = form.startswith("2x1SM")
+            ts = form.endswith("TS")
+            ms = (128, 256) if two else (64, 128)
+            ns = (64, 256) if two else (32, 128, 256)
+            for ti, (a, b, c) in enumerate(types):
+                for M in ms:  # noqa: N806
+                    for N in ns:  # noqa: N806
+                        for majors in (("K", "K"), ("MN", "K"), ("K", "MN"), ("MN", "MN")):
+                            if ts and majors[0] == "MN":
+                                continue
+                            if kind == "F8F6F4" and majors[1] == "MN" and N % (32 if two else 16):
+                                continue
+                            if (i + ti + M // 64 + N // 32) % 3 and majors not in (("K", "K"), ("MN", "MN")):
+                                continue  # keep the mixed majors to a sample
+                            i += 1
+                            # K tiles wide enough for the widest atoms: SW128 covers 1024 bits of K
+                            kb = max(2, 1024 // (256)) if majors[0] == "K" or majors[1] == "K" else 2
+                            nm = 2 if i % 5 == 0 else 1
+                            nn = 2 if i % 7 == 0 and N <= 128 else 1
+                            out.append(MmaCase(f"SM100_MMA_{kind}_{form}", a, b, c, M, N, majors[0], majors[1],
+                                               _sw(majors[0], i, bits, M // (1 + two)),
+                                               _sw(majors[1], i + 1, bits, N // (1 + two)), nm, nn, kb))
+    return out
+
+
+MMA_CASES = _mma_cases()
+
+# The seed's objects (examples 03 and 04): 1SM 128x256 and 2SM 256x256 f16 MMAs, K-major, SW128, 4 K-blocks.
+SEED_CASES = [
+    MmaCase("SM100_MMA_F16BF16_SS", "half_t", "half_t", "float", 128, 256, "K", "K", "K_SW128", "K_SW128", 1, 1, 4),
+    MmaCase("SM100_MMA_F16BF16_2x1SM_SS", "half_t", "half_t", "float", 256, 256, "K", "K", "K_SW128", "K_SW128",
+            1, 1, 4),
+]
