@@ -212,3 +212,14 @@ def test_a_live_allocation_stays_registered_and_resolves():
     mem.unregister(a)
     with pytest.raises(emu.IllegalAddress, match="not in any registered buffer"):
         mem.resolve(a.ctypes.data)
+
+
+def test_a_misaligned_array_for_a_swizzled_copy_points_at_emu_alloc():
+    I = tk.Int
+    smem = tk.composition(tk.Swizzle(3, 2, 3), tk.make_layout((I(8), I(32)), tk.LayoutRight))
+    buf = emu.alloc(64 * 64 + 4, np.float32, align=128)
+    misaligned = buf[4:].reshape(64, 64)  # 16 bytes past a 128-byte boundary, like half of all numpy arrays
+    with pytest.raises(tk.TmaDescriptorError, match=r"swizzle128.*tk\.emu\.alloc\(shape, dtype, align=128\)"):
+        tk.make_tma_copy(tk.SM90_TMA_LOAD, tk.make_tensor(misaligned), smem)
+    aligned = emu.alloc((64, 64), np.float32, align=128)
+    tk.make_tma_copy(tk.SM90_TMA_LOAD, tk.make_tensor(aligned), smem)

@@ -259,7 +259,9 @@ def check_address_swizzle(tm, cc: int):
     a = tm.global_address
     if tm.swizzle != SwizzleMode.NONE and a % 128:
         _fail("globalAddress.swizzle128", a, f"globalAddress = {a:#x} with SWIZZLE_{_swz(tm.swizzle)}",
-              "allocate the tensor 128-byte aligned (the driver may accept 16, but the CUDA guide asks 128)")
+              "allocate the tensor 128-byte aligned: for the emulator tk.emu.alloc(shape, dtype, align=128) "
+              "(a plain numpy array is only 16-byte aligned, so this fails at random); the driver may accept 16, "
+              "but the CUDA guide asks 128")
 
 
 def check_global_dim(tm, cc: int):
