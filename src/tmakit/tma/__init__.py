@@ -1,5 +1,15 @@
 """The host half of TMA: descriptors, validation, copy ops, make_tma_copy, partitioning."""
 
+from .bulk_copy import (
+    SM90_BULK_COPY_AUTO,
+    SM90_BULK_COPY_G2S,
+    SM90_BULK_COPY_S2G,
+    BulkAtom,
+    BulkCopyAuto,
+    BulkCopyOp,
+    BulkCopyPlan,
+    bulk_copy_plan,
+)
 from .copy_ops import (
     SM90_TMA_LOAD,
     SM90_TMA_LOAD_MULTICAST,
@@ -32,3 +42,5 @@ __all__ = ["DataType", "Interleave", "L2Promotion", "OobFill", "SwizzleMode", "T
            "SM90_TMA_REDUCE_DEC", "SM90_TMA_REDUCE_AND", "SM90_TMA_REDUCE_OR", "SM90_TMA_REDUCE_XOR",
            "GmemPtr", "make_gmem_ptr", "make_tma_copy", "make_tma_atom", "create_tma_multicast_mask",
            "TiledCopy", "ThrCopy", "TmaCall", "tma_partition"]
+__all__ += ["SM90_BULK_COPY_AUTO", "SM90_BULK_COPY_G2S", "SM90_BULK_COPY_S2G", "BulkAtom", "BulkCopyAuto", "BulkCopyOp",
+            "BulkCopyPlan", "bulk_copy_plan"]
