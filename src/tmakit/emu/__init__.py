@@ -73,6 +73,7 @@ from .swizzle import swizzle_address
 from .tcgen05 import (  # Blackwell: TMEM, tcgen05.mma / commit / ld / st, 2-SM TMA (docs/BLACKWELL.md)
     Allocator1Sm,
     Allocator2Sm,
+    copy_2sm,
     tma_load_2sm,
     tmem_alloc,
     tmem_dealloc,
@@ -109,8 +110,8 @@ __all__ = [
     "wait_barrier", "wait_group", "with_",
 ]
 __all__ += [  # Blackwell
-    "Allocator1Sm", "Allocator2Sm", "tma_load_2sm", "tmem_alloc", "tmem_dealloc", "tmem_fence_after_thread_sync",
-    "tmem_fence_before_thread_sync", "tmem_load", "tmem_peek", "tmem_relinquish_alloc_permit", "tmem_store",
-    "tmem_wait_ld", "tmem_wait_st", "umma", "umma_arrive", "umma_arrive_2x1SM", "umma_arrive_multicast",
-    "umma_arrive_multicast_2x1SM", "umma_commit",
+    "Allocator1Sm", "Allocator2Sm", "copy_2sm", "tma_load_2sm", "tmem_alloc", "tmem_dealloc",
+    "tmem_fence_after_thread_sync", "tmem_fence_before_thread_sync", "tmem_load", "tmem_peek",
+    "tmem_relinquish_alloc_permit", "tmem_store", "tmem_wait_ld", "tmem_wait_st", "umma", "umma_arrive",
+    "umma_arrive_2x1SM", "umma_arrive_multicast", "umma_arrive_multicast_2x1SM", "umma_commit",
 ]

@@ -52,3 +52,15 @@ def tma_load_2sm(tmap, coords, dst, bar, mask=None) -> None:
     op.what = f"2-SM TMA {'multicast ' if mask is not None else ''}load at {coords}"
     cta.cluster.issue(op)
     _count(cta, "load")
+
+
+def copy_2sm(atom, src, dst) -> None:
+    """CuTe's ``copy(tma.with(bar, mask), src, dst)`` for an ``SM100_TMA_2SM_LOAD{_MULTICAST}`` atom: the
+    instructions of a partitioned load, each issued as the 2-SM form (see ``tma_load_2sm``)."""
+    from .adaptor import _atom_pairs, atom_values, tma_coords
+
+    bar, mask = getattr(atom, "barrier", None), getattr(atom, "mask", None)
+    if bar is None:
+        raise IllegalInstruction("2-SM TMA load needs an mbarrier: copy_2sm(tma.with_(barrier[, mask]), src, dst)")
+    for s, d in _atom_pairs(src, dst, atom_values(atom)):
+        tma_load_2sm(atom.tensormap, tma_coords(s), d.iterator, bar, mask)

@@ -23,11 +23,11 @@ from .device_tcgen05 import (
     umma_arrive_multicast_2x1SM,
     umma_commit,
 )
-from .device_tma_2sm import tma_load_2sm
+from .device_tma_2sm import copy_2sm, tma_load_2sm
 
 __all__ = [
-    "Allocator1Sm", "Allocator2Sm", "tma_load_2sm", "tmem_alloc", "tmem_dealloc", "tmem_fence_after_thread_sync",
-    "tmem_fence_before_thread_sync", "tmem_load", "tmem_peek", "tmem_relinquish_alloc_permit", "tmem_store",
-    "tmem_wait_ld", "tmem_wait_st", "umma", "umma_arrive", "umma_arrive_2x1SM", "umma_arrive_multicast",
-    "umma_arrive_multicast_2x1SM", "umma_commit",
+    "Allocator1Sm", "Allocator2Sm", "copy_2sm", "tma_load_2sm", "tmem_alloc", "tmem_dealloc",
+    "tmem_fence_after_thread_sync", "tmem_fence_before_thread_sync", "tmem_load", "tmem_peek",
+    "tmem_relinquish_alloc_permit", "tmem_store", "tmem_wait_ld", "tmem_wait_st", "umma", "umma_arrive",
+    "umma_arrive_2x1SM", "umma_arrive_multicast", "umma_arrive_multicast_2x1SM", "umma_commit",
 ]
