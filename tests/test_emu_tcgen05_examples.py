@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import sys
+import runpy
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tmakit.cli import main as cli_main
+from tmakit.demo import sm100_mma_tma_2sm as ex04
+from tmakit.demo import sm100_mma_tma_multicast as ex03
 from tmakit.emu.umma import reference_mma
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-
-import blackwell_mma_tma_2sm as ex04  # noqa: E402
-import blackwell_mma_tma_multicast as ex03  # noqa: E402
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @pytest.mark.parametrize("example", [ex03, ex04], ids=["03_multicast", "04_2sm"])
@@ -41,3 +41,11 @@ def test_walkthrough_follows_cute_not_the_seed(capsys):
     assert "0b110011" in out and "0x44" in out and "tmakit follows CuTe" in out
     assert "((_2),_2,_4,_1):((_1),_2,_4,_0)" in out
     assert "tma_mcast_mask_a 0x4444" in out and "mma_mcast_mask_c 0xcfcc" in out
+
+
+def test_demo_blackwell_and_the_example_files(capsys):
+    assert cli_main(["demo", "blackwell"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Execution is successful.") == 2 and "done: blackwell" in out
+    runpy.run_path(str(EXAMPLES / "blackwell_mma_tma_2sm.py"), run_name="__main__")
+    assert "Execution is successful." in capsys.readouterr().out

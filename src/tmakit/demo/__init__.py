@@ -13,6 +13,10 @@ NAMES = ("load", "prefetch", "multicast", "store", "reduce")
 
 def run(which: str = "all", backend=None, figures: str | Path | None = None) -> None:
     """Run walkthrough ``which`` (one of NAMES or "all") on ``backend`` (default: ``choose("auto")``)."""
+    if which == "blackwell":  # seed 004: emulator only (no Blackwell GPU backend)
+        from .blackwell import run as run_blackwell
+
+        return run_blackwell()
     from .walkthroughs import WALKTHROUGHS
 
     backend = backend or choose("auto")
