@@ -11,7 +11,9 @@ import itertools
 from dataclasses import dataclass
 
 from ..layout import _
+from ..tma.bulk_copy import BulkCopyAuto
 from . import tma_unit
+from .bulk import bulk_copy
 from .device_tma import tma_load, tma_prefetch, tma_reduce, tma_store
 from .errors import EmuError, TmaUnitError
 
@@ -106,7 +108,10 @@ def atom_values(atom) -> int:
 
 
 def copy(atom, src, dst) -> None:
-    """Issue the TMA instructions of one partitioned copy (loads need ``atom.with_(barrier[, mask])``)."""
+    """Issue the TMA instructions of one partitioned copy (loads need ``atom.with_(barrier[, mask])``); the bulk
+    atom ``SM90_BULK_COPY_AUTO`` issues ``cp.async.bulk`` instead (``tk.emu.bulk.bulk_copy``)."""
+    if isinstance(atom, BulkCopyAuto):
+        return bulk_copy(atom, src, dst)
     op, tmap = atom.op, atom.tensormap
     bar, mask = getattr(atom, "barrier", None), getattr(atom, "mask", None)
     pairs = _atom_pairs(src, dst, atom_values(atom))

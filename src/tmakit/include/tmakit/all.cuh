@@ -7,6 +7,7 @@
 #include "mbarrier.cuh"
 #include "cluster.cuh"
 #include "tma.cuh"
+#include "bulk.cuh"
 #include "tensormap.cuh"
 #include "griddep.cuh"
 #include "fastdiv.cuh"
