@@ -456,7 +456,9 @@ PRINT_LAYOUT = [
 def _spell(x, static):
     if isinstance(x, tuple):
         return "(" + ", ".join(_spell(v, s) for v, s in zip(x, static)) + ("," if len(x) == 1 else "") + ")"
-    return f"_{x}" if static else str(x)
+    if static:
+        return f"_m{-x}" if x < 0 else f"_{x}"
+    return str(x)
 
 
 def _like(x, v):
@@ -525,5 +527,50 @@ def _flat(t):
     return [x for e in t for x in _flat(e)] if isinstance(t, tuple) else [t]
 
 
+NEGATIVE_BASES = [  # (shape, stride) with negative strides, static
+    (6, -1),
+    (4, -2),
+    ((4, 8), (-1, 4)),
+    ((4, 8), (1, -4)),
+    ((4, 8), (-8, -1)),
+    ((2, 4), (-1, -2)),
+    ((2, (3, 4)), (-12, (1, -3))),
+    ((8, 4, 2), (1, -16, 8)),
+    ((4, 1, 6), (-1, 0, 4)),
+    ((2, 2), (-1, 4)),
+]
+
+
+def _negative_generated():
+    """The algebra on layouts with negative strides: CuTe defines these through C++'s truncating division."""
+    out = []
+    for shape, stride in NEGATIVE_BASES:
+        lay = f"L({_spell(shape, _like(shape, True))}, {_spell(stride, _like(stride, True))})"
+        dyn = f"L({_spell(shape, _like(shape, False))}, {_spell(stride, _like(stride, False))})"
+        size = 1
+        for v in _flat(shape):
+            size *= v
+        out += [
+            f"coalesce({lay})",
+            f"filter({lay})",
+            f"cosize({lay})",
+            f"complement({lay})",
+            f"complement({lay}, _{4 * size})",
+            f"right_inverse({lay})",
+            f"left_inverse({lay})",
+            f"logical_divide({lay}, _2)",
+            f"zipped_divide({lay}, _2)",
+            f"logical_product({lay}, L(_2, _1))",
+            f"composition({lay}, _2)",
+            f"composition({lay}, L(_2, _2))" if size % 4 == 0 else f"composition({lay}, L(_3, _2))",
+            f"composition(L(_64, _1), {lay})",
+            f"composition(L((_4, _16), (_16, _1)), {lay})",
+            f"max_common_vector({lay}, {lay})",
+            f"coalesce({dyn})",
+            f"composition({dyn}, _2)",
+        ]
+    return out
+
+
 CASES = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + TENSOR + BASIS \
-    + EXTRA + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated()
+    + EXTRA + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated() + _negative_generated()

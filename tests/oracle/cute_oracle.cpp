@@ -846,6 +846,170 @@ void cases_19() {
   { printf(">>> %s\n", R"__(right_inverse(L((4, 1, 6), (1, 0, 4))))__"); print(right_inverse(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(1, 0, 4)))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((4, 1, 6), (1, 0, 4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(1, 0, 4)), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((4, 1, 6), (1, 0, 4)), _4))__"); print(composition(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(1, 0, 4)), Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L(_6, _m1)))__"); print(coalesce(make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L(_6, _m1)))__"); print(filter(make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L(_6, _m1)))__"); print(cosize(make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L(_6, _m1)))__"); print(complement(make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L(_6, _m1), _24))__"); print(complement(make_layout(Int<6>{}, Int<-1>{}), Int<24>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L(_6, _m1)))__"); print(right_inverse(make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L(_6, _m1)))__"); print(left_inverse(make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L(_6, _m1), _2))__"); print(logical_divide(make_layout(Int<6>{}, Int<-1>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L(_6, _m1), _2))__"); print(zipped_divide(make_layout(Int<6>{}, Int<-1>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_product(L(_6, _m1), L(_2, _1)))__"); print(logical_product(make_layout(Int<6>{}, Int<-1>{}), make_layout(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_6, _m1), _2))__"); print(composition(make_layout(Int<6>{}, Int<-1>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_6, _m1), L(_3, _2)))__"); print(composition(make_layout(Int<6>{}, Int<-1>{}), make_layout(Int<3>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L(_6, _m1)))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L(_6, _m1), L(_6, _m1)))__"); print(max_common_vector(make_layout(Int<6>{}, Int<-1>{}), make_layout(Int<6>{}, Int<-1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L(6, -1)))__"); print(coalesce(make_layout(6, (-1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(6, -1), _2))__"); print(composition(make_layout(6, (-1)), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L(_4, _m2)))__"); print(coalesce(make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L(_4, _m2)))__"); print(filter(make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+}
+
+void cases_20() {
+  { printf(">>> %s\n", R"__(cosize(L(_4, _m2)))__"); print(cosize(make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L(_4, _m2)))__"); print(complement(make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L(_4, _m2), _16))__"); print(complement(make_layout(Int<4>{}, Int<-2>{}), Int<16>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L(_4, _m2)))__"); print(right_inverse(make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L(_4, _m2)))__"); print(left_inverse(make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L(_4, _m2), _2))__"); print(logical_divide(make_layout(Int<4>{}, Int<-2>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L(_4, _m2), _2))__"); print(zipped_divide(make_layout(Int<4>{}, Int<-2>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_4, _m2), _2))__"); print(composition(make_layout(Int<4>{}, Int<-2>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_4, _m2), L(_2, _2)))__"); print(composition(make_layout(Int<4>{}, Int<-2>{}), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L(_4, _m2)))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L(_4, _m2)))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L(_4, _m2), L(_4, _m2)))__"); print(max_common_vector(make_layout(Int<4>{}, Int<-2>{}), make_layout(Int<4>{}, Int<-2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L(4, -2)))__"); print(coalesce(make_layout(4, (-2)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(4, -2), _2))__"); print(composition(make_layout(4, (-2)), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_4, _8), (_m1, _4))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_4, _8), (_m1, _4))))__"); print(filter(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_4, _8), (_m1, _4))))__"); print(cosize(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_4, _8), (_m1, _4))))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_4, _8), (_m1, _4)), _128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<128>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_4, _8), (_m1, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L((_4, _8), (_m1, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_4, _8), (_m1, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_4, _8), (_m1, _4)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_product(L((_4, _8), (_m1, _4)), L(_2, _1)))__"); print(logical_product(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), make_layout(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _8), (_m1, _4)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _8), (_m1, _4)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_4, _8), (_m1, _4))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_4, _8), (_m1, _4))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_4, _8), (_m1, _4)), L((_4, _8), (_m1, _4))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((4, 8), (-1, 4))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-1), 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((4, 8), (-1, 4)), _2))__"); print(composition(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-1), 4)), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_4, _8), (_1, _m4))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_4, _8), (_1, _m4))))__"); print(filter(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_4, _8), (_1, _m4))))__"); print(cosize(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_4, _8), (_1, _m4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_4, _8), (_1, _m4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_4, _8), (_1, _m4)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _8), (_1, _m4)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _8), (_1, _m4)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_4, _8), (_1, _m4))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})))); printf("\n"); }
+}
+
+void cases_21() {
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_4, _8), (_1, _m4))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_4, _8), (_1, _m4)), L((_4, _8), (_1, _m4))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((4, 8), (1, -4))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple(1, (-4))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((4, 8), (1, -4)), _2))__"); print(composition(make_layout(cute::make_tuple(4, 8), cute::make_tuple(1, (-4))), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_4, _8), (_m8, _m1))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_4, _8), (_m8, _m1))))__"); print(filter(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_4, _8), (_m8, _m1))))__"); print(cosize(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_4, _8), (_m8, _m1))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_4, _8), (_m8, _m1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_4, _8), (_m8, _m1)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _8), (_m8, _m1)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _8), (_m8, _m1)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_4, _8), (_m8, _m1))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_4, _8), (_m8, _m1))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_4, _8), (_m8, _m1)), L((_4, _8), (_m8, _m1))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((4, 8), (-8, -1))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-8), (-1))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((4, 8), (-8, -1)), _2))__"); print(composition(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-8), (-1))), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_2, _4), (_m1, _m2))))__"); print(coalesce(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_2, _4), (_m1, _m2))))__"); print(filter(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_2, _4), (_m1, _m2))))__"); print(cosize(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_2, _4), (_m1, _m2))))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_2, _4), (_m1, _m2)), _32))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})), Int<32>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_2, _4), (_m1, _m2))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L((_2, _4), (_m1, _m2))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_2, _4), (_m1, _m2)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_2, _4), (_m1, _m2)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_product(L((_2, _4), (_m1, _m2)), L(_2, _1)))__"); print(logical_product(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})), make_layout(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_2, _4), (_m1, _m2)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_2, _4), (_m1, _m2)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_2, _4), (_m1, _m2))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_2, _4), (_m1, _m2))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_2, _4), (_m1, _m2)), L((_2, _4), (_m1, _m2))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((2, 4), (-1, -2))))__"); print(coalesce(make_layout(cute::make_tuple(2, 4), cute::make_tuple((-1), (-2))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((2, 4), (-1, -2)), _2))__"); print(composition(make_layout(cute::make_tuple(2, 4), cute::make_tuple((-1), (-2))), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_2, (_3, _4)), (_m12, (_1, _m3)))))__"); print(coalesce(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_2, (_3, _4)), (_m12, (_1, _m3)))))__"); print(filter(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_2, (_3, _4)), (_m12, (_1, _m3)))))__"); print(cosize(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_2, (_3, _4)), (_m12, (_1, _m3)))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_2, (_3, _4)), (_m12, (_1, _m3))), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_2, (_3, _4)), (_m12, (_1, _m3))), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))), Int<2>{})); printf("\n"); }
+}
+
+void cases_22() {
+  { printf(">>> %s\n", R"__(composition(L((_2, (_3, _4)), (_m12, (_1, _m3))), _2))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_2, (_3, _4)), (_m12, (_1, _m3))), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_2, (_3, _4)), (_m12, (_1, _m3)))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_2, (_3, _4)), (_m12, (_1, _m3)))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_2, (_3, _4)), (_m12, (_1, _m3))), L((_2, (_3, _4)), (_m12, (_1, _m3)))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))), make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<-12>{}, cute::make_tuple(Int<1>{}, Int<-3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((2, (3, 4)), (-12, (1, -3)))))__"); print(coalesce(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple((-12), cute::make_tuple(1, (-3)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((2, (3, 4)), (-12, (1, -3))), _2))__"); print(composition(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple((-12), cute::make_tuple(1, (-3)))), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_8, _4, _2), (_1, _m16, _8))))__"); print(coalesce(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_8, _4, _2), (_1, _m16, _8))))__"); print(filter(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_8, _4, _2), (_1, _m16, _8))))__"); print(cosize(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_8, _4, _2), (_1, _m16, _8))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_8, _4, _2), (_1, _m16, _8)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_8, _4, _2), (_1, _m16, _8)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_8, _4, _2), (_1, _m16, _8)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_8, _4, _2), (_1, _m16, _8)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_8, _4, _2), (_1, _m16, _8))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_8, _4, _2), (_1, _m16, _8))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_8, _4, _2), (_1, _m16, _8)), L((_8, _4, _2), (_1, _m16, _8))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((8, 4, 2), (1, -16, 8))))__"); print(coalesce(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(1, (-16), 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((8, 4, 2), (1, -16, 8)), _2))__"); print(composition(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(1, (-16), 8)), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_4, _1, _6), (_m1, _0, _4))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_4, _1, _6), (_m1, _0, _4))))__"); print(filter(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_4, _1, _6), (_m1, _0, _4))))__"); print(cosize(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_4, _1, _6), (_m1, _0, _4))))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_4, _1, _6), (_m1, _0, _4)), _96))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})), Int<96>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_4, _1, _6), (_m1, _0, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L((_4, _1, _6), (_m1, _0, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_4, _1, _6), (_m1, _0, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_4, _1, _6), (_m1, _0, _4)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_product(L((_4, _1, _6), (_m1, _0, _4)), L(_2, _1)))__"); print(logical_product(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})), make_layout(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _1, _6), (_m1, _0, _4)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _1, _6), (_m1, _0, _4)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_4, _1, _6), (_m1, _0, _4))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_4, _1, _6), (_m1, _0, _4))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_4, _1, _6), (_m1, _0, _4)), L((_4, _1, _6), (_m1, _0, _4))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<-1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((4, 1, 6), (-1, 0, 4))))__"); print(coalesce(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple((-1), 0, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((4, 1, 6), (-1, 0, 4)), _2))__"); print(composition(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple((-1), 0, 4)), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((_2, _2), (_m1, _4))))__"); print(coalesce(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_2, _2), (_m1, _4))))__"); print(filter(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(L((_2, _2), (_m1, _4))))__"); print(cosize(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+}
+
+void cases_23() {
+  { printf(">>> %s\n", R"__(complement(L((_2, _2), (_m1, _4))))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_2, _2), (_m1, _4)), _16))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<16>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_2, _2), (_m1, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(left_inverse(L((_2, _2), (_m1, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_2, _2), (_m1, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((_2, _2), (_m1, _4)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_product(L((_2, _2), (_m1, _4)), L(_2, _1)))__"); print(logical_product(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), make_layout(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_2, _2), (_m1, _4)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_2, _2), (_m1, _4)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_2, _2), (_m1, _4))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_2, _2), (_m1, _4))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(L((_2, _2), (_m1, _4)), L((_2, _2), (_m1, _4))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((2, 2), (-1, 4))))__"); print(coalesce(make_layout(cute::make_tuple(2, 2), cute::make_tuple((-1), 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((2, 2), (-1, 4)), _2))__"); print(composition(make_layout(cute::make_tuple(2, 2), cute::make_tuple((-1), 4)), Int<2>{})); printf("\n"); }
 }
 
 int main() {
@@ -869,5 +1033,9 @@ int main() {
   cases_17();
   cases_18();
   cases_19();
+  cases_20();
+  cases_21();
+  cases_22();
+  cases_23();
   return 0;
 }

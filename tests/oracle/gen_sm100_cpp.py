@@ -11,7 +11,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from sm100_cases import MMA_CASES, SEED_CASES, MmaCase  # noqa: E402
+from sm100_cases import MMA_CASES, SEED_CASES, MmaCase, TmemCase, tmem_candidates  # noqa: E402
 
 CPP_TYPES = {"half_t": "cutlass::half_t", "bfloat16_t": "cutlass::bfloat16_t", "tfloat32_t": "cutlass::tfloat32_t",
              "float_e4m3_t": "cutlass::float_e4m3_t", "float_e5m2_t": "cutlass::float_e5m2_t", "float": "float"}
@@ -93,12 +93,58 @@ def mma_case_cpp(c: MmaCase, fn: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def acc_cpp(c: MmaCase) -> list[str]:
+    """CTA 0's accumulator ``tCtAcc`` and C partition ``tCgC`` of one MMA tile of ``c``."""
+    return [
+        f"  auto tm = make_tiled_mma({op_type(c)}{{}});",
+        "  auto bM = tile_size<0>(tm); auto bN = tile_size<1>(tm);",
+        "  Tensor gC = make_tensor(make_gmem_ptr((float*)0x10000), make_layout(make_shape(bM, bN), "
+        "make_stride(int(bN), Int<1>{})));",
+        "  auto cta = tm.get_slice(0);",
+        "  Tensor tCgC = cta.partition_C(gC);",
+        "  Tensor tCtAcc = cta.make_fragment_C(tCgC);",
+    ]
+
+
+def tmem_case_cpp(t: TmemCase, fn: str) -> str:
+    lines = [f"void {fn}() {{", *acc_cpp(t.mma),
+             f"  auto tiled = make_tmem_copy({t.op}{{}}, tCtAcc);",
+             f'  LABEL("{t.name}"); print(tiled);']
+    for thr in t.threads:
+        lines.append(f"  {{ auto thr = tiled.get_slice({thr}); line(thr.partition_S(tCtAcc));"
+                     " line(thr.partition_D(tCgC)); }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def tmem_cases() -> list[TmemCase]:
+    """The candidates tmakit accepts (CuTe rejects the others at compile time, which would stop the oracle)."""
+    import tmakit as tk
+    from tmakit.mma.tmem_copy import make_tmem_copy
+
+    sys.path.insert(0, str(HERE.parent))
+    from test_mma_sm100_oracle import accumulator
+
+    out = []
+    for t in tmem_candidates():
+        try:
+            make_tmem_copy(getattr(tk, t.op)(), accumulator(t.mma)[0])
+        except tk.MmaError:
+            continue
+        out.append(t)
+    return out
+
+
 def main(out: Path) -> None:
-    cases = SEED_CASES + MMA_CASES
     body = [HEADER]
-    for i, c in enumerate(cases):
-        body.append(mma_case_cpp(c, f"mma_case_{i}"))
-    body.append("int main() {\n" + "".join(f"  mma_case_{i}();\n" for i in range(len(cases))) + "}\n")
+    fns = []
+    for i, c in enumerate(SEED_CASES + MMA_CASES):
+        fns.append(f"mma_case_{i}")
+        body.append(mma_case_cpp(c, fns[-1]))
+    for i, t in enumerate(tmem_cases()):
+        fns.append(f"tmem_case_{i}")
+        body.append(tmem_case_cpp(t, fns[-1]))
+    body.append("int main() {\n" + "".join(f"  {f}();\n" for f in fns) + "}\n")
     out.write_text("\n".join(body))
 
 

@@ -97,3 +97,43 @@ SEED_CASES = [
     MmaCase("SM100_MMA_F16BF16_2x1SM_SS", "half_t", "half_t", "float", 256, 256, "K", "K", "K_SW128", "K_SW128",
             1, 1, 4),
 ]
+
+
+class TmemCase(NamedTuple):
+    """``make_tmem_copy(op, tCtAcc)`` over the accumulator of ``mma`` (CTA 0's C fragment of one MMA tile), and
+    ``partition_S(tCtAcc)`` / ``partition_D(tCgC)`` for a few threads."""
+
+    mma: MmaCase
+    op: str
+    threads: tuple
+
+    @property
+    def name(self) -> str:
+        m = self.mma
+        return f"{self.op} on {m.op}<{m.c},{m.M},{m.N}>"
+
+
+_ACCUMULATORS = [
+    MmaCase("SM100_MMA_F16BF16_SS", "half_t", "half_t", "float", 128, 256, "K", "K", "K_SW128", "K_SW128", 1, 1, 4),
+    MmaCase("SM100_MMA_F16BF16_SS", "half_t", "half_t", "float", 64, 128, "K", "K", "K_SW128", "K_SW128", 1, 1, 4),
+    MmaCase("SM100_MMA_F16BF16_2x1SM_SS", "half_t", "half_t", "float", 128, 64, "K", "K", "K_SW128", "K_SW128",
+            1, 1, 4),
+    MmaCase("SM100_MMA_F16BF16_SS", "half_t", "half_t", "half_t", 128, 128, "K", "K", "K_SW128", "K_SW128", 1, 1, 4),
+]
+_TMEM_SHAPES = {"32dp32b": 128, "16dp32b": 128, "16dp64b": 128, "16dp128b": 64, "16dp256b": 32}
+
+
+def tmem_candidates():
+    """Every (accumulator, op) pair to try; the generator keeps those CuTe accepts (as tmakit checks them)."""
+    out = []
+    for acc in _ACCUMULATORS:
+        pack = acc.c == "half_t"
+        for shape, top in _TMEM_SHAPES.items():
+            n = 1
+            while n <= top:
+                suffix = "_16b" if pack else ""
+                out.append(TmemCase(acc, f"SM100_TMEM_LOAD_{shape}{n}x{suffix}", (0, 37, 127)))
+                if n in (1, 4, 32):
+                    out.append(TmemCase(acc, f"SM100_TMEM_STORE_{shape}{n}x{suffix}", (5, 96)))
+                n *= 2
+    return out

@@ -21,7 +21,7 @@ from .composition import (
 from .composition import coalesce as _plain_coalesce
 from .composition import filter as _plain_filter
 from .int_tuple import LayoutError, ceil_div_tuple, is_tuple, product, product_each, rank, wrap
-from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static, is_underscore, to_str
+from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static, is_underscore, to_str, trunc_div
 from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout, normalize
 from .memo import memoized
 from .swizzle import Swizzle
@@ -95,8 +95,9 @@ def complement(layout, cotarget=None):
 
 
 def _exact_div(a, b):
+    """CuTe's ``min_stride / last_stride`` (C++ division) and its static non-injectivity check."""
     check_divisor(a, b)
-    q = _keep(a, b, int(a) // int(b))
+    q = _keep(a, b, trunc_div(int(a), int(b)))
     if is_static(q) and int(q) == 0:
         raise LayoutError(f"complement: non-injective layout (stride {a} below {b})")
     return q

@@ -20,6 +20,7 @@ from .integer import (
     is_underscore,
     signum,
     to_str,
+    trunc_div,
 )
 from .layout import Layout, make_layout
 from .memo import memoized
@@ -156,7 +157,7 @@ def _composition_impl(ls, ld, rs, rd):
     result_s, result_d, rest_s, rest_d = [], [], rs, rd
     for cs, cd in zip(ls[:-1], ld[:-1]):
         check_divisor(rest_d, cs)
-        if is_static(cs) and is_static(rest_d) and not (int(rest_d) % int(cs) == 0 or abs(int(rest_d)) < int(cs)):
+        if is_static(cs) and is_static(rest_d) and not (int(rest_d) % int(cs) == 0 or int(rest_d) < int(cs)):
             raise LayoutError(f"stride divisibility fails: stride {rest_d} is neither below nor a multiple of mode "
                               f"size {cs}")
         next_s = ceil_div(cs, abs(rest_d))
@@ -170,7 +171,7 @@ def _composition_impl(ls, ld, rs, rd):
             raise LayoutError(f"shape divisibility fails: {new_s} does not divide shape {rest_s}")
         result_s.append(new_s)
         result_d.append(rest_d * cd)
-        rest_s = _keep(rest_s, new_s, int(rest_s) // int(new_s))
+        rest_s = _keep(rest_s, new_s, trunc_div(int(rest_s), int(new_s)))
         rest_d = next_d
     if not result_s:
         return Layout(rest_s, rest_d * ld[-1])

@@ -17,6 +17,7 @@ from .integer import (  # noqa: F401 - LayoutError is re-exported here, where th
     is_static,
     is_underscore,
     to_str,
+    trunc_div,
 )
 
 
@@ -125,9 +126,9 @@ def shape_div(a, b):
 
 
 def _ceil(a, b):
-    """``(a + b - _1) / b`` with CuTe's staticness."""
+    """``(a + b - _1) / b`` with CuTe's staticness and C++'s truncating division."""
     check_divisor(a, b)
-    return _keep(a, b, -(-int(a) // int(b)))
+    return _keep(a, b, trunc_div(int(a) + int(b) - 1, int(b)))
 
 
 def ceil_div_tuple(a, b):

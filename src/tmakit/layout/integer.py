@@ -197,10 +197,17 @@ def cmod(a, b):
     return a - cdiv(a, b) * b if int(a) < 0 or int(b) < 0 else a % b
 
 
+def trunc_div(a: int, b: int) -> int:
+    """C++'s integer ``a / b`` on plain ints: the quotient truncated toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
 def ceil_div(a, b):
-    """Ceiling division that keeps staticness (for integers; tuples handled in int_tuple)."""
+    """CuTe's ``ceil_div``: ``(a + b - 1) / b`` in C++ arithmetic (the ceiling for positive values; CuTe's own
+    result for negative ones), keeping staticness (for integers; tuples handled in int_tuple)."""
     check_divisor(a, b)
-    return _keep(a, b, -(-int(a) // int(b)))
+    return _keep(a, b, trunc_div(int(a) + int(b) - 1, int(b)))
 
 
 def safe_div(a, b):
