@@ -10,6 +10,7 @@ The TMA unit itself is ``tmakit.emu.tma_unit`` (pure functions on byte buffers).
 
 from . import tma_unit
 from .adaptor import BoundCopy, copy, prefetch, tma_coords, with_
+from .bulk import bulk_copy, bulk_load, bulk_prefetch, bulk_store  # cp.async.bulk (docs/EMULATOR.md)
 from .cta import Dim3
 from .device_info import (
     block_id_in_cluster,
@@ -38,6 +39,34 @@ from .device_sync import (
     tma_store_fence,
     try_wait_barrier,
     wait_barrier,
+)
+from .device_tensormap import (  # tensor maps edited on the device (docs/EMULATOR.md)
+    fence_proxy_tensormap_acquire,
+    fence_proxy_tensormap_release,
+    prefetch_tensormap,
+    prefetch_tma_descriptor,
+    shared_tensormap,
+    tensormap_acquire,
+    tensormap_copy_to_shared,
+    tensormap_cp_fenceproxy,
+    tensormap_replace,
+    tensormap_replace_box_dim,
+    tensormap_replace_element_stride,
+    tensormap_replace_elemtype,
+    tensormap_replace_fill_mode,
+    tensormap_replace_global_address,
+    tensormap_replace_global_dim,
+    tensormap_replace_global_stride,
+    tensormap_replace_interleave_layout,
+    tensormap_replace_rank,
+    tensormap_replace_swizzle_mode,
+    tma_descriptor_cp_fence_release,
+    tma_descriptor_fence_acquire,
+    tma_descriptor_fence_release,
+    tma_descriptor_replace_addr_in_global_mem,
+    tma_descriptor_replace_addr_in_shared_mem,
+    tma_descriptor_replace_dims_strides_in_shared_mem,
+    with_tensormap,
 )
 from .device_tma import (
     commit_group,
@@ -92,6 +121,7 @@ from .tcgen05 import (  # Blackwell: TMEM, tcgen05.mma / commit / ld / st, 2-SM 
     umma_arrive_multicast_2x1SM,
     umma_commit,
 )
+from .tensormap_memory import TensorMapPtr, read_tensormap, write_tensormap
 
 make_smem_tensor = shared_tensor
 
@@ -108,6 +138,18 @@ __all__ = [
     "swizzle_address", "syncthreads", "tma_coords", "tma_load", "tma_prefetch", "tma_reduce", "tma_store",
     "tma_store_arrive", "tma_store_fence", "tma_store_wait", "tma_unit", "try_wait_barrier", "unregister",
     "wait_barrier", "wait_group", "with_",
+]
+__all__ += [  # bulk copies and tensor maps in memory
+    "TensorMapPtr", "bulk_copy", "bulk_load", "bulk_prefetch", "bulk_store", "fence_proxy_tensormap_acquire",
+    "fence_proxy_tensormap_release", "prefetch_tensormap", "prefetch_tma_descriptor", "read_tensormap",
+    "shared_tensormap", "tensormap_acquire", "tensormap_copy_to_shared", "tensormap_cp_fenceproxy",
+    "tensormap_replace", "tensormap_replace_box_dim", "tensormap_replace_element_stride",
+    "tensormap_replace_elemtype", "tensormap_replace_fill_mode", "tensormap_replace_global_address",
+    "tensormap_replace_global_dim", "tensormap_replace_global_stride", "tensormap_replace_interleave_layout",
+    "tensormap_replace_rank", "tensormap_replace_swizzle_mode", "tma_descriptor_cp_fence_release",
+    "tma_descriptor_fence_acquire", "tma_descriptor_fence_release", "tma_descriptor_replace_addr_in_global_mem",
+    "tma_descriptor_replace_addr_in_shared_mem", "tma_descriptor_replace_dims_strides_in_shared_mem",
+    "with_tensormap", "write_tensormap",
 ]
 __all__ += [  # Blackwell
     "Allocator1Sm", "Allocator2Sm", "copy_2sm", "tma_load_2sm", "tmem_alloc", "tmem_dealloc",

@@ -11,6 +11,7 @@ from .device_sync import block_until
 from .errors import TmaUnitError
 from .scheduler import current_cta
 from .smem_image import check_smem_range
+from .tensormap_memory import note_tensormap_use, resolve_tensormap
 
 
 def _mask_ranks(cta, mask) -> list[int]:
@@ -32,6 +33,7 @@ def tma_load(tmap, coords, dst, bar, mask=None, im2col_offsets=()) -> None:
     """``cp.async.bulk.tensor`` global -> shared at ``dst``, complete_tx on ``bar``; with ``mask`` multicast to
     the same offsets in every selected CTA of the cluster. Completes at the next scheduling point."""
     cta = current_cta()
+    tmap, use = resolve_tensormap(cta, tmap, "TMA load")  # a TensorMapPtr: read through the tensormap proxy
     geom = tma_unit.checked_geometry(tmap)
     coords, offsets = tma_unit.check_coords(tmap, coords, im2col_offsets,
                                             what="TMA multicast load" if mask is not None else "TMA load")
@@ -39,18 +41,22 @@ def tma_load(tmap, coords, dst, bar, mask=None, im2col_offsets=()) -> None:
     check_smem_range(cta.smem.data, addr, geom, "TMA load")
     cta.smem.check(addr, geom.footprint, "TMA load box", smem_allocation(dst))
     gmem = cta.cluster.launch.memory.resolve(tmap.global_address)
-    cta.cluster.issue(LoadOp(cta, tmap, coords, offsets, addr, baddr, _mask_ranks(cta, mask), gmem, geom))
+    op = LoadOp(cta, tmap, coords, offsets, addr, baddr, _mask_ranks(cta, mask), gmem, geom)
+    cta.cluster.issue(op)
+    note_tensormap_use(use, op)
     _count(cta, "load")
 
 
 def tma_prefetch(tmap, coords, im2col_offsets=()) -> None:
     """``cp.async.bulk.prefetch.tensor``: validated, no effect on memory."""
+    tmap, _use = resolve_tensormap(current_cta(), tmap, "TMA prefetch")
     tma_unit.prefetch(tmap, coords, im2col_offsets)
     _count(current_cta(), "prefetch")
 
 
 def _bulk(tmap, coords, src, reduce_op) -> None:
     cta = current_cta()
+    tmap, use = resolve_tensormap(cta, tmap, "TMA reduce" if reduce_op else "TMA store")
     geom = tma_unit.checked_geometry(tmap)
     what = f"TMA reduce .{reduce_op}" if reduce_op else "TMA store"
     if reduce_op:
@@ -66,6 +72,7 @@ def _bulk(tmap, coords, src, reduce_op) -> None:
     op = BulkOp(cta, tmap, coords, addr, reduce_op, gmem, geom)
     cta.bulk_open.append(op)
     cta.cluster.issue(op)
+    note_tensormap_use(use, op)
     _count(cta, "reduce" if reduce_op else "store")
 
 
