@@ -10,12 +10,14 @@ Run: ``tmakit demo blackwell`` or ``python examples/blackwell_mma_tma_2sm.py``. 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .. import emu
 from ..emu.umma import reference_mma
 from ..emu.umma_desc import decode_instr_desc, encode_instr_desc
-from .sm100_mma_tma_multicast import BK, MMA_K, k_sw128_atom, k_sw128_desc, make_problem, masks, tk
+from .sm100_mma_tma_multicast import BK, MMA_K, k_sw128_atom, make_problem, masks, mma_fragments, tk
 
 I = tk.Int  # noqa: E741
 MMA_M, MMA_N = 256, 256
@@ -28,7 +30,8 @@ def cluster_layout_vmnk():
     return tk.tiled_divide(tk.make_layout((I(4), I(4), I(1))), (I(2),))
 
 
-def gemm_kernel(tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
+def gemm_kernel(tiled_mma, tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
+    tiled_mma = copy.copy(tiled_mma)  # a by-value kernel parameter: each CTA flips its own accumulate_
     vmnk = cluster_layout_vmnk()
     rank = emu.block_rank_in_cluster()
     coord = vmnk.get_flat_coord(rank)
@@ -56,7 +59,9 @@ def gemm_kernel(tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
     emu.fence_barrier_init()
     emu.cluster_sync()  # barrier inits and both CTAs' TMEM allocations visible to the pair
 
-    idesc = encode_instr_desc("f16", "f16", "f16", MMA_M, MMA_N)  # SM100_MMA_F16BF16_2x1SM_SS<...,256,256,K,K>
+    cta_mma = tiled_mma.get_slice(v)  # the peer coordinate in the pair
+    tCrA, tCrB, tCtAcc = mma_fragments(cta_mma, sA, sB, tmem_acc)
+    tiled_mma.accumulate_ = tk.UMMA.ScaleOut.Zero
     tma_phase = mma_phase = 0
     for k_tile in range(gemm_k // BK):
         if elect_one_cta:
@@ -68,9 +73,9 @@ def gemm_kernel(tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
         if elect_one_cta:
             emu.wait_barrier(tma_bar, tma_phase)
             tma_phase ^= 1
-            for k_block in range(BK // MMA_K):
-                emu.umma("f16", tmem_acc, k_sw128_desc(sA.iterator.address, k_block),
-                         k_sw128_desc(sB.iterator.address, k_block), idesc, k_tile > 0 or k_block > 0, 2)
+            for k_block in range(BK // MMA_K):  # one tcgen05.mma.cta_group::2.kind::f16 each
+                emu.gemm(tiled_mma, tCrA[(tk._, tk._, k_block)], tCrB[(tk._, tk._, k_block)], tCtAcc)
+                tiled_mma.accumulate_ = tk.UMMA.ScaleOut.One
             emu.umma_arrive_multicast_2x1SM(mma_bar, mask_c)
         emu.wait_barrier(mma_bar, mma_phase)
         mma_phase ^= 1
@@ -102,7 +107,9 @@ def run(A, B, alpha=1.0, beta=0.0, C=None):
     tma_a = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, mA, sA, (I(BM), I(BK)), I(4))
     tma_b = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, mB, sB, (I(BN), I(BK)), I(2))
     grid = (gemm_m // MMA_M * 2, gemm_n // MMA_N, 1)
-    stats = emu.launch(gemm_kernel, grid, CLUSTER, tma_a, tma_b, tma_a.get_tma_tensor(mA.shape),
+    tiled_mma = tk.make_tiled_mma(tk.SM100_MMA_F16BF16_2x1SM_SS(tk.half_t, tk.half_t, np.float32, MMA_M, MMA_N,
+                                                                tk.UMMA.Major.K, tk.UMMA.Major.K))
+    stats = emu.launch(gemm_kernel, grid, CLUSTER, tiled_mma, tma_a, tma_b, tma_a.get_tma_tensor(mA.shape),
                        tma_b.get_tma_tensor(mB.shape), D, gemm_k, alpha, beta, C, non_portable_cluster=True)
     return D, stats
 

@@ -11,6 +11,8 @@ The same kernel in CUDA C++ for sm_100a is ``src/tmakit/kernels/blackwell/mma_tm
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 import tmakit as tk
@@ -47,7 +49,8 @@ def masks(vmnk, coord):
     return a, b, c
 
 
-def gemm_kernel(tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
+def gemm_kernel(tiled_mma, tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
+    tiled_mma = copy.copy(tiled_mma)  # a by-value kernel parameter: each CTA flips its own accumulate_
     vmnk = cluster_layout_vmnk()
     rank = emu.block_rank_in_cluster()
     coord = vmnk.get_flat_coord(rank)  # (v, m, n, k) of this CTA in the cluster
@@ -73,7 +76,9 @@ def gemm_kernel(tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
     emu.fence_barrier_init()
     emu.cluster_sync()
 
-    idesc = encode_instr_desc("f16", "f16", "f16", BM, BN)  # SM100_MMA_F16BF16_SS<half,half,float,128,256,K,K>
+    cta_mma = tiled_mma.get_slice(0)  # mma_v = 0: a 1-SM atom
+    tCrA, tCrB, tCtAcc = mma_fragments(cta_mma, sA, sB, tmem_acc)
+    tiled_mma.accumulate_ = tk.UMMA.ScaleOut.Zero
     tma_phase = mma_phase = 0
     for k_tile in range(gemm_k // BK):
         emu.set_barrier_transaction_bytes(tma_bar, tx_bytes)
@@ -81,9 +86,9 @@ def gemm_kernel(tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
         emu.copy(tma_b.with_(tma_bar, mask_b), thr_b.partition_S(gB[(tk._, tk._, k_tile)]), thr_b.partition_D(sB))
         emu.wait_barrier(tma_bar, tma_phase)
         tma_phase ^= 1
-        for k_block in range(BK // MMA_K):  # gemm(tiled_mma, tCrA(_,_,k_block), tCrB(_,_,k_block), tCtAcc)
-            emu.umma("f16", tmem_acc, k_sw128_desc(sA.iterator.address, k_block),
-                     k_sw128_desc(sB.iterator.address, k_block), idesc, k_tile > 0 or k_block > 0)
+        for k_block in range(BK // MMA_K):  # one tcgen05.mma.cta_group::1.kind::f16 each
+            emu.gemm(tiled_mma, tCrA[(tk._, tk._, k_block)], tCrB[(tk._, tk._, k_block)], tCtAcc)
+            tiled_mma.accumulate_ = tk.UMMA.ScaleOut.One
         emu.umma_arrive_multicast(mma_bar, mask_c)
         emu.wait_barrier(mma_bar, mma_phase)
         mma_phase ^= 1
@@ -97,6 +102,29 @@ def gemm_kernel(tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
     emu.cluster_sync()  # peers may still multicast into this CTA's shared memory until every CTA is done
     allocator.release_allocation_lock()
     allocator.free(tmem_acc, allocator.Sm100TmemCapacityColumns)
+
+
+def mma_fragments(cta_mma, sA, sB, tmem_base):  # noqa: N803 - CuTe's names
+    """CuTe's ``make_fragment_A/B`` (UMMA descriptor iterators over this CTA's shared tiles, laid out by
+    ``UMMA::tile_to_mma_shape(Layout_K_SW128_Atom<half_t>, partition_shape_A/B)``) and ``make_fragment_C`` (the
+    accumulator in TMEM, ``tCtAcc.data() = tmem_base_ptr``)."""
+    tm = cta_mma.tiled_mma
+    bm, bn = (int(tk.size(tk.get(sA.layout.shape, 0))), int(tk.size(tk.get(sB.layout.shape, 0))))
+    shape_a = tk.partition_shape_A(tm, (I(bm * int(tk.size(tm.AtomThrID))), I(BK)))
+    shape_b = tk.partition_shape_B(tm, (I(bn * int(tk.size(tm.AtomThrID))), I(BK)))
+    s_a = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), shape_a)
+    s_b = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), shape_b)
+    tCrA = cta_mma.make_fragment_A(tk.make_tensor(tk.make_smem_ptr(tk.half_t, sA.iterator.address), s_a))
+    tCrB = cta_mma.make_fragment_B(tk.make_tensor(tk.make_smem_ptr(tk.half_t, sB.iterator.address), s_b))
+    g_c = tk.make_tensor(tk.make_gmem_ptr(np.float32, 0), tk.make_layout((tk.tile_size(tm, 0), tk.tile_size(tm, 1))))
+    tCtAcc = cta_mma.make_fragment_C(cta_mma.partition_C(g_c))
+    return tCrA, tCrB, tk.make_tensor(tCtAcc.iterator.with_address(tmem_base), tCtAcc.layout)
+
+
+def make_tiled_mma():
+    """``make_tiled_mma(SM100_MMA_F16BF16_SS<half_t, half_t, float, 128, 256, UMMA::Major::K, UMMA::Major::K>{})``."""
+    return tk.make_tiled_mma(tk.SM100_MMA_F16BF16_SS(tk.half_t, tk.half_t, np.float32, BM, BN, tk.UMMA.Major.K,
+                                                     tk.UMMA.Major.K))
 
 
 def make_problem(gemm_m=512, gemm_n=1024, gemm_k=256, seed=0):
@@ -125,7 +153,10 @@ def run(A, B, alpha=1.0, beta=0.0, C=None, verbose=False):
         print("tma_atom_A:\t", tma_a, sep="")
         print("tma_atom_B:\t", tma_b, sep="")
     grid = (gemm_m // BM, gemm_n // BN, 1)
-    stats = emu.launch(gemm_kernel, grid, CLUSTER, tma_a, tma_b, tma_a.get_tma_tensor(mA.shape),
+    tiled_mma = make_tiled_mma()
+    if verbose:
+        print(tiled_mma)
+    stats = emu.launch(gemm_kernel, grid, CLUSTER, tiled_mma, tma_a, tma_b, tma_a.get_tma_tensor(mA.shape),
                        tma_b.get_tma_tensor(mB.shape), D, gemm_k, alpha, beta, C, non_portable_cluster=True)
     return D, stats
 

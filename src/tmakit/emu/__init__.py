@@ -103,8 +103,10 @@ from .tcgen05 import (  # Blackwell: TMEM, tcgen05.mma / commit / ld / st, 2-SM 
     Allocator1Sm,
     Allocator2Sm,
     copy_2sm,
+    gemm,
     tma_load_2sm,
     tmem_alloc,
+    tmem_copy,
     tmem_dealloc,
     tmem_fence_after_thread_sync,
     tmem_fence_before_thread_sync,
@@ -152,7 +154,7 @@ __all__ += [  # bulk copies and tensor maps in memory
     "with_tensormap", "write_tensormap",
 ]
 __all__ += [  # Blackwell
-    "Allocator1Sm", "Allocator2Sm", "copy_2sm", "tma_load_2sm", "tmem_alloc", "tmem_dealloc",
+    "Allocator1Sm", "Allocator2Sm", "copy_2sm", "gemm", "tma_load_2sm", "tmem_alloc", "tmem_copy", "tmem_dealloc",
     "tmem_fence_after_thread_sync", "tmem_fence_before_thread_sync", "tmem_load", "tmem_peek",
     "tmem_relinquish_alloc_permit", "tmem_store", "tmem_wait_ld", "tmem_wait_st", "umma", "umma_arrive",
     "umma_arrive_2x1SM", "umma_arrive_multicast", "umma_arrive_multicast_2x1SM", "umma_commit",

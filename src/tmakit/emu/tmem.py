@@ -4,6 +4,8 @@ A TMEM address is ``lane << 16 | column``. ``tcgen05.alloc`` hands out a power-o
 columns, all 128 lanes; the emulator places an allocation at the lowest free column that is a multiple of its size
 (deterministic; the hardware's choice is not specified). ``tcgen05.alloc`` blocks until the columns are free, so an
 allocation that cannot ever fit is a hang (``Deadlock``). Every allocation must be freed before the CTA exits.
+Allocation does not clear the cells; the emulator fills them with an fp32 NaN so that a first MMA which
+accumulates (instead of overwriting) shows in the result.
 
 ``writer`` remembers, per cell, the asynchronous ``tcgen05.mma`` that last wrote it: reading a cell before that MMA's
 ``tcgen05.commit`` arrived on an mbarrier this CTA has waited for is a race (``device_tcgen05``).
@@ -18,6 +20,7 @@ from .errors import Deadlock, IllegalInstruction
 LANES = 128
 COLUMNS = 512
 LANES_PER_WARP = 32
+UNINITIALIZED = np.uint32(0x7FC00000)  # tcgen05.alloc does not clear TMEM: new columns read as fp32 NaN here
 
 
 def tmem_address(lane: int, column: int) -> int:
@@ -67,6 +70,8 @@ class TensorMemory:
         for start in range(0, COLUMNS, ncols):
             if not used[start:start + ncols].any():
                 self.allocs[start] = (ncols, cta_group)
+                self.cells[:, start:start + ncols] = UNINITIALIZED
+                self.writer[:, start:start + ncols] = 0
                 return start
         held = sum(n for n, _ in self.allocs.values())
         raise Deadlock(f"{what} in {self.label}: {ncols} columns requested while this CTA holds {held} of "
