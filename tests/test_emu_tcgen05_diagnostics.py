@@ -170,3 +170,25 @@ def test_version_0_descriptor_is_refused():
 
     with pytest.raises(emu.IllegalInstruction, match="version 0.*make_umma_desc"):
         run(kernel)
+
+
+def test_first_mma_that_accumulates_reads_uncleared_tmem():
+    """tcgen05.alloc does not clear TMEM: accumulating into fresh columns gives NaN in the emulator."""
+    got = {}
+
+    def kernel():
+        smem = emu.shared_alloc(32768, 1024)
+        bar, slot = emu.shared_barrier(), emu.shared_alloc(4, 4, np.uint32)
+        emu.initialize_barrier(bar, 1)
+        a = emu.Allocator1Sm()
+        a.allocate(64, slot)
+        t = int(slot[0])
+        emu.umma("f16", t, encode_smem_desc(smem.address, 16, 1024, 2),
+                 encode_smem_desc(smem.address + 16384, 16, 1024, 2), IDESC, True)  # should be False (ScaleOut::Zero)
+        emu.umma_arrive(bar)
+        emu.wait_barrier(bar, 0)
+        got["row0"] = emu.tmem_load(t, "32x32b", 64, thread=0).view(np.float32)
+        a.free(t, 64)
+
+    run(kernel)
+    assert np.isnan(got["row0"]).all()
