@@ -195,3 +195,57 @@ def test_2sm_tma_load_signals_the_pair_leader():
 
     emu.launch(kernel, (2, 1, 1), (2, 1, 1), tma, g)
     assert np.array_equal(tiles[0], data[:16]) and np.array_equal(tiles[1], data[16:])
+
+
+@pytest.mark.parametrize("fmt,g", [("bf16", 1), ("f16", 2), ("tf32", 1), ("tf32", 2)])
+def test_ts_a_from_tmem(fmt, g):
+    """_TS: A (128 rows per CTA, K packed in 32-bit columns) stored to TMEM with tcgen05.st, B from shared memory."""
+    from tmakit.emu.umma import to_float
+    from tmakit.emu.umma_desc import encode_instr_desc
+    from umma_programs import descriptors, offsets, operand_layout, place, to_bits
+
+    rng = np.random.default_rng(11)
+    eb, m, n = ELEM[fmt], 128 * g, 64 * g
+    kblk = 32 // eb
+    k = 2 * kblk
+    a_bits = to_bits(rng.standard_normal((m, k)), fmt)
+    b_bits = to_bits(rng.standard_normal((k, n)), fmt)
+    d = np.full((m, n), np.nan, np.float32)
+
+    def kernel():
+        rank = emu.block_rank_in_cluster()
+        slot, bar = emu.shared_alloc(4, 4, np.uint32), emu.shared_barrier()
+        nr = n // g
+        img = place(b_bits.T[rank * nr:(rank + 1) * nr], offsets("K", "64B", eb, nr, k))
+        b_ptr = emu.shared_alloc(img.size * eb, 1024, img.dtype)
+        b_ptr.view(img.size)[:] = img
+        emu.initialize_barrier(bar, 1)
+        alloc = emu.Allocator1Sm() if g == 1 else emu.Allocator2Sm()
+        alloc.allocate(256, slot)
+        emu.fence_barrier_init()
+        if g == 2:
+            emu.cluster_sync()
+        t0 = int(slot[0])
+        a_col = 128  # A in columns 128.., D in 0..n-1
+        for kb in range(k // kblk):  # A's K-block kb: rows of this CTA, packed in 8 columns
+            part = np.ascontiguousarray(a_bits[rank * 128:(rank + 1) * 128, kb * kblk:(kb + 1) * kblk])
+            packed = part.view(np.uint32)
+            for t in range(128):
+                emu.tmem_store(t0 + ((t // 32 * 32) << 16) + a_col + 8 * kb, packed[t], "32x32b", 8, thread=t)
+        if rank == 0:
+            db = descriptors(operand_layout("K", "64B", eb, nr, k)[1], "K", "64B", eb, b_ptr.address, nr, k)
+            idesc = encode_instr_desc("tf32" if fmt == "tf32" else "f16", fmt, fmt, m, n)
+            for kb in range(k // kblk):
+                emu.umma("tf32" if fmt == "tf32" else "f16", t0, ("tmem", t0 + a_col + 8 * kb), db[kb], idesc,
+                         kb > 0, g)
+            emu.umma_commit(bar, (1 << g) - 1 if g == 2 else None, g)
+        emu.wait_barrier(bar, 0)
+        for t in range(128):
+            d[rank * 128 + t] = emu.tmem_load(t0 + ((t // 32 * 32) << 16), "32x32b", n, thread=t).view(np.float32)
+        if g == 2:
+            emu.cluster_sync()
+        alloc.free(t0, 256)
+
+    emu.launch(kernel, (g, 1, 1), (g, 1, 1))
+    ref = reference(to_float(a_bits, fmt), to_float(b_bits, fmt), kblk)
+    assert np.array_equal(d.view(np.uint32), ref.view(np.uint32))
