@@ -1,6 +1,6 @@
 """The ``tmakit`` command: ``demo``, ``explain``, ``info``.
 
-    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell] [--backend auto|gpu|emu] [--figures DIR]
+    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell|grouped] [--backend auto|gpu|emu] [--figures DIR]
     tmakit explain --shape 4096,4096 --dtype bf16 --box 64,64 --swizzle 128 [--cluster 2 --multicast]
     tmakit info
 
@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell")
+DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell", "grouped")
 SWIZZLE_BITS = {0: 0, 32: 1, 64: 2, 128: 3}
 REDUCTIONS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 OPS = ("load", "store", *(f"reduce-{r}" for r in REDUCTIONS))
@@ -90,8 +90,8 @@ def parse_layout(text: str):
 def cmd_demo(args) -> int:
     from . import demo
 
-    if args.which == "blackwell":  # seed 004 on the emulator (no Blackwell GPU backend)
-        demo.run("blackwell")
+    if args.which in ("blackwell", "grouped"):  # emulator only (no Blackwell GPU backend; no grouped GPU kernel yet)
+        demo.run(args.which)
         return 0
     try:
         backend = demo.choose(args.backend)

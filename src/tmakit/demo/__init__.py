@@ -17,6 +17,10 @@ def run(which: str = "all", backend=None, figures: str | Path | None = None) -> 
         from .blackwell import run as run_blackwell
 
         return run_blackwell()
+    if which == "grouped":  # seed 003: descriptors edited on the device, emulator only
+        from .grouped_gemm import main as run_grouped
+
+        return run_grouped()
     from .walkthroughs import WALKTHROUGHS
 
     backend = backend or choose("auto")
