@@ -1,4 +1,4 @@
-"""Seed 003 / CUTLASS's ``57_hopper_grouped_gemm`` on the emulator: a ptr-array grouped GEMM whose persistent CTAs
+"""CUTLASS's ``57_hopper_grouped_gemm`` on the emulator: a ptr-array grouped GEMM whose persistent CTAs
 rewrite their TMA descriptors per group (``tensormap.replace`` in shared memory, ``tensormap.cp_fenceproxy`` to a
 global workspace, ``fence.proxy.tensormap`` acquire, ``prefetch.tensormap``), load A_g / B_g tiles through them,
 bring the problem table in with a bulk copy (``SM90_BULK_COPY_AUTO``) and store C_g with TMA; the result matches

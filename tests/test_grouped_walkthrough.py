@@ -1,4 +1,4 @@
-"""Seed 003's grouped GEMM on the emulator: per-group descriptors rewritten on the device, results against numpy,
+"""CUTLASS 57_hopper_grouped_gemm on the emulator: per-group descriptors rewritten on the device, results against numpy,
 the two descriptor hazards, and the walkthrough (example file and ``tmakit demo grouped``)."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ def run(which: str = "all", backend=None, figures: str | Path | None = None) -> 
         from .blackwell import run as run_blackwell
 
         return run_blackwell()
-    if which == "grouped":  # seed 003: descriptors edited on the device, emulator only
+    if which == "grouped":  # descriptors edited on the device (CUTLASS 57_hopper_grouped_gemm), emulator only
         from .grouped_gemm import main as run_grouped
 
         return run_grouped()

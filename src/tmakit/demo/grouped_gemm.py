@@ -1,4 +1,4 @@
-"""Seed 003 / CUTLASS's ``57_hopper_grouped_gemm`` (ptr-array grouped GEMM) on the emulator, small shapes.
+"""CUTLASS's ``57_hopper_grouped_gemm`` (ptr-array grouped GEMM) on the emulator, small shapes.
 
 G groups, each with its own (M_g, N_g, K_g) and pointers: ``C_g = A_g @ B_g^T`` (A_g: M_g x K_g, B_g: N_g x K_g,
 both K-major; C_g: M_g x N_g row-major; fp32 so numpy checks it exactly). Persistent CTAs walk the tiles of all
