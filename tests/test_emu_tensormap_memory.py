@@ -274,3 +274,15 @@ def test_write_tensormap_checks_alignment(mats):
     slots = mats[2]
     with pytest.raises(emu.IllegalInstruction, match="128-byte aligned"):
         write_tensormap(slots.ctypes.data + 64, tmap_of(mats[0]))
+
+
+def test_a_freed_buffer_takes_its_descriptors_along(mats):
+    import gc
+
+    buf = emu.alloc((128,), np.uint8, align=128)
+    ptr = write_tensormap(buf, tmap_of(mats[0]))
+    assert read_tensormap(ptr).global_address == mats[0].ctypes.data
+    del buf
+    gc.collect()
+    with pytest.raises(emu.IllegalInstruction, match="no tensor map at global"):
+        read_tensormap(ptr)  # the address may now belong to another array

@@ -174,8 +174,8 @@ def tensormap_cp_fenceproxy(gmem_desc, smem_desc, name: str | None = None) -> No
     cta = current_cta()
     what = "tensormap.cp_fenceproxy"
     src = _shared_map(cta, _shared_slot(cta, smem_desc, what), what)
-    addr = tm.check_address(_global_ptr(gmem_desc, what), cta.cluster.launch.memory, what)
-    tm.rewrite(cta, addr, src, what, released=True, name=name)
+    addr, owner = tm.check_address(_global_ptr(gmem_desc, what), cta.cluster.launch.memory, what)
+    tm.rewrite(cta, addr, src, what, released=True, name=name, owner=owner)
     _count(cta, "tensormap_cp_fenceproxy")
 
 

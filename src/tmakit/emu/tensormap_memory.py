@@ -22,6 +22,8 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..tma.tensormap import TensorMap
 from .errors import IllegalAddress, IllegalInstruction, RaceError
 from .tma_unit import checked_geometry
@@ -91,6 +93,7 @@ class GlobalTensorMap:
     released: Published | None = None
     writer: str = "the host"
     uses: list = field(default_factory=list)
+    owner: object = None  # weakref to the array holding the bytes: a freed buffer takes its descriptors along
 
     def __post_init__(self):
         if self.released is None:
@@ -113,6 +116,9 @@ class TensorMapTable:
 
     def at(self, address: int, who: str) -> GlobalTensorMap:
         rec = self.maps.get(int(address))
+        if rec is not None and rec.owner is not None and rec.owner() is None:
+            del self.maps[int(address)]  # the buffer was freed (its address may be reused by another array)
+            rec = None
         if rec is None:
             raise IllegalInstruction(f"{who}: no tensor map at global {int(address):#x}; the TMA unit would read "
                                      "garbage (write one there with tk.emu.write_tensormap on the host or "
@@ -123,15 +129,23 @@ class TensorMapTable:
 TABLE = TensorMapTable()
 
 
-def check_address(address, memory, what: str) -> int:
-    """A descriptor address: 128-byte aligned, with 128 bytes of registered global memory behind it."""
+def _owner(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def check_address(address, memory, what: str) -> tuple[int, weakref.ref]:
+    """A descriptor address (128-byte aligned, with 128 bytes of registered global memory behind it) and a weak
+    reference to the array that owns those bytes."""
     address = int(address)
     if address % TENSORMAP_ALIGN:
         raise IllegalInstruction(f"{what}: tensor map address {address:#x} is not 128-byte aligned "
                                  f"({address % TENSORMAP_ALIGN} bytes past a boundary)")
-    if memory.resolve(address).size < TENSORMAP_BYTES:
+    mem = memory.resolve(address)
+    if mem.size < TENSORMAP_BYTES:
         raise IllegalAddress(f"{what}: the 128-byte tensor map at global {address:#x} runs past the end of its buffer")
-    return address
+    return address, weakref.ref(_owner(mem))
 
 
 def write_tensormap(dst, tmap: TensorMap, name: str | None = None, memory=None) -> TensorMapPtr:
@@ -142,8 +156,8 @@ def write_tensormap(dst, tmap: TensorMap, name: str | None = None, memory=None) 
     if not isinstance(tmap, TensorMap):
         raise IllegalInstruction(f"write_tensormap stores a TensorMap, got {type(tmap).__name__}")
     addr = int(dst.ctypes.data) if hasattr(dst, "ctypes") else int(dst)
-    addr = check_address(addr, memory or GLOBAL, "write_tensormap")
-    TABLE.maps[addr] = GlobalTensorMap(addr, tmap, name or f"descriptor @{addr:#x}")
+    addr, owner = check_address(addr, memory or GLOBAL, "write_tensormap")
+    TABLE.maps[addr] = GlobalTensorMap(addr, tmap, name or f"descriptor @{addr:#x}", owner=owner)
     return TensorMapPtr(addr)
 
 
@@ -217,13 +231,17 @@ def note_tensormap_use(use: Use | None, op) -> None:
     TABLE.maps[use.address].uses.append(use)
 
 
-def rewrite(cta, address: int, tmap: TensorMap, how: str, released: bool, name: str | None = None) -> None:
+def rewrite(cta, address: int, tmap: TensorMap, how: str, released: bool, name: str | None = None,
+            owner=None) -> None:
     """A device write of the descriptor at global ``address`` (``tensormap.cp_fenceproxy`` releases it, an in-place
     ``tensormap.replace`` does not). Reports hazard (b) for TMA operations that may still read the old one."""
     rec = TABLE.maps.get(address)
+    if rec is not None and rec.owner is not None and rec.owner() is None:
+        rec = None  # a descriptor of a freed buffer
     if rec is None:
         rec = TABLE.maps[address] = GlobalTensorMap(address, tmap, name or f"descriptor @{address:#x}", version=1,
-                                                    released=Published(0, tmap), writer=f"{cta.label} ({how})")
+                                                    released=Published(0, tmap), writer=f"{cta.label} ({how})",
+                                                    owner=owner)
     else:
         for u in rec.in_flight():
             cta.cluster.launch.report(RaceError(
