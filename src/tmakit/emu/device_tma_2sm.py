@@ -16,6 +16,7 @@ from .device_tma import _count, _mask_ranks
 from .errors import ExitError, IllegalInstruction
 from .scheduler import current_cta
 from .smem_image import check_smem_range
+from .smem_ptr import SmemPtr
 
 
 class Load2SmOp(LoadOp):
@@ -63,4 +64,5 @@ def copy_2sm(atom, src, dst) -> None:
     if bar is None:
         raise IllegalInstruction("2-SM TMA load needs an mbarrier: copy_2sm(tma.with_(barrier[, mask]), src, dst)")
     for s, d in _atom_pairs(src, dst, atom_values(atom)):
-        tma_load_2sm(atom.tensormap, tma_coords(s), d.iterator, bar, mask)
+        it = d.iterator
+        tma_load_2sm(atom.tensormap, tma_coords(s), it if isinstance(it, SmemPtr) else int(it.address), bar, mask)
