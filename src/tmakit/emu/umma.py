@@ -8,7 +8,8 @@ Numerics (the order the emulator defines, since the hardware's is not documented
 fp32 (bf16/fp16/tf32 significands are at most 11 bits); one instruction's K products (16 for f16/bf16, 8 for tf32)
 are summed in float64 in increasing k, rounded once to fp32, then added to the fp32 accumulator (one more rounding),
 or replace it when scale-C (enable_input_d) is false. kind::tf32 reads 32-bit elements and ignores their low 13
-mantissa bits (truncation, as the tensor cores do with raw fp32 data); a TFLOAT32 TMA load has already rounded them.
+mantissa bits (truncation: the usual account of tensor cores fed raw fp32 data, not measured on Blackwell); a
+TFLOAT32 TMA load has already rounded them.
 ``reference_mma`` is that order in plain numpy; with small integers every order is exact.
 """
 
