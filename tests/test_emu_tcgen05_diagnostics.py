@@ -192,3 +192,30 @@ def test_first_mma_that_accumulates_reads_uncleared_tmem():
 
     run(kernel)
     assert np.isnan(got["row0"]).all()
+
+
+def test_2sm_peer_reads_its_half_before_waiting():
+    idesc = encode_instr_desc("f16", "bf16", "bf16", 256, 64)
+
+    def kernel():
+        smem = emu.shared_alloc(32768, 1024)
+        bar, slot = emu.shared_barrier(), emu.shared_alloc(4, 4, np.uint32)
+        emu.initialize_barrier(bar, 1)
+        emu.fence_barrier_init()
+        a = emu.Allocator2Sm()
+        a.allocate(64, slot)
+        emu.cluster_sync()
+        t = int(slot[0])
+        if emu.block_rank_in_cluster() == 0:
+            emu.umma("f16", t, encode_smem_desc(smem.address, 16, 1024, 2),
+                     encode_smem_desc(smem.address + 16384, 16, 1024, 2), idesc, False, 2)
+            emu.umma_arrive_multicast_2x1SM(bar, 0b11)
+        emu.cluster_sync()  # the MMA is issued (and its commit delivered) before the peer reads
+        if emu.block_rank_in_cluster() == 0:
+            emu.wait_barrier(bar, 0)
+        emu.tmem_load(t, "32x32b", 64, thread=3)  # the peer skips wait_barrier(bar, 0)
+        emu.cluster_sync()
+        a.free(t, 64)
+
+    with pytest.raises(emu.RaceError, match=r"CTA rank 1.*tcgen05\.mma\.cta_group::2.*CTA rank 0.*has not waited"):
+        run(kernel, (2, 1, 1))
