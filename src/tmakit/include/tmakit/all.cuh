@@ -7,7 +7,6 @@
 #include "mbarrier.cuh"
 #include "cluster.cuh"
 #include "tma.cuh"
-#include "bulk.cuh"
 #include "tensormap.cuh"
 #include "griddep.cuh"
 #include "fastdiv.cuh"

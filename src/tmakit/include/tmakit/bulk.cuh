@@ -1,5 +1,6 @@
 // tmakit/bulk.cuh -- non-tensor bulk copies (cp.async.bulk, sm_90): contiguous bytes between global and shared
 // memory without a tensor map (CuTe's SM90_BULK_COPY_G2S / SM90_BULK_COPY_S2G, what SM90_BULK_COPY_AUTO issues).
+// Include it by name: all.cuh leaves it out, so kernels that define their own bulk helpers keep compiling.
 //
 // Conventions: `dst`/`src`/`bar` in shared memory are 32-bit shared-window addresses (tmakit::smem_u32); global
 // operands are generic pointers. Addresses 16-byte aligned, `bytes` a multiple of 16. Global -> shared completes
