@@ -49,3 +49,20 @@ def test_demo_blackwell_and_the_example_files(capsys):
     assert out.count("Execution is successful.") == 2 and "done: blackwell" in out
     runpy.run_path(str(EXAMPLES / "blackwell_mma_tma_2sm.py"), run_name="__main__")
     assert "Execution is successful." in capsys.readouterr().out
+
+
+def test_example03_prints_what_cutlass_prints(capsys):
+    """The traced CTA's objects equal the comments of CUTLASS's 03_mma_tma_multicast_sm100.cu (addresses aside)."""
+    A, B = ex03.make_problem(512, 1024, 256, seed=3)
+    ex03.run(A, B, verbose=True, trace=(0, 1, 2, 0))
+    out = capsys.readouterr().out
+    for line in ("mma_shape_A:\t((_128,_16),_1,_4)", "mma_shape_B:\t((_256,_16),_1,_4)",
+                 "sA_layout:\tSw<3,4,3> o smem_ptr[16b](unset) o ((_128,_16),_1,_4):((_64,_1),_0,_16)",
+                 "tCgA:\tArithTuple(_0,128) o ((_128,_16),_1,_4,4):((_1@1,_1@0),_0,_16@0,_64@0)",
+                 "tCrA:\tUMMA::DescriptorIterator o (_1,_1,_4):(_0,_0,_2)",
+                 "tCtAcc:\ttmem_[32b](0x0000.0000) o ((_128,_256),_1,_1):((_65536,_1),_0,_0)",
+                 "o (((_64,_128),_1),4):(((_1@0,_1@1),_0),_64@0)", "o ((_8192,_1)):((_1,_0))",
+                 "o (((_64,_256),_1),4):(((_1@0,_1@1),_0),_64@0)", "o ((_16384,_1)):((_1,_0))",
+                 "tma_transaction_bytes: 49152", "tma_mcast_mask_a: 2222", "mma_mcast_mask_c: 2f22"):
+        assert line in out, line
+    assert "tAsA:\tSw<3,4,3>_smem_ptr[16b](0x2000)" in out  # tma_partition's multicast offset 4096 elements

@@ -17,7 +17,7 @@ import numpy as np
 from .. import emu
 from ..emu.umma import reference_mma
 from ..emu.umma_desc import decode_instr_desc, encode_instr_desc
-from .sm100_mma_tma_multicast import BK, MMA_K, k_sw128_atom, make_problem, masks, mma_fragments, tk
+from .sm100_mma_tma_multicast import BK, MMA_K, k_sw128_atom, make_problem, masks, tk
 
 I = tk.Int  # noqa: E741
 MMA_M, MMA_N = 256, 256
@@ -28,6 +28,22 @@ CLUSTER = (4, 4, 1)
 def cluster_layout_vmnk():
     """``tiled_divide(make_layout(cluster_shape), make_tile(AtomThrID = _2))``: ((_2),_2,_4,_1):((_1),_2,_4,_0)."""
     return tk.tiled_divide(tk.make_layout((I(4), I(4), I(1))), (I(2),))
+
+
+def mma_fragments(cta_mma, sA, sB, tmem_base):  # noqa: N803 - CuTe's names
+    """CuTe's ``make_fragment_A/B`` (UMMA descriptor iterators over this CTA's shared tiles, laid out by
+    ``UMMA::tile_to_mma_shape(Layout_K_SW128_Atom<half_t>, partition_shape_A/B)``) and ``make_fragment_C`` (the
+    accumulator in TMEM, ``tCtAcc.data() = tmem_base_ptr``)."""
+    tm = cta_mma.tiled_mma
+    shape_a = tk.partition_shape_A(tm, (I(MMA_M), I(BK)))
+    shape_b = tk.partition_shape_B(tm, (I(MMA_N), I(BK)))
+    s_a = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), shape_a)
+    s_b = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), shape_b)
+    tCrA = cta_mma.make_fragment_A(tk.make_tensor(tk.make_smem_ptr(tk.half_t, sA.iterator.address), s_a))
+    tCrB = cta_mma.make_fragment_B(tk.make_tensor(tk.make_smem_ptr(tk.half_t, sB.iterator.address), s_b))
+    g_c = tk.make_tensor(tk.make_gmem_ptr(np.float32, 0), tk.make_layout((tk.tile_size(tm, 0), tk.tile_size(tm, 1))))
+    tCtAcc = cta_mma.make_fragment_C(cta_mma.partition_C(g_c))
+    return tCrA, tCrB, tk.make_tensor(tCtAcc.iterator.with_address(tmem_base), tCtAcc.layout)
 
 
 def gemm_kernel(tiled_mma, tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):

@@ -20,10 +20,12 @@ import tmakit as tk
 from .. import emu
 from ..emu.umma import reference_mma
 from ..emu.umma_desc import decode_instr_desc, encode_instr_desc, encode_smem_desc
+from ..layout.integer import to_str
 
 I = tk.Int  # noqa: E741
 BM, BN, BK, MMA_K = 128, 256, 64, 16
 CLUSTER = (4, 4, 1)
+CLUSTER_SHAPE = (I(4), I(4), I(1))
 
 
 def k_sw128_atom():
@@ -49,76 +51,83 @@ def masks(vmnk, coord):
     return a, b, c
 
 
-def gemm_kernel(tiled_mma, tma_a, tma_b, mA, mB, D, gemm_k, alpha, beta, C):
+def gemm_kernel(tiled_mma, mma_tiler, sA_layout, sB_layout, tma_atom_A, tma_atom_B, mA, mB, D, alpha, beta, C,
+                trace=None):  # noqa: N803 - CuTe's names
+    """CuTe's ``gemm_device`` of tutorial 03, line by line (a CTA is one thread; the epilogue loops over the 128)."""
     tiled_mma = copy.copy(tiled_mma)  # a by-value kernel parameter: each CTA flips its own accumulate_
-    vmnk = cluster_layout_vmnk()
-    rank = emu.block_rank_in_cluster()
-    coord = vmnk.get_flat_coord(rank)  # (v, m, n, k) of this CTA in the cluster
+    cluster_layout_vmnk = tk.tiled_divide(tk.make_layout(CLUSTER_SHAPE), (tiled_mma.AtomThrID,))
     b = emu.block_idx()
-    m_tile, n_tile = b.x, b.y  # mma_coord (V = 1)
-    sA = emu.shared_tensor(tk.tile_to_shape(k_sw128_atom(), (I(BM), I(BK))), np.float16)
-    sB = emu.shared_tensor(tk.tile_to_shape(k_sw128_atom(), (I(BN), I(BK))), np.float16)
-    mma_bar, tma_bar = emu.shared_barrier(), emu.shared_barrier()
-    tmem_slot = emu.shared_alloc(4, 16, np.uint32)
+    mma_coord = (b.x // int(tk.size(cluster_layout_vmnk, 0)), b.y, tk._)  # (MMA-M, MMA-N, MMA-K) coordinate
+    gA = tk.local_tile(mA, mma_tiler, mma_coord, (I(1), None, I(1)))  # (MmaTile_M, MmaTile_K, Tiles_K)
+    gB = tk.local_tile(mB, mma_tiler, mma_coord, (None, I(1), I(1)))  # (MmaTile_N, MmaTile_K, Tiles_K)
 
-    allocator = emu.Allocator1Sm()
-    allocator.allocate(allocator.Sm100TmemCapacityColumns, tmem_slot)  # if (elect_one_warp)
-    tmem_acc = int(tmem_slot[0])
+    a_ptr = emu.shared_alloc(int(tk.cosize(sA_layout)) * 2, 1024)  # SharedStorage: A, B, barriers, tmem_base_ptr
+    b_ptr = emu.shared_alloc(int(tk.cosize(sB_layout)) * 2, 1024)
+    mma_barrier, tma_barrier = emu.shared_barrier(), emu.shared_barrier()
+    tmem_base_ptr = emu.shared_alloc(4, 16, np.uint32)
+    tCsA = tk.make_tensor(tk.make_smem_ptr(tk.half_t, a_ptr.address), sA_layout)  # (MmaA, NumMma_M, NumMma_K)
+    tCsB = tk.make_tensor(tk.make_smem_ptr(tk.half_t, b_ptr.address), sB_layout)
 
-    gA = tk.local_tile(mA, (I(BM), I(BK)), (m_tile, tk._))  # (BM, BK, k_tiles)
-    gB = tk.local_tile(mB, (I(BN), I(BK)), (n_tile, tk._))
-    thr_a, thr_b = tma_a.get_slice(int(tk.get(coord, 2))), tma_b.get_slice(int(tk.get(coord, 1)))
-    mask_a, mask_b, mask_c = masks(vmnk, coord)
-    tx_bytes = (BM * BK + BN * BK) * 2
+    cta_mma = tiled_mma.get_slice(0)  # mma_v: the peer coordinate (0 for a 1-SM atom)
+    tCgA = cta_mma.partition_A(gA)  # (MmaA, NumMma_M, NumMma_K, Tiles_K)
+    tCgB = cta_mma.partition_B(gB)
+    tCrA = cta_mma.make_fragment_A(tCsA)  # UMMA::DescriptorIterator o (_1,_1,_4):(_0,_0,_2)
+    tCrB = cta_mma.make_fragment_B(tCsB)
+    gC = tk.make_tensor(tk.make_gmem_ptr(np.float32, 0), tk.make_layout((I(BM), I(BN))))
+    tCtAcc = cta_mma.make_fragment_C(cta_mma.partition_C(gC))  # ((_128,_256),_1,_1) in TMEM
 
-    emu.initialize_barrier(mma_bar, int(tk.size(vmnk, 1)) + int(tk.size(vmnk, 2)) - 1)
-    emu.initialize_barrier(tma_bar, 1)
+    tmem_allocator = emu.Allocator1Sm()
+    tmem_allocator.allocate(tmem_allocator.Sm100TmemCapacityColumns, tmem_base_ptr)  # if (elect_one_warp)
+    tCtAcc = tk.make_tensor(tCtAcc.iterator.with_address(int(tmem_base_ptr[0])), tCtAcc.layout)
+
+    cta_in_cluster_coord_vmnk = cluster_layout_vmnk.get_flat_coord(emu.block_rank_in_cluster())
+    tAgA, tAsA = tk.tma_partition(tma_atom_A, tk.get(cta_in_cluster_coord_vmnk, 2),
+                                  tk.make_layout(tk.size(cluster_layout_vmnk, 2)),
+                                  tk.group_modes(tCsA, 0, 3), tk.group_modes(tCgA, 0, 3))
+    tBgB, tBsB = tk.tma_partition(tma_atom_B, tk.get(cta_in_cluster_coord_vmnk, 1),
+                                  tk.make_layout(tk.size(cluster_layout_vmnk, 1)),
+                                  tk.group_modes(tCsB, 0, 3), tk.group_modes(tCgB, 0, 3))
+    tma_mcast_mask_a, tma_mcast_mask_b, mma_mcast_mask_c = masks(cluster_layout_vmnk, cta_in_cluster_coord_vmnk)
+    tma_transaction_bytes = (int(tk.size(tAsA)) + int(tk.size(tBsB))) * 2
+    if trace is not None and tuple(int(x) for x in cta_in_cluster_coord_vmnk) == trace:
+        for name, v in (("tCgA", tCgA), ("tCsA", tCsA), ("tCrA", tCrA), ("tCtAcc", tCtAcc), ("tAgA", tAgA),
+                        ("tAsA", tAsA), ("tBgB", tBgB), ("tBsB", tBsB)):
+            print(f"{name}:\t{v}")
+        print(f"tma_transaction_bytes: {tma_transaction_bytes}")
+        print(f"tma_mcast_mask_a: {tma_mcast_mask_a:x}\ntma_mcast_mask_b: {tma_mcast_mask_b:x}\n"
+              f"mma_mcast_mask_c: {mma_mcast_mask_c:x}")
+
+    num_mcast_participants = int(tk.size(cluster_layout_vmnk, 1)) + int(tk.size(cluster_layout_vmnk, 2)) - 1
+    emu.initialize_barrier(mma_barrier, num_mcast_participants)
+    emu.initialize_barrier(tma_barrier, 1)
     emu.fence_barrier_init()
+    mma_barrier_phase_bit = tma_barrier_phase_bit = 0
     emu.cluster_sync()
 
-    cta_mma = tiled_mma.get_slice(0)  # mma_v = 0: a 1-SM atom
-    tCrA, tCrB, tCtAcc = mma_fragments(cta_mma, sA, sB, tmem_acc)
     tiled_mma.accumulate_ = tk.UMMA.ScaleOut.Zero
-    tma_phase = mma_phase = 0
-    for k_tile in range(gemm_k // BK):
-        emu.set_barrier_transaction_bytes(tma_bar, tx_bytes)
-        emu.copy(tma_a.with_(tma_bar, mask_a), thr_a.partition_S(gA[(tk._, tk._, k_tile)]), thr_a.partition_D(sA))
-        emu.copy(tma_b.with_(tma_bar, mask_b), thr_b.partition_S(gB[(tk._, tk._, k_tile)]), thr_b.partition_D(sB))
-        emu.wait_barrier(tma_bar, tma_phase)
-        tma_phase ^= 1
-        for k_block in range(BK // MMA_K):  # one tcgen05.mma.cta_group::1.kind::f16 each
+    for k_tile in range(int(tk.size(tk.get(tCgA.shape, 3)))):
+        emu.set_barrier_transaction_bytes(tma_barrier, tma_transaction_bytes)
+        emu.copy(tma_atom_A.with_(tma_barrier, tma_mcast_mask_a), tAgA[(tk._, k_tile)], tAsA)
+        emu.copy(tma_atom_B.with_(tma_barrier, tma_mcast_mask_b), tBgB[(tk._, k_tile)], tBsB)
+        emu.wait_barrier(tma_barrier, tma_barrier_phase_bit)
+        tma_barrier_phase_bit ^= 1
+        for k_block in range(int(tk.size(tk.get(tCrA.shape, 2)))):  # tcgen05.mma.cta_group::1.kind::f16 each
             emu.gemm(tiled_mma, tCrA[(tk._, tk._, k_block)], tCrB[(tk._, tk._, k_block)], tCtAcc)
             tiled_mma.accumulate_ = tk.UMMA.ScaleOut.One
-        emu.umma_arrive_multicast(mma_bar, mask_c)
-        emu.wait_barrier(mma_bar, mma_phase)
-        mma_phase ^= 1
+        emu.umma_arrive_multicast(mma_barrier, mma_mcast_mask_c)
+        emu.wait_barrier(mma_barrier, mma_barrier_phase_bit)
+        mma_barrier_phase_bit ^= 1
 
-    # make_tmem_copy(SM100_TMEM_LOAD_32dp32b1x, tCtAcc): thread t of the 128 reads TMEM lane t (its warp's quarter).
+    # copy(make_tmem_copy(SM100_TMEM_LOAD_32dp32b1x, tCtAcc), ...): thread t of the 128 reads TMEM lane t.
+    tmem = int(tmem_base_ptr[0])
     for t in range(BM):
-        lane_addr = tmem_acc + ((t // 32 * 32) << 16)
+        lane_addr = tmem + ((t // 32 * 32) << 16)
         acc = np.concatenate([emu.tmem_load(lane_addr + c, "32x32b", 128, thread=t) for c in (0, 128)])
-        row, cols = m_tile * BM + t, slice(n_tile * BN, (n_tile + 1) * BN)
+        row, cols = mma_coord[0] * BM + t, slice(mma_coord[1] * BN, (mma_coord[1] + 1) * BN)
         D[row, cols] = alpha * acc.view(np.float32) + beta * C[row, cols]
     emu.cluster_sync()  # peers may still multicast into this CTA's shared memory until every CTA is done
-    allocator.release_allocation_lock()
-    allocator.free(tmem_acc, allocator.Sm100TmemCapacityColumns)
-
-
-def mma_fragments(cta_mma, sA, sB, tmem_base):  # noqa: N803 - CuTe's names
-    """CuTe's ``make_fragment_A/B`` (UMMA descriptor iterators over this CTA's shared tiles, laid out by
-    ``UMMA::tile_to_mma_shape(Layout_K_SW128_Atom<half_t>, partition_shape_A/B)``) and ``make_fragment_C`` (the
-    accumulator in TMEM, ``tCtAcc.data() = tmem_base_ptr``)."""
-    tm = cta_mma.tiled_mma
-    bm, bn = (int(tk.size(tk.get(sA.layout.shape, 0))), int(tk.size(tk.get(sB.layout.shape, 0))))
-    shape_a = tk.partition_shape_A(tm, (I(bm * int(tk.size(tm.AtomThrID))), I(BK)))
-    shape_b = tk.partition_shape_B(tm, (I(bn * int(tk.size(tm.AtomThrID))), I(BK)))
-    s_a = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), shape_a)
-    s_b = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), shape_b)
-    tCrA = cta_mma.make_fragment_A(tk.make_tensor(tk.make_smem_ptr(tk.half_t, sA.iterator.address), s_a))
-    tCrB = cta_mma.make_fragment_B(tk.make_tensor(tk.make_smem_ptr(tk.half_t, sB.iterator.address), s_b))
-    g_c = tk.make_tensor(tk.make_gmem_ptr(np.float32, 0), tk.make_layout((tk.tile_size(tm, 0), tk.tile_size(tm, 1))))
-    tCtAcc = cta_mma.make_fragment_C(cta_mma.partition_C(g_c))
-    return tCrA, tCrB, tk.make_tensor(tCtAcc.iterator.with_address(tmem_base), tCtAcc.layout)
+    tmem_allocator.release_allocation_lock()
+    tmem_allocator.free(tmem, tmem_allocator.Sm100TmemCapacityColumns)
 
 
 def make_tiled_mma():
@@ -135,29 +144,38 @@ def make_problem(gemm_m=512, gemm_n=1024, gemm_k=256, seed=0):
     return A, B
 
 
-def run(A, B, alpha=1.0, beta=0.0, C=None, verbose=False):
-    """D = alpha * A.B^T + beta * C on the emulator (grid: one CTA per 128x256 tile, 4x4 clusters)."""
+def run(A, B, alpha=1.0, beta=0.0, C=None, verbose=False, trace=None):  # noqa: N803
+    """``gemm_host_f16xf16_f32_f32_tnt``: D = alpha * A.B^T + beta * C on the emulator (one CTA per 128x256 tile,
+    4x4 clusters). ``trace``: print the seed's device objects of the CTA at that (V,M,N,K) cluster coordinate."""
     gemm_m, gemm_k = A.shape
     gemm_n = B.shape[0]
     if gemm_m % (BM * 4) or gemm_n % (BN * 4) or gemm_k % BK:
         raise ValueError(f"M {gemm_m} must be a multiple of {BM * 4}, N {gemm_n} of {BN * 4}, K {gemm_k} of {BK}")
     C = np.zeros((gemm_m, gemm_n), np.float32) if C is None else C
     D = np.full((gemm_m, gemm_n), np.nan, np.float32)
-    mA = tk.make_tensor(A, tk.make_layout(A.shape, (gemm_k, 1)))
-    mB = tk.make_tensor(B, tk.make_layout(B.shape, (gemm_k, 1)))
-    sA = tk.tile_to_shape(k_sw128_atom(), (I(BM), I(BK)))
-    sB = tk.tile_to_shape(k_sw128_atom(), (I(BN), I(BK)))
-    tma_a = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, mA, sA, (I(BM), I(BK)), I(4))  # multicast along N
-    tma_b = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, mB, sB, (I(BN), I(BK)), I(4))  # multicast along M
-    if verbose:
-        print("tma_atom_A:\t", tma_a, sep="")
-        print("tma_atom_B:\t", tma_b, sep="")
-    grid = (gemm_m // BM, gemm_n // BN, 1)
+    mA = tk.make_tensor(A, tk.make_layout(A.shape, (gemm_k, I(1))))
+    mB = tk.make_tensor(B, tk.make_layout(B.shape, (gemm_k, I(1))))
     tiled_mma = make_tiled_mma()
+    mma_tiler = (tk.tile_size(tiled_mma, 0), tk.tile_size(tiled_mma, 1), tk.tile_size(tiled_mma, 2) * I(4))
+    mma_shape_A = tk.partition_shape_A(tiled_mma, (mma_tiler[0], mma_tiler[2]))  # noqa: N806
+    mma_shape_B = tk.partition_shape_B(tiled_mma, (mma_tiler[1], mma_tiler[2]))  # noqa: N806
+    sA_layout = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), mma_shape_A)  # noqa: N806
+    sB_layout = tk.UMMA.tile_to_mma_shape(tk.UMMA.Layout_K_SW128_Atom(tk.half_t), mma_shape_B)  # noqa: N806
+    cluster_layout_vmnk = tk.tiled_divide(tk.make_layout(CLUSTER_SHAPE), (tiled_mma.AtomThrID,))
+    tma_atom_A = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, mA, sA_layout, (mma_tiler[0], mma_tiler[2]),  # noqa: N806
+                                  tk.size(cluster_layout_vmnk, 2))
+    tma_atom_B = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, mB, sB_layout, (mma_tiler[1], mma_tiler[2]),  # noqa: N806
+                                  tk.size(cluster_layout_vmnk, 1))
     if verbose:
+        print(f"Running for problem shape (MxNxK): {gemm_m}x{gemm_n}x{gemm_k}")
         print(tiled_mma)
-    stats = emu.launch(gemm_kernel, grid, CLUSTER, tiled_mma, tma_a, tma_b, tma_a.get_tma_tensor(mA.shape),
-                       tma_b.get_tma_tensor(mB.shape), D, gemm_k, alpha, beta, C, non_portable_cluster=True)
+        print(f"mma_shape_A:\t{to_str(mma_shape_A)}\nmma_shape_B:\t{to_str(mma_shape_B)}")
+        print(f"sA_layout:\t{sA_layout}\nsB_layout:\t{sB_layout}")
+        print(f"tma_atom_A:\t{tma_atom_A}tma_atom_B:\t{tma_atom_B}")
+    grid = (gemm_m // BM, gemm_n // BN, 1)
+    stats = emu.launch(gemm_kernel, grid, CLUSTER, tiled_mma, mma_tiler, sA_layout, sB_layout, tma_atom_A,
+                       tma_atom_B, tma_atom_A.get_tma_tensor(mA.shape), tma_atom_B.get_tma_tensor(mB.shape), D, alpha,
+                       beta, C, trace=trace, non_portable_cluster=True)
     return D, stats
 
 
@@ -187,7 +205,7 @@ def walkthrough():
 def main():
     walkthrough()
     A, B = make_problem()
-    D, stats = run(A, B, verbose=True)
+    D, stats = run(A, B, verbose=True, trace=(0, 1, 2, 0))
     af, bf = A.astype(np.float32), B.astype(np.float32)
     ref = reference_mma(af, bf.T, MMA_K)
     exact = np.array_equal(D.view(np.uint32), ref.view(np.uint32))

@@ -71,6 +71,8 @@ def smem_address(cta, x) -> int:
         return addr
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         return int(x)
+    if type(x).__module__ == "tmakit.mma.pointers" and isinstance(getattr(x, "address", None), int):
+        return x.address  # tk.make_smem_ptr(T, byte_address) of the Blackwell host algebra
     raise EmuError(f"expected a shared-memory pointer, tensor or address, got {type(x).__name__}")
 
 
