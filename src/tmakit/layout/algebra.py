@@ -74,6 +74,8 @@ def complement(layout, cotarget=None):
         cotarget = cosize(f)
     elif isinstance(cotarget, Layout):
         cotarget = cotarget.shape
+    else:
+        cotarget = normalize(cotarget, what="cotarget")
     if is_constant(0, f.stride):
         return make_layout(_coalesce_shape(cotarget))
     shape, stride = list(wrap(f.shape)), list(wrap(f.stride))
@@ -313,6 +315,7 @@ def raked_product(block, tiler):
 def tile_to_shape(block, target_shape, order=LayoutLeft):
     """Repeat ``block`` until it covers ``target_shape`` (blocked, in ``order``)."""
     block = _as_layout(block)
+    target_shape = normalize(target_shape, what="target shape")
     r = rank(target_shape)
     if rank(block.shape) > r:
         raise LayoutError(f"tile_to_shape: block {block} has more modes than target {to_str(target_shape)}")

@@ -75,7 +75,7 @@ class Layout:
         return self
 
     def __call__(self, *coord):
-        crd = coord[0] if len(coord) == 1 else tuple(coord)
+        crd = normalize(coord[0] if len(coord) == 1 else tuple(coord), what="coordinate")
         if has_underscore(crd):
             return Layout(slice_(crd, self.shape), slice_(crd, self.stride))
         return crd2idx(crd, self.shape, self.stride)
@@ -100,6 +100,7 @@ class Layout:
 
     def slice_and_offset(self, crd):
         """(sub-layout, offset) for a coordinate containing ``_`` (CuTe's slice_and_offset)."""
+        crd = normalize(crd, what="coordinate")
         sub = self(crd) if has_underscore(crd) else Layout(Int(1), Int(0))
         return sub, crd2idx(fill_underscore(crd), self.shape, self.stride)
 

@@ -10,7 +10,7 @@ from .composed import ComposedLayout
 from .composition import _coprofile
 from .int_tuple import LayoutError, dice, has_underscore, is_tuple, product, product_each, rank
 from .integer import _, is_int, to_str
-from .layout import Layout, make_layout
+from .layout import Layout, make_layout, normalize
 
 
 class ArrayPtr:
@@ -82,7 +82,7 @@ class Tensor:
     __repr__ = __str__
 
     def __call__(self, *coord):
-        crd = coord[0] if len(coord) == 1 else tuple(coord)
+        crd = normalize(coord[0] if len(coord) == 1 else tuple(coord), what="coordinate")
         if isinstance(self.iterator, ArrayPtr):
             check_coord(crd, self.layout.shape)
         if has_underscore(crd):
@@ -95,6 +95,7 @@ class Tensor:
         return self(crd)
 
     def __setitem__(self, crd, value):
+        crd = normalize(crd, what="coordinate")
         it = self.iterator
         if isinstance(it, ArrayPtr):
             check_coord(crd, self.layout.shape)

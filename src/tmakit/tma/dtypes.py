@@ -83,6 +83,8 @@ def tma_dtype(x) -> DataType:
     dt = getattr(x, "dtype", None)  # arrays and tensors
     if dt is not None and not isinstance(x, type):
         return tma_dtype(dt)
+    if not isinstance(x, (np.dtype, type)):  # np.dtype would also read tuples, lists and dicts as record specs
+        raise _fail(x)
     try:
         npdt = np.dtype(x)
     except TypeError:

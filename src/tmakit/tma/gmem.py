@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .arg_checks import as_int
 from .dtypes import elem_bits, tma_dtype
 
 
@@ -12,14 +13,14 @@ class GmemPtr:
 
     def __init__(self, dtype, address: int = 0):
         self.dtype = tma_dtype(dtype)
-        self.address = int(address)
+        self.address = as_int(address, "address", 0)
 
     @property
     def bits(self) -> int:
         return elem_bits(self.dtype)
 
     def __add__(self, n):
-        return GmemPtr(self.dtype, self.address + int(n) * self.bits // 8)
+        return GmemPtr(self.dtype, self.address + as_int(n, "pointer offset") * self.bits // 8)
 
     def __str__(self):
         return f"gmem_ptr[{self.bits}b]({self.address:#x})"

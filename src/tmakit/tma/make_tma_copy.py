@@ -107,9 +107,12 @@ def check_smem_layout(smem_layout) -> None:
 
 
 def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, *,
-                  l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90") -> TiledCopy:
+                  l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90",
+                  cta_v_map=None) -> TiledCopy:
     """CuTe's ``make_tma_copy``: a TiledCopy whose descriptor moves one CTA tile (split across ``cluster_size``
-    CTAs for multicast). ``smem_layout`` may be swizzled (``tk.composition(tk.Swizzle(3,4,3), layout)``)."""
+    CTAs for multicast). ``smem_layout`` may be swizzled (``tk.composition(tk.Swizzle(3,4,3), layout)``).
+    ``cta_v_map`` (smem value -> gmem coordinate) replaces ``identity o cta_tiler`` where the tile is not a plain
+    box, as CuTe's SM100 ``make_tma_atom_A_sm100`` passes an MMA-partitioned tile."""
     op = copy_op(op)
     cluster_size = as_int(cluster_size, "cluster_size", 1, MAX_CLUSTER_SIZE)
     parse_arch(arch)
@@ -125,7 +128,8 @@ def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_
     slayout = nonswizzle_portion(smem_layout)
     if cta_tiler is None:
         cta_tiler = product_each(slayout.shape)
-    cta_v_map = composition(make_identity_layout(g.layout.shape), cta_tiler)
+    if cta_v_map is None:
+        cta_v_map = composition(make_identity_layout(g.layout.shape), cta_tiler)
     cta_t_map = make_layout(Int(cluster_size))
     tma_gbasis = construct_tma_gbasis(g.layout, slayout, cta_v_map)
     dims, strides = gmem_shape_stride(g.layout, tma_gbasis)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..layout import Layout
+from ..layout import Layout, cosize
 from ..layout.int_tuple import is_tuple, product, wrap
 from ..layout.integer import _
 from .arg_checks import is_integer
@@ -17,6 +17,9 @@ def create_tma_multicast_mask(cta_layout: Layout, cta_coord, modes=()) -> int:
     """
     if not isinstance(cta_layout, Layout):
         raise TmaError(f"multicast mask: the cluster layout must be a tk.Layout, got {cta_layout!r}")
+    n_ctas = cta_layout.size()
+    if not is_integer(n_ctas) or not 1 <= n_ctas <= 16 or not is_integer(cosize(cta_layout)):
+        raise TmaError(f"multicast mask: cluster layout {cta_layout} must hold 1..16 CTAs (a cluster's limit)")
     crd = list(wrap(cta_coord)) if isinstance(cta_coord, (tuple, list)) else [cta_coord]
     shape = wrap(cta_layout.shape)
     if len(crd) != len(shape):
