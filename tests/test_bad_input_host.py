@@ -135,3 +135,12 @@ def test_multicast_mask_values():
     assert tk.create_tma_multicast_mask(CLUSTER, (1, 1)) == 0b1000
     assert tk.create_tma_multicast_mask(CLUSTER, (1, 1), 0) == 0b1100
     assert tk.create_tma_multicast_mask(CLUSTER, (np.int64(0), 1), (0, 1)) == 0b1111
+
+
+def test_smem_layout_with_a_size_0_mode_is_named():
+    smem = tk.make_layout((tk.Int(16), tk.Int(0)), tk.LayoutRight)
+    _rule(lambda: tk.make_tma_copy(tk.SM90_TMA_LOAD_MULTICAST, tk.make_tensor(G), smem, cluster_size=2), "smem.size")
+
+
+def test_reversed_view_cannot_become_a_descriptor():
+    _rule(lambda: tk.make_tma_copy(tk.SM90_TMA_LOAD, tk.make_tensor(G[::-1]), SMEM), "globalStrides.range")

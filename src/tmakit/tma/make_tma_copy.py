@@ -104,6 +104,9 @@ def check_smem_layout(smem_layout) -> None:
         raise TmaDescriptorError(
             "smem.static", "the smem layout must be static (every shape and stride a tk.Int), as CuTe's is",
             str(plain), "build it from tk.Int values, e.g. tk.make_layout((tk.Int(16), tk.Int(16)), tk.LayoutRight)")
+    if int(size(plain)) == 0:
+        raise TmaDescriptorError("smem.size", "the smem layout must hold at least one element (a TMA box is >= 1 "
+                                 "in every dimension)", str(plain), "remove the size-0 mode")
 
 
 def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, *,
