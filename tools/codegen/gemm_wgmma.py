@@ -15,30 +15,39 @@ HEAD = """\
 // Generated text (one asm statement per shape and input type); the operand order is d[0..N/2-1], descA, descB,
 // scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} d, descA, descB, p, 1, 1, 0, TB;
 // (imm-scale-a = imm-scale-b = 1, imm-trans-a = 0: A K-major; imm-trans-b = TB: 0 = B K-major, 1 = B MN-major).
+// fp8 (IN = 2..5: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3, e5m2 x e5m2), both operands K-major (8-bit types have no
+// transpose): wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} d, descA, descB, p, 1, 1;
 #pragma once
 #include <tmakit/types.cuh>
 
 namespace tmakit {
 namespace gemm {
 
-template <int N, int IN_F16, int TRANS_B = 0> struct Wgmma;
+template <int N, int IN, int TRANS_B = 0> struct Wgmma;
 """
 
 
-def one(n: int, f16: int, t: str, tb: int) -> str:
+FP8 = ((2, "e4m3", "e4m3"), (3, "e4m3", "e5m2"), (4, "e5m2", "e4m3"), (5, "e5m2", "e5m2"))  # IN code, A, B
+
+
+def one(n: int, f16: int, t: str, tb: int, tb_type: str | None = None) -> str:
+    """The wrapper for m64nNk16 (16-bit types; ``tb``: imm-trans-b) or, with ``tb_type``, m64nNk32 fp8 ``t`` x
+    ``tb_type`` (no transpose operands)."""
     nr = n // 2
+    kind = f"k16.f32.{t}.{t}" if tb_type is None else f"k32.f32.{t}.{tb_type}"
+    tail = f"p, 1, 1, 0, {tb}" if tb_type is None else "p, 1, 1"
     body = f"""template <> struct Wgmma<{n}, {f16}, {tb}> {{
   static TMAKIT_DEVICE void mma(float* d, u64 desc_a, u64 desc_b, int scale_d) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} {{"
+        "wgmma.mma_async.sync.aligned.m64n{n}{kind} {{"
 """
     regl = [f"%{i}" for i in range(nr)]
     chunks = [", ".join(regl[i:i + 16]) for i in range(0, nr, 16)]
     for ci, c in enumerate(chunks):
         sep = ", " if ci < len(chunks) - 1 else ""
         body += f'        "{c}{sep}"\n'
-    body += f'        "}}, %{nr}, %{nr + 1}, p, 1, 1, 0, {tb};\\n}}\\n"\n'
+    body += f'        "}}, %{nr}, %{nr + 1}, {tail};\\n}}\\n"\n'
     opl = [f'"+f"(d[{i}])' for i in range(nr)]
     ochunks = [", ".join(opl[i:i + 6]) for i in range(0, nr, 6)]
     body += "        : " + ",\n          ".join(ochunks) + "\n"
@@ -52,6 +61,9 @@ def main() -> None:
         for f16, t in ((0, "bf16"), (1, "f16")):
             for tb in (0, 1):
                 parts.append(one(n, f16, t, tb))
+    for n in (64, 128, 256):
+        for code, ta, tb_type in FP8:
+            parts.append(one(n, code, ta, 0, tb_type))
     parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
     DST.write_text("\n".join(parts))
 

@@ -27,6 +27,10 @@ __all__ = ["main", "run_suite"]
 def main(argv: list[str] | None = None) -> int:
     """``tmakit bench ...``: ``gemm`` goes to :mod:`tmakit.bench.gemm`, everything else to the bandwidth harness."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["gemm"] and any(a in ("--dtype=fp8", "fp8") for a in argv):  # --dtype fp8: bench.gemm_fp8
+        from .gemm_fp8 import main as fp8_main
+
+        return fp8_main(argv[1:])
     if argv[:1] == ["gemm"]:
         from .gemm import main as gemm_main
 

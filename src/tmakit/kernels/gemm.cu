@@ -38,8 +38,12 @@
 #include <tmakit/tma.cuh>
 #include <tmakit/types.cuh>
 
+#include "gemm_scale.cuh"
 #include "gemm_wgmma.cuh"
 
+#ifndef TMAKIT_GEMM_SCALED  // 1: compile the scaled (fp8) kernel tmakit_gemm_scaled instead (gemm_fp8.cu)
+#define TMAKIT_GEMM_SCALED 0
+#endif
 #ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
 #define TMAKIT_GEMM_NO_MMA 0
 #endif
@@ -49,7 +53,11 @@ using namespace tmakit;
 namespace tmakit {
 namespace gemm {
 
-constexpr int BK = 64;  // 64 x 2 bytes = one 128-byte swizzle row
+// A K slab (one pipeline stage) is one 128-byte swizzle row of each operand row: 64 bf16/fp16 or 128 fp8 elements.
+// One wgmma reads 32 bytes of it (k16 for 16-bit inputs, k32 for fp8): 4 wgmmas per slab. The work list (units,
+// K ranges, K, k_per_split, Unit::k0) counts K in 2-byte units, BK = 64 of them per slab, whatever the input type.
+constexpr int BK = 64;
+constexpr int BK_BYTES = 128;
 constexpr u32 EPI_BOX_BYTES = 64 * 128;  // staging box: 64 rows x 128 bytes
 
 // Shared-memory matrix descriptor (wgmma) of a tile written by TMA with SWIZZLE_128B: [0,14) start address >> 4,
@@ -134,12 +142,14 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bm, int bn
 }
 
 // A unit handed from the producer to the consumers through a shared-memory slot of 32 bytes: {m0, n0, su, role |
-// slot << 2 | nseg << 17} and kt at byte 16 (kt = 0: no more units). The consumers never need k0.
+// slot << 2 | nseg << 17}, kt at byte 16 (kt = 0: no more units) and, for block-scaled kernels (K0), k0 at byte 20
+// (the consumers of other kernels never need k0).
 TMAKIT_DEVICE void put_unit(u32 slot, const Unit& t) {
   const u32 w[4] = {(u32)t.m0, (u32)t.n0, (u32)t.su, (u32)(t.role | t.slot << 2 | t.nseg << 17)};
   sts16(slot, w);
   sts4(slot + 16, (u32)t.kt);
 }
+TMAKIT_DEVICE void put_unit_k0(u32 slot, const Unit& t) { sts4(slot + 20, (u32)t.k0); }
 TMAKIT_DEVICE void put_end(u32 slot) { sts4(slot + 16, 0u); }
 // Read by lane 0 of each warp and broadcast: the lane that arrives on the stage barriers is the one whose reads those
 // arrivals order before the producer's next write of the slot. PTX: ld.shared.v4.u32 + shfl.sync.idx
@@ -157,9 +167,10 @@ TMAKIT_DEVICE Unit get_unit(u32 slot) {
   t.k0 = t.kt = 0;  // not needed after the mainloop
   return t;
 }
-// The slot's slab count alone (0: no more units), read the same way. PTX: ld.shared.b32 + shfl.sync.idx
-TMAKIT_DEVICE int get_unit_kt(u32 slot) {
-  const u32 kt = threadIdx.x % 32 == 0 ? lds4(slot + 16) : 0u;
+// The slot's slab count alone (0: no more units), or with off = 20 its k0, read the same way.
+// PTX: ld.shared.b32 + shfl.sync.idx
+TMAKIT_DEVICE int get_unit_kt(u32 slot, u32 off = 16) {
+  const u32 kt = threadIdx.x % 32 == 0 ? lds4(slot + off) : 0u;
   return (int)__shfl_sync(0xffffffffu, kt, 0);
 }
 
@@ -256,29 +267,54 @@ template <int BN, int NS> TMAKIT_DEVICE void add_part(float* acc, const float4* 
 }  // namespace gemm
 }  // namespace tmakit
 
-// IN_F16: 0 = bf16 inputs, 1 = fp16. OUT: 0 = bf16, 1 = fp16, 2 = fp32. BM in {64, 128}, BN in {64, 128, 256}.
+// IN: the input types, 0 = bf16, 1 = fp16, 2..5 = fp8 A x B: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3, e5m2 x e5m2
+// (fp8: B_MN = 0 only, both operands K-major). OUT: 0 = bf16, 1 = fp16, 2 = fp32. BM in {64, 128}, BN in {64, 128, 256}.
 // CM, CN: CTAs per cluster along M and N (1, 2 or 4; CM * CN <= 4). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N)
 // row-major. SPLITK needs OUT = 2.
 // OVERLAP = 1: wait_group 1 instead of 0, so one slab's wgmmas run while the next slab is issued; a stage is released
 // one slab later. EPI: 8 KiB staging boxes per consumer warpgroup; with EPI >= BN / (128 / sizeof(out)) a whole
 // tile is staged at once (2 named barriers per tile instead of 2 per box). DEFER = 1: 16-bit outputs with streamed
 // staging boxes are written during the next tile's first slabs (see "Deferred epilogue" below).
-template <int IN_F16, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI,
+// SCALE (gemm_scale.cuh): 0 none, 1 per tensor, 2 per row of A and column of B (both in the epilogue), 3 block-wise
+// (each 128-deep slab's partial sum scaled into the fp32 total in registers). BIAS = 1: add bias[col] (of the
+// output type) in the epilogue. gemm.cu compiles as tmakit_gemm (SCALE = BIAS = 0); gemm_fp8.cu compiles the same
+// kernel as tmakit_gemm_scaled: template arguments IN, OUT, BM, BN, STAGES, CM, CN, OVERLAP, EPI, DEFER, SCALE, BIAS
+// (B_MN = SPLITK = 0, no k_rotate) and, after tmakit_gemm's arguments, the scales and bias (tmakit::gemm::Scales).
+#if TMAKIT_GEMM_SCALED
+template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int CN, int OVERLAP, int EPI, int DEFER, int SCALE,
+          int BIAS>
+__global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
+tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
+                   const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split,
+                   int units, int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags,
+                   int scatter, const float* scale_a, const float* scale_b, const void* bias, long long a_m,
+                   long long a_k, long long b_n, long long b_k) {
+  constexpr int B_MN = 0, SPLITK = 0, k_rotate = 0;
+  const tmakit::gemm::Scales sc{scale_a, scale_b, bias, a_m, a_k, b_n, b_k};
+#else
+template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI,
           int DEFER>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
             int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate,
             int scatter) {
+  constexpr int SCALE = 0, BIAS = 0;
+  const tmakit::gemm::Scales sc{};
+#endif
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
+  static_assert(IN < 2 || (!B_MN && !SPLITK), "fp8: B K-major (Bt (N, K) row-major), no split-K reduce-add");
+  static_assert(SCALE != 3 || (IN >= 2 && !OVERLAP && BN % 128 == 0 && BN <= 128),
+                "block scaling: fp8, wait_group 0 per slab, one 128-column B scale block per tile");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
   constexpr int CS = CM * CN;  // CTAs per cluster
   static_assert((CM == 1 || CM == 2 || CM == 4) && (CN == 1 || CN == 2 || CN == 4) && CS <= 4, "cluster shape");
   static_assert(!B_MN || BN / 64 >= CM, "row-major B: each CTA of a column multicasts whole 64-wide boxes");
   using namespace tmakit::gemm;
-  constexpr u32 A_BYTES = BM * BK * 2;
-  constexpr u32 B_BYTES = BN * BK * 2;
+  constexpr int EB = IN >= 2 ? 1 : 2;  // input element bytes (K, k_per_split: 2-byte units, see BK)
+  constexpr u32 A_BYTES = BM * BK_BYTES;
+  constexpr u32 B_BYTES = BN * BK_BYTES;
   constexpr int OUT_BYTES = OUT == 2 ? 4 : 2;
   constexpr int BOX_COLS = 128 / OUT_BYTES;  // output columns per 128-byte staging row
   constexpr int NBOX = BN / BOX_COLS;
@@ -308,8 +344,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   const int rank = CS == 1 ? 0 : (int)cluster_ctarank();
   const int rm = rank % CM, rn = rank / CM;
   const int cid = blockIdx.x / CS, ncl = gridDim.x / CS;
-  WorkList work{rm, rn, CM, CN, BM, BN, M, N, K, group_m, k_per_split, units, SPLITK ? 0 : sk_units, cid, ncl,
-                (K + BK - 1) / BK};
+  // K in 2-byte units (BK per slab): fp8 K elements are half as many units
+  const int KU = EB == 2 ? K : (K + 1) / 2, kpsu = EB == 2 ? k_per_split : (k_per_split + 1) / 2;
+  WorkList work{rm, rn, CM, CN, BM, BN, M, N, KU, group_m, kpsu, units, SPLITK ? 0 : sk_units, cid, ncl,
+                (KU + BK - 1) / BK};
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -343,7 +381,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       };
       for (; work.next(t); ++ui) {
         wait_empty(it % STAGES);  // the unit's first slab
-        put_unit(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
+        put_unit(slots + 32 * (ui % (STAGES + 1)), t);
+        if constexpr (SCALE == 3) put_unit_k0(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
         // k_rotate: each cluster starts its K loop at its own slab (cid / ncl of the way), so the clusters do not all
         // read the same A slab from one L2 slice at once (one tile row: every CTA shares A). Sum order only changes.
         const int rot = k_rotate ? (int)((long long)cid * t.kt / ncl) : 0;
@@ -353,7 +392,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           if (kt > 0) wait_empty(s);
           mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
           const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
-          const int k = t.k0 + kr * BK;
+          const int k = (t.k0 + kr * BK) * (2 / EB);  // in elements
           if (CN > 1) {
             tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), &tm_a, full, mask_a, k,
                                 t.m0 + rn * (BM / CN));
@@ -386,9 +425,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     const int cw = wg - 1;  // consumer 0 / 1: rows [64 cw, 64 cw + 64) of the tile
     const int wtid = tid % 128;
     const int warp = wtid / 32, lane = tid % 32;
-    const u32 a_off = cw * 64 * BK * 2;
+    const u32 a_off = cw * 64 * BK_BYTES;
     const u32 epi = s_epi + cw * EPI * EPI_BOX_BYTES;
     float acc[BN / 2];
+    float pacc[SCALE == 3 ? BN / 2 : 1];  // block scaling: the slab's partial sums (acc holds the scaled total)
     int it = 0, ebox = 0;
     // one arrival per consumer warp on a stage's empty barrier, in every CTA of the cluster; predicated in PTX, not
     // branched, so no divergent path separates in-flight wgmmas from their accumulators
@@ -443,15 +483,25 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
       const int nkt = get_unit_kt(uslot);
       if (nkt == 0) break;
+      BlockScale bsc;
+      if constexpr (SCALE == 3) {
+        const Unit t0 = get_unit(uslot);
+        bsc.start(sc, t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, M, warp, lane);
+      }
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
         mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
+        if constexpr (SCALE == 3) bsc.load(kt);
         wgmma_fence();
         const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
 #pragma unroll
-        for (int k = 0; k < BK / 16; ++k) {
-          if constexpr (!TMAKIT_GEMM_NO_MMA)
-            Wgmma<BN, IN_F16, B_MN>::mma(acc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), kt > 0 || k > 0);
+        for (int k = 0; k < BK_BYTES / 32; ++k) {  // 32 bytes of K per wgmma (k16 for 16-bit inputs, k32 for fp8)
+          if constexpr (TMAKIT_GEMM_NO_MMA) {
+          } else if constexpr (SCALE == 3) {
+            Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+          } else {
+            Wgmma<BN, IN, B_MN>::mma(acc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), kt > 0 || k > 0);
+          }
         }
         wgmma_commit();
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
@@ -464,6 +514,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           wgmma_wait<0>();
           release(bars + 8 * (STAGES + s));
         }
+        if constexpr (SCALE == 3) bsc.promote<BN>(acc, pacc, kt == 0);
       }
       if (OVERLAP) {
         wgmma_wait<0>();
@@ -565,6 +616,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
         else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
       };
+      if constexpr (SCALE == 1 || SCALE == 2 || BIAS)
+        scale_epilogue<SCALE, BIAS, OUT, BN>(acc, sc, row_m0, t.n0, M, N, warp, lane);
       // boxes of this CTA's part (whole boxes: the host uses reduce-scatter only when nseg divides NBOX)
       const int b_lo = part < 0 ? 0 : part * (NBOX / t.nseg), b_hi = part < 0 ? NBOX : b_lo + NBOX / t.nseg;
       if constexpr (DEF) {

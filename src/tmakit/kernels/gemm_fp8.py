@@ -1,0 +1,299 @@
+"""Host side of the scaled FP8 GEMM ``tmakit_gemm_scaled`` (``kernels/gemm_fp8.cu``: the bf16 GEMM's kernel,
+``gemm.cu``, compiled with fp8 wgmma and scale factors): configurations, argument checks, tensor maps, launch.
+
+``C[M,N] = (A[M,K] @ B[K,N]) * scales (+ bias)`` with A (M, K) row-major fp8 and B column-major fp8 (``b = w.t()``
+of a row-major (N, K) ``w``, as ``torch._scaled_mm`` requires: fp8 wgmma reads both operands K-major). Scaling modes
+(recognised from the scale shapes, fp32 scales):
+
+- ``"tensor"``: scale_a, scale_b one element each (``torch._scaled_mm``'s per-tensor mode);
+- ``"row"``: scale_a (M, 1), scale_b (1, N) (``torch._scaled_mm``'s row-wise mode);
+- ``"block"``: scale_a (M, ceil(K/128)) per 1x128 of A, scale_b (ceil(N/128), ceil(K/128)) per 128x128 block of B
+  (DeepSeek-V3); each 128-deep partial sum is scaled into the fp32 total in registers.
+
+``plan_fp8`` checks a problem without touching the GPU (any objects with ``shape``, ``stride()``, ``dtype`` and
+``data_ptr()``) and raises :class:`~tmakit.kernels.gemm.GemmError` naming the rule, the value and a fix.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+from . import gemm as gk
+from .gemm import GemmConfig, GemmError, Schedule
+
+__all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "choose_config", "kernel_for", "kernel_name",
+           "launcher", "plan_fp8", "scaling_of", "tensormaps"]
+
+BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
+FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
+SCALINGS = ("tensor", "row", "block")
+_SCALE_CODE = {"tensor": 1, "row": 2, "block": 3}
+_OUT = {"bfloat16": 0, "float16": 1, "float32": 2}
+_ELEM = {"bfloat16": 2, "float16": 2, "float32": 4}
+_TMA_UINT8 = 0  # DataType.UINT8: TMA moves fp8 as bytes
+
+# Configs (GemmConfig values; BK = 128 fp8 per stage has the bf16 stage's bytes, so smem_bytes holds). Block scaling
+# keeps a partial and a total accumulator set (2 x BN/2 registers): 128-column tiles, wait_group 0 per slab.
+CONFIGS = {
+    "n256_s4_c1_d": GemmConfig(256, 4, 1, 8, defer=1),
+    "n256_s4_c1": GemmConfig(256, 4, 1, 8),
+    "n256_s4_c2": GemmConfig(256, 4, 2, 8),
+    "n128_s6_c1": GemmConfig(128, 6, 1, 8),
+    "n128_s6_c2": GemmConfig(128, 6, 2, 8),
+    "n128_s6_c1_d": GemmConfig(128, 6, 1, 8, defer=1),
+    "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
+    "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
+}
+
+for _c in CONFIGS.values():
+    assert gk.smem_bytes(_c) <= gk.SMEM_LIMIT, _c
+
+
+def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS) -> GemmConfig:
+    """A first heuristic (to be tuned on the GPU): the bf16 GEMM's choice of tile for tensor- and row-wise scaling
+    (no K split), 128-column tiles for block scaling (64-row tiles, no overlap, for few rows)."""
+    if scaling == "block":
+        if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
+            return CONFIGS["m64_n128_s8_c1"]
+        tiles_m = -(-m // 128)
+        if tiles_m >= 2 and tiles_m % 2 == 0 and tiles_m * -(-n // 128) >= sms:
+            return CONFIGS["n128_s6_c2"]
+        return CONFIGS["n128_s6_c1"]
+    if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
+        return CONFIGS["m64_n128_s8_c1_ov1"]
+    if -(-m // 128) * -(-n // 256) < sms * 3 // 4:
+        return CONFIGS["n128_s6_c1"]
+    if out_bytes == 2:
+        return CONFIGS["n256_s4_c1_d"]
+    tiles_m = -(-m // 128)
+    return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
+
+
+@dataclass(frozen=True)
+class Fp8Plan:
+    """A checked scaled-FP8 problem: sizes, row pitches (elements), dtypes, the scaling mode with the scales' element
+    strides (a_m, a_k, b_n, b_k; unused ones 0), whether a bias is added, and the config."""
+
+    m: int
+    n: int
+    k: int
+    lda: int
+    ldb: int  # elements between rows of Bt (N, K): b.stride(1)
+    ldc: int
+    a_dtype: str
+    b_dtype: str
+    out_dtype: str
+    scaling: str
+    scale_strides: tuple
+    bias: bool
+    config: GemmConfig
+
+    @property
+    def units(self) -> int:
+        c = self.config
+        return -(-self.m // (c.bm * c.cluster)) * -(-self.n // (c.bn * c.cluster_n))
+
+    @property
+    def in_code(self) -> int:
+        """The kernel's IN: 2 + 2 (A is e5m2) + (B is e5m2)."""
+        return 2 + 2 * (self.a_dtype == "float8_e5m2") + (self.b_dtype == "float8_e5m2")
+
+
+def _name(dt) -> str:
+    return str(dt).rsplit(".", 1)[-1]
+
+
+def _shape(x) -> tuple:
+    return tuple(int(s) for s in x.shape)
+
+
+def scaling_of(m: int, n: int, k: int, sa_shape: tuple, sb_shape: tuple) -> str:
+    """The scaling mode the scale shapes name, or GemmError listing the accepted shapes."""
+    kb, nb = -(-k // BK), -(-n // BK)
+    na = 1
+    for s in sa_shape:
+        na *= s
+    nbn = 1
+    for s in sb_shape:
+        nbn *= s
+    if na == 1 and nbn == 1 and len(sa_shape) <= 2 and len(sb_shape) <= 2:
+        return "tensor"
+    if sa_shape == (m, 1) and sb_shape == (1, n):
+        return "row"
+    if sa_shape == (m, kb) and sb_shape == (nb, kb):
+        return "block"
+    raise GemmError(f"scale shapes {sa_shape} and {sb_shape} name no scaling mode for a {m}x{k} @ {k}x{n} product; "
+                    f"use one element each (per tensor), ({m}, 1) and (1, {n}) (row-wise), or ({m}, {kb}) and "
+                    f"({nb}, {kb}) (block-wise: 1x128 of A, 128x128 of B)")
+
+
+def _scale_strides(scale_a, scale_b, scaling: str) -> tuple[int, int, int, int]:
+    """(a_m, a_k, b_n, b_k): element strides of scale_a along rows / K blocks and of scale_b along columns (or N
+    blocks) / K blocks; 0 where the mode has no such index."""
+    for name, s in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if _name(s.dtype) != "float32":
+            raise GemmError(f"{name} must be float32, got {_name(s.dtype)}; pass {name}.float()")
+    if scaling == "tensor":
+        return 0, 0, 0, 0
+    (a_m, a_k), (b_0, b_1) = (tuple(int(x) for x in s.stride()) for s in (scale_a, scale_b))
+    if scaling == "row":  # scale_a (M, 1), scale_b (1, N)
+        return a_m, 0, b_1, 0
+    return a_m, a_k, b_0, b_1  # scale_a (M, K blocks), scale_b (N blocks, K blocks)
+
+
+def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
+             config: GemmConfig | str | None = None) -> Fp8Plan:
+    """Check ``(a @ b) * scales + bias`` (no GPU needed) and return the plan; GemmError with the rule and a fix."""
+    sa_, sb_ = _shape(a), _shape(b)
+    if len(sa_) != 2 or len(sb_) != 2:
+        raise GemmError(f"a and b must be 2-D, got shapes {sa_} and {sb_}")
+    (m, k), (kb_, n) = sa_, sb_
+    if kb_ != k:
+        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb_}x{n} (a.shape[1] must equal b.shape[0])")
+    ta, tb = _name(a.dtype), _name(b.dtype)
+    for nm, t in (("a", ta), ("b", tb)):
+        if t not in FP8_DTYPES:
+            raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {t}; quantize it first "
+                            "(tmakit.ops.quantize)")
+    od = _name(out.dtype) if out is not None else _name(out_dtype)
+    if out is not None and out_dtype is not None and _name(out_dtype) != od:
+        raise GemmError(f"out.dtype is {od} but out_dtype={_name(out_dtype)}; give one or make them agree")
+    if od not in _OUT:
+        raise GemmError(f"out_dtype must be bfloat16, float16 or float32, got {od}")
+    if min(m, n, k) < 1:
+        raise GemmError(f"empty problem {m}x{n}x{k}: nothing for the kernel to do")
+    for nm, v in (("M", m), ("N", n), ("K", k)):
+        if v >= 2**31:
+            raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
+    sa0, sa1 = (int(s) for s in a.stride())
+    if sa1 != 1 and k > 1:
+        raise GemmError(f"a must be row-major (a.stride(1) == 1), got strides {(sa0, sa1)}; pass a.contiguous()")
+    sb0, sb1 = (int(s) for s in b.stride())
+    if sb0 != 1 and k > 1:
+        raise GemmError(f"b must be column-major (b.stride(0) == 1: b = w.t() of a row-major (N, K) w, as "
+                        f"torch._scaled_mm requires; fp8 wgmma reads B K-major), got strides {(sb0, sb1)}; "
+                        "pass b.t().contiguous().t()")
+    lda = sa0 if m > 1 else -(-k // 16) * 16
+    ldb = sb1 if n > 1 else -(-k // 16) * 16
+    for nm, ld in (("a.stride(0)", lda), ("b.stride(1)", ldb)):
+        if ld % 16:
+            raise GemmError(f"{nm} = {ld} fp8 elements is not a multiple of 16 bytes (TMA global stride); K must "
+                            "be a multiple of 16 for contiguous operands (pad K with zeros)")
+        if ld < k:
+            raise GemmError(f"{nm} = {ld} is smaller than K = {k} (rows overlap)")
+    for nm, t in (("a", a), ("b", b)):
+        if int(t.data_ptr()) % 128:
+            raise GemmError(f"{nm}.data_ptr() = {int(t.data_ptr()):#x} is not 128-byte aligned (128-byte-swizzled "
+                            f"tensor map); pass {nm}.clone()")
+    scaling = scaling_of(m, n, k, _shape(scale_a), _shape(scale_b))
+    strides = _scale_strides(scale_a, scale_b, scaling)
+    if bias is not None:
+        if _shape(bias) != (n,):
+            raise GemmError(f"bias must have shape ({n},), got {_shape(bias)}")
+        if _name(bias.dtype) != od:
+            raise GemmError(f"bias.dtype must be the output dtype {od}, got {_name(bias.dtype)}")
+        if n > 1 and int(bias.stride()[0]) != 1:
+            raise GemmError(f"bias must be contiguous, got stride {tuple(bias.stride())}; pass bias.contiguous()")
+    eo = _ELEM[od]
+    ldc = n if m > 1 else -(-n * eo // 16) * 16 // eo
+    if out is None and m > 1 and (n * eo) % 16:
+        raise GemmError(f"the result's rows are N * {eo} = {n * eo} bytes, not a multiple of 16 (TMA store pitch); "
+                        f"pass an out whose rows are padded (out = buf[:, :{n}] of a wider buf)")
+    if out is not None:
+        if _shape(out) != (m, n):
+            raise GemmError(f"out has shape {_shape(out)}, expected {(m, n)}")
+        sc0, sc1 = (int(s) for s in out.stride())
+        if sc1 != 1 and n > 1:
+            raise GemmError(f"out must have contiguous rows (out.stride(1) == 1), got strides {(sc0, sc1)}")
+        ldc = sc0 if m > 1 else ldc
+        if ldc < n or (ldc * eo) % 16 or int(out.data_ptr()) % 128:
+            raise GemmError(f"out is written by TMA stores: out.stride(0) >= N, out.stride(0) * {eo} bytes a multiple "
+                            f"of 16 and out.data_ptr() 128-byte aligned, got stride {sc0} and data_ptr "
+                            f"{int(out.data_ptr()):#x}; pass a fresh out (or none)")
+        gk._check_no_alias(out, (m, n), ldc, eo, ((a, m, lda, 1, k), (b, n, ldb, 1, k)))
+    if isinstance(config, str):
+        if config not in CONFIGS:
+            raise GemmError(f"unknown fp8 config {config!r}; choose one of {sorted(CONFIGS)}")
+        config = CONFIGS[config]
+    config = config or choose_config(m, n, k, scaling, eo)
+    if scaling == "block" and (config.bn != 128 or config.overlap):
+        raise GemmError(f"block scaling needs a 128-column tile without overlap, got config {config.name}")
+    return Fp8Plan(m, n, k, lda, ldb, ldc, ta, tb, od, scaling, strides, bias is not None, config)
+
+
+def kernel_name(p: Fp8Plan) -> str:
+    c = p.config
+    return (f"tmakit_gemm_scaled<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, "
+            f"{c.cluster_n}, {c.overlap}, {c.epi}, {c.defer}, {_SCALE_CODE[p.scaling]}, {int(p.bias)}>")
+
+
+_kernels: dict = {}
+
+
+def kernel_for(p: Fp8Plan, debug: bool | None = None):
+    """The compiled kernel of a plan (NVRTC, cached on disk and in memory)."""
+    from tmakit.cuda import KERNELS_DIR, compile_file, context_id, load_module
+
+    name = kernel_name(p)
+    key = (name, debug, context_id())
+    k = _kernels.get(key)
+    if k is None:
+        k = _kernels[key] = load_module(compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=(name,),
+                                                     debug=debug)).kernel(name)
+    return k
+
+
+def tensormaps(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int = 0):
+    """(A, B, C) tensor maps: A {K, M} boxes 128 x bm/cluster_n bytes, B {K, N} boxes 128 x bn/cluster (fp8 as
+    UINT8, 128-byte swizzle), C {N, M} boxes of 128 bytes x 64 rows."""
+    from tmakit.tma.tensormap import L2Promotion, SwizzleMode, TensorMap
+
+    def tmap(ptr, dims, ld_bytes, dtype, box):
+        return TensorMap(dtype=dtype, global_dim=dims, global_strides=(ld_bytes,), box_dim=box,
+                         swizzle=SwizzleMode.B128, l2_promotion=L2Promotion.B256, global_address=ptr)
+
+    c = p.config
+    ta = tmap(a_ptr, (p.k, p.m), p.lda, _TMA_UINT8, (BK, c.bm // c.cluster_n))
+    tb = tmap(b_ptr, (p.k, p.n), p.ldb, _TMA_UINT8, (BK, c.bn // c.cluster))
+    eo = _ELEM[p.out_dtype]
+    tc = tmap(c_ptr, (p.n, p.m), p.ldc * eo, gk._TMA_DTYPE[p.out_dtype], (128 // eo, 64))
+    return ta, tb, tc
+
+
+_launchers: dict = {}
+
+
+def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr: int, bias_ptr: int = 0,
+             debug: bool | None = None, pdl: bool = False):
+    """A memoised ``fn(stream)`` launching plan ``p`` on these pointers (persistent: min(units, resident) clusters,
+    whole tiles, tensor maps encoded once)."""
+    key = (p, a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, bias_ptr, debug, pdl)
+    fn = _launchers.get(key)
+    if fn is not None:
+        return fn
+    from tmakit.cuda.encode import encode_tensormap
+
+    k = kernel_for(p, debug)
+    cfg = p.config
+    cs = cfg.cluster_size
+    units = p.units
+    sched = Schedule(max(1, min(units, gk.resident_ctas(k, cfg) // cs)), cs, units, bn=cfg.bn,
+                     consumers=cfg.consumers)
+    maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr)]
+    a_m, a_k, b_n, b_k = p.scale_strides
+    i32, i64, u64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64
+    args = (*maps, i32(p.m), i32(p.n), i32(p.k), i32(cfg.group_m), i32(p.k), i32(sched.dp_units),
+            i32(sched.sk_units), i32(sched.maxseg), u64(0), u64(0), i32(sched.scatter), u64(sa_ptr), u64(sb_ptr),
+            u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k))
+    smem = gk.smem_bytes(cfg)
+    cluster = (cs, 1, 1) if cs > 1 else None
+    grid = sched.grid
+
+    def fn(stream=None):
+        k(grid, cfg.threads, *args, smem=smem, stream=stream, cluster=cluster, pdl=pdl)
+
+    if len(_launchers) > 512:
+        _launchers.clear()
+    _launchers[key] = fn
+    return fn

@@ -1,0 +1,111 @@
+// gemm_scale.cuh -- the scaled GEMM's (fp8, tmakit_gemm_scaled) scale factors and bias, applied to the m64nBN
+// accumulators of one consumer warpgroup. Thread (warp w, lane l) holds acc[4j + 2h + e] = C[16 w + l/4 + 8 h]
+// [8 j + 2 (l%4) + e] of its 64-row slab (h, e in {0, 1}, j < BN/8).
+//   SCALE 1 (per tensor): C = acc * a[0] * b[0], in the epilogue.
+//   SCALE 2 (row-wise):   C[r][c] = acc * a[r * a_m] * b[c * b_n], in the epilogue.
+//   SCALE 3 (block-wise, DeepSeek-V3): A scaled per (row, 128-deep K block), B per (128 columns, 128-deep K block);
+//     every slab (BK = 128 fp8 = one K block) is summed by the wgmmas into a partial set of registers, which is then
+//     scaled into the fp32 total: total[r][c] += part[r][c] * a[r * a_m + kb * a_k] * b[(c / 128) * b_n + kb * b_k].
+// Bias (BIAS = 1): C[r][c] += bias[c] (elements of the output type), after the scales.
+#pragma once
+#include <tmakit/types.cuh>
+
+namespace tmakit {
+namespace gemm {
+
+// Scale and bias arguments (device pointers; strides in elements). Unused fields are null / zero.
+struct Scales {
+  const float* a;
+  const float* b;
+  const void* bias;
+  long long a_m, a_k, b_n, b_k;
+};
+
+// PTX: ld.global.nc.f32   (read-only for the kernel's lifetime)
+TMAKIT_DEVICE float ldg_f32(const float* p) {
+  float v;
+  asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+// PTX: ld.global.nc.u16 + cvt.f32.{bf16,f16} (bf16: the high half of an fp32)
+template <int OUT> TMAKIT_DEVICE float ldg_bias(const void* p, int c) {
+  if constexpr (OUT == 2) {
+    return ldg_f32((const float*)p + c);
+  } else {
+    unsigned short h;
+    asm("ld.global.nc.u16 %0, [%1];" : "=h"(h) : "l"((const unsigned short*)p + c));
+    if constexpr (OUT == 0) return __uint_as_float((u32)h << 16);
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+  }
+}
+
+// The epilogue's scales and bias (SCALE 1, 2; bias for every mode), in place on the accumulators of rows
+// row0 + 16 w + l/4 + {0, 8}, columns n0 + .... Rows and columns past M / N read a clamped / no element (the
+// TMA store clips them).
+template <int SCALE, int BIAS, int OUT, int BN>
+TMAKIT_DEVICE void scale_epilogue(float* acc, const Scales& sc, int row0, int n0, int M, int N, int warp, int lane) {
+  if constexpr (SCALE == 1) {
+    const float s = ldg_f32(sc.a) * ldg_f32(sc.b);
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] *= s;
+  }
+  if constexpr (SCALE == 2 || BIAS) {
+    float sa[2] = {1.f, 1.f};
+    if constexpr (SCALE == 2) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) sa[h] = ldg_f32(sc.a + min(row0 + 16 * warp + lane / 4 + 8 * h, M - 1) * sc.a_m);
+    }
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = n0 + 8 * j + 2 * (lane % 4) + e;
+        const bool in = c < N;
+        float sb = 1.f, bias = 0.f;
+        if constexpr (SCALE == 2) sb = in ? ldg_f32(sc.b + c * sc.b_n) : 0.f;
+        if constexpr (BIAS) bias = in ? ldg_bias<OUT>(sc.bias, c) : 0.f;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) acc[4 * j + 2 * h + e] = fmaf(acc[4 * j + 2 * h + e], sa[h] * sb, bias);
+      }
+    }
+  }
+}
+
+// Block scaling (SCALE 3) for one unit: start() at the unit's first slab, load(kt) as slab kt's wgmmas are issued
+// (the loads are in flight while they run), promote() once they are done. BN = 128: one B scale per slab.
+struct BlockScale {
+  const float* pa0;
+  const float* pa1;
+  const float* pb;
+  long long a_k, b_k;
+  float a0, a1, b;
+
+  // kb0: the unit's first K block (slab)
+  TMAKIT_DEVICE void start(const Scales& sc, int row0, int n0, int kb0, int M, int warp, int lane) {
+    const int r = row0 + 16 * warp + lane / 4;
+    pa0 = sc.a + min(r, M - 1) * sc.a_m + kb0 * sc.a_k;
+    pa1 = sc.a + min(r + 8, M - 1) * sc.a_m + kb0 * sc.a_k;
+    pb = sc.b + (n0 / 128) * sc.b_n + kb0 * sc.b_k;
+    a_k = sc.a_k;
+    b_k = sc.b_k;
+  }
+  TMAKIT_DEVICE void load(int kt) {
+    a0 = ldg_f32(pa0 + kt * a_k);
+    a1 = ldg_f32(pa1 + kt * a_k);
+    b = ldg_f32(pb + kt * b_k);
+  }
+  // total = part * scale (first slab of the unit) or total + part * scale
+  template <int BN> TMAKIT_DEVICE void promote(float* total, const float* part, bool first) const {
+    const float s[2] = {a0 * b, a1 * b};
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) total[4 * j + i] = fmaf(part[4 * j + i], s[i / 2], first ? 0.f : total[4 * j + i]);
+    }
+  }
+};
+
+}  // namespace gemm
+}  // namespace tmakit

@@ -1,0 +1,161 @@
+"""``scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=torch.bfloat16, out=None, strict=False)``: the FP8
+GEMM ``(a @ b) * scales (+ bias)`` on Hopper with TMA + fp8 wgmma, mirroring ``torch._scaled_mm``.
+
+a: (M, K) row-major float8 (e4m3fn or e5m2), b: (K, N) column-major float8 (``b = w.t()`` of a row-major (N, K)
+``w``), fp32 scales: one element each (per tensor), scale_a (M, 1) and scale_b (1, N) (row-wise), as
+``torch._scaled_mm``; or scale_a (M, ceil(K/128)) and scale_b (ceil(N/128), ceil(K/128)) (block-wise, DeepSeek-V3:
+each 128-deep partial sum is scaled in fp32 registers, ``tmakit.ops.quantize`` makes these scales). ``bias`` (N,) of
+the output dtype, added after the scales. Output bfloat16, float16 or float32.
+
+Arguments that mean nothing (shapes that do not compose, scale shapes of no mode, non-fp8 inputs) raise
+``GemmError``. Where the kernel cannot take a valid call (CPU tensors, no GPU runtime, a row pitch that is not a
+multiple of 16 bytes, a misaligned base, ...) the call falls back to ``torch._scaled_mm`` (tensor- and row-wise) or
+to a dequantize + fp32 matmul reference (block-wise, and whatever ``torch._scaled_mm`` refuses), and
+``tk.ops.last_path`` says ``"torch:<reason>"``; ``strict=True`` raises the reason as ``GemmError`` instead. The
+kernel's path is ``"tma:scaled_mm:<mode>"``. Under ``torch.compile`` the call is the custom op
+``torch.ops.tmakit.scaled_mm`` (``scaled_mm_out`` with ``out``), which stays in the graph.
+"""
+
+from __future__ import annotations
+
+from ..kernels import gemm_fp8 as _k
+from ..kernels.gemm import GemmError
+from .common import check_tensor, compiling, set_path, torch_module
+from .quantize import dequantize
+
+__all__ = ["GemmError", "scaled_mm", "scaled_mm_reference"]
+
+_plans: dict = {}
+
+
+def _name(dt) -> str:
+    return str(dt).rsplit(".", 1)[-1]
+
+
+def _meaning(a, b, scale_a, scale_b, bias, out, out_dtype) -> str:
+    """The scaling mode, after the checks whose failure no path could run (GemmError)."""
+    if a.dim() != 2 or b.dim() != 2:
+        raise GemmError(f"a and b must be 2-D, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    (m, k), (kb, n) = a.shape, b.shape
+    if kb != k:
+        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb}x{n} (a.shape[1] must equal b.shape[0])")
+    for nm, t in (("a", a), ("b", b)):
+        if _name(t.dtype) not in _k.FP8_DTYPES:
+            raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {_name(t.dtype)}; quantize it "
+                            "first (tmakit.ops.quantize)")
+    for nm, s in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if _name(s.dtype) != "float32":
+            raise GemmError(f"{nm} must be float32, got {_name(s.dtype)}")
+    od = _name(out.dtype) if out is not None else _name(out_dtype)
+    if od not in ("bfloat16", "float16", "float32"):
+        raise GemmError(f"out_dtype must be bfloat16, float16 or float32, got {od}")
+    if out is not None and tuple(out.shape) != (m, n):
+        raise GemmError(f"out has shape {tuple(out.shape)}, expected {(m, n)}")
+    if bias is not None and tuple(bias.shape) != (n,):
+        raise GemmError(f"bias must have shape ({n},), got {tuple(bias.shape)}")
+    return _k.scaling_of(m, n, k, tuple(scale_a.shape), tuple(scale_b.shape))
+
+
+def scaled_mm_reference(a, b, scale_a, scale_b, bias=None, out_dtype=None):
+    """Dequantize both operands, multiply in fp32, add the bias, convert: what every mode computes, without the
+    fp8 tensor cores (the fallback where ``torch._scaled_mm`` has no such mode)."""
+    torch = torch_module()
+    out_dtype = out_dtype or torch.bfloat16
+    m, k = a.shape
+    n = b.shape[1]
+    row = _k.scaling_of(m, n, k, tuple(scale_a.shape), tuple(scale_b.shape)) == "row"
+    sb = scale_b.t() if row else scale_b  # w = b.t() (N, K): row-wise scales of w are scale_b.t() (N, 1)
+    c = dequantize(a, scale_a) @ dequantize(b.t(), sb).t()
+    if bias is not None:
+        c = c + bias.float()
+    return c.to(out_dtype)
+
+
+def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out):
+    c = None
+    if mode != "block" and not (_name(a.dtype) == _name(b.dtype) == "float8_e5m2"):
+        try:
+            c = torch._scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype)
+        except (RuntimeError, NotImplementedError):
+            c = None  # e.g. a layout or device torch's kernel does not take: the reference below
+    if c is None:
+        c = scaled_mm_reference(a, b, scale_a, scale_b, bias, out_dtype)
+    if out is None:
+        return c
+    out.copy_(c)
+    return out
+
+
+def _why_not_kernel(torch, ts) -> str:
+    """Why the kernel cannot run these tensors ('' if it can, as far as the device goes)."""
+    if not all(t.is_cuda for t in ts):
+        return "not all tensors are CUDA tensors"
+    if len({t.device for t in ts}) != 1:
+        return "tensors on different devices"
+    from tmakit import cuda as tkc
+
+    if not tkc.is_available():
+        return "no CUDA runtime for tmakit (driver or NVRTC missing)"
+    if torch.cuda.get_device_capability(ts[0].device) != (9, 0):
+        return "not a Hopper (sm_90) GPU"
+    if any(t.requires_grad for t in ts) and torch.is_grad_enabled():
+        return "autograd is recording (a tensor requires grad)"
+    return ""
+
+
+def _plan(a, b, scale_a, scale_b, bias, out, od, config):
+    key = tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.data_ptr()) if t is not None else None
+                for t in (a, b, scale_a, scale_b, bias, out)) + (od, config)
+    p = _plans.get(key)
+    if p is None:
+        p = _k.plan_fp8(a, b, scale_a, scale_b, bias, out, od, config)
+        if len(_plans) > 1024:
+            _plans.clear()
+        _plans[key] = p
+    return p
+
+
+def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, strict=False, config=None):
+    """``(a @ b) * scales (+ bias)`` for float8 ``a`` (M, K) row-major and ``b`` (K, N) column-major (module
+    docstring: modes, fallback, ``strict``). ``out_dtype`` defaults to bfloat16 (or ``out``'s dtype); ``config``: a
+    name in ``tmakit.kernels.gemm_fp8.CONFIGS`` (tuning). Runs on the tensors' device and its current stream."""
+    torch = torch_module()
+    for nm, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
+        check_tensor(nm, t)
+    if out_dtype is None:
+        out_dtype = out.dtype if out is not None else torch.bfloat16
+    mode = _meaning(a, b, scale_a, scale_b, bias, out, out_dtype)
+    if compiling():
+        od = _name(out_dtype)
+        if out is None:
+            return torch.ops.tmakit.scaled_mm(a, b, scale_a, scale_b, bias, od, strict)
+        torch.ops.tmakit.scaled_mm_out(a, b, scale_a, scale_b, bias, out, od, strict)
+        return out
+    ts = [t for t in (a, b, scale_a, scale_b, bias, out) if t is not None]
+    reason = _why_not_kernel(torch, ts)
+    p = None
+    if not reason:
+        try:
+            p = _plan(a, b, scale_a, scale_b, bias, out, _name(out_dtype), config)
+        except GemmError as e:
+            reason = str(e)
+    if reason:
+        if strict:
+            raise GemmError(f"scaled_mm cannot run on tmakit's kernel: {reason}")
+        set_path(f"torch:{reason}")
+        return _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out)
+    if out is None:
+        out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
+    with torch.cuda.device(a.device):
+        _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), scale_a.data_ptr(), scale_b.data_ptr(),
+                    bias.data_ptr() if bias is not None else 0)()
+    set_path(f"tma:scaled_mm:{p.scaling}")
+    return out
+
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError:  # pragma: no cover - depends on the environment
+    pass
+else:
+    from . import scaled_mm_library  # noqa: F401,E402  (registers torch.ops.tmakit.scaled_mm / scaled_mm_out)

@@ -1,0 +1,375 @@
+"""FP8 scaled GEMM (tmakit_gemm_scaled in kernels/gemm.cu, kernels/gemm_fp8.py, ops.scaled_mm, ops.quantize):
+CPU checks (NVRTC compile + SASS per mode and output type, argument rules on fake tensors, the scaling math in
+torch/numpy, the custom op under torch.compile on the fallback path) and GPU checks against an fp64 reference of
+the dequantized product (skipped without a Hopper GPU)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tmakit.kernels import gemm_fp8 as gf
+from tmakit.kernels.gemm import GemmError
+
+torch = pytest.importorskip("torch")
+
+E4, E5 = "torch.float8_e4m3fn", "torch.float8_e5m2"
+
+
+class Fake:
+    """Just enough of a tensor for ``plan_fp8``: shape, stride(), dtype, data_ptr()."""
+
+    def __init__(self, shape, stride=None, dtype=E4, ptr=1 << 20):
+        self.shape = tuple(shape)
+        if stride is None:
+            stride = (shape[1], 1) if len(shape) == 2 else (1,) * len(shape)
+        self._stride, self.dtype, self._ptr = tuple(stride), dtype, ptr
+
+    def stride(self):
+        return self._stride
+
+    def data_ptr(self):
+        return self._ptr
+
+
+def bt(n, k, ld=None, **kw):
+    """``w.t()`` of a row-major (n, k) fp8 w: shape (k, n), strides (1, ld)."""
+    return Fake((k, n), (1, ld or k), ptr=1 << 24, **kw)
+
+
+def f32(*shape, stride=None, ptr=1 << 28):
+    return Fake(shape, stride, dtype="torch.float32", ptr=ptr)
+
+
+def scales(mode, m, n, k):
+    if mode == "tensor":
+        return f32(), f32()
+    if mode == "row":
+        return f32(m, 1, stride=(1, 1)), f32(1, n, stride=(n, 1))
+    kb, nb = -(-k // 128), -(-n // 128)
+    return f32(m, kb), f32(nb, kb)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# plan: argument rules (no GPU)
+
+@pytest.mark.parametrize("mode", gf.SCALINGS)
+def test_plan_modes(mode):
+    m, n, k = 300, 264, 512
+    p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
+    assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.scaling) == (m, n, k, k, k, n, mode)
+    assert p.in_code == 2 and not p.bias and p.out_dtype == "bfloat16"
+    if mode == "block":
+        assert p.config.bn == 128 and not p.config.overlap and p.scale_strides == (4, 1, 4, 1)
+    if mode == "row":
+        assert p.scale_strides == (1, 0, 1, 0)
+    name = gf.kernel_name(p)
+    assert name.startswith("tmakit_gemm_scaled<2, 0, ") and name.endswith(f", {gf._SCALE_CODE[mode]}, 0>")
+
+
+def test_plan_dtype_codes_and_bias():
+    m, n, k = 128, 256, 128
+    for ta, tb, code in ((E4, E4, 2), (E4, E5, 3), (E5, E4, 4), (E5, E5, 5)):
+        p = gf.plan_fp8(Fake((m, k), dtype=ta), bt(n, k, dtype=tb), f32(), f32(),
+                        bias=Fake((n,), dtype="torch.float32"), out_dtype="torch.float32")
+        assert p.in_code == code and p.bias and p.out_dtype == "float32"
+        assert gf.kernel_name(p).startswith(f"tmakit_gemm_scaled<{code}, 2, ")
+
+
+@pytest.mark.parametrize("args, kw, match", [
+    ((Fake((8, 64)), bt(16, 32), f32(), f32()), {}, "do not compose"),
+    ((Fake((8, 64), dtype="torch.bfloat16"), bt(16, 64), f32(), f32()), {}, "float8_e4m3fn or float8_e5m2"),
+    ((Fake((8, 64)), Fake((64, 16), (16, 1), ptr=1 << 24), f32(), f32()), {}, "column-major"),
+    ((Fake((8, 64), (1, 8)), bt(16, 64), f32(), f32()), {}, "row-major"),
+    ((Fake((8, 40)), bt(16, 40), f32(), f32()), {}, "multiple of 16 bytes"),
+    ((Fake((8, 64), (72, 1)), bt(16, 64), f32(), f32()), {}, "multiple of 16 bytes"),
+    ((Fake((8, 64), ptr=(1 << 20) + 16), bt(16, 64), f32(), f32()), {}, "128-byte aligned"),
+    ((Fake((8, 64)), bt(12, 64), f32(), f32()), {}, "N \\* 2 = 24 bytes"),
+    ((Fake((8, 64)), bt(16, 64), f32(8, 2), f32(1, 16)), {}, "name no scaling mode"),
+    ((Fake((8, 64)), bt(16, 64), f32(8, 1), f32(16, 1)), {}, "name no scaling mode"),
+    ((Fake((8, 64)), bt(16, 64), Fake((), (), dtype="torch.bfloat16"), f32()), {}, "scale_a must be float32"),
+    ((Fake((8, 64)), bt(16, 64), f32(), f32()), {"out_dtype": "torch.float8_e4m3fn"}, "out_dtype must be"),
+    ((Fake((8, 64)), bt(16, 64), f32(), f32()), {"bias": Fake((8,), dtype="torch.bfloat16")}, "bias must have"),
+    ((Fake((8, 64)), bt(16, 64), f32(), f32()), {"bias": Fake((16,), dtype="torch.float32")}, "bias.dtype"),
+    ((Fake((8, 64)), bt(16, 64), f32(8, 1), f32(1, 16)), {"config": "n256_s4_c1"}, None),
+    ((Fake((8, 256)), bt(128, 256), f32(8, 2), f32(1, 2)), {"config": "n256_s4_c1"}, "128-column tile"),
+    ((Fake((8, 64)), bt(16, 64), f32(), f32()), {"config": "nope"}, "unknown fp8 config"),
+    ((Fake((0, 64)), bt(16, 64), f32(), f32()), {}, "empty problem"),
+])
+def test_plan_rules(args, kw, match):
+    if match is None:
+        gf.plan_fp8(*args, **kw)
+        return
+    with pytest.raises(GemmError, match=match):
+        gf.plan_fp8(*args, **kw)
+
+
+def test_plan_out_rules():
+    a, b = Fake((8, 64)), bt(16, 64)
+    with pytest.raises(GemmError, match="expected \\(8, 16\\)"):
+        gf.plan_fp8(a, b, f32(), f32(), out=Fake((8, 8), dtype="torch.bfloat16", ptr=1 << 26))
+    with pytest.raises(GemmError, match="128-byte aligned"):
+        gf.plan_fp8(a, b, f32(), f32(), out=Fake((8, 16), dtype="torch.bfloat16", ptr=(1 << 26) + 64))
+    with pytest.raises(GemmError, match="overlaps a"):
+        gf.plan_fp8(a, b, f32(), f32(), out=Fake((8, 16), dtype="torch.bfloat16", ptr=1 << 20))
+    p = gf.plan_fp8(a, b, f32(), f32(), out=Fake((8, 16), (64, 1), dtype="torch.bfloat16", ptr=1 << 26))
+    assert p.ldc == 64
+
+
+def test_configs_fit_smem():
+    from tmakit.kernels import gemm as gk
+
+    for c in gf.CONFIGS.values():
+        assert gk.smem_bytes(c) <= gk.SMEM_LIMIT
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# NVRTC + SASS (no GPU needed)
+
+_SASS_TYPES = {2: "E4M3.E4M3", 3: "E4M3.E5M2", 4: "E5M2.E4M3", 5: "E5M2.E5M2"}
+
+
+@pytest.mark.parametrize("mode", gf.SCALINGS)
+@pytest.mark.parametrize("out", ["bfloat16", "float16", "float32"])
+def test_kernel_compiles_with_qgmma_and_tma(mode, out):
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    m, n, k = 4096, 4096, 4096
+    a_t, b_t = (E4, E5) if out == "float16" else (E4, E4)
+    p = gf.plan_fp8(Fake((m, k), dtype=a_t), bt(n, k, dtype=b_t), *scales(mode, m, n, k),
+                    bias=Fake((n,), dtype=f"torch.{out}") if out != "bfloat16" else None, out_dtype=out)
+    c = tkc.compile_file(tkc.KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
+    try:
+        text = sass.disassemble(c.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    ops = sass.opcodes(text)
+    assert ops["QGMMA"] > 0 and ops["HGMMA"] == 0 and ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0
+    kinds = set(re.findall(r"QGMMA\.64x(\d+)x32\.F32\.(\w+\.\w+)", text))
+    assert kinds == {(str(p.config.bn), _SASS_TYPES[p.in_code])}, kinds
+    # accumulators (and block scaling's partials) stay in registers: nothing spills in the mainloop, and at most a
+    # few scalars around the epilogue (row-wise scales and the deferred epilogue's packed tile)
+    lines = text.splitlines()
+    mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
+    assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
+    assert ops["LDL"] + ops["STL"] <= (48 if p.config.defer else 12), (ops["LDL"], ops["STL"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# scaling math (torch / numpy, no GPU)
+
+def _q(seed, shape, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape, generator=g) * scale).to(torch.bfloat16)
+
+
+def test_quantize_roundtrip_and_scales():
+    from tmakit.ops import quantize as q
+
+    x = _q(0, (200, 300), 3.0)
+    x[5, 7] = 100.0  # one outlier: per-tensor scale follows it, 1x128 only in its block
+    for fn, shape in ((q.quantize_tensor, ()), (q.quantize_rows, (200, 1)), (q.quantize_1x128, (200, 3)),
+                      (q.quantize_128x128, (2, 3))):
+        qx, s = fn(x)
+        assert qx.dtype == torch.float8_e4m3fn and s.dtype == torch.float32 and tuple(s.shape) == shape
+        assert float(qx.float().abs().max()) <= 448.0
+        d = q.dequantize(qx, s)
+        rel = float(((d - x.float()).abs() / (x.float().abs() + 1e-3)).median())
+        assert rel < 0.04, (fn.__name__, rel)  # e4m3: 3 mantissa bits, 2^-4 relative half-ulp at most
+    _, s = q.quantize_1x128(x)
+    assert float(s[5, 0]) == pytest.approx(100.0 / 448.0) and float(s[5, 1]) < 100.0 / 448.0
+    zq, zs = q.quantize_rows(torch.zeros(3, 4))
+    assert float(zs.min()) == 1.0 and float(zq.float().abs().max()) == 0.0
+    with pytest.raises(ValueError, match="scale shape"):
+        q.dequantize(qx, torch.ones(7, 7))
+
+
+def _block_problem(m, n, k, seed=1):
+    from tmakit.ops import quantize as q
+
+    a, w = _q(seed, (m, k)), _q(seed + 1, (n, k))
+    qa, sa = q.quantize_1x128(a)
+    qw, sw = q.quantize_128x128(w)
+    return qa, sa, qw, sw
+
+
+def _fp64_ref(qa, sa, qw, sw):
+    from tmakit.ops import quantize as q
+
+    return q.dequantize(qa, sa).double() @ q.dequantize(qw, sw).double().t()
+
+
+def test_block_two_level_accumulation_matches_reference():
+    """The kernel's block-wise math, emulated: per 128-deep K block an fp32 partial sum of exact fp8 products, scaled
+    by sa[row, kb] * sb[nb, kb] and added into an fp32 total. Equals the fp64 product of the dequantized operands to
+    fp32 rounding (relative 1e-6), so the kernel's error is the tensor cores' accumulation inside a block."""
+    m, n, k = 96, 200, 520  # K and N not multiples of 128: zero-filled last blocks
+    qa, sa, qw, sw = _block_problem(m, n, k)
+    A, W = qa.float().numpy(), qw.float().numpy()
+    SA, SB = sa.numpy(), sw.numpy()
+    total = np.zeros((m, n), np.float32)
+    for kb in range(-(-k // 128)):
+        ks = slice(128 * kb, min(k, 128 * kb + 128))
+        part = (A[:, ks] @ W[:, ks].T).astype(np.float32)  # fp8 x fp8 products are exact in fp32
+        scale = (SA[:, kb:kb + 1] * SB[np.arange(n) // 128, kb][None, :]).astype(np.float32)
+        total = (total + part * scale).astype(np.float32)
+    ref = _fp64_ref(qa, sa, qw, sw).numpy()
+    err = np.abs(total - ref).max() / np.abs(ref).max()
+    assert err < 1e-6, err
+    # the scale is per block: a wrong K block index or N block gives a visibly different product
+    wrong = A @ W.T * SA[:, :1] * SB[0, 0]
+    assert np.abs(wrong - ref).max() / np.abs(ref).max() > 1e-2
+
+
+@pytest.mark.parametrize("mode", ["tensor", "row", "block"])
+def test_fallback_matches_reference(mode):
+    import tmakit as tk
+    from tmakit.ops import quantize as q
+
+    m, n, k = 64, 96, 256
+    a, w = _q(3, (m, k)), _q(4, (n, k))
+    if mode == "tensor":
+        (qa, sa), (qw, sw) = q.quantize_tensor(a), q.quantize_tensor(w)
+        sb = sw
+    elif mode == "row":
+        (qa, sa), (qw, sw) = q.quantize_rows(a), q.quantize_rows(w)
+        sb = sw.t()
+    else:
+        (qa, sa), (qw, sw) = q.quantize_1x128(a), q.quantize_128x128(w)
+        sb = sw
+    bias = _q(5, (n,))
+    c = tk.ops.scaled_mm(qa, qw.t(), sa, sb, bias=bias, out_dtype=torch.bfloat16)
+    assert tk.ops.last_path.startswith("torch:") and c.dtype == torch.bfloat16 and c.shape == (m, n)
+    ref = q.dequantize(qa, sa).double() @ q.dequantize(qw, sw if mode != "row" else sw).double().t() + bias.double()
+    err = float((c.double() - ref).abs().max() / ref.abs().max())
+    assert err < 8e-3, err  # bf16 output rounding
+    with pytest.raises(GemmError, match="not all tensors are CUDA"):
+        tk.ops.scaled_mm(qa, qw.t(), sa, sb, strict=True)
+    out = torch.empty(m, n, dtype=torch.float32)
+    got = tk.ops.scaled_mm(qa, qw.t(), sa, sb, bias=bias.float(), out=out)
+    assert got is out and float((out.double() - ref).abs().max() / ref.abs().max()) < 1e-5
+
+
+def test_op_meaning_errors_raise_without_strict():
+    import tmakit as tk
+
+    qa = torch.zeros(8, 64).to(torch.float8_e4m3fn)
+    qb = torch.zeros(16, 64).to(torch.float8_e4m3fn).t()
+    one = torch.ones(())
+    with pytest.raises(GemmError, match="do not compose"):
+        tk.ops.scaled_mm(qa, qb[:32], one, one)
+    with pytest.raises(GemmError, match="name no scaling mode"):
+        tk.ops.scaled_mm(qa, qb, torch.ones(8, 2), torch.ones(1, 16))
+    with pytest.raises(GemmError, match="float8"):
+        tk.ops.scaled_mm(qa.float(), qb, one, one)
+    with pytest.raises(GemmError, match="scale_b must be float32"):
+        tk.ops.scaled_mm(qa, qb, one, one.double())
+
+
+def test_custom_op_under_torch_compile():
+    import tmakit as tk
+    from tmakit.ops import quantize as q
+
+    qa, sa = q.quantize_rows(_q(6, (32, 128)))
+    qw, sw = q.quantize_rows(_q(7, (48, 128)))
+
+    def f(x, w, s1, s2):
+        return tk.ops.scaled_mm(x, w.t(), s1, s2.t(), out_dtype=torch.float32) * 2
+
+    got = torch.compile(f, backend="aot_eager", fullgraph=True)(qa, qw, sa, sw)
+    ref = f(qa, qw, sa, sw)
+    torch.testing.assert_close(got, ref)
+    assert hasattr(torch.ops.tmakit, "scaled_mm") and hasattr(torch.ops.tmakit, "scaled_mm_out")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GPU
+
+def _gpu_problem(mode, m, n, k, ta=torch.float8_e4m3fn, tb=torch.float8_e4m3fn, seed=0):
+    from tmakit.ops import quantize as q
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=g).to(torch.bfloat16)
+    if mode == "tensor":
+        (qa, sa), (qw, sw) = q.quantize_tensor(a, ta), q.quantize_tensor(w, tb)
+        sb = sw
+    elif mode == "row":
+        (qa, sa), (qw, sw) = q.quantize_rows(a, ta), q.quantize_rows(w, tb)
+        sb = sw.t()
+    else:
+        (qa, sa), (qw, sw) = q.quantize_1x128(a, ta), q.quantize_128x128(w, tb)
+        sb = sw
+    ref = q.dequantize(qa, sa).double() @ q.dequantize(qw, sw).double().t()
+    return qa, qw.t(), sa, sb, ref
+
+
+# Relative error (max |C - ref| / max |ref|) allowed per output type: the output rounding (bf16 2^-9, fp16 2^-12)
+# plus the fp8 wgmma's reduced-precision accumulation inside each 128-deep slab (measured; docs/GEMM.md "FP8").
+TOL_FP8 = {torch.bfloat16: 8e-3, torch.float16: 2e-3, torch.float32: 2e-3}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", gf.SCALINGS)
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("m, n, k", [(1, 16, 16), (100, 200, 160), (129, 264, 1040), (333, 520, 1024),
+                                     (256, 512, 4096), (1000, 1000, 512), (2048, 2048, 2048)])
+def test_scaled_mm_gpu(mode, out_dtype, m, n, k):
+    import tmakit as tk
+
+    if (n * torch.tensor([], dtype=out_dtype).element_size()) % 16:
+        pytest.skip("output rows not 16-byte aligned")
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k)
+    out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")  # poisoned: every element written
+    got = tk.ops.scaled_mm(qa, qb, sa, sb, out=out, strict=True)
+    torch.cuda.synchronize()
+    assert got is out and tk.ops.last_path == f"tma:scaled_mm:{mode}"
+    assert bool(torch.isfinite(out).all())
+    err = float((out.double() - ref).abs().max() / ref.abs().max())
+    print(f"{mode} {out_dtype} {m}x{n}x{k}: rel err {err:.2e}")
+    assert err < TOL_FP8[out_dtype], err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", gf.SCALINGS)
+@pytest.mark.parametrize("ta, tb", [(torch.float8_e4m3fn, torch.float8_e5m2), (torch.float8_e5m2, torch.float8_e4m3fn),
+                                    (torch.float8_e5m2, torch.float8_e5m2)])
+def test_scaled_mm_gpu_types_and_bias(mode, ta, tb):
+    import tmakit as tk
+
+    m, n, k = 300, 392, 640
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k, ta, tb)
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+    got = tk.ops.scaled_mm(qa, qb, sa, sb, bias=bias, strict=True)
+    ref = ref + bias.double()
+    err = float((got.double() - ref).abs().max() / ref.abs().max())
+    assert tk.ops.last_path == f"tma:scaled_mm:{mode}" and err < TOL_FP8[torch.bfloat16], err
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["tensor", "row"])
+def test_scaled_mm_gpu_matches_torch(mode):
+    """Same inputs through torch._scaled_mm (cuBLAS): the two agree to the output rounding."""
+    import tmakit as tk
+
+    qa, qb, sa, sb, ref = _gpu_problem(mode, 512, 768, 1024)
+    got = tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32, strict=True)
+    want = torch._scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32)
+    err = float((got - want).abs().max() / want.abs().max())
+    assert err < 1e-3, err
+
+
+@pytest.mark.gpu
+def test_scaled_mm_gpu_fallback_on_unaligned_k():
+    import tmakit as tk
+
+    qa, qb, sa, sb, ref = _gpu_problem("tensor", 64, 64, 40)  # K = 40: a's rows are 40 bytes, not 16-aligned
+    got = tk.ops.scaled_mm(qa, qb, sa, sb)
+    assert tk.ops.last_path.startswith("torch:") and "multiple of 16" in tk.ops.last_path
+    assert float((got.double() - ref).abs().max() / ref.abs().max()) < 8e-3
+    with pytest.raises(GemmError, match="multiple of 16"):
+        tk.ops.scaled_mm(qa, qb, sa, sb, strict=True)
