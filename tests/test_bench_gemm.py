@@ -128,7 +128,7 @@ def _result():
                python="3.12.3", dirty=True)
     opts = dict(dtype="bfloat16", out_dtype="bfloat16", b_layout="nk", b_layout_means=bg.B_LAYOUTS["nk"], reps=50,
                 warmup=10, graph=True, graph_calls="auto", graph_replays=10, seed=0, err_limit=1e-2, flush_mib=256,
-                tmakit_call="tmakit.ops_gemm.gemm(a, b, out=c)")
+                tmakit_call="tmakit.ops.gemm(a, b, out=c)")
     rows = _rows()
     return dict(env=env, options=opts, rows=rows, summary=bg.summarize(rows))
 

@@ -1,4 +1,4 @@
-"""GEMM (kernels/gemm.cu, ops_gemm.gemm): CPU checks (NVRTC compile + SASS, argument rules on fake tensors) and GPU
+"""GEMM (kernels/gemm.cu, ops.gemm): CPU checks (NVRTC compile + SASS, argument rules on fake tensors) and GPU
 checks against an fp32 torch reference (skipped without a Hopper GPU)."""
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def _check(torch, out, a, b, od):
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 def test_gemm_gpu(m, n, k, dt, od, b_layout):
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     a, b = _operands(torch, m, n, k, dt, b_layout)
     # a padded out view (16-byte rows): the pad columns must stay NaN
@@ -327,7 +327,7 @@ def test_gemm_gpu(m, n, k, dt, od, b_layout):
                                      (2000, 4000, 200), (1500, 3000, 72)])  # several tiles per CTA, short K
 def test_gemm_gpu_configs(config, b_layout, m, n, k):
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     a, b = _operands(torch, m, n, k, "bfloat16", b_layout)
     out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -350,7 +350,7 @@ def test_gemm_gpu_configs(config, b_layout, m, n, k):
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 def test_gemm_gpu_stream_k(config, m, n, k, mode, od, b_layout):
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     a, b = _operands(torch, m, n, k, "bfloat16", b_layout)
     p = gk.plan(a, b, config=config, split=1)
@@ -369,7 +369,7 @@ def test_gemm_gpu_stream_k(config, m, n, k, mode, od, b_layout):
 @pytest.mark.parametrize("m, n, k", [(128, 2048, 4104), (100, 520, 1000), (1000, 264, 200)])
 def test_gemm_gpu_k_rotate(m, n, k):
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     a, b = _operands(torch, m, n, k, "bfloat16", "nk")
     for rot in (True, False):
@@ -387,7 +387,7 @@ def test_gemm_gpu_k_rotate(m, n, k):
 def test_gemm_gpu_split_k(split, od, b_layout, config, mode):
     """fixup with split 2 / 4 dividing the staging boxes: reduce-scatter; 3 / 5: the head adds every partial."""
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     a, b = _operands(torch, 129, 264, 1000, "bfloat16", b_layout)
     for _ in range(2):  # fixup: the second launch relies on the first one's flag resets
@@ -404,7 +404,7 @@ def test_gemm_gpu_graphs_keep_workspaces():
     than the last, replay correctly in any order: a grown workspace never frees the one an earlier graph launches on,
     and flags first allocated inside a capture are zeroed before a graph or an eager call relies on them."""
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     cases = [(64, 4096, 4096, {}), (64, 4096, 4096, dict(split=4)), (129, 264, 1000, dict(split=3)),
              (1, 1024, 8192, dict(split=8, split_mode="atomic")), (200, 2048, 4096, dict(split=12)),
@@ -438,7 +438,7 @@ def test_gemm_gpu_graph_rounds_like_the_bench():
     the bench's own helper (warm-up on a fresh side stream, capture on torch's capture stream), replayed, deleted."""
     torch = _gpu()
     from tmakit.bench import gemm as bg
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     variants = [{}, dict(split=4), dict(split=3), dict(config="m64_n64_s12_c1_ov1", split=2),
                 dict(config="m64_n64_s12_c1_ov1", split=4)]
@@ -463,7 +463,7 @@ def test_gemm_gpu_pdl_chain(config):
     """Back-to-back dependent GEMMs (programmatic dependent launch): the second reads the first's output and the third
     overwrites the first's input, eagerly and in a CUDA graph."""
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     a, b = _operands(torch, 256, 1024, 1024, "bfloat16", "nk")
     c1 = torch.full((256, 1024), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -496,7 +496,7 @@ def test_gemm_gpu_pdl_chain(config):
 @pytest.mark.gpu
 def test_gemm_gpu_default_out_and_repeat():
     torch = _gpu()
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     a, b = _operands(torch, 300, 264, 200, "float16", "nk")
     c = gemm(a, b)
@@ -510,7 +510,7 @@ def test_gemm_gpu_default_out_and_repeat():
 @pytest.mark.gpu
 def test_gemm_gpu_out_rules():
     torch = _gpu()
-    from tmakit.ops_gemm import GemmError, gemm
+    from tmakit.ops import GemmError, gemm
 
     a, b = _operands(torch, 64, 64, 64, "bfloat16", "kn")
     with pytest.raises(GemmError, match="overlaps a"):
@@ -525,7 +525,7 @@ def test_gemm_gpu_autograd(m, n, k, b_layout):
     """Gradients of tk.ops.gemm match fp32 references (M = 100: dB's reduction dim is not a multiple of 16 bytes, so
     that product runs through torch.matmul)."""
     torch = _gpu()
-    from tmakit.ops_gemm import GemmError, gemm
+    from tmakit.ops import GemmError, gemm
 
     a, b = _operands(torch, m, n, k, "bfloat16", b_layout)
     a.requires_grad_()

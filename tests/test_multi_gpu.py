@@ -66,7 +66,7 @@ def test_ops_use_the_devices_current_stream():
 
 
 def test_gemm_on_the_second_gpu():
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     for dev in (1, 0, 1):
         a = torch.randn(384, 520, device=f"cuda:{dev}", dtype=torch.bfloat16)

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 from tmakit import ops  # noqa: E402
 from tmakit.kernels import bandwidth as bw  # noqa: E402
+from tmakit.ops import fast_path, memory_ops  # noqa: E402
 
 
 class FakeLauncher(bw.Launcher):
@@ -38,11 +39,11 @@ def fake(monkeypatch):
         run.path = "tma:" + run.kind
         return run
 
-    monkeypatch.setattr(ops, "_gpu_reason", lambda src, dst: "")
+    monkeypatch.setattr(memory_ops, "_gpu_reason", lambda src, dst: "")
     monkeypatch.setattr(bw, "launcher_for", launcher_for)
-    monkeypatch.setattr(ops, "_fast", {})
-    monkeypatch.setattr(ops, "_out_shape", {})
-    return planned
+    fast_path.clear()
+    yield planned
+    fast_path.clear()
 
 
 def test_second_identical_call_skips_planning(fake):
@@ -137,12 +138,12 @@ def test_errors_unchanged_after_caching(fake):
         ops.copy(torch.zeros(3), torch.zeros(4))
 
 
-def test_fallbacks_are_not_cached(monkeypatch):
-    monkeypatch.setattr(ops, "_fast", {})
+def test_fallbacks_are_not_cached():
+    fast_path.clear()
     x, y = torch.arange(6.0), torch.empty(6)
     ops.copy(x, y)
     ops.copy(x, y)
-    assert ops._fast == {} and ops.last_path.startswith("torch:")
+    assert fast_path.entries == {} and ops.last_path.startswith("torch:")
     with pytest.raises(ValueError, match="TMA cannot"):
         ops.copy(x, y, strict=True)
 
@@ -163,3 +164,32 @@ def test_a_cached_launcher_is_not_reused_for_overlapping_addresses(fake):
     assert len(fake) == 3 and ops.last_path == "tma:fake"
     with pytest.raises(ValueError, match="overlap in memory"):
         ops.copy(m[:, :32], m[:, 16:48])
+
+
+def test_last_path_is_per_thread(fake):
+    """Each thread reads the path of its own last op, whatever other threads ran meanwhile."""
+    import threading
+
+    a, b = aligned((1024,), torch.float32), aligned((1024,), torch.float32)
+    ops.copy(a, b)  # planned here, so the other thread's call takes the fast path too
+    ops.copy(a, b)
+    assert ops.last_path == "tma:fake"
+    seen = {}
+    step = threading.Barrier(2)
+
+    def other():
+        seen["before"] = ops.last_path  # nothing run on this thread yet
+        ops.copy(torch.arange(6.0, requires_grad=True), torch.empty(6))  # autograd records: the torch fallback
+        step.wait()  # the main thread reads its path while this thread's last op is the fallback
+        step.wait()
+        seen["after"] = ops.last_path
+
+    t = threading.Thread(target=other)
+    t.start()
+    step.wait()
+    mine = ops.last_path
+    ops.reduce_into(b, a)
+    step.wait()
+    t.join()
+    assert seen["before"] == "" and seen["after"].startswith("torch:autograd is recording")
+    assert mine == "tma:fake" and ops.last_path == "tma:combine"

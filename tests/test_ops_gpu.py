@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tmakit import ops  # noqa: E402
+from tmakit.ops.memory_ops import torch_reduce  # noqa: E402
 
 
 def _gpu_ok() -> bool:
@@ -151,7 +152,7 @@ def test_reduce_combine_matches_torch(op, dtype, n):
     if dtype.is_floating_point and n > 8:
         s[3] = float("nan")  # min/max propagate NaN like torch.minimum / torch.maximum
     want = d.clone()
-    ops._torch_reduce(want, s, op)
+    torch_reduce(want, s, op)
     ops.reduce_into(d, s, op, method="combine", strict=True)
     assert ops.last_path == "tma:combine"
     assert torch.equal(d.isnan(), want.isnan()) and torch.equal(d.nan_to_num(), want.nan_to_num())
@@ -249,7 +250,7 @@ def _check_combine_sizes(op, dtype):
     for n in (1, 4097, (1 << 20) + 13, (3 << 19) + 33333):
         d, s = rand((n,), dtype), rand((n,), dtype)
         want = d.clone()
-        ops._torch_reduce(want, s, op)
+        torch_reduce(want, s, op)
         for _ in range(2):
             got = d.clone()
             ops.reduce_into(got, s, op, method="combine", strict=True)
@@ -563,7 +564,7 @@ def test_random_views_match_torch_and_touch_nothing_else(seed):
             op = "add" if dtype.is_floating_point else ["add", "max", "xor"][int(rng.integers(3))]
             if dtype == torch.uint8 and op == "add":
                 op = "max"
-            ops._torch_reduce(wdst, src, op)
+            torch_reduce(wdst, src, op)
             ops.reduce_into(dst, src, op)
         paths.append(ops.last_path)
         assert torch.equal(_bits(dst_base), _bits(want)), (case, kind, shape, dtype, ops.last_path)
@@ -623,7 +624,7 @@ def test_torch_compile_keeps_the_tma_ops_in_the_graph(mode):
     kernels at run time and give the eager results; gemm's backward runs through the compiled graph too."""
     import torch._dynamo
 
-    from tmakit.ops_gemm import gemm
+    from tmakit.ops import gemm
 
     torch._dynamo.reset()
     x = rand((64, 96, 40), torch.bfloat16)

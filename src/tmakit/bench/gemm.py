@@ -311,7 +311,7 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
     ``tmakit_status`` is ``ok``, ``unsupported`` or ``error`` (with ``tmakit_error``), likewise for cuBLAS."""
     import torch
 
-    from ..ops_gemm import gemm
+    from ..ops.gemm import gemm
 
     out_dtype = out_dtype or dtype
     tdt, odt = getattr(torch, dtype), getattr(torch, out_dtype)
@@ -456,7 +456,7 @@ def run(shapes: list[dict], *, dtype: str = "bfloat16", out_dtype: str | None = 
     options = dict(dtype=dtype, out_dtype=out_dtype, b_layout=b_layout, b_layout_means=B_LAYOUTS[b_layout],
                    reps=reps, warmup=warmup, graph=graph, graph_calls=graph_calls or "auto",
                    graph_replays=graph_replays, seed=seed, err_limit=ERR_LIMIT, flush_mib=FLUSH_BYTES >> 20,
-                   tmakit_call="tmakit.ops_gemm.gemm(a, b, out=c)")
+                   tmakit_call="tmakit.ops.gemm(a, b, out=c)")
     env = _env()
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     spin_up()

@@ -3,7 +3,8 @@
 Under compilation each ``tk.ops`` function calls its custom op here instead of its eager body (which reads data
 pointers and so cannot be traced); at run time the op runs that eager body. The fake implementations give shapes and
 dtypes only; ``permute`` (backward: the inverse permute) and ``gemm`` (backward: two more GEMMs) carry their autograd
-formulas, which eager calls use too whenever autograd records. Imported by ``tmakit.ops`` on first need.
+formulas, which eager calls use too whenever autograd records. Imported by ``tmakit.ops`` (when torch is
+installed); the eager implementations call the ops by name (``torch.ops.tmakit.*``), so they do not import this.
 """
 
 from __future__ import annotations
@@ -11,18 +12,17 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["copy", "permute", "reduce_into", "gemm"]
+from .gemm import GemmError
+from .gemm import gemm as tk_gemm
+from .memory_ops import copy as tk_copy
+from .memory_ops import permute as tk_permute
+from .memory_ops import reduce_into as tk_reduce_into
 
-
-def _ops():
-    from . import ops
-
-    return ops
-
+__all__: list = []  # registers torch.ops.tmakit.{copy_, reduce_into_, permute, permute_out, gemm, gemm_out, mm}
 
 @torch.library.custom_op("tmakit::copy_", mutates_args=("dst",))
 def _copy(src: Tensor, dst: Tensor, strict: bool) -> None:
-    _ops().copy(src, dst, strict=strict)
+    tk_copy(src, dst, strict=strict)
 
 
 _copy.register_fake(lambda src, dst, strict: None)
@@ -30,7 +30,7 @@ _copy.register_fake(lambda src, dst, strict: None)
 
 @torch.library.custom_op("tmakit::reduce_into_", mutates_args=("dst",))
 def _reduce_into(dst: Tensor, src: Tensor, op: str, method: str, strict: bool) -> None:
-    _ops().reduce_into(dst, src, op, method=method, strict=strict)
+    tk_reduce_into(dst, src, op, method=method, strict=strict)
 
 
 _reduce_into.register_fake(lambda dst, src, op, method, strict: None)
@@ -39,7 +39,7 @@ _reduce_into.register_fake(lambda dst, src, op, method, strict: None)
 @torch.library.custom_op("tmakit::permute", mutates_args=())
 def _permute(x: Tensor, dims: list[int], strict: bool) -> Tensor:
     with torch.no_grad():  # the op's own autograd formula is registered below
-        return _ops().permute(x, tuple(dims), strict=strict)
+        return tk_permute(x, tuple(dims), strict=strict)
 
 
 @_permute.register_fake
@@ -61,7 +61,7 @@ _permute.register_autograd(_permute_backward, setup_context=_permute_ctx)
 
 @torch.library.custom_op("tmakit::permute_out", mutates_args=("out",))
 def _permute_out(x: Tensor, dims: list[int], out: Tensor, strict: bool) -> None:
-    _ops().permute(x, tuple(dims), out=out, strict=strict)
+    tk_permute(x, tuple(dims), out=out, strict=strict)
 
 
 _permute_out.register_fake(lambda x, dims, out, strict: None)
@@ -75,8 +75,6 @@ def _gemm_kw(out_dtype, config, split, stream_k, k_rotate, pdl, split_mode) -> d
 @torch.library.custom_op("tmakit::gemm", mutates_args=())
 def _gemm(a: Tensor, b: Tensor, out_dtype: str | None, config: str | None, split: int | None, stream_k: str,
           k_rotate: bool | None, pdl: bool, split_mode: str) -> Tensor:
-    from .ops_gemm import gemm as tk_gemm
-
     with torch.no_grad():  # the op's own autograd formula is registered below
         return tk_gemm(a, b, **_gemm_kw(out_dtype, config, split, stream_k, k_rotate, pdl, split_mode))
 
@@ -91,9 +89,6 @@ def _(a, b, out_dtype, config, split, stream_k, k_rotate, pdl, split_mode):
 def _mm(x: Tensor, y: Tensor) -> Tensor:
     """``x @ y`` in ``x``'s dtype (gemm's backward): tmakit's GEMM, or ``torch.matmul`` where its shape rules refuse
     (e.g. a reduction dim that is not a multiple of 16 bytes)."""
-    from .kernels.gemm import GemmError
-    from .ops_gemm import gemm as tk_gemm
-
     x, y = x.contiguous(), y.to(x.dtype)
     try:
         return tk_gemm(x, y)
@@ -126,36 +121,7 @@ _gemm.register_autograd(_gemm_backward, setup_context=_gemm_ctx)
 @torch.library.custom_op("tmakit::gemm_out", mutates_args=("out",))
 def _gemm_out(a: Tensor, b: Tensor, out: Tensor, out_dtype: str | None, config: str | None, split: int | None,
               stream_k: str, k_rotate: bool | None, pdl: bool, split_mode: str) -> None:
-    from .ops_gemm import gemm as tk_gemm
-
     tk_gemm(a, b, out=out, **_gemm_kw(out_dtype, config, split, stream_k, k_rotate, pdl, split_mode))
 
 
 _gemm_out.register_fake(lambda a, b, out, out_dtype, config, split, stream_k, k_rotate, pdl, split_mode: None)
-
-
-def copy(src, dst, strict: bool):
-    torch.ops.tmakit.copy_(src, dst, strict)
-    return dst
-
-
-def reduce_into(dst, src, op: str, method: str, strict: bool):
-    torch.ops.tmakit.reduce_into_(dst, src, op, method, strict)
-    return dst
-
-
-def permute(x, dims, out, strict: bool):
-    dims = [int(d) % max(x.dim(), 1) for d in dims]
-    if out is None:
-        return torch.ops.tmakit.permute(x, dims, strict)
-    torch.ops.tmakit.permute_out(x, dims, out, strict)
-    return out
-
-
-def gemm(a, b, out, kw: dict):
-    args = (kw["out_dtype"] if kw["out_dtype"] is None else str(kw["out_dtype"]).removeprefix("torch."),
-            kw["config"], kw["split"], kw["stream_k"], kw["k_rotate"], kw["pdl"], kw["split_mode"])
-    if out is None:
-        return torch.ops.tmakit.gemm(a, b, *args)
-    torch.ops.tmakit.gemm_out(a, b, out, *args)
-    return out

@@ -10,11 +10,33 @@ one dictionary lookup plus the launch.
 
 from __future__ import annotations
 
-from .kernels.gemm import GemmError, plan
+from dataclasses import dataclass
 
-__all__ = ["GemmError", "gemm"]
+from ..kernels import gemm as _k
+from ..kernels.gemm import GemmConfig, GemmError, plan
+from .common import torch_module
+
+__all__ = ["GemmError", "GemmOptions", "gemm"]
 
 FIXUP_MAX_SPLIT = 4  # split_mode="auto": in-kernel fixup up to this many K ranges per tile, TMA reduce-add above
+SPLIT_MODES = ("auto", "fixup", "head", "atomic")
+
+
+@dataclass(frozen=True)
+class GemmOptions:
+    """The GEMM's tuning knobs, one value per call (``gemm``'s keyword arguments of the same names say what each
+    does); the defaults are the shipped heuristics."""
+
+    config: str | GemmConfig | None = None
+    split: int | None = None
+    stream_k: str = "auto"
+    k_rotate: bool | None = None
+    pdl: bool = False
+    split_mode: str = "auto"
+
+
+DEFAULT_OPTIONS = GemmOptions()
+_options: dict = {}  # (knobs) -> GemmOptions: one object per distinct set of knobs, built once
 _plans: dict = {}
 _workspaces: dict = {}
 _schedules: dict = {}
@@ -98,47 +120,74 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
 
     ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
     ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32 (default: the input dtype). ``config``: a name in
-    ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs; default: the heuristics
-    ``choose_config`` / ``choose_split``). ``split_mode`` (split-K only): ``"fixup"`` runs the K ranges
-    of a tile on different clusters in one wave and finishes the tile in the kernel, deterministically (a fixed
-    summation order, no extra kernels): when the ranges divide the tile's staging boxes (2 or 4 ranges of a 128x256
-    16-bit tile) by reduce-scatter -- each range's CTA adds the others' fp32 partials for 1/split of the columns and
-    stores them -- else (``"head"`` forces this) the range holding slab 0 adds all the others' partials;
-    ``"atomic"`` adds fp32 partial tiles with TMA reduce-add into a zeroed buffer (an fp32 workspace plus a
-    conversion copy unless ``out`` is fp32; not bitwise deterministic); ``"auto"`` (default): fixup up to
-    ``FIXUP_MAX_SPLIT`` ranges per tile, atomic above (a head adding 15 partials is slower than the reduce-adds:
-    0.39x vs 0.48x cuBLAS at 128x1024x8192, split 16; split 4: fixup +0.6 % at 1024x1024x65536, +6 % at
-    512x2048x16384; NOTES-gemm.md run 16). ``stream_k``:
-    ``"auto"`` (default) deals the last partial wave of tiles out to all SMs as stream-K K-ranges (partial sums
-    added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see ``tmakit.kernels.gemm.schedule``).
-    ``k_rotate``: start each cluster's K loop at its own slab (default off: measured no gain). ``pdl``: programmatic
-    dependent launch, so the kernel's launch and prologue may overlap the previous kernel's end (always safe: the
-    kernel waits for the previous kernel before it touches global memory). Off by default: with an early
-    trigger it made back-to-back 128x8192x8192 calls 18 % slower on the H200; with the implicit trigger at exit it
-    measured -2 ... +5 % in graph replays, within the noise (NOTES-gemm.md runs 12, 28).
+    ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs, grouped per call as a
+    :class:`GemmOptions`; default: the heuristics ``choose_config`` / ``choose_split``). ``split_mode`` (split-K
+    only): ``"fixup"`` runs the K ranges of a tile on different clusters in one wave and finishes the tile in the
+    kernel, deterministically (a fixed summation order, no extra kernels): when the ranges divide the tile's staging
+    boxes (2 or 4 ranges of a 128x256 16-bit tile) by reduce-scatter -- each range's CTA adds the others' fp32
+    partials for 1/split of the columns and stores them -- else (``"head"`` forces this) the range holding slab 0
+    adds all the others' partials; ``"atomic"`` adds fp32 partial tiles with TMA reduce-add into a zeroed buffer (an
+    fp32 workspace plus a conversion copy unless ``out`` is fp32; not bitwise deterministic); ``"auto"`` (default):
+    fixup up to ``FIXUP_MAX_SPLIT`` ranges per tile, atomic above (a head adding many partials is slower than the
+    reduce-adds; docs/GEMM.md). ``stream_k``: ``"auto"`` (default) deals the last partial wave of tiles out to all
+    SMs as stream-K K-ranges (partial sums added in a fixed order: deterministic), ``"off"`` or ``"all"`` (see
+    ``tmakit.kernels.gemm.schedule``). ``k_rotate``: start each cluster's K loop at its own slab (default off:
+    measured no gain). ``pdl``: programmatic dependent launch, so the kernel's launch and prologue may overlap the
+    previous kernel's end (always safe: the kernel waits for the previous kernel before it touches global memory).
+    Off by default: an early trigger made back-to-back calls slower, the implicit trigger at exit measured within
+    the noise (docs/GEMM.md).
     Runs on torch's current stream; returns ``out``. Differentiable: with grad mode on and ``a`` or ``b`` requiring
     grad (and no ``out``), the backward runs two more GEMMs (dA = dC @ B^T, dB = A^T @ dC, transposing the smaller
     of A and dC with ``tk.ops.transpose``) in the input dtype with fp32 accumulation, through ``torch.matmul`` where
     a shape breaks the GEMM's rules. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.gemm`` (with
     the same backward), so it stays in the compiled graph.
     """
-    import torch
-
-    from .kernels import gemm as _k
-
+    torch = _torch or _load_torch()
     if not (a.is_cuda and b.is_cuda) or a.device != b.device:
         raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
-    kw = dict(out_dtype=out_dtype, config=config, split=split, stream_k=stream_k, k_rotate=k_rotate, pdl=pdl,
-              split_mode=split_mode)
+    knobs = (config, split, stream_k, k_rotate, pdl, split_mode)
+    opts = _options.get(knobs)
+    if opts is None:
+        opts = _options_for(knobs)
     recording = (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
     if recording and out is not None:
         raise GemmError("gemm(out=...) does not support autograd (as torch.matmul's out=): drop out, or run "
                         "under torch.no_grad()")
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
-        from . import ops_library
+        return _custom_op(torch, a, b, out, out_dtype, opts)
+    return _run(torch, a, b, out, out_dtype, opts)
 
-        return ops_library.gemm(a, b, out, kw)
-    p = _plan_cached(a, b, out, out_dtype, config, split)
+
+_torch = None
+
+
+def _load_torch():
+    global _torch
+    _torch = torch_module()
+    return _torch
+
+
+def _options_for(knobs) -> GemmOptions:
+    if len(_options) > 1024:
+        _options.clear()
+    opts = _options[knobs] = GemmOptions(*knobs)
+    return opts
+
+
+def _custom_op(torch, a, b, out, out_dtype, opts: GemmOptions):
+    """The call as ``torch.ops.tmakit.gemm`` / ``gemm_out`` (registered by ``tmakit.ops.library``)."""
+    args = (out_dtype if out_dtype is None else str(out_dtype).removeprefix("torch."), opts.config, opts.split,
+            opts.stream_k, opts.k_rotate, opts.pdl, opts.split_mode)
+    if out is None:
+        return torch.ops.tmakit.gemm(a, b, *args)
+    torch.ops.tmakit.gemm_out(a, b, out, *args)
+    return out
+
+
+def _run(torch, a, b, out, out_dtype, opts: GemmOptions):
+    """Plan (memoised), allocate ``out`` if needed, and launch the GEMM's kernel(s) on the current stream."""
+    split_mode = opts.split_mode
+    p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split)
     if out is None:
         out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
     elif out.device != a.device:
@@ -147,20 +196,21 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
         return out
     if p.k == 0:
         return out.zero_()
-    if split_mode not in ("auto", "fixup", "head", "atomic"):
+    if split_mode not in SPLIT_MODES:
         raise GemmError(f"split_mode must be 'auto', 'fixup', 'head' or 'atomic', got {split_mode!r}")
     if split_mode == "auto":
         split_mode = "fixup" if p.split <= FIXUP_MAX_SPLIT else "atomic"
+    pdl = opts.pdl
     with torch.cuda.device(a.device):
         fix = _split_fixup(_k, p, split_mode == "fixup") if p.split > 1 and split_mode in ("fixup", "head") else None
         if fix is not None or p.split == 1:  # one launch, whole K per unit or split ranges as stream-K segments
-            lp, sched = fix or (p, _schedule(_k, p, stream_k))
+            lp, sched = fix or (p, _schedule(_k, p, opts.stream_k))
             ws = flags = 0
             if sched.sk_units:
                 w, f = _sk_workspace(torch, sched, a.device)
                 ws, flags = w.data_ptr(), f.data_ptr()
             _k.launcher(lp, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched, ws_ptr=ws, flags_ptr=flags,
-                        k_rotate=k_rotate, pdl=pdl)()
+                        k_rotate=opts.k_rotate, pdl=pdl)()
         elif p.out_dtype == "float32":
             out.zero_()
             _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), pdl=pdl)()

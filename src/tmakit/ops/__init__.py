@@ -1,0 +1,58 @@
+"""User-facing ops on torch tensors, built on TMA (``tk.ops``).
+
+    import tmakit as tk
+    tk.ops.copy(src, dst)                      # dst[...] = src
+    y = tk.ops.transpose(x, 0, 1)              # contiguous x.transpose(0, 1)
+    y = tk.ops.permute(x, (0, 3, 1, 2))        # contiguous x.permute(...)
+    tk.ops.reduce_into(dst, src, op="add")     # dst = dst (op) src: TMA load-combine-store or store-reduce
+    c = tk.ops.gemm(a, b)                      # a @ b with TMA + wgmma
+
+Every bandwidth op is one kernel launch of TMA loads into shared memory and TMA stores or store-reduces out of it:
+persistent, pipelined CTAs (a ring of stages) for copies and store-reduce, or -- where that measured faster on an
+H200 -- one short CTA per tile handed out by the hardware (transposes, the combine reduce from 32 MiB;
+docs/PERFORMANCE.md says which shape each op takes and why). What TMA can describe: CUDA tensors on a Hopper GPU,
+16-byte-aligned base addresses (128-byte for the transposing path), at most 5 dimensions after merging contiguous
+ones, one unit-stride dimension in each tensor, every other stride a multiple of 16 bytes, no broadcast (stride 0)
+dims. When a call falls outside that (or the dtypes differ, or no GPU runtime is present), the op **falls back to
+the equivalent torch code** and records why in :data:`last_path`; pass ``strict=True`` to get a ``ValueError``
+naming the reason instead. A source and destination that share memory (other than as the very same view) are
+refused with ``ValueError`` whatever the path (``tmakit.memory_overlap`` decides exactly). Autograd: with grad mode
+on and an input requiring grad, ``transpose`` / ``permute`` (without ``out``) are differentiable (the backward is the
+inverse permute, on TMA too); ``copy``, ``reduce_into`` and ``out=`` calls run torch's op, which records the graph
+(or raises where torch does). Devices and threads: the ops launch on the tensors' device (switching to it when
+another is current) and its current stream; threads may share the cached launchers (each patches and launches
+under its launcher's lock), and :data:`last_path` is per thread. ``torch.compile``: while it traces, each op is the
+custom op ``torch.ops.tmakit.*`` (``tmakit.ops.library``), which stays in the compiled graph (no graph break) and
+runs the eager op at run time.
+
+Where things are: ``memory_ops`` (copy, transpose, permute, reduce_into), ``gemm``, ``fast_path`` (the cache of
+planned launchers all ops share), ``common`` (per-thread state, devices, compile/autograd checks), ``library`` (the
+torch custom ops). torch is imported when ``tk.ops`` is first used: ``import tmakit`` does not need it.
+"""
+
+from __future__ import annotations
+
+from .common import state as _state
+from .gemm import GemmError, GemmOptions, gemm
+from .memory_ops import REDUCE_OPS, copy, permute, reduce_into, transpose
+from .scaled_mm import scaled_mm  # FP8 GEMM (torch._scaled_mm's modes + block-wise); quantizers: tk.ops.quantize
+
+__all__ = ["copy", "transpose", "permute", "reduce_into", "gemm", "GemmOptions", "GemmError", "last_path",
+           "REDUCE_OPS", "scaled_mm"]
+
+try:
+    import torch as _torch  # noqa: F401  (the ops take torch tensors; without torch they raise when called)
+except ImportError:  # pragma: no cover - depends on the environment
+    pass
+else:
+    from . import library  # noqa: F401  (registers torch.ops.tmakit.*: torch.compile and autograd call them)
+
+
+def __getattr__(name):
+    """``last_path``: how the calling thread's last op ran: ``"tma:flat"`` / ``"tma:bulk"`` (contiguous copies:
+    tensor maps / non-tensor bulk copies), ``"tma:strided"``, ``"tma:transpose"``, ``"tma:combine"``
+    (reduce_into's load-combine-store), ``"torch:<reason>"`` (the fallback ran) or ``"none:src is dst"`` (a copy
+    onto itself: nothing to do); ``""`` before the thread's first op."""
+    if name == "last_path":
+        return _state.path
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

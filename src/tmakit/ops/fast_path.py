@@ -1,0 +1,73 @@
+"""The ops' fast path: one cache of planned launchers shared by copy, transpose/permute and reduce_into.
+
+After a call has been checked, planned and launched once, later calls with the same layouts (shape, strides, dtype,
+device, op arguments, address alignment mod 128) go straight to its launcher. Each op builds its own key (a tuple
+starting with its tag) from everything its plan depends on; the cache is dropped when a bandwidth config object is
+replaced. Fallbacks are never cached (they take the checked path every time, with the same errors and reasons).
+"""
+
+from __future__ import annotations
+
+from ..memory_overlap import Region, byte_extent, relation
+from .common import current_device, on_device, state
+
+__all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "entries", "out_shapes", "get", "launch", "remember", "clear"]
+
+COPY, PERMUTE, TRANSPOSE, REDUCE = range(4)  # the first item of each op's key
+MAX_ENTRIES = 4096
+
+entries: dict = {}  # key -> (Launcher, src lo, src hi, dst lo, dst hi): the byte extents around each base address
+out_shapes: dict = {}  # (op, x layout, dims) -> shape of the contiguous output
+get = entries.get  # entries is cleared, never rebound
+_cfg: tuple = ()  # the bandwidth configs the cached launchers were planned with
+_bw = None
+
+
+def bandwidth():
+    """``tmakit.kernels.bandwidth``, imported on first use (it needs the CUDA runtime's modules)."""
+    global _bw
+    if _bw is None:
+        from ..kernels import bandwidth as bw
+
+        _bw = bw
+    return _bw
+
+
+def _cfg_state() -> tuple:
+    bw = _bw
+    return (bw.COPY_CONFIG, bw.REDUCE_CONFIG, bw.TRANSPOSE_CONFIG, tuple(bw.TRANSPOSE_CONFIG.values()))
+
+
+def clear() -> None:
+    entries.clear()
+    out_shapes.clear()
+
+
+def remember(key, run, src, dst) -> None:
+    """Cache ``run`` (a launcher that just ran for ``src`` -> ``dst``) under ``key``."""
+    global _cfg
+    st = _cfg_state()
+    if st != _cfg or len(entries) >= MAX_ENTRIES:
+        clear()
+        _cfg = st
+    s, d = Region.of(src), Region.of(dst)
+    entries[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
+
+
+def launch(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
+    """Launch a cached launcher, record its path and return True, unless these tensors need the checked path: the
+    configs changed since it was planned, autograd records (requires_grad), or the byte extents intersect at these
+    addresses with a shared byte (interleaved views with no shared byte still run). Launches on ``dev`` (a
+    ``get_device()`` index) when another device is current."""
+    if _cfg_state() != _cfg or src.requires_grad or dst.requires_grad:
+        return False
+    if not (sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]) and \
+            relation(Region.of(src), Region.of(dst)) != "disjoint":
+        return False
+    if dev < 0 or dev == current_device():  # the common case without a context manager (hot path)
+        entry[0](sp, dp)
+    else:
+        with on_device(dev):
+            entry[0](sp, dp)
+    state.path = entry[0].path
+    return True
