@@ -61,7 +61,7 @@ def main() -> None:
         for f16, t in ((0, "bf16"), (1, "f16")):
             for tb in (0, 1):
                 parts.append(one(n, f16, t, tb))
-    for n in (64, 128, 256):
+    for n in (64, 128, 192, 256):
         for code, ta, tb_type in FP8:
             parts.append(one(n, code, ta, 0, tb_type))
     parts.append("}  // namespace gemm\n}  // namespace tmakit\n")

@@ -2,16 +2,20 @@
 the same process.
 
     tmakit bench gemm --dtype fp8 [--scaling tensor|row|block|all] [--shapes MxNxK,...] [--suite] [--random N]
-                      [--seed S] [--out-dtype bf16|fp16|fp32] [--types e4m3,e4m3] [--reps N] [--json FILE]
+                      [--seed S] [--out-dtype bf16|fp16|fp32] [--types e4m3,e4m3] [--fast-accum] [--reps N]
+                      [--config NAME] [--json FILE]
 
 Peers: ``torch._scaled_mm`` (cuBLAS FP8) for tensor- and row-wise scaling; for block-wise, tmakit's own per-tensor
 kernel on the same operands (the cost of block scaling) and ``torch._scaled_mm`` with the block scales where this
-torch build accepts them. Inputs: random normal bf16 quantized to fp8 (``tk.ops.quantize``), b = w.t(). Per shape:
+torch build accepts them. ``--fast-accum``: both sides with ``use_fast_accum=True`` (one tensor-core accumulation
+chain; tensor- and row-wise only), else both with two-level accumulation (torch's default). Inputs: random normal
+bf16 quantized to fp8 (``tk.ops.quantize``), b = w.t(). Per shape:
 the error of tmakit's output (pre-filled with NaN) against an fp32 product of the dequantized operands (max |C - ref|
 / max |ref|); then warm-up and ``--reps`` single calls of each contender, alternating, each after a 256 MiB L2 flush,
 the median CUDA-event time. TFLOP/s = 2MNK / t; ratio = tmakit / peer; geometric mean and minimum over the shapes.
 Default shapes: the FP8 suite (issue 24). ``--random N``: N random shapes with M, N in [1, 8192], K in [16, 16384]
-(K a multiple of 16, N of 8: TMA-legal rows).
+(K a multiple of 16, N of 8: TMA-legal rows). ``--config``: force one of ``tmakit.kernels.gemm_fp8.CONFIGS``
+(tuning; the block-wise peer keeps the heuristic).
 """
 
 from __future__ import annotations
@@ -71,7 +75,8 @@ def _time(torch, fns, reps: int, warmup: int = 3) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "float8_e4m3fn"), reps=20) -> dict:
+def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "float8_e4m3fn"), reps=20,
+                fast=False, config=None) -> dict:
     import torch
 
     import tmakit as tk
@@ -80,19 +85,23 @@ def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "fl
     od = getattr(torch, out_dtype)
     ta, tb = (getattr(torch, t) for t in types)
     qa, qb, sa, sb, sw = _operands(torch, mode, m, n, k, ta, tb)
-    r = {"m": m, "n": n, "k": k, "scaling": mode, "out_dtype": out_dtype}
+    r = {"m": m, "n": n, "k": k, "scaling": mode, "out_dtype": out_dtype, "fast_accum": fast}
     out = torch.full((m, n), float("nan"), dtype=od, device="cuda")
-    tk.ops.scaled_mm(qa, qb, sa, sb, out=out, strict=True)
+    tk.ops.scaled_mm(qa, qb, sa, sb, out=out, use_fast_accum=fast, strict=True, config=config)
+    r["config"] = _config_name(qa, qb, sa, sb, out, fast, config)
     ref = q.dequantize(qa, sa) @ q.dequantize(qb.t(), sw).t()
     r["err"] = float((out.float() - ref).abs().max() / ref.abs().max())
     del ref
-    fns = {"tmakit": lambda: tk.ops.scaled_mm(qa, qb, sa, sb, out=out, strict=True)}
+    fns = {"tmakit": lambda: tk.ops.scaled_mm(qa, qb, sa, sb, out=out, use_fast_accum=fast, strict=True,
+                                              config=config)}
     if mode != "block":
-        fns["torch"] = lambda: torch._scaled_mm(qa, qb, sa, sb, out_dtype=od)
+        fns["torch"] = lambda: torch._scaled_mm(qa, qb, sa, sb, out_dtype=od, use_fast_accum=fast)
     else:
         one = torch.ones((), device="cuda")
         pt_out = torch.empty_like(out)
         fns["tmakit_tensor"] = lambda: tk.ops.scaled_mm(qa, qb, one, one, out=pt_out, strict=True)
+        fns["tmakit_tensor_fast"] = lambda: tk.ops.scaled_mm(qa, qb, one, one, out=pt_out, use_fast_accum=True,
+                                                             strict=True)
         try:  # torch builds with block-wise _scaled_mm (1x128 / 128x128): scale_a K-major as cuBLAS wants
             sa_t = sa.t().contiguous().t()
             torch._scaled_mm(qa, qb, sa_t, sb, out_dtype=od)
@@ -109,10 +118,16 @@ def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "fl
     return r
 
 
+def _config_name(qa, qb, sa, sb, out, fast, config) -> str:
+    from tmakit.kernels import gemm_fp8
+
+    return gemm_fp8.plan_fp8(qa, qb, sa, sb, out=out, config=config, fast_accum=fast).config.name
+
+
 def _line(r: dict) -> str:
     peers = " ".join(f"{k[:-7]} {r[k]:7.1f}" for k in r if k.endswith("_tflops") and k != "tmakit_tflops")
     return (f"{r['m']:>6}x{r['n']:<6}x{r['k']:<6} {r['scaling']:<6} tmakit {r['tmakit_tflops']:7.1f} TF  {peers}  "
-            f"ratio {r['ratio']:.3f}  err {r['err']:.2e}")
+            f"ratio {r['ratio']:.3f}  err {r['err']:.2e}  {r['config']}")
 
 
 def _geomean(xs):
@@ -130,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dtype", default="bf16", choices=sorted(OUT))
     ap.add_argument("--types", default="e4m3,e4m3", help="A,B fp8 types (e4m3 / e5m2)")
+    ap.add_argument("--fast-accum", action="store_true")
+    ap.add_argument("--config", default=None)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
@@ -146,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     for mode in modes:
         for m, n, k in shapes:
             try:
-                r = bench_shape(m, n, k, mode, OUT[args.out_dtype], types, args.reps)
+                fast = args.fast_accum and mode != "block"
+                r = bench_shape(m, n, k, mode, OUT[args.out_dtype], types, args.reps, fast, args.config)
                 print(_line(r), flush=True)
             except Exception as e:  # noqa: BLE001 - one failing shape must not end the run
                 r = {"m": m, "n": n, "k": k, "scaling": mode, "error": f"{type(e).__name__}: {e}"[:300]}

@@ -277,12 +277,13 @@ template <int BN, int NS> TMAKIT_DEVICE void add_part(float* acc, const float4* 
 // staging boxes are written during the next tile's first slabs (see "Deferred epilogue" below).
 // SCALE (gemm_scale.cuh): 0 none, 1 per tensor, 2 per row of A and column of B (both in the epilogue), 3 block-wise
 // (each 128-deep slab's partial sum scaled into the fp32 total in registers). BIAS = 1: add bias[col] (of the
-// output type) in the epilogue. gemm.cu compiles as tmakit_gemm (SCALE = BIAS = 0); gemm_fp8.cu compiles the same
-// kernel as tmakit_gemm_scaled: template arguments IN, OUT, BM, BN, STAGES, CM, CN, OVERLAP, EPI, DEFER, SCALE, BIAS
-// (B_MN = SPLITK = 0, no k_rotate) and, after tmakit_gemm's arguments, the scales and bias (tmakit::gemm::Scales).
+// output type) in the epilogue. FAST = 0 (fp8): two-level accumulation for every SCALE (see TWO below).
+// gemm.cu compiles as tmakit_gemm (SCALE = BIAS = 0); gemm_fp8.cu compiles the same kernel as tmakit_gemm_scaled:
+// template arguments IN, OUT, BM, BN, STAGES, CM, CN, OVERLAP, EPI, DEFER, SCALE, BIAS, FAST (B_MN = SPLITK = 0, no
+// k_rotate) and, after tmakit_gemm's arguments, the scales and bias (tmakit::gemm::Scales).
 #if TMAKIT_GEMM_SCALED
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int CN, int OVERLAP, int EPI, int DEFER, int SCALE,
-          int BIAS>
+          int BIAS, int FAST>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                    const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split,
@@ -299,13 +300,18 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
             int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate,
             int scatter) {
-  constexpr int SCALE = 0, BIAS = 0;
+  constexpr int SCALE = 0, BIAS = 0, FAST = 1;
   const tmakit::gemm::Scales sc{};
 #endif
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
   static_assert(IN < 2 || (!B_MN && !SPLITK), "fp8: B K-major (Bt (N, K) row-major), no split-K reduce-add");
-  static_assert(SCALE != 3 || (IN >= 2 && !OVERLAP && BN % 128 == 0 && BN <= 128),
-                "block scaling: fp8, wait_group 0 per slab, one 128-column B scale block per tile");
+  // Two-level accumulation (fp8 without FAST, always for block scaling): each slab's wgmmas sum into a second
+  // accumulator set (pacc), added (scaled, SCALE 3) into the fp32 total once they are done. FAST: one wgmma chain
+  // over the whole K range (the tensor cores' reduced-precision fp8 accumulation throughout).
+  constexpr bool TWO = SCALE == 3 || (IN >= 2 && !FAST);
+  static_assert(!TWO || (IN >= 2 && !OVERLAP && BN <= 192), "two-level accumulation: fp8, wait_group 0 per slab, "
+                "BN <= 192 (two accumulator sets in registers)");
+  static_assert(SCALE != 3 || BN == 128, "block scaling: one 128-column B scale block per tile");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
   constexpr int CS = CM * CN;  // CTAs per cluster
@@ -381,8 +387,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       };
       for (; work.next(t); ++ui) {
         wait_empty(it % STAGES);  // the unit's first slab
-        put_unit(slots + 32 * (ui % (STAGES + 1)), t);
-        if constexpr (SCALE == 3) put_unit_k0(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
+        put_unit(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
+        if constexpr (SCALE == 3) put_unit_k0(slots + 32 * (ui % (STAGES + 1)), t);
         // k_rotate: each cluster starts its K loop at its own slab (cid / ncl of the way), so the clusters do not all
         // read the same A slab from one L2 slice at once (one tile row: every CTA shares A). Sum order only changes.
         const int rot = k_rotate ? (int)((long long)cid * t.kt / ncl) : 0;
@@ -428,7 +434,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     const u32 a_off = cw * 64 * BK_BYTES;
     const u32 epi = s_epi + cw * EPI * EPI_BOX_BYTES;
     float acc[BN / 2];
-    float pacc[SCALE == 3 ? BN / 2 : 1];  // block scaling: the slab's partial sums (acc holds the scaled total)
+    float pacc[TWO ? BN / 2 : 1];  // two-level accumulation: the slab's partial sums (acc holds the total)
     int it = 0, ebox = 0;
     // one arrival per consumer warp on a stage's empty barrier, in every CTA of the cluster; predicated in PTX, not
     // branched, so no divergent path separates in-flight wgmmas from their accumulators
@@ -497,7 +503,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #pragma unroll
         for (int k = 0; k < BK_BYTES / 32; ++k) {  // 32 bytes of K per wgmma (k16 for 16-bit inputs, k32 for fp8)
           if constexpr (TMAKIT_GEMM_NO_MMA) {
-          } else if constexpr (SCALE == 3) {
+          } else if constexpr (TWO) {
             Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
           } else {
             Wgmma<BN, IN, B_MN>::mma(acc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), kt > 0 || k > 0);
@@ -515,6 +521,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           release(bars + 8 * (STAGES + s));
         }
         if constexpr (SCALE == 3) bsc.promote<BN>(acc, pacc, kt == 0);
+        else if constexpr (TWO) promote_sum<BN>(acc, pacc, kt == 0);
       }
       if (OVERLAP) {
         wgmma_wait<0>();

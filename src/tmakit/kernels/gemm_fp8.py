@@ -10,6 +10,12 @@ of a row-major (N, K) ``w``, as ``torch._scaled_mm`` requires: fp8 wgmma reads b
 - ``"block"``: scale_a (M, ceil(K/128)) per 1x128 of A, scale_b (ceil(N/128), ceil(K/128)) per 128x128 block of B
   (DeepSeek-V3); each 128-deep partial sum is scaled into the fp32 total in registers.
 
+Accumulation: by default (``fast_accum=False``, as ``torch._scaled_mm``'s ``use_fast_accum=False``) every mode sums
+each 128-deep K slab in the tensor cores (whose fp8 accumulation keeps reduced precision) into a second accumulator
+set and adds that into the fp32 total after the slab (two-level accumulation; tiles at most 128 columns wide).
+``fast_accum=True`` (tensor- and row-wise) keeps one wgmma accumulator chain over all of K and allows 256-column
+tiles.
+
 ``plan_fp8`` checks a problem without touching the GPU (any objects with ``shape``, ``stride()``, ``dtype`` and
 ``data_ptr()``) and raises :class:`~tmakit.kernels.gemm.GemmError` naming the rule, the value and a fix.
 """
@@ -33,8 +39,9 @@ _OUT = {"bfloat16": 0, "float16": 1, "float32": 2}
 _ELEM = {"bfloat16": 2, "float16": 2, "float32": 4}
 _TMA_UINT8 = 0  # DataType.UINT8: TMA moves fp8 as bytes
 
-# Configs (GemmConfig values; BK = 128 fp8 per stage has the bf16 stage's bytes, so smem_bytes holds). Block scaling
-# keeps a partial and a total accumulator set (2 x BN/2 registers): 128-column tiles, wait_group 0 per slab.
+# Configs (GemmConfig values; BK = 128 fp8 per stage has the bf16 stage's bytes, so smem_bytes holds). Two-level
+# accumulation keeps a partial and a total accumulator set (2 x BN/2 registers): tiles of at most 192 columns,
+# wait_group 0.
 CONFIGS = {
     "n256_s4_c1_d": GemmConfig(256, 4, 1, 8, defer=1),
     "n256_s4_c1": GemmConfig(256, 4, 1, 8),
@@ -42,6 +49,10 @@ CONFIGS = {
     "n128_s6_c1": GemmConfig(128, 6, 1, 8),
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
     "n128_s6_c1_d": GemmConfig(128, 6, 1, 8, defer=1),
+    # 192-column tiles: the widest whose total + partial accumulators (2 x 96 registers) fit two-level accumulation
+    "n192_s4_c1": GemmConfig(192, 4, 1, 8),
+    "n192_s4_c2": GemmConfig(192, 4, 2, 8),
+    "n192_s5_c1_e1": GemmConfig(192, 5, 1, 8, 0, 1),
     "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
 }
@@ -50,10 +61,12 @@ for _c in CONFIGS.values():
     assert gk.smem_bytes(_c) <= gk.SMEM_LIMIT, _c
 
 
-def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS) -> GemmConfig:
-    """A first heuristic (to be tuned on the GPU): the bf16 GEMM's choice of tile for tensor- and row-wise scaling
-    (no K split), 128-column tiles for block scaling (64-row tiles, no overlap, for few rows)."""
-    if scaling == "block":
+def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,
+                  fast_accum: bool = False) -> GemmConfig:
+    """A first heuristic (to be tuned on the GPU): with two-level accumulation (the default, and block scaling)
+    128-column tiles, 64-row tiles without overlap for few rows; with ``fast_accum`` the bf16 GEMM's choice of tile
+    (no K split)."""
+    if scaling == "block" or not fast_accum:
         if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
             return CONFIGS["m64_n128_s8_c1"]
         tiles_m = -(-m // 128)
@@ -88,6 +101,7 @@ class Fp8Plan:
     scale_strides: tuple
     bias: bool
     config: GemmConfig
+    fast_accum: bool = False
 
     @property
     def units(self) -> int:
@@ -143,7 +157,7 @@ def _scale_strides(scale_a, scale_b, scaling: str) -> tuple[int, int, int, int]:
 
 
 def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
-             config: GemmConfig | str | None = None) -> Fp8Plan:
+             config: GemmConfig | str | None = None, fast_accum: bool = False) -> Fp8Plan:
     """Check ``(a @ b) * scales + bias`` (no GPU needed) and return the plan; GemmError with the rule and a fix."""
     sa_, sb_ = _shape(a), _shape(b)
     if len(sa_) != 2 or len(sb_) != 2:
@@ -216,16 +230,21 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
         if config not in CONFIGS:
             raise GemmError(f"unknown fp8 config {config!r}; choose one of {sorted(CONFIGS)}")
         config = CONFIGS[config]
-    config = config or choose_config(m, n, k, scaling, eo)
-    if scaling == "block" and (config.bn != 128 or config.overlap):
-        raise GemmError(f"block scaling needs a 128-column tile without overlap, got config {config.name}")
-    return Fp8Plan(m, n, k, lda, ldb, ldc, ta, tb, od, scaling, strides, bias is not None, config)
+    if scaling == "block" and fast_accum:
+        raise GemmError("fast_accum applies to tensor- and row-wise scaling only: block scaling always sums each "
+                        "128-deep K block apart (that is where its scales apply); pass fast_accum=False")
+    config = config or choose_config(m, n, k, scaling, eo, fast_accum=fast_accum)
+    if not fast_accum and (config.bn > 192 or config.overlap or (scaling == "block" and config.bn != 128)):
+        raise GemmError(f"two-level accumulation (block scaling, or fast_accum=False) needs a tile at most 192 "
+                        f"columns wide (exactly 128 for block scaling) without overlap, got config {config.name}")
+    return Fp8Plan(m, n, k, lda, ldb, ldc, ta, tb, od, scaling, strides, bias is not None, config, bool(fast_accum))
 
 
 def kernel_name(p: Fp8Plan) -> str:
     c = p.config
     return (f"tmakit_gemm_scaled<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, "
-            f"{c.cluster_n}, {c.overlap}, {c.epi}, {c.defer}, {_SCALE_CODE[p.scaling]}, {int(p.bias)}>")
+            f"{c.cluster_n}, {c.overlap}, {c.epi}, {c.defer}, {_SCALE_CODE[p.scaling]}, {int(p.bias)}, "
+            f"{int(p.fast_accum)}>")
 
 
 _kernels: dict = {}

@@ -7,6 +7,7 @@
 //     every slab (BK = 128 fp8 = one K block) is summed by the wgmmas into a partial set of registers, which is then
 //     scaled into the fp32 total: total[r][c] += part[r][c] * a[r * a_m + kb * a_k] * b[(c / 128) * b_n + kb * b_k].
 // Bias (BIAS = 1): C[r][c] += bias[c] (elements of the output type), after the scales.
+// Without FAST, SCALE 1 and 2 also sum each slab into a partial set first and add it to the total (promote_sum).
 #pragma once
 #include <tmakit/types.cuh>
 
@@ -106,6 +107,12 @@ struct BlockScale {
     }
   }
 };
+
+// Two-level accumulation without block scales: total = part (first slab of the unit) or total + part.
+template <int BN> TMAKIT_DEVICE void promote_sum(float* total, const float* part, bool first) {
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) total[i] = first ? part[i] : total[i] + part[i];
+}
 
 }  // namespace gemm
 }  // namespace tmakit

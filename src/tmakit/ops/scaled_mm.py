@@ -5,7 +5,10 @@ a: (M, K) row-major float8 (e4m3fn or e5m2), b: (K, N) column-major float8 (``b 
 ``w``), fp32 scales: one element each (per tensor), scale_a (M, 1) and scale_b (1, N) (row-wise), as
 ``torch._scaled_mm``; or scale_a (M, ceil(K/128)) and scale_b (ceil(N/128), ceil(K/128)) (block-wise, DeepSeek-V3:
 each 128-deep partial sum is scaled in fp32 registers, ``tmakit.ops.quantize`` makes these scales). ``bias`` (N,) of
-the output dtype, added after the scales. Output bfloat16, float16 or float32.
+the output dtype, added after the scales. Output bfloat16, float16 or float32. ``use_fast_accum`` as in
+``torch._scaled_mm``: False (default) adds each 128-deep K block's tensor-core sum into an fp32 total (two-level
+accumulation, accurate); True (tensor- and row-wise only) keeps one tensor-core accumulation over all of K (faster
+tiles, the fp8 tensor cores' reduced accumulation precision throughout).
 
 Arguments that mean nothing (shapes that do not compose, scale shapes of no mode, non-fp8 inputs) raise
 ``GemmError``. Where the kernel cannot take a valid call (CPU tensors, no GPU runtime, a row pitch that is not a
@@ -71,11 +74,12 @@ def scaled_mm_reference(a, b, scale_a, scale_b, bias=None, out_dtype=None):
     return c.to(out_dtype)
 
 
-def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out):
+def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fast_accum):
     c = None
     if mode != "block" and not (_name(a.dtype) == _name(b.dtype) == "float8_e5m2"):
         try:
-            c = torch._scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype)
+            c = torch._scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype,
+                                 use_fast_accum=use_fast_accum)
         except (RuntimeError, NotImplementedError):
             c = None  # e.g. a layout or device torch's kernel does not take: the reference below
     if c is None:
@@ -86,39 +90,48 @@ def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out):
     return out
 
 
+_device_reason: dict = {}  # device -> why the kernel cannot run there ('' if it can), asked once per device
+
+
 def _why_not_kernel(torch, ts) -> str:
-    """Why the kernel cannot run these tensors ('' if it can, as far as the device goes)."""
-    if not all(t.is_cuda for t in ts):
-        return "not all tensors are CUDA tensors"
-    if len({t.device for t in ts}) != 1:
-        return "tensors on different devices"
-    from tmakit import cuda as tkc
+    """Why the kernel cannot run these tensors ('' if it can, as far as devices and autograd go)."""
+    dev = ts[0].device
+    if not all(t.is_cuda and t.device == dev for t in ts):
+        return "not all tensors are CUDA tensors" if not all(t.is_cuda for t in ts) else "tensors on different devices"
+    reason = _device_reason.get(dev)
+    if reason is None:
+        from tmakit import cuda as tkc
 
-    if not tkc.is_available():
-        return "no CUDA runtime for tmakit (driver or NVRTC missing)"
-    if torch.cuda.get_device_capability(ts[0].device) != (9, 0):
-        return "not a Hopper (sm_90) GPU"
-    if any(t.requires_grad for t in ts) and torch.is_grad_enabled():
+        if not tkc.is_available():
+            reason = "no CUDA runtime for tmakit (driver or NVRTC missing)"
+        elif torch.cuda.get_device_capability(dev) != (9, 0):
+            reason = "not a Hopper (sm_90) GPU"
+        else:
+            reason = ""
+        _device_reason[dev] = reason
+    if not reason and any(t.requires_grad for t in ts) and torch.is_grad_enabled():
         return "autograd is recording (a tensor requires grad)"
-    return ""
+    return reason
 
 
-def _plan(a, b, scale_a, scale_b, bias, out, od, config):
+def _plan(a, b, scale_a, scale_b, bias, out, od, config, fast):
     key = tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.data_ptr()) if t is not None else None
-                for t in (a, b, scale_a, scale_b, bias, out)) + (od, config)
+                for t in (a, b, scale_a, scale_b, bias, out)) + (od, config, fast)
     p = _plans.get(key)
     if p is None:
-        p = _k.plan_fp8(a, b, scale_a, scale_b, bias, out, od, config)
+        p = _k.plan_fp8(a, b, scale_a, scale_b, bias, out, od, config, fast)
         if len(_plans) > 1024:
             _plans.clear()
         _plans[key] = p
     return p
 
 
-def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, strict=False, config=None):
+def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, use_fast_accum=False, strict=False,
+              config=None):
     """``(a @ b) * scales (+ bias)`` for float8 ``a`` (M, K) row-major and ``b`` (K, N) column-major (module
-    docstring: modes, fallback, ``strict``). ``out_dtype`` defaults to bfloat16 (or ``out``'s dtype); ``config``: a
-    name in ``tmakit.kernels.gemm_fp8.CONFIGS`` (tuning). Runs on the tensors' device and its current stream."""
+    docstring: modes, accumulation, fallback, ``strict``). ``out_dtype`` defaults to bfloat16 (or ``out``'s dtype);
+    ``config``: a name in ``tmakit.kernels.gemm_fp8.CONFIGS`` (tuning). Runs on the tensors' device and its current
+    stream."""
     torch = torch_module()
     for nm, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
         check_tensor(nm, t)
@@ -127,23 +140,24 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, st
     mode = _meaning(a, b, scale_a, scale_b, bias, out, out_dtype)
     if compiling():
         od = _name(out_dtype)
+        fast = bool(use_fast_accum)
         if out is None:
-            return torch.ops.tmakit.scaled_mm(a, b, scale_a, scale_b, bias, od, strict)
-        torch.ops.tmakit.scaled_mm_out(a, b, scale_a, scale_b, bias, out, od, strict)
+            return torch.ops.tmakit.scaled_mm(a, b, scale_a, scale_b, bias, od, fast, strict, config)
+        torch.ops.tmakit.scaled_mm_out(a, b, scale_a, scale_b, bias, out, od, fast, strict, config)
         return out
     ts = [t for t in (a, b, scale_a, scale_b, bias, out) if t is not None]
     reason = _why_not_kernel(torch, ts)
     p = None
     if not reason:
         try:
-            p = _plan(a, b, scale_a, scale_b, bias, out, _name(out_dtype), config)
+            p = _plan(a, b, scale_a, scale_b, bias, out, _name(out_dtype), config, bool(use_fast_accum))
         except GemmError as e:
             reason = str(e)
     if reason:
         if strict:
             raise GemmError(f"scaled_mm cannot run on tmakit's kernel: {reason}")
         set_path(f"torch:{reason}")
-        return _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out)
+        return _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, bool(use_fast_accum))
     if out is None:
         out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
     with torch.cuda.device(a.device):
