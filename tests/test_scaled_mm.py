@@ -130,6 +130,24 @@ def test_plan_out_rules():
     assert p.ldc == 64
 
 
+def test_split_heuristic_and_schedule():
+    p = gf.plan_fp8(Fake((1024, 65536)), bt(1024, 65536), f32(), f32())
+    assert p.config.bn == 128 and p.split == 2  # 64 tiles of 128x128: two K ranges each fill 128 SMs
+    s = gf.schedule(p, resident=132)
+    assert (s.clusters, s.dp_units, s.sk_units, s.scatter) == (128, 0, 64, 1)  # 2 staging boxes per tile: scatter
+    assert s.ws_bytes == s.flag_count * 64 * 128 * 4 and s.flag_count == 64 * (2 + 2) * 2
+    assert gf.schedule(p, resident=100).sk_units == 0  # the split tiles do not fit one wave: whole tiles
+    p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), out_dtype="float32")
+    assert p.split == 4 and gf.schedule(p, resident=132).scatter == 1  # fp32: 4 boxes per tile row
+    p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32())
+    assert p.split == 4 and gf.schedule(p, resident=132).scatter == 0  # bf16: 2 boxes, 4 ranges: head adds
+    assert gf.plan_fp8(Fake((4096, 4096)), bt(4096, 4096), f32(), f32()).split == 1
+    assert gf.plan_fp8(Fake((256, 4096)), bt(256, 4096), f32(), f32()).split == 1  # 32 slabs: too short to split
+    assert gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), split=2).split == 2
+    with pytest.raises(GemmError, match="divide the 128 K slabs"):
+        gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), split=3)
+
+
 def test_configs_fit_smem():
     from tmakit.kernels import gemm as gk
 
@@ -149,13 +167,14 @@ def test_kernel_compiles_with_qgmma_and_tma(mode, fast, out):
     pytest.importorskip("cuda.bindings.nvrtc")
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
+    from tmakit.kernels import KERNELS_DIR
 
     m, n, k = 4096, 4096, 4096
     a_t, b_t = (E4, E5) if out == "float16" else (E4, E4)
     p = gf.plan_fp8(Fake((m, k), dtype=a_t), bt(n, k, dtype=b_t), *scales(mode, m, n, k),
                     bias=Fake((n,), dtype=f"torch.{out}") if out != "bfloat16" else None, out_dtype=out,
                     fast_accum=fast)
-    c = tkc.compile_file(tkc.KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
+    c = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
     try:
         text = sass.disassemble(c.cubin)
     except tkc.RuntimeUnavailable:
@@ -350,7 +369,8 @@ def _err(out, ref) -> float:
 @pytest.mark.parametrize("mode, fast", MODES)
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32])
 @pytest.mark.parametrize("m, n, k", [(1, 16, 16), (100, 200, 160), (129, 264, 1040), (333, 520, 1024),
-                                     (256, 512, 4096), (1000, 1000, 512), (2048, 2048, 2048)])
+                                     (256, 512, 4096), (1000, 1000, 512), (2048, 2048, 2048), (256, 256, 16384),
+                                     (200, 136, 8192)])
 def test_scaled_mm_gpu(mode, fast, out_dtype, m, n, k):
     import tmakit as tk
 

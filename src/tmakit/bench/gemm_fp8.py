@@ -3,7 +3,7 @@ the same process.
 
     tmakit bench gemm --dtype fp8 [--scaling tensor|row|block|all] [--shapes MxNxK,...] [--suite] [--random N]
                       [--seed S] [--out-dtype bf16|fp16|fp32] [--types e4m3,e4m3] [--fast-accum] [--reps N]
-                      [--config NAME] [--json FILE]
+                      [--config NAME] [--split N] [--json FILE]
 
 Peers: ``torch._scaled_mm`` (cuBLAS FP8) for tensor- and row-wise scaling; for block-wise, tmakit's own per-tensor
 kernel on the same operands (the cost of block scaling) and ``torch._scaled_mm`` with the block scales where this
@@ -15,7 +15,7 @@ the error of tmakit's output (pre-filled with NaN) against an fp32 product of th
 the median CUDA-event time. TFLOP/s = 2MNK / t; ratio = tmakit / peer; geometric mean and minimum over the shapes.
 Default shapes: the FP8 suite (issue 24). ``--random N``: N random shapes with M, N in [1, 8192], K in [16, 16384]
 (K a multiple of 16, N of 8: TMA-legal rows). ``--config``: force one of ``tmakit.kernels.gemm_fp8.CONFIGS``
-(tuning; the block-wise peer keeps the heuristic).
+and ``--split``: K ranges per tile (tuning; the block-wise peer keeps the heuristics).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _time(torch, fns, reps: int, warmup: int = 3) -> list[float]:
 
 
 def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "float8_e4m3fn"), reps=20,
-                fast=False, config=None) -> dict:
+                fast=False, config=None, split=None) -> dict:
     import torch
 
     import tmakit as tk
@@ -87,13 +87,13 @@ def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "fl
     qa, qb, sa, sb, sw = _operands(torch, mode, m, n, k, ta, tb)
     r = {"m": m, "n": n, "k": k, "scaling": mode, "out_dtype": out_dtype, "fast_accum": fast}
     out = torch.full((m, n), float("nan"), dtype=od, device="cuda")
-    tk.ops.scaled_mm(qa, qb, sa, sb, out=out, use_fast_accum=fast, strict=True, config=config)
-    r["config"] = _config_name(qa, qb, sa, sb, out, fast, config)
+    kw = dict(use_fast_accum=fast, strict=True, config=config, split=split)
+    tk.ops.scaled_mm(qa, qb, sa, sb, out=out, **kw)
+    r["config"] = _config_name(qa, qb, sa, sb, out, fast, config, split)
     ref = q.dequantize(qa, sa) @ q.dequantize(qb.t(), sw).t()
     r["err"] = float((out.float() - ref).abs().max() / ref.abs().max())
     del ref
-    fns = {"tmakit": lambda: tk.ops.scaled_mm(qa, qb, sa, sb, out=out, use_fast_accum=fast, strict=True,
-                                              config=config)}
+    fns = {"tmakit": lambda: tk.ops.scaled_mm(qa, qb, sa, sb, out=out, **kw)}
     if mode != "block":
         fns["torch"] = lambda: torch._scaled_mm(qa, qb, sa, sb, out_dtype=od, use_fast_accum=fast)
     else:
@@ -118,10 +118,11 @@ def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "fl
     return r
 
 
-def _config_name(qa, qb, sa, sb, out, fast, config) -> str:
+def _config_name(qa, qb, sa, sb, out, fast, config, split) -> str:
     from tmakit.kernels import gemm_fp8
 
-    return gemm_fp8.plan_fp8(qa, qb, sa, sb, out=out, config=config, fast_accum=fast).config.name
+    p = gemm_fp8.plan_fp8(qa, qb, sa, sb, out=out, config=config, fast_accum=fast, split=split)
+    return p.config.name + (f" split {p.split}" if p.split > 1 else "")
 
 
 def _line(r: dict) -> str:
@@ -147,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--types", default="e4m3,e4m3", help="A,B fp8 types (e4m3 / e5m2)")
     ap.add_argument("--fast-accum", action="store_true")
     ap.add_argument("--config", default=None)
+    ap.add_argument("--split", type=int, default=None)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         for m, n, k in shapes:
             try:
                 fast = args.fast_accum and mode != "block"
-                r = bench_shape(m, n, k, mode, OUT[args.out_dtype], types, args.reps, fast, args.config)
+                r = bench_shape(m, n, k, mode, OUT[args.out_dtype], types, args.reps, fast, args.config, args.split)
                 print(_line(r), flush=True)
             except Exception as e:  # noqa: BLE001 - one failing shape must not end the run
                 r = {"m": m, "n": n, "k": k, "scaling": mode, "error": f"{type(e).__name__}: {e}"[:300]}

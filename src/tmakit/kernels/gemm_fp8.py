@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from . import gemm as gk
 from .gemm import GemmConfig, GemmError, Schedule
 
-__all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "choose_config", "kernel_for", "kernel_name",
-           "launcher", "plan_fp8", "scaling_of", "tensormaps"]
+__all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "choose_config", "choose_split", "kernel_for",
+           "kernel_name", "launcher", "plan_fp8", "scaling_of", "schedule", "tensormaps"]
 
 BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
 FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
@@ -83,6 +83,22 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
 
 
+MAX_SPLIT = 4  # K ranges per tile at most (the in-kernel fixup adds the others' fp32 partials)
+
+
+def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = gk.NUM_SMS) -> int:
+    """K ranges per tile: split when the tiles fill less than half the SMs and K is long (>= 32 slabs per range),
+    into a number of ranges that divides the slabs (every range one cluster's whole share: one wave, no straddling)
+    and keeps the split tiles within one wave. 1: no split."""
+    tiles = -(-m // (cfg.bm * cfg.cluster)) * cfg.cluster * -(-n // (cfg.bn * cfg.cluster_n)) * cfg.cluster_n
+    kt = -(-k // BK)
+    best = 1
+    for split in range(2, MAX_SPLIT + 1):
+        if tiles * 2 <= sms and tiles * split <= sms and kt % split == 0 and kt // split >= 32:
+            best = split
+    return best
+
+
 @dataclass(frozen=True)
 class Fp8Plan:
     """A checked scaled-FP8 problem: sizes, row pitches (elements), dtypes, the scaling mode with the scales' element
@@ -102,6 +118,7 @@ class Fp8Plan:
     bias: bool
     config: GemmConfig
     fast_accum: bool = False
+    split: int = 1  # K ranges per tile, finished in the kernel (stream-K segments, one wave)
 
     @property
     def units(self) -> int:
@@ -157,7 +174,7 @@ def _scale_strides(scale_a, scale_b, scaling: str) -> tuple[int, int, int, int]:
 
 
 def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
-             config: GemmConfig | str | None = None, fast_accum: bool = False) -> Fp8Plan:
+             config: GemmConfig | str | None = None, fast_accum: bool = False, split: int | None = None) -> Fp8Plan:
     """Check ``(a @ b) * scales + bias`` (no GPU needed) and return the plan; GemmError with the rule and a fix."""
     sa_, sb_ = _shape(a), _shape(b)
     if len(sa_) != 2 or len(sb_) != 2:
@@ -237,7 +254,14 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
     if not fast_accum and (config.bn > 192 or config.overlap or (scaling == "block" and config.bn != 128)):
         raise GemmError(f"two-level accumulation (block scaling, or fast_accum=False) needs a tile at most 192 "
                         f"columns wide (exactly 128 for block scaling) without overlap, got config {config.name}")
-    return Fp8Plan(m, n, k, lda, ldb, ldc, ta, tb, od, scaling, strides, bias is not None, config, bool(fast_accum))
+    kt = -(-k // BK)
+    if split is None:
+        split = choose_split(m, n, k, config)
+    elif not (1 <= int(split) <= MAX_SPLIT and kt % int(split) == 0):
+        raise GemmError(f"split = {split}: K ranges per tile must be 1 ... {MAX_SPLIT} and divide the {kt} K slabs "
+                        f"of {BK}")
+    return Fp8Plan(m, n, k, lda, ldb, ldc, ta, tb, od, scaling, strides, bias is not None, config, bool(fast_accum),
+                   int(split))
 
 
 def kernel_name(p: Fp8Plan) -> str:
@@ -252,7 +276,8 @@ _kernels: dict = {}
 
 def kernel_for(p: Fp8Plan, debug: bool | None = None):
     """The compiled kernel of a plan (NVRTC, cached on disk and in memory)."""
-    from tmakit.cuda import KERNELS_DIR, compile_file, context_id, load_module
+    from ..cuda import compile_file, context_id, load_module
+    from . import KERNELS_DIR
 
     name = kernel_name(p)
     key = (name, debug, context_id())
@@ -281,13 +306,41 @@ def tensormaps(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int = 0):
 
 
 _launchers: dict = {}
+_schedules: dict = {}
+
+
+def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None) -> Schedule:
+    """How the plan's tiles go to the persistent clusters (memoised): min(units, resident) clusters of whole tiles,
+    or with ``p.split`` > 1 (and a wave that holds them) every tile's K cut into ``split`` ranges, one per cluster,
+    finished in the kernel -- by reduce-scatter when the ranges divide the tile's staging boxes, else by the range
+    holding the first slab. Split schedules need ``sched.ws_bytes`` of workspace and ``sched.flag_count`` zeroed
+    32-bit flags (left zeroed by every launch). ``resident``: co-resident CTAs (default: asked of the kernel)."""
+    key = (p, resident, debug)
+    got = _schedules.get(key)
+    if got is not None:
+        return got
+    cfg = p.config
+    cs = cfg.cluster_size
+    units = p.units
+    if resident is None:
+        resident = gk.resident_ctas(kernel_for(p, debug), cfg)
+    sched = Schedule(max(1, min(units, resident // cs)), cs, units, bn=cfg.bn, consumers=cfg.consumers)
+    if p.split > 1 and units * p.split <= resident // cs:
+        kt = -(-p.k // BK)
+        boxes = cfg.bn * _ELEM[p.out_dtype] // 128
+        sched = Schedule(units * p.split, cs, 0, units, p.split + 2, cfg.bn, cfg.consumers, int(boxes % p.split == 0))
+        assert kt % p.split == 0
+    if len(_schedules) > 1024:
+        _schedules.clear()
+    _schedules[key] = sched
+    return sched
 
 
 def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr: int, bias_ptr: int = 0,
-             debug: bool | None = None, pdl: bool = False):
-    """A memoised ``fn(stream)`` launching plan ``p`` on these pointers (persistent: min(units, resident) clusters,
-    whole tiles, tensor maps encoded once)."""
-    key = (p, a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, bias_ptr, debug, pdl)
+             ws_ptr: int = 0, flags_ptr: int = 0, debug: bool | None = None, pdl: bool = False):
+    """A memoised ``fn(stream)`` launching plan ``p`` on these pointers with :func:`schedule`'s schedule (tensor maps
+    encoded once); a split schedule needs ``ws_ptr`` and ``flags_ptr``."""
+    key = (p, a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, bias_ptr, ws_ptr, flags_ptr, debug, pdl)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -296,15 +349,15 @@ def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr
     k = kernel_for(p, debug)
     cfg = p.config
     cs = cfg.cluster_size
-    units = p.units
-    sched = Schedule(max(1, min(units, gk.resident_ctas(k, cfg) // cs)), cs, units, bn=cfg.bn,
-                     consumers=cfg.consumers)
+    sched = schedule(p, debug=debug)
+    if sched.sk_units and not (ws_ptr and flags_ptr):
+        raise GemmError("a split schedule needs a workspace and zeroed flags (ws_ptr, flags_ptr)")
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr)]
     a_m, a_k, b_n, b_k = p.scale_strides
     i32, i64, u64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64
     args = (*maps, i32(p.m), i32(p.n), i32(p.k), i32(cfg.group_m), i32(p.k), i32(sched.dp_units),
-            i32(sched.sk_units), i32(sched.maxseg), u64(0), u64(0), i32(sched.scatter), u64(sa_ptr), u64(sb_ptr),
-            u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k))
+            i32(sched.sk_units), i32(sched.maxseg), u64(ws_ptr), u64(flags_ptr), i32(sched.scatter), u64(sa_ptr),
+            u64(sb_ptr), u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k))
     smem = gk.smem_bytes(cfg)
     cluster = (cs, 1, 1) if cs > 1 else None
     grid = sched.grid

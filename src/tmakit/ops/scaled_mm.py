@@ -29,6 +29,8 @@ from .quantize import dequantize
 __all__ = ["GemmError", "scaled_mm", "scaled_mm_reference"]
 
 _plans: dict = {}
+_buffers: dict = {}  # (device, stream) -> [workspace, flags, allocated while capturing] for split schedules
+_retired: list = []  # replaced buffers: a CUDA graph captured earlier may still use their addresses
 
 
 def _name(dt) -> str:
@@ -114,23 +116,43 @@ def _why_not_kernel(torch, ts) -> str:
     return reason
 
 
-def _plan(a, b, scale_a, scale_b, bias, out, od, config, fast):
+def _plan(a, b, scale_a, scale_b, bias, out, od, config, fast, split):
     key = tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.data_ptr()) if t is not None else None
-                for t in (a, b, scale_a, scale_b, bias, out)) + (od, config, fast)
+                for t in (a, b, scale_a, scale_b, bias, out)) + (od, config, fast, split)
     p = _plans.get(key)
     if p is None:
-        p = _k.plan_fp8(a, b, scale_a, scale_b, bias, out, od, config, fast)
+        p = _k.plan_fp8(a, b, scale_a, scale_b, bias, out, od, config, fast, split)
         if len(_plans) > 1024:
             _plans.clear()
         _plans[key] = p
     return p
 
 
+def _split_buffers(torch, sched, device):
+    """(fp32 workspace, int32 flags) for a split schedule, per (device, stream), grown on demand and never freed. The
+    kernel leaves the flags zeroed; flags allocated inside a CUDA-graph capture are zeroed again on each later use
+    until one happens outside a capture (their memset ran only in that graph)."""
+    key = (device, torch.cuda.current_stream(device).cuda_stream)
+    got = _buffers.get(key)
+    if got is None or got[0].numel() * 4 < sched.ws_bytes or got[1].numel() < sched.flag_count:
+        if got is not None:
+            _retired.append(got)
+        old_ws, old_fl = (got[0].numel(), got[1].numel()) if got is not None else (0, 0)
+        ws = torch.empty(max(sched.ws_bytes // 4, 2 * old_ws, 1), dtype=torch.float32, device=device)
+        flags = torch.zeros(max(sched.flag_count, 2 * old_fl, 1), dtype=torch.int32, device=device)
+        got = _buffers[key] = [ws, flags, torch.cuda.is_current_stream_capturing()]
+    elif got[2]:
+        got[1].zero_()
+        got[2] = torch.cuda.is_current_stream_capturing()
+    return got[0], got[1]
+
+
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, use_fast_accum=False, strict=False,
-              config=None):
+              config=None, split=None):
     """``(a @ b) * scales (+ bias)`` for float8 ``a`` (M, K) row-major and ``b`` (K, N) column-major (module
     docstring: modes, accumulation, fallback, ``strict``). ``out_dtype`` defaults to bfloat16 (or ``out``'s dtype);
-    ``config``: a name in ``tmakit.kernels.gemm_fp8.CONFIGS`` (tuning). Runs on the tensors' device and its current
+    ``config``: a name in ``tmakit.kernels.gemm_fp8.CONFIGS``, ``split``: K ranges per tile (tuning; default: the
+    heuristics ``choose_config`` / ``choose_split``). Runs on the tensors' device and its current
     stream."""
     torch = torch_module()
     for nm, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
@@ -142,15 +164,15 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
         od = _name(out_dtype)
         fast = bool(use_fast_accum)
         if out is None:
-            return torch.ops.tmakit.scaled_mm(a, b, scale_a, scale_b, bias, od, fast, strict, config)
-        torch.ops.tmakit.scaled_mm_out(a, b, scale_a, scale_b, bias, out, od, fast, strict, config)
+            return torch.ops.tmakit.scaled_mm(a, b, scale_a, scale_b, bias, od, fast, strict, config, split)
+        torch.ops.tmakit.scaled_mm_out(a, b, scale_a, scale_b, bias, out, od, fast, strict, config, split)
         return out
     ts = [t for t in (a, b, scale_a, scale_b, bias, out) if t is not None]
     reason = _why_not_kernel(torch, ts)
     p = None
     if not reason:
         try:
-            p = _plan(a, b, scale_a, scale_b, bias, out, _name(out_dtype), config, bool(use_fast_accum))
+            p = _plan(a, b, scale_a, scale_b, bias, out, _name(out_dtype), config, bool(use_fast_accum), split)
         except GemmError as e:
             reason = str(e)
     if reason:
@@ -161,8 +183,12 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
     if out is None:
         out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
     with torch.cuda.device(a.device):
+        ws = flags = 0
+        if p.split > 1 and _k.schedule(p).sk_units:
+            w, f = _split_buffers(torch, _k.schedule(p), a.device)
+            ws, flags = w.data_ptr(), f.data_ptr()
         _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), scale_a.data_ptr(), scale_b.data_ptr(),
-                    bias.data_ptr() if bias is not None else 0)()
+                    bias.data_ptr() if bias is not None else 0, ws, flags)()
     set_path(f"tma:scaled_mm:{p.scaling}")
     return out
 

@@ -14,21 +14,22 @@ __all__: list = []
 
 @torch.library.custom_op("tmakit::scaled_mm", mutates_args=())
 def _scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Tensor | None, out_dtype: str,
-               use_fast_accum: bool, strict: bool, config: str | None) -> Tensor:
+               use_fast_accum: bool, strict: bool, config: str | None, split: int | None) -> Tensor:
     return tk_scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=getattr(torch, out_dtype),
-                        use_fast_accum=use_fast_accum, strict=strict, config=config)
+                        use_fast_accum=use_fast_accum, strict=strict, config=config, split=split)
 
 
 @_scaled_mm.register_fake
-def _(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, strict, config):
+def _(a, b, scale_a, scale_b, bias, out_dtype, use_fast_accum, strict, config, split):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=getattr(torch, out_dtype))
 
 
 @torch.library.custom_op("tmakit::scaled_mm_out", mutates_args=("out",))
 def _scaled_mm_out(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, bias: Tensor | None, out: Tensor,
-                   out_dtype: str, use_fast_accum: bool, strict: bool, config: str | None) -> None:
+                   out_dtype: str, use_fast_accum: bool, strict: bool, config: str | None, split: int | None) -> None:
     tk_scaled_mm(a, b, scale_a, scale_b, bias=bias, out=out, out_dtype=getattr(torch, out_dtype),
-                 use_fast_accum=use_fast_accum, strict=strict, config=config)
+                 use_fast_accum=use_fast_accum, strict=strict, config=config, split=split)
 
 
-_scaled_mm_out.register_fake(lambda a, b, scale_a, scale_b, bias, out, out_dtype, use_fast_accum, strict, config: None)
+_scaled_mm_out.register_fake(lambda a, b, scale_a, scale_b, bias, out, out_dtype, use_fast_accum, strict, config,
+                             split: None)
