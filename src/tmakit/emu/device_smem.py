@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..layout import cosize, make_tensor
@@ -24,7 +26,7 @@ def shared_array(shape, dtype=np.float32, align: int = 128) -> np.ndarray:
     dtype = np.dtype(dtype)
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     shape = tuple(as_int(n, f"shared_array shape {shape}", 0, None, IllegalAddress) for n in shape)
-    ptr = shared_alloc(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, align, dtype)
+    ptr = shared_alloc(math.prod(shape) * dtype.itemsize, align, dtype)
     return ptr.view(shape)
 
 

@@ -8,6 +8,7 @@ freed as usual and its registration goes with it.
 
 from __future__ import annotations
 
+import math
 import weakref
 
 import numpy as np
@@ -110,8 +111,11 @@ class GlobalMemory:
             dtype = np.dtype(dtype)
         except TypeError as e:
             raise LaunchError(f"tk.emu.alloc: {dtype!r} is not a numpy dtype ({e})") from None
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        raw = np.zeros(nbytes + align, np.uint8)
+        nbytes = math.prod(shape) * dtype.itemsize
+        try:
+            raw = np.zeros(nbytes + align, np.uint8)
+        except (MemoryError, ValueError) as e:
+            raise LaunchError(f"tk.emu.alloc{shape} of {dtype}: {nbytes} bytes cannot be allocated ({e})") from None
         off = (-raw.ctypes.data) % align
         out = raw[off:off + nbytes].view(dtype).reshape(shape)
         self.register(out)

@@ -175,7 +175,7 @@ class Scheduler:
 def _acquire(sem, deadline: float | None) -> bool:
     if deadline is None:
         return sem.acquire()
-    return sem.acquire(timeout=max(0.0, deadline - time.monotonic()))
+    return sem.acquire(timeout=min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX))
 
 
 SCHEDULER = Scheduler()

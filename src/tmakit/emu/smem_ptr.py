@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .checks import as_int
@@ -78,7 +80,7 @@ class SmemPtr:
         """A numpy view of ``shape`` elements starting here (generic reads and writes, writes recorded)."""
         shape = (shape,) if not isinstance(shape, (tuple, list)) else tuple(shape)
         shape = tuple(as_int(s, f"shared view shape {shape}", 0, None, IllegalAddress) for s in shape)
-        n = int(np.prod(shape, dtype=np.int64)) * self.dtype.itemsize
+        n = math.prod(shape) * self.dtype.itemsize
         self.smem.check(self.address, n, f"a {shape} view of {self!r}", self.alloc)
         self.smem.touch(self.address + n)
         return shared_view(self.smem, self.address, shape, self.dtype)
