@@ -237,3 +237,29 @@ def test_a_cta_that_swallows_the_abort_does_not_hang_the_launch():
         emu.launch(kernel, (2,), (2,))
     assert time.monotonic() - t0 < 10
     healthy_launch()
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")
+def test_ctrl_c_during_a_single_cta_launch_leaves_the_emulator_clean():
+    def kernel():
+        s = emu.shared_array(4)
+        s[:] = 1
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            time.sleep(0.01)
+
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            emu.launch(kernel, (8,))
+    finally:
+        timer.cancel()
+    healthy_launch()
+
+    def fresh(out):
+        out.append(int(emu.shared_array(4, np.int32).sum()))
+
+    out = []
+    emu.launch(fresh, (2,), out)
+    assert out == [0, 0]
