@@ -19,7 +19,7 @@ from tmakit.layout.integer import to_str
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE / "oracle"))
-from sm100_cases import MMA_CASES, SEED_CASES, MmaCase  # noqa: E402
+from sm100_cases import MMA_CASES, SEED_CASES, MmaCase, tmem_candidates  # noqa: E402
 
 GOLDEN = HERE / "data" / "cute_sm100_oracle.txt"
 TYPES = {"half_t": tk.half_t, "bfloat16_t": tk.bfloat16_t, "tfloat32_t": tk.tfloat32_t,
@@ -41,8 +41,11 @@ def _parse(text: str) -> list[tuple[str, str]]:
     return blocks
 
 
-BLOCKS = _parse(GOLDEN.read_text())
 CASES = {c.name: c for c in SEED_CASES + MMA_CASES}
+TMEM_CASES = {t.name: t for t in tmem_candidates()}
+# the walk and mask blocks of the same file are tests/test_mma_sm100_seed.py's
+BLOCKS = [(label, text) for label, text in _parse(GOLDEN.read_text())
+          if label in TMEM_CASES or label.split(" | ")[0] in CASES]
 
 
 def _s(x) -> str:
@@ -55,9 +58,7 @@ def _desc(d) -> str:
 
 @lru_cache(maxsize=None)
 def _build(c: MmaCase) -> dict:
-    op = getattr(tk, c.op)(TYPES[c.a], TYPES[c.b], TYPES[c.c], c.M, c.N, getattr(tk.UMMA.Major, c.a_major),
-                           getattr(tk.UMMA.Major, c.b_major))
-    tm = tk.make_tiled_mma(op)
+    tm = tk.make_tiled_mma(_op(c))
     tiler = (tk.tile_size(tm, 0) * I(c.nm), tk.tile_size(tm, 1) * I(c.nn), tk.tile_size(tm, 2) * I(c.kb))
     sh_a = tk.partition_shape_A(tm, (tiler[0], tiler[2]))
     sh_b = tk.partition_shape_B(tm, (tiler[1], tiler[2]))
@@ -91,13 +92,42 @@ def _build(c: MmaCase) -> dict:
     return out
 
 
+def _op(c: MmaCase):
+    return getattr(tk, c.op)(TYPES[c.a], TYPES[c.b], TYPES[c.c], c.M, c.N, getattr(tk.UMMA.Major, c.a_major),
+                             getattr(tk.UMMA.Major, c.b_major))
+
+
+@lru_cache(maxsize=None)
+def accumulator(c: MmaCase):
+    """(tCtAcc, tCgC) of CTA 0 for one MMA tile of ``c`` (as tests/oracle/gen_sm100_cpp.py builds them)."""
+    tm = tk.make_tiled_mma(_op(c))
+    bm, bn = tk.tile_size(tm, 0), tk.tile_size(tm, 1)
+    g_c = tk.make_tensor(tk.make_gmem_ptr(np.float32, 0x10000), tk.make_layout((bm, bn), (int(bn), I(1))))
+    t_cg_c = tm.get_slice(0).partition_C(g_c)
+    return tm.get_slice(0).make_fragment_C(t_cg_c), t_cg_c
+
+
+def _tmem_block(name: str) -> str:
+    t = TMEM_CASES[name]
+    acc, t_cg_c = accumulator(t.mma)
+    tiled = tk.make_tmem_copy(getattr(tk, t.op)(), acc)
+    out = [str(tiled).rstrip("\n")]
+    for thr in t.threads:
+        s = tiled.get_slice(thr)
+        out += [str(s.partition_S(acc)), str(s.partition_D(t_cg_c))]
+    return "\n".join(out)
+
+
 def test_golden_file_is_large_enough():
-    assert len(BLOCKS) >= 200
-    assert len(CASES) >= 200
+    assert len(BLOCKS) >= 1400  # 224 MMA configurations x 4-8 blocks, 160+ TMEM copies
+    assert len(CASES) >= 200 and sum(label in TMEM_CASES for label, _ in BLOCKS) >= 150
 
 
 @pytest.mark.parametrize("label,expected", BLOCKS, ids=[b[0] for b in BLOCKS])
 def test_matches_cute(label, expected):
+    if label in TMEM_CASES:
+        assert _tmem_block(label) == expected.rstrip("\n")
+        return
     name, what = label.split(" | ")
     got = _build(CASES[name])[what]
     assert got == expected.rstrip("\n")

@@ -137,3 +137,48 @@ def tmem_candidates():
                     out.append(TmemCase(acc, f"SM100_TMEM_STORE_{shape}{n}x{suffix}", (5, 96)))
                 n *= 2
     return out
+
+
+class WalkCase(NamedTuple):
+    """The host + per-CTA walk of CuTe's Blackwell tutorials 03 (1-SM MMA, SM90 multicast TMA) and 04 (2x1SM MMA,
+    SM100 2-SM multicast TMA): TMA atoms, tiles, MMA partitions, tma_partition, multicast masks, TMEM copy."""
+
+    name: str
+    mma: MmaCase
+    cluster: tuple  # (ClusterM, ClusterN, ClusterK) in CTAs
+    gemm: tuple  # (Gemm_M, Gemm_N, Gemm_K)
+    ranks: tuple  # CTA ranks in the first cluster to print
+
+    @property
+    def t2r_op(self) -> str:
+        """The TMEM load the epilogue uses: 32 lanes per warp, or the 16-lane form for a 64-row 1-SM accumulator."""
+        return "SM100_TMEM_LOAD_16dp32b1x" if self.mma.M == 64 else "SM100_TMEM_LOAD_32dp32b1x"
+
+
+def _walk(name, op, M, N, a_major, b_major, cluster, gemm, ranks, kb=4, a="half_t"):  # noqa: N803
+    sw_a = "K_SW128" if a_major == "K" else "MN_SW128"
+    sw_b = "K_SW128" if b_major == "K" else "MN_SW128"
+    return WalkCase(name, MmaCase(op, a, a, "float", M, N, a_major, b_major, sw_a, sw_b, 1, 1, kb), cluster,
+                    gemm, ranks)
+
+
+WALK_CASES = [
+    _walk("seed 03", "SM100_MMA_F16BF16_SS", 128, 256, "K", "K", (4, 4, 1), (512, 1024, 256), (0, 1, 6, 13)),
+    _walk("seed 04", "SM100_MMA_F16BF16_2x1SM_SS", 256, 256, "K", "K", (4, 4, 1), (512, 1024, 256), (0, 1, 6, 13)),
+    _walk("walk 2sm 2x1", "SM100_MMA_F16BF16_2x1SM_SS", 256, 128, "K", "K", (2, 1, 1), (512, 256, 128), (0, 1)),
+    _walk("walk 2sm 2x2", "SM100_MMA_F16BF16_2x1SM_SS", 128, 128, "K", "K", (2, 2, 1), (256, 512, 128), (0, 1, 3)),
+    _walk("walk 2sm 4x2", "SM100_MMA_F16BF16_2x1SM_SS", 256, 64, "K", "K", (4, 2, 1), (1024, 512, 64), (2, 5, 7)),
+    _walk("walk 2sm MN", "SM100_MMA_F16BF16_2x1SM_SS", 256, 256, "MN", "MN", (2, 2, 1), (512, 512, 128), (0, 3),
+          kb=2),
+    _walk("walk 2sm 8x2", "SM100_MMA_F16BF16_2x1SM_SS", 256, 128, "K", "K", (8, 2, 1), (2048, 256, 64), (0, 9, 15)),
+    _walk("walk 2sm tf32", "SM100_MMA_TF32_2x1SM_SS", 256, 128, "K", "K", (2, 2, 1), (512, 256, 64), (1, 2),
+          a="tfloat32_t"),
+    _walk("walk 1sm 2x2", "SM100_MMA_F16BF16_SS", 128, 128, "K", "K", (2, 2, 1), (256, 256, 128), (0, 3)),
+    _walk("walk 1sm 1x4", "SM100_MMA_F16BF16_SS", 64, 256, "K", "K", (1, 4, 1), (64, 1024, 128), (0, 2)),
+    _walk("walk 1sm MN", "SM100_MMA_F16BF16_SS", 128, 128, "MN", "MN", (2, 2, 1), (256, 256, 128), (1, 2), kb=2),
+]
+
+# The seed's own example layout: CuTe gives 0x44 for tma_mcast_mask_b of CTA (0,1,2,0), not the seed's 0b110011.
+MASK_LAYOUT = ((2, 2, 4, 1), (8, 4, 1, 0))
+MASK_COORDS = [(0, 1, 2, 0), (1, 0, 3, 0), (0, 0, 0, 0), (1, 1, 1, 0)]
+MASK_MODES = [(2,), (1,), (0, 1), (0, 2), (0,), (1, 2)]

@@ -44,6 +44,17 @@ from .tiled_mma import (
     tile_shape,
     tile_size,
 )
+from .tma_sm100 import (
+    SM100_TMA_2SM_LOAD,
+    SM100_TMA_2SM_LOAD_MULTICAST,
+    Sm100TmaAtom,
+    Sm100TmaOp,
+    make_tma_atom_A_sm100,
+    make_tma_atom_B_sm100,
+)
+from .tmem_copy import Copy_Atom, make_cotiled_copy, make_tmem_copy
+from .tmem_ops import *  # noqa: F401,F403 - SM100_TMEM_LOAD_* / SM100_TMEM_STORE_*
+from .tmem_ops import TMEM_OPS, TmemCopyOp
 from .umma import UMMA
 from .umma_desc import DescriptorIterator, SmemDescriptor
 
@@ -57,4 +68,7 @@ __all__ = [
     "SmemPtr", "SmemPtrFlag", "TmemPtr", "make_smem_ptr", "make_tmem_ptr", "upcast", "downcast", "recast_layout",
     "make_tiled_mma", "tile_size", "tile_shape", "thr_size", "partition_shape_A", "partition_shape_B",
     "partition_shape_C", "partition_fragment_C",
+    "Copy_Atom", "TmemCopyOp", "make_tmem_copy", "make_cotiled_copy", *TMEM_OPS,
+    "SM100_TMA_2SM_LOAD", "SM100_TMA_2SM_LOAD_MULTICAST", "Sm100TmaOp", "Sm100TmaAtom", "make_tma_atom_A_sm100",
+    "make_tma_atom_B_sm100",
 ]

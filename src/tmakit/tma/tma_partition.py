@@ -56,7 +56,8 @@ def tma_partition(copy: TiledCopy, cta_coord, cta_layout: Layout, stensor: Tenso
     layout_V = logical_divide(layout_v, tma_layout_v)  # noqa: N806 - CuTe's name
     g_v = Tensor(gtensor.iterator, _coalesce_mode0(_compose_modes(gtensor.layout, layout_V)))
     s_v = Tensor(stensor.iterator, _coalesce_mode0(_compose_modes(stensor.layout, layout_V)))
-    offset = int(cta_layout(cta_coord)) * (int(size(tma_layout_v)) // int(cosize(cta_layout)))
+    # keeps CuTe's staticness: a size-1 cta_layout gives the static _0 offset (prints ArithTuple(_0,...))
+    offset = cta_layout(cta_coord) * (size(tma_layout_v) // cosize(cta_layout))
     return _domain_offset(g_v, offset), _domain_offset(s_v, offset)
 
 
