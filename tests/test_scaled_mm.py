@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 
+from tmakit.kernels import KERNELS_DIR
 from tmakit.kernels import gemm_fp8 as gf
 from tmakit.kernels.gemm import GemmError
 
@@ -167,7 +168,6 @@ def test_kernel_compiles_with_qgmma_and_tma(mode, fast, out):
     pytest.importorskip("cuda.bindings.nvrtc")
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
-    from tmakit.kernels import KERNELS_DIR
 
     m, n, k = 4096, 4096, 4096
     a_t, b_t = (E4, E5) if out == "float16" else (E4, E4)
@@ -189,6 +189,31 @@ def test_kernel_compiles_with_qgmma_and_tma(mode, fast, out):
     mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
     assert ops["LDL"] + ops["STL"] <= (48 if p.config.defer else 12), (ops["LDL"], ops["STL"])
+
+
+@pytest.mark.parametrize("cfg", list(gf.CONFIGS))
+def test_every_config_compiles(cfg):
+    """Every fp8 config compiles (two-level where its tile allows, else fast accumulation) with multicast loads
+    where it has clusters, and no spills in the mainloop."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    c = gf.CONFIGS[cfg]
+    two = c.bn <= 192 and not c.overlap
+    mode = "block" if c.bn == 128 and two else "row"
+    p = gf.plan_fp8(Fake((512, 1024)), bt(512, 1024), *scales(mode, 512, 512, 1024), config=cfg,
+                    fast_accum=not two)
+    comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
+    try:
+        text = sass.disassemble(comp.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    assert f"QGMMA.64x{c.bn}x32.F32.E4M3.E4M3" in text
+    assert ("UTMALDG.2D.MULTICAST" in text) == (c.cluster_size > 1)
+    lines = text.splitlines()
+    mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
+    assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -426,12 +451,13 @@ def test_scaled_mm_gpu_matches_torch(mode, fast):
     import tmakit as tk
 
     qa, qb, sa, sb, ref = _gpu_problem(mode, 512, 768, 1024)
-    got = tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32, use_fast_accum=fast, strict=True)
-    want = torch._scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32, use_fast_accum=fast)
-    err = float((got - want).abs().max() / want.abs().max())
+    od = torch.float32 if mode == "tensor" else torch.bfloat16  # cuBLAS's row-wise scaling writes bf16 only
+    got = tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=od, use_fast_accum=fast, strict=True)
+    want = torch._scaled_mm(qa, qb, sa, sb, out_dtype=od, use_fast_accum=fast)
+    err = float((got.float() - want.float()).abs().max() / want.float().abs().max())
     print(f"vs torch._scaled_mm {mode} fast={fast}: {err:.2e}; tmakit vs fp64 {_err(got, ref):.2e}, "
           f"torch vs fp64 {_err(want, ref):.2e}")
-    assert err < (TOL_FAST if fast else 2e-3), err
+    assert err < (TOL_FAST if fast else (2e-3 if od == torch.float32 else 8e-3)), err
 
 
 @pytest.mark.gpu

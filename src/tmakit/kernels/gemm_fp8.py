@@ -46,12 +46,16 @@ CONFIGS = {
     "n256_s4_c1_d": GemmConfig(256, 4, 1, 8, defer=1),
     "n256_s4_c1": GemmConfig(256, 4, 1, 8),
     "n256_s4_c2": GemmConfig(256, 4, 2, 8),
+    "n256_s4_c2_d": GemmConfig(256, 4, 2, 8, defer=1),
+    "n256_s4_c2n2": GemmConfig(256, 4, 2, 8, cluster_n=2),
     "n128_s6_c1": GemmConfig(128, 6, 1, 8),
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
+    "n128_s6_c2n2": GemmConfig(128, 6, 2, 8, cluster_n=2),
     "n128_s6_c1_d": GemmConfig(128, 6, 1, 8, defer=1),
     # 192-column tiles: the widest whose total + partial accumulators (2 x 96 registers) fit two-level accumulation
     "n192_s4_c1": GemmConfig(192, 4, 1, 8),
     "n192_s4_c2": GemmConfig(192, 4, 2, 8),
+    "n192_s4_c2n2": GemmConfig(192, 4, 2, 8, cluster_n=2),
     "n192_s5_c1_e1": GemmConfig(192, 5, 1, 8, 0, 1),
     "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
@@ -63,24 +67,27 @@ for _c in CONFIGS.values():
 
 def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,
                   fast_accum: bool = False) -> GemmConfig:
-    """A first heuristic (to be tuned on the GPU): with two-level accumulation (the default, and block scaling)
-    128-column tiles, 64-row tiles without overlap for few rows; with ``fast_accum`` the bf16 GEMM's choice of tile
-    (no K split)."""
+    """A first heuristic, from bandwidth arithmetic rather than measurement (tune on the GPU with ``config=``): an fp8
+    slab does twice the bf16 slab's flops per byte, so at ~1300 TFLOP/s a 128x128 tile on single CTAs would pull
+    ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
+
+    - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
+    - two-level accumulation (default, block scaling): 128x128 tiles, in 2x2 clusters (A and B multicast: ~5 TB/s)
+      when the tiles fill the GPU, else single CTAs;
+    - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
+      outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
+    tiles_m = -(-m // 128)
     if scaling == "block" or not fast_accum:
         if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
             return CONFIGS["m64_n128_s8_c1"]
-        tiles_m = -(-m // 128)
-        if tiles_m >= 2 and tiles_m % 2 == 0 and tiles_m * -(-n // 128) >= sms:
-            return CONFIGS["n128_s6_c2"]
+        if tiles_m >= 2 and tiles_m * -(-n // 128) >= sms:
+            return CONFIGS["n128_s6_c2n2"]
         return CONFIGS["n128_s6_c1"]
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
-    if -(-m // 128) * -(-n // 256) < sms * 3 // 4:
+    if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2:
         return CONFIGS["n128_s6_c1"]
-    if out_bytes == 2:
-        return CONFIGS["n256_s4_c1_d"]
-    tiles_m = -(-m // 128)
-    return CONFIGS["n256_s4_c2" if tiles_m >= 2 and (tiles_m % 2 == 0 or tiles_m >= 8) else "n256_s4_c1"]
+    return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
 
 
 MAX_SPLIT = 4  # K ranges per tile at most (the in-kernel fixup adds the others' fp32 partials)
