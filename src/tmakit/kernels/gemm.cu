@@ -326,7 +326,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   constexpr int NBOX = BN / BOX_COLS;
   constexpr int JPB = BOX_COLS / 8;          // 8-column accumulator groups per staging box
   constexpr u32 B_LBO = B_MN ? 64 * 128 : 16, B_SBO = 1024;
-  constexpr u32 B_KSTEP = B_MN ? 16 * 128 : 32;  // bytes per 16-element K step in a B stage
+  constexpr u32 B_KSTEP = B_MN ? 16 * 128 : 32;  // bytes per wgmma K step (16 elements; fp8: 32) in a B stage
 
   constexpr bool DEF = DEFER && OUT != 2 && EPI < NBOX;  // deferred epilogue (below)
   // setmaxnreg split of the 64 K registers of a 384-thread CTA (launched at 168 each): the producer gives up exactly
