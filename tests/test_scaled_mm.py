@@ -405,7 +405,8 @@ def test_scaled_mm_gpu(mode, fast, out_dtype, m, n, k):
     out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")  # poisoned: every element written
     got = tk.ops.scaled_mm(qa, qb, sa, sb, out=out, use_fast_accum=fast, strict=True)
     torch.cuda.synchronize()
-    assert got is out and tk.ops.last_path == f"tma:scaled_mm:{mode}"
+    seen = gf.scaling_of(m, n, k, tuple(sa.shape), tuple(sb.shape))  # 1 x 16 x 16 block scales are one element each
+    assert got is out and tk.ops.last_path == f"tma:scaled_mm:{seen}"
     assert bool(torch.isfinite(out).all())
     err = _err(out, ref)
     print(f"{mode} fast={fast} {out_dtype} {m}x{n}x{k}: rel err {err:.2e}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..kernels import gemm_fp8 as _k
 from ..kernels.gemm import GemmError
-from .common import check_tensor, compiling, set_path, torch_module
+from .common import check_tensor, compiling, on_device, set_path, torch_module
 from .quantize import dequantize
 
 __all__ = ["GemmError", "scaled_mm", "scaled_mm_reference"]
@@ -182,7 +182,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
         return _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, bool(use_fast_accum))
     if out is None:
         out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
-    with torch.cuda.device(a.device):
+    with on_device(a.get_device()):  # a context switch only when another device is current
         ws = flags = 0
         if p.split > 1 and _k.schedule(p).sk_units:
             w, f = _split_buffers(torch, _k.schedule(p), a.device)
