@@ -49,7 +49,7 @@ def test_inner_misaligned(dtype, c0, bad):
 
 def test_seed_host_check_refuses_an_im2col_start_outside_the_box():
     pytest.importorskip("cuda.bindings")
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tm = _im2col((0, 0), (0, 0))
     ok = seeds._pack_load(tm, [seeds.load_job((0, 15, 7, 3), mode="im2col", offsets=(0, 0))])
@@ -76,7 +76,7 @@ def test_tiled_maps_have_no_store_corner_rule():
 
 def test_seed_host_check_refuses_traps_of_im2col_stores():
     pytest.importorskip("cuda.bindings")
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tm = _im2col((0, 1), (0, -1))
     seeds._check_store_jobs(tm, seeds._pack_store([seeds.store_job((0, 15, 6, 1), mode="im2col", op="add")]))

@@ -34,8 +34,8 @@ def _map2d(buf, rows, cols, box, swizzle=SwizzleMode.NONE, dtype=DataType.FLOAT3
 def _assert_store_like_the_emulator(buf, host, tm, coords, op, image, mode):
     """Store (``op`` None) or reduce ``image`` through ``tm`` at ``coords`` on the GPU (``buf`` holds ``host``) and
     with the emulator: the whole global buffer must agree byte for byte, and must have changed."""
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit
+    from tmakit.kernels import seeds
 
     want = host.copy()
     if op is None:
@@ -68,7 +68,7 @@ def _ref_load(g: np.ndarray, c0: int, c1: int, box, swizzle: int, dst_offset: in
 
 @pytest.mark.parametrize("swizzle", [0, 1, 2, 3])
 def test_seed_load_tile_matches_reference(tkc, swizzle):
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     rows, cols = 40, 72
     g = np.random.default_rng(swizzle).standard_normal((rows, cols)).astype(np.float32)
@@ -90,7 +90,7 @@ def test_seed_load_tile_matches_reference(tkc, swizzle):
 
 @pytest.mark.parametrize("cluster", [2, 4, 8, 16])
 def test_seed_multicast_fills_every_cta(tkc, cluster):
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     rows, cols = 32, 32
     g = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
@@ -108,7 +108,7 @@ def test_seed_multicast_fills_every_cta(tkc, cluster):
 
 
 def test_seed_store_and_reduce(tkc):
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     rows, cols = 16, 32
     g = np.zeros((rows, cols), np.int32)
@@ -132,7 +132,7 @@ def test_seed_store_and_reduce(tkc):
 
 
 def test_host_checks_refuse_what_traps(tkc):
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     buf = tkc.DeviceBuffer(64 * 64 * 4)
     tm = _map2d(buf, 64, 64, (16, 8))
@@ -177,8 +177,8 @@ def _nwc_map(buf, lower, upper, es=None, dims=(32, 16, 2), dtype=DataType.FLOAT3
 def test_seed_im2col_loads_match_the_emulator(tkc, case):
     """im2col loads on the GPU equal the emulator's images byte for byte (OOB, corners, offsets, traversal strides
     off the grid, swizzle, wrap into the next image)."""
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit
+    from tmakit.kernels import seeds
 
     case = dict(case)
     coords, offs = case.pop("coords"), case.pop("offs")
@@ -223,7 +223,7 @@ def test_seed_im2col_stores_match_the_emulator(tkc, case):
 
 
 def test_seed_host_check_refuses_an_im2col_store_with_padding_corners(tkc):
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     buf = tkc.DeviceBuffer(4 * 32 * 16 * 2)
     tm = _nwc_map(buf, (-1,), (0,))
@@ -263,8 +263,8 @@ def _hw_has(op, dtype) -> bool:
 def test_interleaved_maps_match_the_emulator(tkc, case, op):
     """INTERLEAVE_16B/32B loads, stores and reductions on the GPU equal the emulator byte for byte (dim 0 in chunks,
     dim rank-2 one position, element strides on dims 1.., overlapping rows)."""
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit
+    from tmakit.kernels import seeds
 
     rng = np.random.default_rng(9)
     nbytes = case["strides"][-1] * case["dims"][-1] + 256
@@ -308,8 +308,8 @@ def _storable(case) -> bool:
 def test_interleaved_im2col_maps_match_the_emulator(tkc, case, op):
     """Interleaved im2col loads (one chunk per pixel, the chunk dim walked as the first spatial dim, corners and
     offsets), stores and reductions (``.im2col_no_offs``) on the GPU equal the emulator byte for byte."""
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit
+    from tmakit.kernels import seeds
 
     dtype, il, swz, dims, strides, cpp, ppc, lo, up, coords, offs = case
     rng = np.random.default_rng(11)
@@ -332,7 +332,7 @@ def test_interleaved_im2col_maps_match_the_emulator(tkc, case, op):
 
 def test_seed_host_check_refuses_an_interleaved_im2col_chunk_start_outside_the_pixel_box(tkc):
     """On the H200 (probe i2c_start_c_out) the chunk start below lowerCorner[0] traps; the host refuses it."""
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     buf = tkc.DeviceBuffer(4096)
     tm = TensorMap(DataType.UINT16, (2, 6, 5, 2), (32, 192, 960), [8, 1, 1, 1], interleave=1, mode="im2col",
@@ -343,7 +343,7 @@ def test_seed_host_check_refuses_an_interleaved_im2col_chunk_start_outside_the_p
 
 
 def test_seed_copy_tiles(tkc):
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     rows, cols = 64, 96
     g = np.random.default_rng(1).standard_normal((rows, cols)).astype(np.float32)
@@ -457,8 +457,8 @@ def _special_pairs(dtype):
 def test_float_store_reduce_corner_cases_match_the_emulator(tkc, dtype, op):
     """NaN results, signed zeros, subnormals, overflow and ties of the float TMA reductions: the hardware's bits equal
     the emulator's (its NaN / min-max / subnormal choices, docs/EMULATOR.md)."""
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit
+    from tmakit.kernels import seeds
 
     old, src = _special_pairs(dtype)
     eb = old.itemsize
@@ -487,8 +487,8 @@ def test_float_store_reduce_corner_cases_match_the_emulator(tkc, dtype, op):
                          ids=lambda d: d.name)
 def test_nan_oob_fill_matches_the_emulator(tkc, dtype):
     """OOB elements of a NaN-filled load carry the emulator's NaN bits (f16/bf16 0x7FF7 halves, f64 0x7FF77FF7...)."""
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit
+    from tmakit.kernels import seeds
     from tmakit.tma import OobFill
 
     eb = {DataType.FLOAT64: 8, DataType.FLOAT32: 4}.get(dtype, 2)

@@ -13,9 +13,10 @@ pytest.importorskip("cuda.bindings.nvrtc")
 from tmakit import cuda as tkc  # noqa: E402
 from tmakit.cuda import sass  # noqa: E402
 from tmakit.cuda.nvrtc import PACKAGE_INCLUDE  # noqa: E402
+from tmakit.kernels import KERNELS_DIR  # noqa: E402
 
 HEADERS = sorted((PACKAGE_INCLUDE / "tmakit").glob("*.cuh"))
-KERNELS = sorted(tkc.KERNELS_DIR.glob("*.cu"))
+KERNELS = sorted(KERNELS_DIR.glob("*.cu"))
 
 # Instantiates every wrapper of the device header; its SASS must show every TMA instruction family.
 EXHAUSTIVE = r"""
@@ -137,7 +138,7 @@ def test_package_kernel_compiles_for_sm90a(kernel):
 
 
 def test_seed_kernels_sass_has_tma_instructions():
-    c = tkc.compile_file(tkc.KERNELS_DIR / "seeds.cu", cache=False)
+    c = tkc.compile_file(KERNELS_DIR / "seeds.cu", cache=False)
     text = sass.disassemble(c.cubin)
     ops = sass.opcodes(text)
     for op in TMA_SASS:
@@ -244,7 +245,7 @@ def test_nvcc_is_optional(monkeypatch, tmp_path):
     nvrtc.compiler_id.cache_clear()
     cache.clear_memory_cache()
     try:
-        c = tkc.compile_file(tkc.KERNELS_DIR / "seeds.cu")
+        c = tkc.compile_file(KERNELS_DIR / "seeds.cu")
         assert nvrtc.compiler_id().startswith("nvcc-")
         assert sass.opcodes(c.cubin)["UTMALDG"] > 0
     finally:

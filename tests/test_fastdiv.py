@@ -14,6 +14,14 @@ from tmakit.kernels.fastdiv import divide, fast_divisor
 
 N_MAX = (1 << 31) - 1
 
+def _patch(monkeypatch, name, value):
+    """Replace ``name`` in every module of the bandwidth package that uses it (the launcher builders)."""
+    import sys
+
+    for mod in [m for k, m in sys.modules.items() if k.startswith("tmakit.kernels.bandwidth")]:
+        if hasattr(mod, name):
+            monkeypatch.setattr(mod, name, value)
+
 
 @given(st.integers(1, N_MAX), st.integers(0, N_MAX))
 @settings(max_examples=3000, deadline=None)
@@ -93,7 +101,7 @@ def test_transpose_tile_coords_fast_equal_plain(p_tiles, q_tiles, rest, group, k
 
 
 def test_stream_params_carry_the_tile_divisors(monkeypatch):
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): object())
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): object())
     launch = bw._stream_launcher("copy.cu", "tmakit_copy", [], [1000, 37, 5], [256, 8, 1], 2, 0, 0, -1,
                                  bw.COPY_CONFIG, 132)
     p = launch.params

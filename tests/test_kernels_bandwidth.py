@@ -9,7 +9,18 @@ import math
 
 import pytest
 
+from tmakit.cuda import packed
+from tmakit.kernels import KERNELS_DIR
 from tmakit.kernels import bandwidth as bw
+
+
+def _patch(monkeypatch, name, value):
+    """Replace ``name`` in every module of the bandwidth package that uses it (the launcher builders)."""
+    import sys
+
+    for mod in [m for k, m in sys.modules.items() if k.startswith("tmakit.kernels.bandwidth")]:
+        if hasattr(mod, name):
+            monkeypatch.setattr(mod, name, value)
 
 
 class FakeTensor:
@@ -152,9 +163,9 @@ def test_transpose_default_is_one_tile_per_lean_cta(monkeypatch):
     for tensors >= 128 MiB whose inner dim spans >= 16 slabs; 4-byte: 2 slabs, 12 per SM. The persistent shapes
     still build."""
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
-    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
-    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "MapTemplate", lambda tm: tm)
+    _patch(monkeypatch, "_map", lambda *a, **k: None)
     for e, sizes, kq, per_sm in ((2, [4096, 4096], 1, 12), (4, [4096, 4096], 2, 12), (2, [128, 8192, 32], 1, 12),
                                  (2, [8192, 8192], 2, 6)):
         dims = [(sizes[0], 1, sizes[1])] + [(sizes[1], sizes[0], 1)] + [(n, 1 << 20, 1 << 20) for n in sizes[2:]]
@@ -178,7 +189,7 @@ def test_reduce_default_one_2k_tile_per_four_warp_cta(monkeypatch):
     from tmakit.tma.tensormap import DataType
 
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
     for nbytes in (32 << 20, (256 << 20) + 4100):
         cfg = bw.flat_config(bw.Plan("flat"), bw.REDUCE_CONFIG, nbytes, 0, DataType.BFLOAT16)
         launch = bw._bulk_launcher(nbytes, 0, DataType.BFLOAT16, cfg, 132)
@@ -231,7 +242,7 @@ def test_kernels_compile_sm90a_with_tma_sass(filename, expect):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    c = tkc.compile_file(tkc.KERNELS_DIR / filename)
+    c = tkc.compile_file(KERNELS_DIR / filename)
     try:
         ops = sass.opcodes(c.cubin)
     except Exception as e:  # no disassembler in this environment
@@ -248,7 +259,7 @@ def test_bulk_combine_dyn_and_bf16x2_variants(mode, dt, bf16x2):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=[
+    c = tkc.compile_file(KERNELS_DIR / "bandwidth_bulk.cu", options=[
         f"-DBK_MODE={mode}", "-DBK_CONSUMERS=2", "-DBK_OP=0", f"-DBK_DT={dt}", f"-DBK_BF16X2={bf16x2}", "-DBK_DYN=8"])
     try:
         text = sass.disassemble(c.cubin)
@@ -268,7 +279,7 @@ def test_bulk_exit_read_drops_the_l1_invalidate_of_the_written_wait(mode):
 
     texts = []
     for er in (0, 1):
-        c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=[
+        c = tkc.compile_file(KERNELS_DIR / "bandwidth_bulk.cu", options=[
             f"-DBK_MODE={mode}", "-DBK_CONSUMERS=2", f"-DBK_OP={0 if mode else -1}", f"-DBK_EXIT_READ={er}"])
         try:
             texts.append(sass.disassemble(c.cubin))
@@ -282,7 +293,7 @@ def test_bulk_launcher_passes_exit_read(monkeypatch):
     from tmakit.tma.tensormap import DataType
 
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
     for er in (0, 1):
         cfg = dataclasses.replace(bw.REDUCE_CONFIG, exit_read=er)
         bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, cfg, 132)
@@ -296,7 +307,7 @@ def test_bulk_one_warp_mode_compiles_with_bulk_copies_both_ways(op):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=["-DBK_MODE=3", f"-DBK_OP={op}", "-DBK_DT=1"])
+    c = tkc.compile_file(KERNELS_DIR / "bandwidth_bulk.cu", options=["-DBK_MODE=3", f"-DBK_OP={op}", "-DBK_DT=1"])
     try:
         text = sass.disassemble(c.cubin)
     except Exception as e:  # no disassembler in this environment
@@ -308,7 +319,7 @@ def test_bulk_one_warp_mode_compiles_with_bulk_copies_both_ways(op):
 def test_bulk_launcher_one_warp_mode_one_stage_and_resident_padding(monkeypatch):
     from tmakit.tma.tensormap import DataType
 
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): object())
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): object())
     base = dataclasses.replace(bw.REDUCE_CONFIG, flat=(), piece=2048, pieces=1, tiles_per_cta=1, ctas_per_sm=16,
                                consumers=1)
     one = bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, dataclasses.replace(base, bulk_mode=3, stages=1), 132)
@@ -330,7 +341,7 @@ def test_bulk_launcher_one_warp_mode_one_stage_and_resident_padding(monkeypatch)
 def test_copy_kernel_compiles_for_every_store_lag(lag):
     from tmakit import cuda as tkc
 
-    tkc.compile_file(tkc.KERNELS_DIR / "copy.cu", options=[f"-DTMAKIT_STREAM_LAG={lag}"])
+    tkc.compile_file(KERNELS_DIR / "copy.cu", options=[f"-DTMAKIT_STREAM_LAG={lag}"])
 
 
 @pytest.mark.parametrize("coords", [0, 1, 2])
@@ -338,7 +349,7 @@ def test_copy_kernel_compiles_for_every_store_lag(lag):
 def test_transpose_kernel_compiles_for_every_coords_mode(coords, mode):
     from tmakit import cuda as tkc
 
-    tkc.compile_file(tkc.KERNELS_DIR / "transpose.cu", options=[f"-DTP_COORDS={coords}", f"-DTP_MODE={mode}",
+    tkc.compile_file(KERNELS_DIR / "transpose.cu", options=[f"-DTP_COORDS={coords}", f"-DTP_MODE={mode}",
                                                                  "-DTP_CONSUMERS=8", "-DTP_NO=3"])
 
 
@@ -348,7 +359,7 @@ def test_transpose_kernel_smem_transposition_variants(xpose, expect, mode):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    c = tkc.compile_file(tkc.KERNELS_DIR / "transpose.cu", options=[f"-DTP_XPOSE={xpose}", f"-DTP_MODE={mode}",
+    c = tkc.compile_file(KERNELS_DIR / "transpose.cu", options=[f"-DTP_XPOSE={xpose}", f"-DTP_MODE={mode}",
                                                                      "-DTP_CONSUMERS=8", "-DTP_NO=3"])
     try:
         ops = sass.opcodes(c.cubin)
@@ -363,7 +374,7 @@ def test_bulk_launcher_lean_one_tile_cta(monkeypatch):
     from tmakit.tma.tensormap import DataType
 
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
     base = dataclasses.replace(bw.REDUCE_CONFIG, flat=(), piece=4096, pieces=1, tiles_per_cta=1, ctas_per_sm=24,
                                consumers=1, stages=1)
     for lean in (1, 2):
@@ -386,7 +397,7 @@ def test_bulk_lean_tiles_cover_the_bytes_once(monkeypatch, nbytes, end):
     grid (tile >= p.tiles) start at or past n16 and do nothing."""
     from tmakit.tma.tensormap import DataType
 
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): object())
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): object())
     cfg = dataclasses.replace(bw.REDUCE_CONFIG, flat=(), piece=4096, pieces=1, tiles_per_cta=1, consumers=1,
                               stages=1, lean=1, end_piece=end[0], end_bytes=end[1])
     launch = bw._bulk_launcher(nbytes, 0, DataType.FLOAT32, cfg, 132)
@@ -416,7 +427,7 @@ def test_bulk_lean_kernel_compiles_with_bulk_copies(mode, lean, op, dt):
     from tmakit.cuda import sass
 
     opts = [f"-DBK_MODE={mode}", "-DBK_CONSUMERS=1", f"-DBK_OP={op}", f"-DBK_DT={dt}", f"-DBK_T1={lean}"]
-    c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=opts)
+    c = tkc.compile_file(KERNELS_DIR / "bandwidth_bulk.cu", options=opts)
     try:
         text = sass.disassemble(c.cubin)
     except Exception as e:  # no disassembler in this environment
@@ -428,11 +439,11 @@ def test_bulk_lean_kernel_compiles_with_bulk_copies(mode, lean, op, dt):
 
 def test_launch_config_structs_match_cuda_h():
     """ctypes mirrors of CUlaunchConfig / CUlaunchAttribute (cuda.h): sizes and offsets the driver reads."""
-    assert ctypes.sizeof(bw._LaunchAttr) == 72 and bw._LaunchAttr.value.offset == 8
-    assert ctypes.sizeof(bw._LaunchConfig) == 56
-    assert (bw._LaunchConfig.smem.offset, bw._LaunchConfig.stream.offset, bw._LaunchConfig.attrs.offset,
-            bw._LaunchConfig.nattrs.offset) == (24, 32, 40, 48)
-    cfg = bw._pdl_config(1000, 64, 19456)
+    assert ctypes.sizeof(packed._LaunchAttr) == 72 and packed._LaunchAttr.value.offset == 8
+    assert ctypes.sizeof(packed._LaunchConfig) == 56
+    assert (packed._LaunchConfig.smem.offset, packed._LaunchConfig.stream.offset, packed._LaunchConfig.attrs.offset,
+            packed._LaunchConfig.nattrs.offset) == (24, 32, 40, 48)
+    cfg = packed._pdl_config(1000, 64, 19456)
     assert list(cfg.grid) == [1000, 1, 1] and list(cfg.block) == [64, 1, 1] and cfg.smem == 19456
     assert cfg.nattrs == 1 and cfg.attrs.contents.id == 6 and cfg.attrs.contents.value[0] == 1
 
@@ -444,7 +455,7 @@ def test_reduce_default_lean_launches_with_pdl(monkeypatch):
     from tmakit.tma.tensormap import DataType
 
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
     flat = bw.Plan("flat", "", [(1, 1, 1)], 2)
     for nbytes, want in ((256 << 20, True), (64 << 20, True), (1 << 30, False), (2 << 30, False)):
         cfg = bw.flat_config(flat, bw.REDUCE_CONFIG, nbytes, 0, DataType.BFLOAT16)
@@ -464,7 +475,7 @@ def test_bulk_lean_pdl_kernel_waits_and_triggers():
     base = ["-DBK_MODE=2", "-DBK_CONSUMERS=1", "-DBK_OP=0", "-DBK_DT=1", "-DBK_T1=1"]
     texts = []
     for extra in ([], ["-DBK_PDL=1320"]):
-        c = tkc.compile_file(tkc.KERNELS_DIR / "bandwidth_bulk.cu", options=base + extra)
+        c = tkc.compile_file(KERNELS_DIR / "bandwidth_bulk.cu", options=base + extra)
         try:
             texts.append(sass.disassemble(c.cubin))
         except Exception as e:  # no disassembler in this environment
@@ -476,9 +487,9 @@ def test_bulk_lean_pdl_kernel_waits_and_triggers():
 def test_lean_transpose_falls_back_to_the_persistent_shape_past_the_grid_limit(monkeypatch):
     """One CTA per tile needs grid.x < 2^31: a tensor with more tiles takes the persistent shape."""
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
-    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
-    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "MapTemplate", lambda tm: tm)
+    _patch(monkeypatch, "_map", lambda *a, **k: None)
     per = 256 // (64 * bw.TRANSPOSE_CONFIG[2].kq)  # tiles per (64 x 256) plane: 4 of one slab (the default)
     huge = bw.Plan("transpose", "", [(64, 1, 256), (256, 64, 1), ((1 << 31) // per, 1 << 14, 1 << 14)], 2)
     launch = bw._transpose_launcher(huge, None, 132, 0, 0)  # 2^31 tiles
@@ -491,11 +502,11 @@ def test_strided_copies_take_the_strided_overrides(monkeypatch):
     """A permute that keeps the unit-stride dim plans as "strided" and launches one 8 KiB box per CTA (grid = boxes,
     `tiles_per_cta` 1, no L2 promotion); contiguous copies and store-reduce never see the `strided` overrides."""
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append((f, tuple(opts))) or object())
-    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append((f, tuple(opts))) or object())
+    _patch(monkeypatch, "MapTemplate", lambda tm: tm)
     maps = []
-    monkeypatch.setattr(bw, "_map", lambda *a, **k: maps.append((a, k)))
-    monkeypatch.setattr(bw, "sm_count", lambda t: 132)
+    _patch(monkeypatch, "_map", lambda *a, **k: maps.append((a, k)))
+    _patch(monkeypatch, "sm_count", lambda t: 132)
     monkeypatch.setattr(bw, "_launchers", {})
 
     class Dev:
@@ -524,7 +535,7 @@ def test_stream_one_box_cta_compiles_with_tma_load_and_store(filename):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    c = tkc.compile_file(tkc.KERNELS_DIR / filename, options=["-DTMAKIT_STREAM_ONE=1"])
+    c = tkc.compile_file(KERNELS_DIR / filename, options=["-DTMAKIT_STREAM_ONE=1"])
     try:
         ops = sass.opcodes(c.cubin)
     except Exception as e:  # no disassembler in this environment
@@ -537,9 +548,9 @@ def test_stream_launcher_lean_one_box_per_cta(monkeypatch):
     """``lean`` with ``tiles_per_cta=1`` on the tensor engine: grid = tiles (+ the tail box), one stage, the
     ``-DTMAKIT_STREAM_ONE=1`` kernel, shared memory padded to ``resident``; without ``lean`` the persistent grid."""
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
-    monkeypatch.setattr(bw, "MapTemplate", lambda tm, off=0: tm)
-    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "MapTemplate", lambda tm, off=0: tm)
+    _patch(monkeypatch, "_map", lambda *a, **k: None)
     base = dataclasses.replace(bw.COPY_CONFIG, strided=(), tiles_per_cta=1, box_bytes=8192, ctas_per_sm=12, stages=2)
     dims = [(128, 1, 1), (128, 128, 64 * 128), (64, 128 * 128, 128), (32, 64 * 128 * 128, 64 * 128 * 128)]
     plan = bw.Plan("strided", "", dims, 2)
@@ -561,7 +572,7 @@ def test_lean_transpose_in_place_compiles_to_ldmatrix_stmatrix(consumers):
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    c = tkc.compile_file(tkc.KERNELS_DIR / "transpose.cu", options=[
+    c = tkc.compile_file(KERNELS_DIR / "transpose.cu", options=[
         "-DTP_LEAN=1", "-DTP_INPLACE=1", "-DTP_XPOSE=2", f"-DTP_CONSUMERS={consumers}"])
     try:
         ops = sass.opcodes(c.cubin)
@@ -574,9 +585,9 @@ def test_lean_transpose_in_place_compiles_to_ldmatrix_stmatrix(consumers):
 def test_lean_transpose_in_place_launcher_halves_shared_memory(monkeypatch):
     """In place: one image per CTA (twice the CTAs per SM), only for 2-byte elements with xpose 2 and kq <= 2."""
     seen = []
-    monkeypatch.setattr(bw, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
-    monkeypatch.setattr(bw, "MapTemplate", lambda tm: tm)
-    monkeypatch.setattr(bw, "_map", lambda *a, **k: None)
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
+    _patch(monkeypatch, "MapTemplate", lambda tm: tm)
+    _patch(monkeypatch, "_map", lambda *a, **k: None)
     plan = bw.Plan("transpose", "", [(4096, 1, 4096), (4096, 4096, 1)], 2)
     d = bw.TRANSPOSE_CONFIG[2]
     two = bw._transpose_launcher(plan, dataclasses.replace(d, kq=2, inplace=0, resident=0), 132, 0, 0)

@@ -12,8 +12,9 @@ pytest.importorskip("cuda.bindings.nvrtc")
 
 from tmakit import cuda as tkc  # noqa: E402
 from tmakit.cuda import sass  # noqa: E402
+from tmakit.kernels import KERNELS_DIR  # noqa: E402
 
-BLACKWELL = sorted((tkc.KERNELS_DIR / "blackwell").glob("*.cu"))
+BLACKWELL = sorted((KERNELS_DIR / "blackwell").glob("*.cu"))
 
 EVERY_WRAPPER = r"""
 #include <tmakit/tcgen05.cuh>
@@ -90,7 +91,7 @@ def test_the_tutorial_kernels_exist():
 
 
 def test_tutorial_03_sass():
-    c = tkc.compile_file(tkc.KERNELS_DIR / "blackwell" / "mma_tma_multicast_sm100.cu", arch="sm_100a", cache=False)
+    c = tkc.compile_file(KERNELS_DIR / "blackwell" / "mma_tma_multicast_sm100.cu", arch="sm_100a", cache=False)
     ops = sass_ops(c.cubin)
     counts = sass.opcodes(c.cubin)
     assert "UTCHMMA" in ops and not any("2CTA" in o for o in ops)  # tcgen05.mma.cta_group::1.kind::f16
@@ -103,7 +104,7 @@ def test_tutorial_03_sass():
 
 
 def test_tutorial_04_sass():
-    c = tkc.compile_file(tkc.KERNELS_DIR / "blackwell" / "mma_tma_2sm_sm100.cu", arch="sm_100a", cache=False)
+    c = tkc.compile_file(KERNELS_DIR / "blackwell" / "mma_tma_2sm_sm100.cu", arch="sm_100a", cache=False)
     ops = sass_ops(c.cubin)
     assert "UTCHMMA.2CTA" in ops  # tcgen05.mma.cta_group::2
     assert "UTCBAR.2CTA.MULTICAST" in ops  # umma_arrive_multicast_2x1SM

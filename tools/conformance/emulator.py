@@ -20,7 +20,7 @@ from .specs import (
 
 def _fuzz_loads(args, im2col: bool, interleave: bool = False):
     tkc, tmm = _tk()
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tu = _emu()
     tkc.ensure_context()
@@ -111,7 +111,7 @@ def part_emu_interleave(args):
 
 def part_emu_multicast(args):
     tkc, tmm = _tk()
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tu = _emu()
     tkc.ensure_context()
@@ -177,7 +177,7 @@ def _fuzz_store(args, reduce: bool, im2col: bool = False, interleave: bool = Fal
     interleaved tile maps, stores and reductions half and half -- compared with the emulator over the whole global
     buffer."""
     tkc, tmm = _tk()
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tu = _emu()
     try:

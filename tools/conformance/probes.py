@@ -29,7 +29,7 @@ def _probe_map(tkc, tmm, dtype=None, rows=48, cols=64, box=(16, 8), swizzle=0):
 
 def _probe(name):
     tkc, tmm = _tk()
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tkc.ensure_context()
     DT = tmm.DataType
@@ -126,7 +126,7 @@ def part_probes(args):
 def sanitize_workload():
     """Small runs of every seed kernel: loads (all swizzles, OOB), multicast in a cluster of 4, store, reduce, copy."""
     tkc, tmm = _tk()
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tkc.ensure_context()
     rng = np.random.default_rng(0)

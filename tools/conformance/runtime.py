@@ -42,8 +42,9 @@ import json, sys, time
 t0 = time.perf_counter()
 from tmakit.cuda import cache
 from tmakit import cuda
+from tmakit.kernels import KERNELS_DIR
 t_import = time.perf_counter() - t0
-p = cuda.KERNELS_DIR / "seeds.cu"
+p = KERNELS_DIR / "seeds.cu"
 t0 = time.perf_counter(); c = cache.compile_file(p); first = time.perf_counter() - t0
 disk, mem = [], []
 for _ in range(100):
@@ -59,6 +60,7 @@ print(json.dumps({"import_s": t_import, "first_lookup_s": first, "first_was_cach
 def part_jit(args):
     tkc, _ = _tk()
     from tmakit.cuda import cache, nvrtc
+    from tmakit.kernels import KERNELS_DIR
 
     tmp = tempfile.mkdtemp(prefix="tmakit-jit-")
     os.environ["TMAKIT_CACHE_DIR"] = tmp
@@ -66,7 +68,7 @@ def part_jit(args):
     nvrtc.compiler_id()  # loads libnvrtc
     load_s = time.perf_counter() - t0
     res = {"nvrtc_load_s": load_s}
-    for f in sorted(tkc.KERNELS_DIR.glob("*.cu")):
+    for f in sorted(KERNELS_DIR.glob("*.cu")):
         cache.clear_memory_cache()
         t0 = time.perf_counter()
         try:

@@ -207,7 +207,7 @@ def _spec(tm):
 
 def part_tf32(args):
     tkc, tmm = _tk()
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tkc.ensure_context()
     DT = tmm.DataType
@@ -247,7 +247,7 @@ def part_tf32(args):
 
 def part_interleave(args):
     tkc, tmm = _tk()
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tkc.ensure_context()
     DT = tmm.DataType

@@ -10,8 +10,6 @@ Importing this package touches neither: the driver and NVRTC load on first use.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .args import Ptr, device_pointer
 from .cache import cache_dir, compile, compile_file
 from .driver import DeviceBuffer, context_id, current_stream, device_count, ensure_context, synchronize
@@ -25,9 +23,7 @@ __all__ = ["CacheWarning", "CompileError", "CompileInputError", "Compiled", "Cud
            "DeviceBuffer", "Kernel", "Module", "Ptr",
            "RuntimeUnavailable", "cache_dir", "compile", "compile_file", "context_id", "current_stream", "device_count",
            "device_pointer", "encode_cached", "encode_tensormap", "ensure_context", "is_available", "kernel",
-           "launch", "load_module", "package_kernel", "synchronize", "tensormap_bytes", "KERNELS_DIR"]
-
-KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
+           "launch", "load_module", "synchronize", "tensormap_bytes"]
 
 
 def is_available() -> bool:
@@ -49,7 +45,3 @@ def kernel(source: str, name: str, *, filename: str = "kernel.cu", **compile_kw)
         names = (*names, name)
     return load_module(compile(source, filename, name_expressions=names, **compile_kw)).kernel(name)
 
-
-def package_kernel(filename: str, name: str, **compile_kw) -> Kernel:
-    """Kernel ``name`` from ``tmakit/kernels/<filename>`` (compiled once, cached on disk)."""
-    return load_module(compile_file(KERNELS_DIR / filename, **compile_kw)).kernel(name)

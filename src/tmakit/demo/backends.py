@@ -1,6 +1,6 @@
 """Where the walkthroughs run: the CPU emulator or a Hopper GPU, behind one small interface.
 
-A backend moves *boxes* described by tensor maps, one job per CTA (the format of ``tmakit.cuda.seeds``):
+A backend moves *boxes* described by tensor maps, one job per CTA (the format of ``tmakit.kernels.seeds``):
 
 * ``gmem(array)`` -> a handle with ``.address`` (what goes into ``make_gmem_ptr``) holding a copy of ``array``;
 * ``read(handle)`` -> the global contents as a numpy array of the original shape and dtype;
@@ -187,13 +187,13 @@ class _GpuBuffer:
 
 
 class GpuBackend:
-    """A Hopper GPU through ``tmakit.cuda``: the kernels of ``tmakit/kernels/seeds.cu`` (``tmakit.cuda.seeds``)."""
+    """A Hopper GPU through ``tmakit.cuda``: the kernels of ``tmakit/kernels/seeds.cu`` (``tmakit.kernels.seeds``)."""
 
     name = "gpu"
 
     def __init__(self, reason: str = "requested"):
         self.reason = reason
-        from ..cuda import seeds
+        from ..kernels import seeds
 
         self._seeds = seeds
 
@@ -244,9 +244,9 @@ def gpu_status() -> tuple[bool, str]:
     except Exception as e:  # noqa: BLE001 - any import problem means "no GPU runtime"
         return False, f"tmakit.cuda does not import ({type(e).__name__}: {e})"
     try:
-        from ..cuda import seeds  # noqa: F401
+        from ..kernels import seeds  # noqa: F401
     except Exception as e:  # noqa: BLE001
-        return False, f"tmakit.cuda.seeds is missing ({e})"
+        return False, f"tmakit.kernels.seeds is missing ({e})"
     if not hasattr(tkc, "is_available"):
         return False, "tmakit.cuda has no is_available()"
     try:

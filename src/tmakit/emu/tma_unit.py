@@ -43,7 +43,7 @@ def checked_geometry(tmap) -> BoxGeometry:
 def check_inner_aligned(tmap, coords, what: str = "TMA load") -> None:
     """The innermost start coordinate must address a 16-byte boundary (``coords[0] * elemsize % 16 == 0``), also
     when negative or inside the tensor: on the H200 a load, L2 prefetch, multicast, store or reduce that breaks it
-    kills the context (probes in docs/CONFORMANCE.md). ``tmakit.cuda.seeds`` refuses the same on the host."""
+    kills the context (probes in docs/CONFORMANCE.md). ``tmakit.kernels.seeds`` refuses the same on the host."""
     if not coords or not inner_misaligned(tmap, coords[0]):
         return
     nbytes = coords[0] * tmap.elem_bits // 8

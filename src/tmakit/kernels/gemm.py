@@ -328,7 +328,8 @@ def kernel_name(p: GemmPlan) -> str:
 
 def kernel_for(p: GemmPlan, debug: bool | None = None):
     """The compiled kernel of a plan's dtypes and config (NVRTC, cached on disk and in memory)."""
-    from tmakit.cuda import KERNELS_DIR, compile_file, context_id, load_module
+    from ..cuda import compile_file, context_id, load_module
+    from . import KERNELS_DIR
 
     name = kernel_name(p)
     key = (name, debug, context_id())  # one module per device

@@ -174,8 +174,8 @@ def _build(case):
 def one_store(name, case):
     """A store/reduce through the im2col map; the whole global buffer is compared with the emulator's."""
     from tmakit import cuda as tkc
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit as tu
+    from tmakit.kernels import seeds
 
     tmm, spec, total = _build(case)
     rng = np.random.default_rng(2)
@@ -222,8 +222,8 @@ def _finite(raw, dtype_name):
 
 def one(name):
     from tmakit import cuda as tkc
-    from tmakit.cuda import seeds
     from tmakit.emu import tma_unit as tu
+    from tmakit.kernels import seeds
 
     case = CASES[name]
     if case["store"]:

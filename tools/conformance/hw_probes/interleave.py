@@ -110,7 +110,7 @@ def _map(name, address):
 
 def one(name):
     from tmakit import cuda as tkc
-    from tmakit.cuda import seeds
+    from tmakit.kernels import seeds
 
     tm, coords, total, eb, offs = _map(name, 0)
     tkc.ensure_context()

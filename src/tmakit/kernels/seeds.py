@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
+from ..cuda.driver import DeviceBuffer, synchronize
 from ..tma.coord_rules import im2col_start_message, inner_misaligned, store_start_message
-from .driver import DeviceBuffer, synchronize
 
 __all__ = ["LOAD_JOB", "STORE_JOB", "REDUCE_OPS", "box_bytes", "box_footprint", "copy_tiles", "load_boxes",
            "load_job", "seed_kernel", "store_boxes", "store_job"]
@@ -110,7 +110,8 @@ def seed_kernel(name: str, debug: bool | None = None, timeout_ns: int | None = N
 
     ``debug=True`` compiles with ``TMAKIT_DEBUG=1``: barrier waits give up after ``timeout_ns`` and report.
     """
-    from . import context_id, package_kernel
+    from ..cuda import context_id
+    from . import package_kernel
 
     key = (name, debug, timeout_ns, context_id())
     k = _kernels.get(key)
@@ -121,7 +122,7 @@ def seed_kernel(name: str, debug: bool | None = None, timeout_ns: int | None = N
 
 
 def _encoded(tm):
-    from .encode import encode_cached
+    from ..cuda.encode import encode_cached
 
     return tm if type(tm).__name__ == "CUtensorMap" else encode_cached(tm)
 
