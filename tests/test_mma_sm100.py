@@ -227,3 +227,17 @@ def test_descriptors_read_back_the_smem_tile(kind, major, sw, rows, kb, base):
         d = decode_smem_desc(frag(0, 0, blk).desc)
         got = operand_bits(smem, d, 0 if major == "K" else 1, rows, nbytes, "A")
         np.testing.assert_array_equal(got, ids[:, blk * kel:(blk + 1) * kel])
+
+
+@pytest.mark.parametrize("t,name", [(tk.half_t, "f16"), (tk.bfloat16_t, "bf16"), (tk.tfloat32_t, "tf32")])
+@pytest.mark.parametrize("m,n,a_major,b_major", [(128, 256, 0, 0), (64, 8, 1, 0), (256, 96, 0, 1)])
+def test_instruction_descriptor_matches_the_emulators_decoder(t, name, m, n, a_major, b_major):
+    from tmakit.emu.umma_desc import decode_instr_desc, encode_instr_desc
+
+    make = {("f16", 1): tk.SM100_MMA_F16BF16_SS, ("f16", 2): tk.SM100_MMA_F16BF16_2x1SM_SS,
+            ("tf32", 1): tk.SM100_MMA_TF32_SS, ("tf32", 2): tk.SM100_MMA_TF32_2x1SM_SS}
+    kind = "tf32" if name == "tf32" else "f16"
+    op = make[kind, 2 if m == 256 else 1](t, t, np.float32, m, n, a_major, b_major)
+    assert op.idesc == encode_instr_desc(kind, name, name, m, n, a_major, b_major)
+    d = decode_instr_desc(op.idesc)
+    assert (d.m, d.n, d.a_major, d.b_major) == (m, n, a_major, b_major)

@@ -64,7 +64,8 @@ def _build(c: MmaCase) -> dict:
     sh_b = tk.partition_shape_B(tm, (tiler[1], tiler[2]))
     sh_c = tk.partition_shape_C(tm, (tiler[0], tiler[1]))
     s_b = tk.UMMA.tile_to_mma_shape(getattr(tk.UMMA, f"Layout_{c.sw_b}_Atom")(TYPES[c.b]), sh_b)
-    out = {"tiled_mma": str(tm).rstrip("\n"), "shapes": "\n".join(_s(x) for x in (tiler, sh_a, sh_b, sh_c))}
+    out = {"tiled_mma": str(tm).rstrip("\n"), "shapes": "\n".join(_s(x) for x in (tiler, sh_a, sh_b, sh_c)),
+           "idesc": f"idesc {tm.op.idesc:08x}"}
     if c.a_from_tmem:
         out["smem"] = str(s_b)
     else:

@@ -71,6 +71,7 @@ def mma_case_cpp(c: MmaCase, fn: str) -> str:
         "  auto shC = partition_shape_C(tm, make_shape(size<0>(tiler), size<1>(tiler)));",
         f"  auto sB = UMMA::tile_to_mma_shape(UMMA::Layout_{c.sw_b}_Atom<TB>{{}}, shB);",
         f'  LABEL("{n} | tiled_mma"); print(tm);',
+        f'  LABEL("{n} | idesc"); printf("idesc %08x\\n", (uint32_t)tm.idesc_);',
         f'  LABEL("{n} | shapes"); line(tiler); line(shA); line(shB); line(shC);',
     ]
     if not c.a_from_tmem:

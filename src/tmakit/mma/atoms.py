@@ -48,6 +48,18 @@ class MmaOp:
     def ptx(self) -> str:
         return f"tcgen05.mma.cta_group::{self.cta_group}.kind::{self.kind}"
 
+    @property
+    def idesc(self) -> int:
+        """The 32-bit instruction descriptor (CuTe's ``UMMA::make_instr_desc``; the upper word of ``idescE``)."""
+        a, b = _AB_FORMATS.get(_type_key(self.a_type)), _AB_FORMATS.get(_type_key(self.b_type))
+        c = _C_FORMATS.get(_type_key(self.c_type))
+        if a is None or b is None or c is None:
+            raise MmaError(f"{self.name}: no instruction-descriptor format for {self.a_type}/{self.b_type}/"
+                           f"{self.c_type}")
+        return (int(self.c_sat) << 3 | c << 4 | a << 7 | b << 10 | int(self.a_neg) << 13
+                | int(self.b_neg) << 14 | int(self.a_major) << 15 | int(self.b_major) << 16
+                | (self.N >> 3) << 17 | (self.M >> 4) << 24)
+
     def __str__(self):
         return self.name
 
@@ -109,6 +121,18 @@ class MmaOp:
         ts = self.a_from_tmem and self.cta_group == 1
         storage, mode = (np.int32, TmemAllocMode.NonInterleaved) if ts else (np.uint32, TmemAllocMode.Interleaved)
         return make_tmem_frg(self.c_type, storage, self.cta_group, mode, shape)
+
+
+# a/b formats: F16F32Format for kinds f16/tf32, MXF8F6F4Format for f8f6f4; c formats: CFormat
+_AB_FORMATS = {"half_t": 0, "bfloat16_t": 1, "tfloat32_t": 2, "float_e4m3_t": 0, "float_e5m2_t": 1,
+               "float_e2m3_t": 3, "float_e3m2_t": 4}
+_C_FORMATS = {"half_t": 0, "float32": 1, "int32": 2}
+
+
+def _type_key(t) -> str:
+    if hasattr(t, "bits") and hasattr(t, "cpp"):
+        return t.name
+    return np.dtype(t).name
 
 
 def _smem_desc_tensor(major: Major, tensor, operand: str):
