@@ -37,8 +37,7 @@ class CopyConfig:
     by more than 15, and then the smaller is below half a bf16 ulp either way) instead of fp32 unpack/add/pack.
     ``dyn`` > 0 (bulk engine, modes 1 and 2): a persistent grid of SMs x ``ctas_per_sm`` CTAs whose producers take
     batches of ``dyn`` tiles from a global atomic counter (as ``TransposeConfig.dyn``; ``tiles_per_cta`` and
-    ``grid_mult`` are ignored). Off: every variant lost to the short hardware-scheduled CTAs at 256 MiB .. 1 GiB
-    (one tile per atomic 0.89x ``add_``, batches of 8 .. 32 tiles 0.97 .. 0.92x; NOTES-perf.md calls 28-29).
+    ``grid_mult`` are ignored). Off: every variant lost to the short hardware-scheduled CTAs at 256 MiB .. 1 GiB.
     ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
     start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
     contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than the
@@ -71,7 +70,7 @@ class CopyConfig:
     CTAs of the last ``pdl`` waves let the next grid launch early, so back-to-back calls overlap one's drain with
     the next one's launch.
     Compile-time knobs become ``-D`` options (cached kernels).
-    Defaults chosen from the H200 sweep in NOTES-perf.md.
+    Why the defaults are what they are: docs/PERFORMANCE.md ("Why it is fast") and docs/design/bandwidth.md.
     """
 
     box_bytes: int = 32 * 1024
@@ -167,37 +166,17 @@ class TransposeConfig:
     inplace: int = 0
 
 
-#: contiguous copies >= 128 MiB: runs of 2 tiles per CTA, sized for two resident CTAs per SM (3 stages of 32 KiB);
-#: runs cost a 64 MiB copy 3 % (call 21). Strided copies (session 7, call 69): one 8 KiB box per CTA, 12 per SM, no
-#: L2 promotion: +4 / +7 / +6 % on the (0,2,1,3) permutes of 64 / 256 / 512 MiB bf16, +6 % f32, +3 % on a 3-D
-#: permute, -1 % on (8,128,256,64) (32 MiB; runs of 2 x 32 KiB cost it 5 % in call 20). Session 8 (call 73): that
-#: box in the lean one-box CTA (`lean`, stream.cuh's stream_one: one barrier, 32-bit coordinates computed once, no
-#: ring), 12 per SM: (0,2,1,3) bf16 64 / 256 MiB 0.846 -> 0.867 / 0.958 -> 0.966 of the copy ceiling, f32 128 MiB
-#: +1.2 %, (8,128,256,64) +5 %, a 3-D permute +1.2 %
+#: contiguous copies >= 128 MiB: runs of 2 tiles per CTA, two resident per SM (the hardware hands out the next CTA
+#: wherever one finishes, as the driver's memcpy does); strided copies: one 8 KiB box per lean CTA, 12 per SM.
+#: Measurements: docs/PERFORMANCE.md, docs/design/bandwidth.md.
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
                          flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)),
                          strided=(("tiles_per_cta", 1), ("box_bytes", 8192), ("ctas_per_sm", 12), ("stages", 1),
                                   ("l2", 0), ("lean", 1), ("resident", 12)))
-#: reductions: load-combine-store on the bulk engine where it applies (2 warps x 2 pieces of 4 KiB per stage);
-#: lag/prefetch serve the store-reduce (tensor) path
-#: combine >= 32 MiB: one tile per CTA (ceil(bytes / tile) CTAs of a producer and one consumer warp, 1 stage), like
-#: add_'s many small blocks. Session 5 (calls 30-36): one 2 KiB tile, 18 resident (register-bound): f32 / bf16
-#: 256 MiB 0.988 / 0.977 (runs of 2 x 4 KiB) -> 1.002-1.005 / 0.993-0.994; 64 MiB 0.83 / 0.81 (persistent) -> 0.99 /
-#: 0.97. Session 6 (calls 38-40): the lean CTA (`lean`: loads issued before any block barrier, no tile split; 32
-#: registers) removes ~1 us of the per-kernel latency, but at the same residency puts more loads in flight and loses
-#: rate; fewer in flight wins it back: 4 KiB tiles with 8 resident (64 KiB of loads in flight per SM) f32 / bf16
-#: 256 MiB 1.008-1.009 / 0.997-0.998, 3 KiB with 10 (`resident` 11, 60 KiB) the same, and 2 KiB "end tiles" over
-#: the last 4 MiB (a shorter drain) +0.1 %: 3 KiB r11 + end tiles 1.0097-1.0099 / 0.9982-0.9989 (calls 41-42).
-#: From 1 GiB the session-5 shape (2 KiB, 18 resident, not lean) stays ahead (calls 41-42: f32 / bf16 1 GiB
-#: 1.008 / 1.007 vs 1.007 / 1.004, 4 GiB 1.012 / 1.007 vs 1.008 / 1.005): `flat_big`. Some (piece, resident) pairs
-#: collapse by 2-6 % (1.5 KiB with 18, 8 KiB with 4-5). Session 7 (calls 43-50): the lean CTAs launch with PDL
-#: (`pdl` 1: the last wave lets the next grid launch; each CTA waits for the previous grid before its loads):
-#: back-to-back bf16 / f32 256 MiB 0.9965 -> 1.0038, 1.0067 -> 1.0104 of add_; per-call (events between calls)
-#: unchanged. L2 prefetch ahead and st.global stores lose. A minimal TMA kernel (one 2 KiB tile, four warps each
-#: combining one 16-byte word with bf16x2, 13 per SM) beat the 3 KiB lean CTA per call (calls 53-54); the lean CTA
-#: in that shape (`lean` 2 + 3 consumers, `bf16x2`, `t1_const`, 2 KiB, `resident` 14 = 13 per SM) is the default
-#: since call 55: per call bf16 / f32 32-512 MiB +0.1-1.6 % over the 3 KiB shape (256 MiB 1.0003 / 1.0112 of add_,
-#: back to back 1.008 / 1.020)
+#: reductions: load-combine-store on the bulk engine where it applies (lag/prefetch serve the store-reduce path).
+#: Combine >= 32 MiB: the lean one-tile CTA (one 2 KiB tile, 3 combining warps + thread 0 loading, bf16x2, 13 per
+#: SM, launched with PDL so back-to-back calls overlap); from 1 GiB a plain one-tile CTA (18 resident) is ahead
+#: (``flat_big``). Measurements: docs/PERFORMANCE.md, docs/design/bandwidth.md.
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1, flat_min=32 << 20,
                            flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 2048), ("row", 2048),
@@ -205,25 +184,20 @@ REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, sta
                                  ("t1_const", 1), ("bf16x2", 1), ("pdl", 1)),
                            flat_big=(("row", 128 << 10), ("consumers", 1), ("lean", 0), ("resident", 0),
                                      ("t1_const", 0), ("bf16x2", 0), ("pdl", 0)), flat_big_min=1 << 30)
-#: per element size (bytes); missing sizes use the 2-byte entry. Session 7 (calls 62-63): one tile of 2 slabs per
-#: lean CTA (4 warps transposing, 2 x 16 KiB images: 6 per SM) beats the persistent pipelines at every size, per
-#: call, in one process: bf16 2048² .. 16384² +1.1 / +1.8 / +1.9 / +0.6 %, (32,64,128,128)->(0,3,1,2) +3.1 %,
-#: (64,64,64,64)->(3,2,1,0) +15 %; f32 2048² .. 16384² +6.6 / +5.9 / +3.2 / +1.8 %. The session-4 persistent
-#: shapes (dyn tile counter from 64 MiB, wide overrides for large 2-byte transposes) stay as PERSISTENT_TRANSPOSE.
+#: the persistent transpose pipelines (tile counter from 64 MiB, wide overrides for large 2-byte transposes): kept
+#: for tile counts a lean grid cannot launch (2^31 CTAs) and as the reference the lean shape is tested against.
 PERSISTENT_TRANSPOSE: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1,
                                                  dyn_bytes=64 << 20,
                                                  wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2),
                                                        ("consumers", 2)), wide_min=16, wide_bytes=256 << 20),
                               4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
                                                  consumers=2, dyn=1, dyn_bytes=64 << 20)}
-#: Session 8 (calls 74-75): 2-byte tiles of one slab (2 x 8 KiB images: 12 per SM, bound by shared memory) for
-#: narrow or < 128 MiB tensors: (32,64,128,128)->(0,3,1,2) 64 MiB 0.843-0.844 -> 0.843-0.854 of the ceiling (four
-#: runs, mean 0.849), 256 MiB +-0.1 %; 16384² bf16 lost 1 % with them, so wide tensors keep 2 slabs at 6 per SM
-#: (`wide`). In-place transposition (`inplace`, one image per CTA, 8-13 per SM) lost 0.5-1.3 %.
+#: per element size (bytes; missing sizes use the 2-byte entry): lean one-tile CTAs handed out by the hardware,
+#: 2-byte tiles of one slab (12 per SM), two slabs for wide tensors from 128 MiB (``wide``). Measurements:
+#: docs/PERFORMANCE.md, docs/design/bandwidth.md.
 TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=1, consumers=4, group=16, xpose=2, lean=1, resident=12,
                                              wide=(("kq", 2), ("resident", 8)), wide_min=16, wide_bytes=128 << 20),
                           4: TransposeConfig(kq=2, consumers=4, group=4, batch=4, lean=1)}
-
 
 
 def transpose_config_for(plan, cfg: TransposeConfig | None = None) -> TransposeConfig:
