@@ -390,13 +390,21 @@ def _err(out, ref) -> float:
     return float((out.double() - ref).abs().max() / ref.abs().max())
 
 
+# shapes x output types: every shape with bf16 output, a few with fp16 / fp32 (each distinct kernel is one NVRTC
+# compile on the test machine; this covers every default config: 64x128, 128x128 single / split K / 2x2 clusters,
+# and with fast accumulation 128x256 clusters with and without the deferred epilogue)
+_BF16_SHAPES = [(1, 16, 16), (100, 200, 160), (129, 264, 1040), (333, 520, 1024), (256, 512, 4096),
+                (1000, 1000, 512), (2048, 2048, 2048), (256, 256, 16384), (200, 136, 8192), (64, 4096, 1024)]
+_CASES = ([(s, torch.bfloat16) for s in _BF16_SHAPES]
+          + [(s, od) for s in ((129, 264, 1040), (256, 256, 16384), (2048, 2048, 2048))
+             for od in (torch.float16, torch.float32)])
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode, fast", MODES)
-@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32])
-@pytest.mark.parametrize("m, n, k", [(1, 16, 16), (100, 200, 160), (129, 264, 1040), (333, 520, 1024),
-                                     (256, 512, 4096), (1000, 1000, 512), (2048, 2048, 2048), (256, 256, 16384),
-                                     (200, 136, 8192)])
-def test_scaled_mm_gpu(mode, fast, out_dtype, m, n, k):
+@pytest.mark.parametrize("shape, out_dtype", _CASES)
+def test_scaled_mm_gpu(mode, fast, shape, out_dtype):
+    m, n, k = shape
     import tmakit as tk
 
     if (n * torch.tensor([], dtype=out_dtype).element_size()) % 16:
