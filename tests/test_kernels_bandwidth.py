@@ -528,6 +528,34 @@ def test_strided_copies_take_the_strided_overrides(monkeypatch):
     assert bw.REDUCE_CONFIG.strided == ()
 
 
+def test_configs_are_values_passed_to_launcher_for(monkeypatch):
+    """A config passed to ``launcher_for`` plans its own launcher (cached under that config); calls without one get
+    the default's launcher, whatever was planned meanwhile. The default tables cannot be changed in place."""
+    seen = []
+    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append((f, tuple(opts))) or object())
+    _patch(monkeypatch, "MapTemplate", lambda tm: tm)
+    _patch(monkeypatch, "_map", lambda *a, **k: None)
+    _patch(monkeypatch, "sm_count", lambda t: 132)
+    monkeypatch.setattr(bw, "_launchers", {})
+
+    class Dev:
+        index = 0
+
+    x = FakeTensor((32, 64, 128, 128)).permute((0, 2, 1, 3))
+    y = FakeTensor((32, 128, 64, 128))
+    for t in (x, y):
+        t.device = Dev()
+    default = bw.launcher_for(x, y)
+    assert "-DTMAKIT_STREAM_ONE=1" in seen[-1][1]  # the shipped strided shape: the lean one-box CTA
+    plain = bw.launcher_for(x, y, config=dataclasses.replace(bw.COPY_CONFIG, strided=()))
+    assert plain is not default and "-DTMAKIT_STREAM_ONE=1" not in seen[-1][1]
+    assert bw.launcher_for(x, y) is default and len(seen) == 2
+    with pytest.raises(TypeError):
+        bw.TRANSPOSE_CONFIG[2] = bw.TRANSPOSE_CONFIG[4]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        bw.COPY_CONFIG.stages = 1
+
+
 @pytest.mark.parametrize("filename", ["copy.cu", "reduce.cu"])
 def test_stream_one_box_cta_compiles_with_tma_load_and_store(filename):
     """``-DTMAKIT_STREAM_ONE=1`` (the lean one-box CTA of ``CopyConfig.lean`` on the tensor engine): the SASS still

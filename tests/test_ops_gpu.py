@@ -32,6 +32,40 @@ def poisoned(shape, dtype):
     return torch.full(shape, 77, device="cuda").to(dtype)
 
 
+def tma_copy(src, dst, **configs):
+    """``dst[...] = src`` as ``ops.copy`` runs it, but planned with the kernel configs given (``config=``,
+    ``transpose=`` of ``launcher_for``; the ops use the defaults); the torch fallback where TMA cannot describe the
+    pair. Returns the path that ran."""
+    from tmakit.kernels import bandwidth as bw
+
+    run = bw.launcher_for(src, dst, **configs)
+    if not isinstance(run, bw.Launcher):
+        dst.copy_(src)
+        return "torch:" + run.reason
+    run(src.data_ptr(), dst.data_ptr())
+    return run.path
+
+
+def tma_combine(dst, src, op, config):
+    """``ops.reduce_into(dst, src, op, method="combine", strict=True)`` planned with the reduce config given."""
+    from tmakit.kernels import bandwidth as bw
+    from tmakit.ops.memory_ops import reduce_dtype
+
+    run = bw.launcher_for(src, dst, op=ops.REDUCE_OPS.index(op), dtype=reduce_dtype(op, dst), allow_transpose=False,
+                          engine="bulk", config=config)
+    assert isinstance(run, bw.Launcher) and run.kind == "combine", getattr(run, "reason", run.kind)
+    run(src.data_ptr(), dst.data_ptr())
+    return run.path
+
+
+def tma_permute(x, dims, table):
+    """``ops.permute(x, dims)`` planned with the transpose configs ``table`` (a TransposeConfig per element size)."""
+    v = x.permute(dims)
+    y = torch.empty(v.shape, dtype=x.dtype, device=x.device)
+    tma_copy(v, y, transpose=table)
+    return y
+
+
 @pytest.mark.parametrize("n", [1, 7, 8, 255, 256, 257, 4095, 65537, 1 << 20, (1 << 22) + 13])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
 def test_copy_flat(n, dtype):
@@ -44,14 +78,13 @@ def test_copy_flat(n, dtype):
 
 @pytest.mark.parametrize("engine", ["tensor", "bulk"])
 @pytest.mark.parametrize("n", [1, 15, 16, 4097, 65536 + 48, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16])
-def test_copy_flat_each_engine(n, engine, monkeypatch):
+def test_copy_flat_each_engine(n, engine):
     from tmakit.kernels import bandwidth as bw
 
-    monkeypatch.setattr(bw, "COPY_CONFIG", bw.CopyConfig(engine=engine, bulk_below=0))
     x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda")
     y = poisoned((n,), torch.uint8)
-    ops.copy(x, y, strict=True)
-    assert ops.last_path == ("tma:flat" if engine == "tensor" else "tma:bulk")
+    path = tma_copy(x, y, config=bw.CopyConfig(engine=engine, bulk_below=0))
+    assert path == ("tma:flat" if engine == "tensor" else "tma:bulk")
     assert torch.equal(x, y)
 
 
@@ -214,54 +247,52 @@ def test_fast_path_reuses_only_matching_plans():
 
 
 @pytest.mark.parametrize("n", [1, 257, 65537, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16])
-def test_copy_runs_of_tiles(n, monkeypatch):
+def test_copy_runs_of_tiles(n):
     """The run-based copy (tiles_per_cta, two resident CTAs) on sizes with tails, forced below its flat_min."""
     import dataclasses
 
     from tmakit.kernels import bandwidth as bw
 
-    monkeypatch.setattr(bw, "COPY_CONFIG", dataclasses.replace(bw.COPY_CONFIG, flat_min=0, bulk_below=0))
+    cfg = dataclasses.replace(bw.COPY_CONFIG, flat_min=0, bulk_below=0)
     x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda")
     for _ in range(2):
         y = poisoned((n,), torch.uint8)
-        ops.copy(x, y, strict=True)
-        assert ops.last_path == "tma:flat"
+        assert tma_copy(x, y, config=cfg) == "tma:flat"
         assert torch.equal(x, y)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("n", [5, 4097, 65536 + 24, (1 << 22) + 13, (3 << 19) + 33333])
-def test_reduce_combine_runs_of_tiles(n, dtype, monkeypatch):
+def test_reduce_combine_runs_of_tiles(n, dtype):
     import dataclasses
 
     from tmakit.kernels import bandwidth as bw
 
-    monkeypatch.setattr(bw, "REDUCE_CONFIG", dataclasses.replace(bw.REDUCE_CONFIG, flat_min=0))
+    cfg = dataclasses.replace(bw.REDUCE_CONFIG, flat_min=0)
     u, v = rand((n,), dtype), rand((n,), dtype)
     ref = v.clone()
     ref.add_(u)
-    ops.reduce_into(v, u, "add")
-    assert ops.last_path == "tma:combine"
+    assert tma_combine(v, u, "add", cfg) == "tma:combine"
     assert torch.equal(v, ref)
 
 
-def _check_combine_sizes(op, dtype):
-    """reduce_into(method="combine") against torch on sizes with tails, twice each (the cached launcher too)."""
+def _check_combine_sizes(op, dtype, config):
+    """reduce_into(method="combine") with ``config`` against torch on sizes with tails, twice each (the cached
+    launcher too)."""
     for n in (1, 4097, (1 << 20) + 13, (3 << 19) + 33333):
         d, s = rand((n,), dtype), rand((n,), dtype)
         want = d.clone()
         torch_reduce(want, s, op)
         for _ in range(2):
             got = d.clone()
-            ops.reduce_into(got, s, op, method="combine", strict=True)
-            assert ops.last_path == "tma:combine"
+            assert tma_combine(got, s, op, config) == "tma:combine"
             assert torch.equal(got, want)
 
 
 @pytest.mark.parametrize("mode", [2, 3])
 @pytest.mark.parametrize("op, dtype", [("add", torch.float16), ("min", torch.float32), ("max", torch.int32),
                                        ("add", torch.int64), ("xor", torch.uint8), ("max", torch.bfloat16)])
-def test_reduce_combine_one_tile_per_cta(op, dtype, mode, monkeypatch):
+def test_reduce_combine_one_tile_per_cta(op, dtype, mode):
     """The combine default's shape (one tile per CTA, one stage) forced on small sizes with tails, for every kind of
     combine; mode 3 (one-warp CTAs) with its smem padding (`resident`) too."""
     import dataclasses
@@ -271,15 +302,14 @@ def test_reduce_combine_one_tile_per_cta(op, dtype, mode, monkeypatch):
     cfg = dataclasses.replace(bw.REDUCE_CONFIG, flat_min=0)
     if mode == 3:
         cfg = dataclasses.replace(cfg, flat=cfg.flat + (("bulk_mode", 3), ("resident", 20)))
-    monkeypatch.setattr(bw, "REDUCE_CONFIG", cfg)
-    _check_combine_sizes(op, dtype)
+    _check_combine_sizes(op, dtype, cfg)
 
 
 @pytest.mark.parametrize("lean", [(1, 2, 4096, 0, 0), (2, 2, 2048, 0, 0), (2, 3, 2048, 0, 0),
                                   (1, 2, 4096, 2048, 1 << 16), (1, 2, 3072, 1024, 40000)])
 @pytest.mark.parametrize("op, dtype", [("add", torch.float16), ("min", torch.float32), ("max", torch.int32),
                                        ("add", torch.int64), ("xor", torch.uint8), ("add", torch.bfloat16)])
-def test_reduce_combine_lean_one_tile_cta(op, dtype, lean, monkeypatch):
+def test_reduce_combine_lean_one_tile_cta(op, dtype, lean):
     """The lean one-tile CTA (CopyConfig.lean: (lean, mode, piece, end_piece, end_bytes)) forced on small sizes with
     tails, end tiles and more CTAs than tiles, for every kind of combine."""
     import dataclasses
@@ -291,13 +321,12 @@ def test_reduce_combine_lean_one_tile_cta(op, dtype, lean, monkeypatch):
     cfg = dataclasses.replace(cfg, flat=cfg.flat + (("lean", kind), ("bulk_mode", mode), ("piece", piece),
                                                     ("row", piece), ("end_piece", end_piece),
                                                     ("end_bytes", end_bytes)))
-    monkeypatch.setattr(bw, "REDUCE_CONFIG", cfg)
-    _check_combine_sizes(op, dtype)
+    _check_combine_sizes(op, dtype, cfg)
 
 
 @pytest.mark.parametrize("mode", [0, 2])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
-def test_transpose_dynamic_tiles(dtype, mode, monkeypatch):
+def test_transpose_dynamic_tiles(dtype, mode):
     """Tiles from the atomic counter (dyn), forced on small tensors: repeated launches (the kernel re-zeroes the
     counter), a second stream (its own counter), remainders, a batched permute."""
     import dataclasses
@@ -305,23 +334,22 @@ def test_transpose_dynamic_tiles(dtype, mode, monkeypatch):
     from tmakit.kernels import bandwidth as bw
 
     e = torch.tensor([], dtype=dtype).element_size()
-    base = bw.TRANSPOSE_CONFIG.get(e) or bw.TRANSPOSE_CONFIG[2]
     base = bw.PERSISTENT_TRANSPOSE.get(e) or bw.PERSISTENT_TRANSPOSE[2]
     cfg = dataclasses.replace(base, mode=mode, dyn=1, dyn_bytes=0, wide=())
-    monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", {**bw.TRANSPOSE_CONFIG, e: cfg})
+    table = {**bw.TRANSPOSE_CONFIG, e: cfg}
     for shape in ((1000, 777), (33, 4096), (3000, 8), (2048, 2048)):
         x = rand(shape, dtype)
         for _ in range(3):
-            assert torch.equal(ops.transpose(x, 0, 1), x.t())
+            assert torch.equal(tma_permute(x, (1, 0), table), x.t())
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         x = rand((1500, 2100), dtype)
-        y = ops.transpose(x, 0, 1)
+        y = tma_permute(x, (1, 0), table)
         ok = torch.equal(y, x.t())
     torch.cuda.synchronize()
     assert ok
     x = rand((4, 6, 300, 128), dtype)
-    assert torch.equal(ops.permute(x, (0, 3, 1, 2)), x.permute(0, 3, 1, 2))
+    assert torch.equal(tma_permute(x, (0, 3, 1, 2), table), x.permute(0, 3, 1, 2))
 
 
 def _lean_pdl_launcher(d, s):
@@ -376,7 +404,7 @@ def test_reduce_pdl_in_a_cuda_graph():
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.uint8, torch.float64])
-def test_transpose_lean_default_shapes_and_the_persistent_shape(dtype, monkeypatch):
+def test_transpose_lean_default_shapes_and_the_persistent_shape(dtype):
     """The lean transpose default (one tile per CTA) on remainders, batched permutes and a reversal; the same cases
     through the session-4 persistent shape (PERSISTENT_TRANSPOSE) give the same bytes."""
     from tmakit.kernels import bandwidth as bw
@@ -386,14 +414,12 @@ def test_transpose_lean_default_shapes_and_the_persistent_shape(dtype, monkeypat
              ((16, 32, 48, 16), (3, 2, 1, 0)), ((2, 3, 4, 80, 48), (0, 1, 2, 4, 3))]
     outs = []
     for table in (bw.TRANSPOSE_CONFIG, bw.PERSISTENT_TRANSPOSE):
-        monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", dict(table))
         got = []
         for shape, dims in cases:
             x = rand(shape, dtype)
             y = poisoned(tuple(shape[d] for d in dims), dtype)
-            ops.permute(x, dims, out=y)
+            got.append(tma_copy(x.permute(dims), y, transpose=table))
             assert torch.equal(y, x.permute(dims)), (shape, dims)
-            got.append(ops.last_path)
         outs.append(got)
     assert outs[0] == outs[1] and outs[0].count("tma:transpose") >= 4, outs[0]
 
@@ -448,19 +474,19 @@ def test_strided_lean_one_box_cta_remainders(shape, dims, dtype):
 
 @pytest.mark.parametrize("kq", [1, 2])
 @pytest.mark.parametrize("consumers", [2, 4])
-def test_transpose_in_place_knob(kq, consumers, monkeypatch):
+def test_transpose_in_place_knob(kq, consumers):
     """``TransposeConfig.inplace`` (off by default) gives the same bytes as the two-image CTA."""
     import dataclasses
 
     from tmakit.kernels import bandwidth as bw
 
     cfg = dataclasses.replace(bw.TRANSPOSE_CONFIG[2], kq=kq, consumers=consumers, inplace=1, wide=())
-    monkeypatch.setattr(bw, "TRANSPOSE_CONFIG", {**bw.TRANSPOSE_CONFIG, 2: cfg})
+    table = {**bw.TRANSPOSE_CONFIG, 2: cfg}
     for shape, dims in (((1008, 784), (1, 0)), ((4, 6, 304, 128), (0, 3, 1, 2)), ((16, 32, 48, 16), (3, 2, 1, 0))):
         x = rand(shape, torch.bfloat16)
         y = poisoned(tuple(shape[d] for d in dims), torch.bfloat16)
-        ops.permute(x, dims, out=y)
-        assert ops.last_path == "tma:transpose" and torch.equal(y, x.permute(dims)), (shape, dims)
+        path = tma_copy(x.permute(dims), y, transpose=table)
+        assert path == "tma:transpose" and torch.equal(y, x.permute(dims)), (shape, dims)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])

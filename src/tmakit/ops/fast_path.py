@@ -2,8 +2,9 @@
 
 After a call has been checked, planned and launched once, later calls with the same layouts (shape, strides, dtype,
 device, op arguments, address alignment mod 128) go straight to its launcher. Each op builds its own key (a tuple
-starting with its tag) from everything its plan depends on; the cache is dropped when a bandwidth config object is
-replaced. Fallbacks are never cached (they take the checked path every time, with the same errors and reasons).
+starting with its tag) from everything its plan depends on. The ops plan with the bandwidth kernels' default
+configs, which are constants, so the key need not hold them. Fallbacks are never cached (they take the checked path
+every time, with the same errors and reasons).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ MAX_ENTRIES = 4096
 entries: dict = {}  # key -> (Launcher, src lo, src hi, dst lo, dst hi): the byte extents around each base address
 out_shapes: dict = {}  # (op, x layout, dims) -> shape of the contiguous output
 get = entries.get  # entries is cleared, never rebound
-_cfg: tuple = ()  # the bandwidth configs the cached launchers were planned with
 _bw = None
 
 
@@ -33,11 +33,6 @@ def bandwidth():
     return _bw
 
 
-def _cfg_state() -> tuple:
-    bw = _bw
-    return (bw.COPY_CONFIG, bw.REDUCE_CONFIG, bw.TRANSPOSE_CONFIG, tuple(bw.TRANSPOSE_CONFIG.values()))
-
-
 def clear() -> None:
     entries.clear()
     out_shapes.clear()
@@ -45,21 +40,18 @@ def clear() -> None:
 
 def remember(key, run, src, dst) -> None:
     """Cache ``run`` (a launcher that just ran for ``src`` -> ``dst``) under ``key``."""
-    global _cfg
-    st = _cfg_state()
-    if st != _cfg or len(entries) >= MAX_ENTRIES:
+    if len(entries) >= MAX_ENTRIES:
         clear()
-        _cfg = st
     s, d = Region.of(src), Region.of(dst)
     entries[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
 
 
 def launch(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
-    """Launch a cached launcher, record its path and return True, unless these tensors need the checked path: the
-    configs changed since it was planned, autograd records (requires_grad), or the byte extents intersect at these
-    addresses with a shared byte (interleaved views with no shared byte still run). Launches on ``dev`` (a
-    ``get_device()`` index) when another device is current."""
-    if _cfg_state() != _cfg or src.requires_grad or dst.requires_grad:
+    """Launch a cached launcher, record its path and return True, unless these tensors need the checked path:
+    autograd records (requires_grad), or the byte extents intersect at these addresses with a shared byte
+    (interleaved views with no shared byte still run). Launches on ``dev`` (a ``get_device()`` index) when another
+    device is current."""
+    if src.requires_grad or dst.requires_grad:
         return False
     if not (sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]) and \
             relation(Region.of(src), Region.of(dst)) != "disjoint":

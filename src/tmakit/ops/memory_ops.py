@@ -13,7 +13,7 @@ from . import fast_path
 from .common import check_tensor, compiling, on_device, recording, set_path, torch_module
 from .fast_path import COPY, PERMUTE, REDUCE, TRANSPOSE, bandwidth, out_shapes, remember
 
-__all__ = ["copy", "transpose", "permute", "reduce_into", "torch_reduce", "REDUCE_OPS"]
+__all__ = ["copy", "transpose", "permute", "reduce_into", "reduce_dtype", "torch_reduce", "REDUCE_OPS"]
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _get = fast_path.get
@@ -245,6 +245,18 @@ def torch_reduce(dst, src, op):
     raise ValueError(op)
 
 
+def reduce_dtype(op: str, dst):
+    """The TMA data type a reduction of ``dst``'s dtype runs as (bitwise ops: the sign does not matter, and INT64
+    maps raised an illegal instruction on H200, so they run unsigned)."""
+    from ..tma.dtypes import tma_dtype
+    from ..tma.tensormap import DataType
+
+    dt = tma_dtype(dst.dtype)
+    if op in ("and", "or", "xor"):
+        dt = {4: DataType.UINT32, 8: DataType.UINT64}.get(dst.element_size(), dt)
+    return dt
+
+
 def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool = False):
     """``dst = dst (op) src`` element-wise with TMA; returns ``dst``.
 
@@ -304,15 +316,11 @@ def _reduce_run(dst, src, op, method, strict):
     reason = _aliasing("reduce_into", src, dst)  # "same" (dst = dst op dst) is safe: each tile reads before it writes
     reason = ("" if reason == "same" else reason) or recording(src, dst) or _gpu_reason(src, dst)
     if not reason:
-        from ..tma.dtypes import tma_dtype
         from ..tma.errors import TmaDescriptorError
-        from ..tma.tensormap import DataType
 
         bw = bandwidth()
         opi = REDUCE_OPS.index(op)
-        dt = tma_dtype(dst.dtype)
-        if op in ("and", "or", "xor"):  # bitwise: the sign does not matter; INT64 maps raised an illegal
-            dt = {4: DataType.UINT32, 8: DataType.UINT64}.get(dst.element_size(), dt)  # instruction on H200
+        dt = reduce_dtype(op, dst)
         hw_err = None
         try:
             check_reduce(op, dt)

@@ -23,6 +23,7 @@ address patching, stream lookup, locks) is ``tmakit.cuda.packed``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 from ...cuda.packed import Launcher
 from .bulk import BULK_OPS, BulkDynLauncher, BulkLauncher, _bulk_launcher, bulk_supported
@@ -66,17 +67,22 @@ def flat_config(plan, cfg: CopyConfig, nbytes: int, op: int = -1, dtype=None) ->
 _launchers: dict = {}
 
 
-def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = True, engine: str | None = None):
-    """A cached :class:`Launcher` for this (shape, strides, dtype, alignment, op, config), or a ``Plan`` with
+def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = True, engine: str | None = None,
+                 config: CopyConfig | None = None, transpose: Mapping[int, TransposeConfig] | None = None):
+    """A cached :class:`Launcher` for this (shape, strides, dtype, alignment, op, configs), or a ``Plan`` with
     ``kind=None`` saying why TMA cannot do it. ``engine`` overrides the config's engine for contiguous pairs
-    (``"tensor"``: tensor maps, store-reduce for reductions; ``"bulk"``: bulk copies, load-combine-store)."""
+    (``"tensor"``: tensor maps, store-reduce for reductions; ``"bulk"``: bulk copies, load-combine-store).
+    ``config``: the copy or reduction config (default :data:`COPY_CONFIG` / :data:`REDUCE_CONFIG`); ``transpose``:
+    a :class:`TransposeConfig` per element size (default :data:`TRANSPOSE_CONFIG`). The defaults are constants (the
+    ops cache launchers planned with them); tests and benchmarks pass their variants here."""
     sp, dp = src.data_ptr(), dst.data_ptr()
-    cfg = COPY_CONFIG if op < 0 else REDUCE_CONFIG
+    cfg = config if config is not None else (COPY_CONFIG if op < 0 else REDUCE_CONFIG)
+    tcfgs = TRANSPOSE_CONFIG if transpose is None else transpose
     if engine is not None and engine != cfg.engine:
         cfg = dataclasses.replace(cfg, engine=engine)
     key = (tuple(src.shape), tuple(src.stride()), tuple(dst.stride()), src.element_size(), op, dtype,
            sp % 128 == 0, dp % 128 == 0, sp % 16 == 0, dp % 16 == 0, allow_transpose, cfg,
-           tuple(sorted(TRANSPOSE_CONFIG.items())), src.device.index)
+           tuple(sorted(tcfgs.items())), src.device.index)
     got = _launchers.get(key)
     if got is not None:
         return got
@@ -99,7 +105,7 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
         got = _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp)
         reason = "no strided TMA view"
     elif plan.kind == "transpose":
-        tcfg = TRANSPOSE_CONFIG.get(plan.elem) or TRANSPOSE_CONFIG[2]
+        tcfg = tcfgs.get(plan.elem) or tcfgs[2]
         got = _transpose_launcher(plan, tcfg, nsm, sp, dp)
         reason = "no transposing TMA view"
     else:

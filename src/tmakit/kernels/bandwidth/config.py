@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import MappingProxyType
 
 __all__ = ["CopyConfig", "TransposeConfig", "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG",
            "PERSISTENT_TRANSPOSE", "REDUCE_OPS", "SMEM_PER_SM", "transpose_config_for"]
@@ -186,18 +187,18 @@ REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, sta
                                      ("t1_const", 0), ("bf16x2", 0), ("pdl", 0)), flat_big_min=1 << 30)
 #: the persistent transpose pipelines (tile counter from 64 MiB, wide overrides for large 2-byte transposes): kept
 #: for tile counts a lean grid cannot launch (2^31 CTAs) and as the reference the lean shape is tested against.
-PERSISTENT_TRANSPOSE: dict = {2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1,
+PERSISTENT_TRANSPOSE = MappingProxyType({2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1,
                                                  dyn_bytes=64 << 20,
                                                  wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2),
                                                        ("consumers", 2)), wide_min=16, wide_bytes=256 << 20),
                               4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
-                                                 consumers=2, dyn=1, dyn_bytes=64 << 20)}
+                                                 consumers=2, dyn=1, dyn_bytes=64 << 20)})
 #: per element size (bytes; missing sizes use the 2-byte entry): lean one-tile CTAs handed out by the hardware,
 #: 2-byte tiles of one slab (12 per SM), two slabs for wide tensors from 128 MiB (``wide``). Measurements:
 #: docs/PERFORMANCE.md, docs/design/bandwidth.md.
-TRANSPOSE_CONFIG: dict = {2: TransposeConfig(kq=1, consumers=4, group=16, xpose=2, lean=1, resident=12,
+TRANSPOSE_CONFIG = MappingProxyType({2: TransposeConfig(kq=1, consumers=4, group=16, xpose=2, lean=1, resident=12,
                                              wide=(("kq", 2), ("resident", 8)), wide_min=16, wide_bytes=128 << 20),
-                          4: TransposeConfig(kq=2, consumers=4, group=4, batch=4, lean=1)}
+                          4: TransposeConfig(kq=2, consumers=4, group=4, batch=4, lean=1)})
 
 
 def transpose_config_for(plan, cfg: TransposeConfig | None = None) -> TransposeConfig:
