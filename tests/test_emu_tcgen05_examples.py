@@ -66,3 +66,15 @@ def test_example03_prints_what_cutlass_prints(capsys):
                  "tma_transaction_bytes: 49152", "tma_mcast_mask_a: 2222", "mma_mcast_mask_c: 2f22"):
         assert line in out, line
     assert "tAsA:\tSw<3,4,3>_smem_ptr[16b](0x2000)" in out  # tma_partition's multicast offset 4096 elements
+
+
+def test_example04_prints_what_cutlass_prints(capsys):
+    """Tutorial 04's traced CTA (0,1,2,0): 2x1SM fragments, 2-SM TMA partitions, the leader's transaction bytes."""
+    A, B = ex03.make_problem(512, 1024, 256, seed=4)
+    ex04.run(A, B, trace=(0, 1, 2, 0))
+    out = capsys.readouterr().out
+    for line in ("tCrA:\tUMMA::DescriptorIterator o (_1,_1,_4):(_0,_0,_2)",
+                 "tCtAcc:\ttmem_[32b](0x0000.0000) o ((_128,_256),_1,_1):((_65536,_1),_0,_0)",
+                 "o (((_64,_128),_1),4):(((_1@0,_1@1),_0),_64@0)", "tma_transaction_bytes: 65536",
+                 "tma_mcast_mask_a: 4444", "tma_mcast_mask_b: 500", "mma_mcast_mask_c: cfcc"):
+        assert line in out, line
