@@ -55,7 +55,8 @@ def test_cli_takes_rounds_and_burn_in(monkeypatch, capsys):
         seen.update(which=which, reps=reps, rounds=rounds, burn=burn)
         return _result()
 
-    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: True))
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: True,
+                                                                get_device_capability=lambda *a: (9, 0)))
     monkeypatch.setitem(sys.modules, "torch", fake_torch)
     monkeypatch.setattr(h, "run_suite", fake_suite)
     assert h.main(["reduce", "--rounds", "5", "--reps", "7", "--burn-in", "0", "-q"]) == 0

@@ -311,12 +311,13 @@ def phase_ab() -> dict:
     from tmakit.ops_gemm import gemm
 
     from tmakit.bench import gemm as bg
+    from tmakit.bench import timing as bt
 
     flush = torch.empty(bg.FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    bg.spin_up()
+    bt.spin_up()
     rows = []
     for (m, n, k) in _ab_shapes():
-        nsets = bg._nsets((m * k + k * n + m * n) * 2)
+        nsets = bt.nsets((m * k + k * n + m * n) * 2)
         a_s = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
         b_s = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t() for _ in range(nsets)]
         c_s = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(nsets)]
@@ -337,7 +338,7 @@ def phase_ab() -> dict:
             torch.cuda.synchronize()
             row[f"{name}_err"] = rel_err(c_s[0], ref)
         del ref
-        times = bg._time_events(list(fns.values()), nsets, flush, 10, 40)
+        times = bt.time_events(list(fns.values()), nsets, flush, 10, 40)
         flop = 2.0 * m * n * k
         for (name, _), ms in zip(fns.items(), times):
             row[f"{name}_ms"] = ms
@@ -345,8 +346,8 @@ def phase_ab() -> dict:
         calls = max(3, min(100, math.ceil(20.0 / min(times))))
         for name in os.environ.get("GEMM_AB_GRAPH", "cublas,auto,sk_off").split(","):
             try:
-                g = bg._capture(fns[name], nsets, calls)
-                (row[f"{name}_graph_ms"],) = bg._time_graphs([g], calls, flush, 7)
+                g = bt.capture(fns[name], nsets, calls)
+                (row[f"{name}_graph_ms"],) = bt.time_graphs([g], calls, flush, 7)
                 del g
             except Exception as ex:  # noqa: BLE001
                 row[f"{name}_graph_error"] = repr(ex)[:200]

@@ -27,25 +27,23 @@ the bandwidth ops).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from . import timing
+from .gemm_report import ERR_LIMIT, SHORT, SUITE, markdown, plot, progress_line, summarize, to_json
+from .timing import capture, context_ok, spin_up, time_events, time_graphs
+
 __all__ = ["SUITE", "SQUARES", "main", "markdown", "parse_dtype", "parse_shape", "parse_shapes", "parse_squares",
            "plot", "run", "select_shapes", "summarize", "to_json"]
 
-SUITE = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 18432, 7168), (4096, 7168, 16384),
-         (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536)]
 SQUARES = [1024, 2048, 4096, 8192, 12288, 16384]
-ERR_LIMIT = 1e-2
 FLUSH_BYTES = 256 << 20
 IN_DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16", "half": "float16"}
 OUT_DTYPES = {**IN_DTYPES, "fp32": "float32", "float32": "float32", "float": "float32"}
-SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 B_LAYOUTS = {"nk": "b = w.t(), w row-major (N, K)", "kn": "b row-major (K, N)"}
 
 
@@ -130,117 +128,7 @@ def select_shapes(shapes=None, suite: bool = False, squares=None) -> list[dict]:
     return list(picked.values())
 
 
-# ---------------------------------------------------------------- statistics
-
-
-def geomean(xs) -> float | None:
-    """Geometric mean of positive numbers; None for none."""
-    xs = [float(x) for x in xs]
-    if not xs:
-        return None
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
-def _shape_name(r: dict) -> str:
-    return f"{r['m']}x{r['n']}x{r['k']}"
-
-
-def summarize(rows: list[dict]) -> dict:
-    """Geomean and minimum of the tmakit/cuBLAS ratio (events and graph) over the suite shapes and over all rows.
-    Rows without a ratio (errors, unsupported) are counted in ``missing``."""
-    out = {}
-    for scope in ("suite", "all"):
-        rs = [r for r in rows if scope == "all" or "suite" in r.get("sets", ())]
-        part = dict(shapes=len(rs), of=len(SUITE) if scope == "suite" else len(rows),
-                    flagged=sum(1 for r in rs if r.get("err_flag")))
-        for method in ("events", "graph"):
-            key = "ratio" if method == "events" else "ratio_graph"
-            have = [r for r in rs if isinstance(r.get(key), (int, float)) and r[key] > 0]
-            worst = min(have, key=lambda r: r[key]) if have else None
-            part[method] = dict(geomean=geomean(r[key] for r in have), min=worst[key] if worst else None,
-                                min_shape=_shape_name(worst) if worst else None, measured=len(have),
-                                missing=len(rs) - len(have))
-        out[scope] = part
-    return out
-
-
 # ---------------------------------------------------------------- timing (needs torch + a GPU)
-
-
-def spin_up(seconds: float = 0.5) -> None:
-    """Keep the GPU busy (4096^3 bf16 matmuls) for ``seconds`` so that clocks have left idle before the first timed
-    shape (from idle clocks, cuBLAS measured 280 instead of 372 TF/s on the first shape of a run)."""
-    import torch
-
-    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        for _ in range(10):
-            torch.matmul(a, a)
-        torch.cuda.synchronize()
-
-
-def _nsets(bytes_per_set: int) -> int:
-    import torch
-
-    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (50 << 20)
-    return max(1, min(64, -(-4 * l2 // max(bytes_per_set, 1))))
-
-
-def _time_events(fns, nsets: int, flush, warmup: int, reps: int) -> list[float]:
-    """Median ms of each ``fn(i)``, the fns alternating, each call after an L2 flush."""
-    import torch
-
-    for f in fns:
-        for i in range(max(warmup, nsets)):  # every input set at least once: first calls plan and encode maps
-            f(i % nsets)
-    torch.cuda.synchronize()
-    ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-          for _ in fns]
-    for r in range(reps):
-        for j, f in enumerate(fns):
-            flush.zero_()
-            ev[j][r][0].record()
-            f(r % nsets)
-            ev[j][r][1].record()
-    torch.cuda.synchronize()
-    return [statistics.median(s.elapsed_time(e) for s, e in evs) for evs in ev]
-
-
-def _capture(fn, nsets: int, calls: int):
-    """A CUDA graph of ``calls`` back-to-back ``fn(i % nsets)``."""
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up on a side stream, as torch's graph docs ask
-        for i in range(2):
-            fn(i % nsets)
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(calls):
-            fn(i % nsets)
-    return g
-
-
-def _time_graphs(graphs, calls: int, flush, replays: int) -> list[float]:
-    """Median ms per call of each graph's replay, graphs alternating, each replay after an L2 flush."""
-    import torch
-
-    for g in graphs:
-        g.replay()
-    torch.cuda.synchronize()
-    ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(replays)]
-          for _ in graphs]
-    for r in range(replays):
-        for j, g in enumerate(graphs):
-            flush.zero_()
-            ev[j][r][0].record()
-            g.replay()
-            ev[j][r][1].record()
-    torch.cuda.synchronize()
-    return [statistics.median(s.elapsed_time(e) for s, e in evs) / calls for evs in ev]
 
 
 def _check_replay(graph, out, expected) -> None:
@@ -267,17 +155,6 @@ def _rel_err(c, ref) -> float:
 def _short_error(ex: BaseException) -> str:
     s = f"{type(ex).__name__}: {ex}".strip()
     return s if len(s) <= 500 else s[:497] + "..."
-
-
-def _context_ok() -> bool:
-    """False when the CUDA context is broken (a sticky error): nothing more can run in this process."""
-    import torch
-
-    try:
-        torch.cuda.synchronize()
-        return True
-    except Exception:
-        return False
 
 
 def _peer(a, b, out_dtype: str, in_dtype: str):
@@ -321,7 +198,7 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
         flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     esz = torch.tensor([], dtype=tdt).element_size()
     set_bytes = (m * k + k * n) * esz + m * n * torch.tensor([], dtype=odt).element_size()
-    nsets = row["input_sets"] = _nsets(set_bytes)
+    nsets = row["input_sets"] = timing.nsets(set_bytes)
     g = torch.Generator(device="cuda").manual_seed(seed + 1000003 * m + 1009 * n + k)
     a_s, b_s = [], []
     for _ in range(nsets):
@@ -358,7 +235,7 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
         row["tmakit_status"], row["tmakit_error"] = "unsupported", _short_error(ex)
     except Exception as ex:
         row["tmakit_status"], row["tmakit_error"] = "error", _short_error(ex)
-        if not _context_ok():
+        if not context_ok():
             raise
     try:
         peer_fn(0)
@@ -366,7 +243,7 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
         row["rel_err_cublas"] = _rel_err(c_peer[0], ref)
     except Exception as ex:
         row["cublas_status"], row["cublas_error"] = "error", _short_error(ex)
-        if not _context_ok():
+        if not context_ok():
             raise
     del ref
     outs = {"tmakit": c_tk, "cublas": c_peer}
@@ -378,10 +255,10 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
     if not sides:
         return row
     try:
-        times = _time_events([fn for _, fn in sides], nsets, flush, warmup, reps)
+        times = time_events([fn for _, fn in sides], nsets, flush, warmup, reps)
     except Exception as ex:
         row["events_error"] = _short_error(ex)
-        if not _context_ok():
+        if not context_ok():
             raise
         return row
     for (name, _), ms in zip(sides, times):
@@ -392,13 +269,13 @@ def bench_shape(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: s
         row["graph_calls"] = calls
         for name, fn in sides:
             try:
-                gr = _capture(fn, nsets, calls)
+                gr = capture(fn, nsets, calls)
                 _check_replay(gr, outs[name][0], first[name])
-                (ms,) = _time_graphs([gr], calls, flush, graph_replays)
+                (ms,) = time_graphs([gr], calls, flush, graph_replays)
                 del gr
             except Exception as ex:
                 row[f"{name}_graph_error"] = _short_error(ex)
-                if not _context_ok():
+                if not context_ok():
                     raise
                 continue
             row[f"{name}_graph_ms"] = ms
@@ -478,7 +355,7 @@ def run(shapes: list[dict], *, dtype: str = "bfloat16", out_dtype: str | None = 
                                            graph_replays=graph_replays, flush=flush, seed=seed))
         except Exception as ex:  # noqa: BLE001 - one shape must not end the suite
             row = dict(base, tmakit_status="error", cublas_status="error", error=_short_error(ex))
-            if not _context_ok():
+            if not context_ok():
                 lost = f"skipped: the CUDA context was lost at {m}x{n}x{k} ({_short_error(ex)[:200]})"
         row["seconds"] = round(time.perf_counter() - t0, 2)
         rows.append(row)
@@ -494,181 +371,6 @@ def run(shapes: list[dict], *, dtype: str = "bfloat16", out_dtype: str | None = 
 
 
 # ---------------------------------------------------------------- reports
-
-
-def _tf(x) -> str:
-    if not isinstance(x, (int, float)) or not math.isfinite(x):
-        return "—"
-    return f"{x:.0f}" if x >= 100 else f"{x:.1f}"
-
-
-def _us(ms) -> str:
-    if not isinstance(ms, (int, float)):
-        return "—"
-    us = ms * 1000
-    return f"{us:.0f}" if us >= 100 else f"{us:.1f}"
-
-
-def _err(x, flag: bool = False, plain: bool = False) -> str:
-    if x is None:
-        return "—"
-    s = f"{x:.1e}" if isinstance(x, float) and math.isfinite(x) else str(x)
-    if not flag:
-        return s
-    return f"{s} (> {ERR_LIMIT:g}!)" if plain else f"**{s} ⚠**"
-
-
-def _ratio(x) -> str:
-    return f"{x:.3f}" if isinstance(x, (int, float)) else "—"
-
-
-def progress_line(r: dict) -> str:
-    """One progress line for a finished shape."""
-    name = f"{_shape_name(r):18s}"
-    if r.get("tmakit_status") == "skipped":
-        return f"{name} skipped"
-    tk = r.get("tmakit_status")
-    tk_s = (f"tmakit {_tf(r.get('tmakit_tflops')):>6s} TF/s (graph {_tf(r.get('tmakit_graph_tflops')):>6s})"
-            if tk == "ok" else f"tmakit {tk}")
-    cb_s = (f"cuBLAS {_tf(r.get('cublas_tflops')):>6s} (graph {_tf(r.get('cublas_graph_tflops')):>6s})"
-            if r.get("cublas_status") == "ok" else f"cuBLAS {r.get('cublas_status')}")
-    ratio = f"x{_ratio(r.get('ratio'))} (graph x{_ratio(r.get('ratio_graph'))})"
-    err = f"err {_err(r.get('rel_err_tmakit'), r.get('err_flag', False), plain=True)}"
-    why = r.get("tmakit_error") or r.get("error") or r.get("events_error") or ""
-    return f"{name} {tk_s}  {cb_s}  {ratio}  {err}  {r.get('seconds', 0):.1f} s" + (f"  [{why[:120]}]" if why else "")
-
-
-def _summary_line(label: str, part: dict) -> str:
-    bits = []
-    for method in ("events", "graph"):
-        p = part[method]
-        if p["geomean"] is None:
-            bits.append(f"{method}: no ratios")
-            continue
-        s = f"{method}: geomean **{p['geomean']:.3f}×**, min {p['min']:.3f}× ({p['min_shape']})"
-        if p["missing"]:
-            s += f", {p['missing']} of {part['shapes']} not measured"
-        bits.append(s)
-    flagged = f"; {part['flagged']} flagged (rel err > {ERR_LIMIT:g})" if part["flagged"] else ""
-    count = f"{part['shapes']} of {part['of']}" if part["shapes"] != part["of"] else str(part["shapes"])
-    return f"- {label} ({count} shape{'s' if part['of'] != 1 else ''}): " + "; ".join(bits) + flagged
-
-
-def markdown(result: dict) -> str:
-    """The report: one header line, method, the table, summary lines, errors."""
-    env, opt = result["env"], result["options"]
-    dirty = " (+ uncommitted changes)" if env.get("dirty") else ""
-    lines = [
-        f"{env.get('date', '')} · commit `{env.get('commit', '')}`{dirty} · {env.get('device', '')} "
-        f"({env.get('sms', '?')} SMs, {env.get('capability', '?')}) · driver {env.get('driver') or '?'} "
-        f"(CUDA {env.get('cuda_driver_api') or '?'}) · torch {env.get('torch', '')} (CUDA {env.get('cuda_runtime')})"
-        f" · Python {env.get('python', '')}",
-        "",
-        f"{SHORT[opt['dtype']]} inputs, {SHORT[opt['out_dtype']]} output, B {opt['b_layout']} "
-        f"({opt['b_layout_means']}), random normal. tmakit: `{opt['tmakit_call']}`; cuBLAS: "
-        f"`{_peer_call(result)}`. TF/s = 2MNK/t. Events: median of {opt['reps']} single calls, each after a "
-        f"{opt['flush_mib']} MiB L2 flush (includes host time the flush does not hide). Graph: {opt['graph_replays']}"
-        f" replays of N back-to-back calls in a CUDA graph (N in the table), median / N. Ratio = tmakit / cuBLAS "
-        f"(> 1: tmakit faster). rel err = ‖C − C_fp32‖_F / ‖C_fp32‖_F, ⚠ above {opt['err_limit']:g}.",
-        "",
-        "| M×N×K | set | tmakit TF/s | cuBLAS TF/s | ratio | tmakit TF/s graph | cuBLAS TF/s graph | ratio graph | "
-        "tmakit µs graph | cuBLAS µs graph | N | rel err tmakit | rel err cuBLAS |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    notes = []
-    for r in result["rows"]:
-        st = r.get("tmakit_status", "ok")
-        tk_tf = _tf(r.get("tmakit_tflops")) if st == "ok" else st
-        tk_tfg = _tf(r.get("tmakit_graph_tflops")) if st == "ok" else st
-        lines.append(
-            f"| {_shape_name(r).replace('x', '×')} | {', '.join(r.get('sets', ()))} | {tk_tf} | "
-            f"{_tf(r.get('cublas_tflops'))} | **{_ratio(r.get('ratio'))}** | {tk_tfg} | "
-            f"{_tf(r.get('cublas_graph_tflops'))} | **{_ratio(r.get('ratio_graph'))}** | "
-            f"{_us(r.get('tmakit_graph_ms'))} | {_us(r.get('cublas_graph_ms'))} | {r.get('graph_calls', '—')} | "
-            f"{_err(r.get('rel_err_tmakit'), r.get('err_flag', False))} | {_err(r.get('rel_err_cublas'))} |")
-        for key in ("error", "tmakit_error", "cublas_error", "events_error", "tmakit_graph_error",
-                    "cublas_graph_error"):
-            if r.get(key):
-                what = "tmakit unsupported" if key == "tmakit_error" and st == "unsupported" else key.replace("_", " ")
-                notes.append(f"- {_shape_name(r)} {what}: `{r[key]}`")
-    lines.append("")
-    summ = result.get("summary") or summarize(result["rows"])
-    if summ["suite"]["shapes"]:
-        lines.append(_summary_line("issue suite", summ["suite"]))
-    lines.append(_summary_line("all shapes", summ["all"]))
-    if notes:
-        lines += ["", "Errors:", *notes]
-    return "\n".join(lines) + "\n"
-
-
-def _peer_call(result: dict) -> str:
-    calls = {r.get("cublas_call") for r in result["rows"] if r.get("cublas_call")}
-    return "; ".join(sorted(calls)) if calls else "torch.matmul(a, b, out=c)"
-
-
-def _clean(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
-
-
-def to_json(result: dict) -> str:
-    """Strict JSON (NaN / inf written as strings)."""
-    return json.dumps(_clean(result), indent=1, allow_nan=False)
-
-
-def plot(result: dict, path) -> bool:
-    """TFLOP/s per shape (tmakit vs cuBLAS; bars = graph timing, dots = events) and the ratio per shape.
-    False when matplotlib is missing."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception:
-        return False
-    rows = result["rows"]
-    names = [_shape_name(r) for r in rows]
-    xs = list(range(len(rows)))
-
-    def vals(key):
-        return [r.get(key) if isinstance(r.get(key), (int, float)) else float("nan") for r in rows]
-
-    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(max(8.0, 0.75 * len(rows) + 3), 7.5), sharex=True,
-                                  gridspec_kw=dict(height_ratios=[3, 1.3]))
-    w = 0.38
-    ax.bar([x - w / 2 for x in xs], vals("tmakit_graph_tflops"), w, color="C0", label="tmakit (graph)")
-    ax.bar([x + w / 2 for x in xs], vals("cublas_graph_tflops"), w, color="C1", label="cuBLAS (graph)")
-    ax.plot([x - w / 2 for x in xs], vals("tmakit_tflops"), "o", color="navy", ms=5, label="tmakit (events)")
-    ax.plot([x + w / 2 for x in xs], vals("cublas_tflops"), "o", color="saddlebrown", ms=5, label="cuBLAS (events)")
-    ax.set_ylabel("TFLOP/s (2MNK / t)")
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, ncol=2)
-    env, opt = result["env"], result["options"]
-    summ = result.get("summary") or summarize(rows)
-    scope = summ["suite"] if summ["suite"]["shapes"] else summ["all"]
-    gm = scope["graph"]["geomean"] or scope["events"]["geomean"]
-    ax.set_title(f"tmakit GEMM vs cuBLAS, {SHORT[opt['dtype']]}->{SHORT[opt['out_dtype']]}, B {opt['b_layout']}; "
-                 f"{env.get('device', '')}, {env.get('date', '')}, {env.get('commit', '')}"
-                 + (f"\n{'suite' if summ['suite']['shapes'] else 'all'} geomean ratio {gm:.3f}" if gm else ""),
-                 fontsize=9)
-    ax2.plot(xs, vals("ratio_graph"), "-o", color="C2", label="graph")
-    ax2.plot(xs, vals("ratio"), "--x", color="C3", label="events")
-    ax2.axhline(1.0, color="k", lw=0.8)
-    ax2.axhline(0.9, color="k", lw=0.8, ls=":")
-    ax2.set_ylabel("tmakit / cuBLAS")
-    ax2.grid(alpha=0.3)
-    ax2.legend(fontsize=8)
-    ax2.set_xticks(xs)
-    ax2.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
 
 
 # ---------------------------------------------------------------- command

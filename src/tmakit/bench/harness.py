@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .timing import nsets, time_chain, time_op
+
 __all__ = ["main", "run_suite", "parse_size", "time_op", "time_chain", "markdown", "plot"]
 
 MiB = 1 << 20
@@ -31,55 +33,6 @@ def _fmt_size(n: int) -> str:
             v = n / k
             return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
     return f"{n} B"
-
-
-def _warm_up(fn, nsets: int, warmup: int) -> None:
-    import torch
-
-    for i in range(warmup):
-        fn(i % nsets)
-    torch.cuda.synchronize()
-
-
-def time_op(fn, nsets: int, warmup: int = 5, reps: int = 30) -> float:
-    """Median milliseconds of ``fn(i)`` (i = buffer set), timed with CUDA events around each call."""
-    import torch
-
-    _warm_up(fn, nsets, warmup)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        starts[i].record()
-        fn((i + warmup) % nsets)
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
-
-
-def time_chain(fn, nsets: int, warmup: int = 5, reps: int = 30, chains: int = 3) -> float:
-    """Median over ``chains`` of the milliseconds per call of ``reps`` back-to-back calls between two CUDA events
-    (nothing between the kernels: the throughput of a stream of calls, where a launch may overlap the previous
-    kernel's drain)."""
-    import torch
-
-    _warm_up(fn, nsets, warmup)
-    per = []
-    for _ in range(chains):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for i in range(reps):
-            fn((i + warmup) % nsets)
-        b.record()
-        b.synchronize()
-        per.append(a.elapsed_time(b) / reps)
-    return statistics.median(per)
-
-
-def _nsets(nbytes_per_set: int) -> int:
-    import torch
-
-    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 60 * MiB) or 60 * MiB
-    return max(1, min(64, -(-4 * l2 // max(nbytes_per_set, 1))))
 
 
 def _rand(shape, dtype):
@@ -133,7 +86,7 @@ def _copy_cases(sizes, reps, rounds=1, dtype_name="bfloat16"):
     dtype = getattr(torch, dtype_name)
     for size in sizes:
         n = size // torch.tensor([], dtype=dtype).element_size()
-        k = _nsets(2 * size)
+        k = nsets(2 * size)
         xs = [_rand((n,), dtype) for _ in range(k)]
         ys = [torch.empty_like(xs[0]) for _ in range(k)]
         ops.copy(xs[0], ys[0])
@@ -164,7 +117,7 @@ def _transpose_cases(sizes, reps, rounds=1):
             if not lo <= n * n * e <= hi:
                 continue
             nb = n * n * e
-            k = _nsets(2 * nb)
+            k = nsets(2 * nb)
             xs = [_rand((n, n), dtype) for _ in range(k)]
             ys = [torch.empty_like(xs[0]) for _ in range(k)]
             ops.transpose(xs[0], 0, 1, out=ys[0])
@@ -200,7 +153,7 @@ def _permute_cases(reps, rounds=1):
         nb = 2
         for s in shape:
             nb *= s
-        k = _nsets(2 * nb)
+        k = nsets(2 * nb)
         xs = [_rand(shape, dtype) for _ in range(k)]
         out_shape = tuple(shape[d] for d in dims)
         ys = [torch.empty(out_shape, dtype=dtype, device="cuda") for _ in range(k)]
@@ -229,7 +182,7 @@ def _reduce_cases(sizes, reps, rounds=1):
         e = torch.tensor([], dtype=dtype).element_size()
         for size in sizes:
             n = size // e
-            k = _nsets(2 * size)
+            k = nsets(2 * size)
             ds = [_rand((n,), dtype) for _ in range(k)]
             ss = [_rand((n,), dtype) for _ in range(k)]
             ref = ds[0].float() + ss[0].float()
