@@ -212,6 +212,12 @@ class GemmPlan:
         return self.units * self.config.cluster_size
 
 
+def _pitch(cols: int, eb: int) -> int:
+    """The row stride (elements) given to a map whose second dimension has extent 1: never used for addressing,
+    but the driver wants every global stride to be a multiple of 16 bytes."""
+    return -(-max(cols, 1) * eb // 16) * 16 // eb
+
+
 def _shape2(x, name: str) -> tuple[int, int]:
     shp = tuple(int(s) for s in x.shape)
     if len(shp) != 2:
@@ -219,13 +225,13 @@ def _shape2(x, name: str) -> tuple[int, int]:
     return shp
 
 
-def _b_layout(b, k: int, n: int) -> tuple[int, int]:
+def _b_layout(b, k: int, n: int, eb: int) -> tuple[int, int]:
     """(b_mn, ldb) of B: K-major (``w.t()``) or row-major (K, N)."""
     sb0, sb1 = (int(s) for s in b.stride())
     if sb0 == 1 or k == 1:
-        return 0, (sb1 if n > 1 else k)
+        return 0, (sb1 if n > 1 else _pitch(k, eb))
     if sb1 == 1 or n == 1:
-        return 1, (sb0 if k > 1 else n)
+        return 1, (sb0 if k > 1 else _pitch(n, eb))
     raise GemmError(f"b must be row-major (K, N) (b.stride(1) == 1) or the transpose of a row-major (N, K) tensor "
                     f"(b.stride(0) == 1), got strides {(sb0, sb1)}; pass b.contiguous()")
 
@@ -253,14 +259,10 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
     if sa1 != 1 and k > 1:
         raise GemmError(f"a must be row-major with contiguous rows (a.stride(1) == 1), got strides {(sa0, sa1)}; "
                         "pass a.contiguous()")
-    lda = sa0 if m > 1 else k
-    b_mn, ldb = _b_layout(b, k, n)
+    lda = sa0 if m > 1 else _pitch(k, eb)
+    b_mn, ldb = _b_layout(b, k, n, eb)
     # TMA rules (global strides multiple of 16 bytes; swizzled maps: 128-byte aligned base)
-    if (k * eb) % 16:
-        raise GemmError(f"K * {eb} bytes must be a multiple of 16 (TMA row pitch): K = {k}; pad K to a multiple "
-                        f"of {16 // eb}")
-    if (n * eb) % 16:
-        raise GemmError(f"N * {eb} bytes must be a multiple of 16: N = {n}; pad N to a multiple of {16 // eb}")
+    # (K and N themselves may be anything: the maps keep the true extents; only the row pitches below matter)
     ldb_name, ldb_min = ("b.stride(0)", n) if b_mn else ("b.stride(1)", k)
     for nm, ld, lo in (("a.stride(0)", lda, k), (ldb_name, ldb, ldb_min)):
         if (ld * eb) % 16:
@@ -275,8 +277,11 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
     for nm, v in (("M", m), ("N", n), ("K", k)):
         if v >= 2**31:
             raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
-    ldc = n
     eo = _ELEM[od]
+    ldc = n if m > 1 else _pitch(n, eo)
+    if out is None and (n * eo) % 16 and m > 1:
+        raise GemmError(f"the result's rows are N * {eo} = {n * eo} bytes, not a multiple of 16 (TMA store pitch): "
+                        f"N = {n}; pass an out whose rows are padded (out = buf[:, :{n}] of a wider buf)")
     if out is not None:
         so = tuple(int(s) for s in out.shape)
         if so != (m, n):
@@ -284,7 +289,7 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
         sc0, sc1 = (int(s) for s in out.stride())
         if sc1 != 1 and n > 1:
             raise GemmError(f"out must have contiguous rows (out.stride(1) == 1), got strides {(sc0, sc1)}")
-        ldc = sc0 if m > 1 else n
+        ldc = sc0 if m > 1 else _pitch(n, eo)
         if ldc < n:
             raise GemmError(f"out.stride(0) = {sc0} is smaller than N = {n} (rows overlap)")
         if (ldc * eo) % 16 or int(out.data_ptr()) % 128:
