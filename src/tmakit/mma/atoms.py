@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..layout import Int, Layout
+from ..layout import Int, Layout, size
+from ..layout.int_tuple import is_tuple
 from ..layout.integer import to_str
 from .errors import MmaError
 from .numeric import sizeof_bits, type_name
@@ -256,6 +257,22 @@ class MMA_Atom:  # noqa: N801 - CuTe's name
     def LayoutC_TV(self) -> Layout:  # noqa: N802
         return self.op.layout_c_tv
 
+    def make_fragment_A(self, atensor):  # noqa: N802 - CuTe's name
+        """A's fragment: smem descriptors over an smem partition (``_SS``), or a TMEM tensor (``_TS``: a shape or a
+        partition, only its shape counts)."""
+        _check_frag(atensor, self.LayoutA_TV, "A", "VMK")
+        return self.op.make_fragment_A(atensor)
+
+    def make_fragment_B(self, btensor):  # noqa: N802
+        """B's fragment: smem descriptors over an smem partition ``(MMA, MMA_N, MMA_K, ...)``."""
+        _check_frag(btensor, self.LayoutB_TV, "B", "VNK")
+        return self.op.make_fragment_B(btensor)
+
+    def make_fragment_C(self, ctensor):  # noqa: N802
+        """The accumulator in TMEM for a C partition (or its shape)."""
+        _check_frag(ctensor, self.LayoutC_TV, "C", "VMN")
+        return self.op.make_fragment_C(_shape(ctensor))
+
     def __str__(self):
         return ("MMA_Atom\n"
                 f"  ThrID:      {self.ThrID}\n"
@@ -265,3 +282,14 @@ class MMA_Atom:  # noqa: N801 - CuTe's name
                 f"  LayoutC_TV: {self.LayoutC_TV}\n")
 
     __repr__ = __str__
+
+
+def _shape(t):
+    return t.shape if hasattr(t, "layout") else t
+
+
+def _check_frag(t, tv: Layout, name: str, modes: str):
+    shape = _shape(t)
+    if not is_tuple(shape) or len(shape) < 3 or int(size(shape[0])) != int(size(tv, 1)):
+        raise MmaError(f"make_fragment_{name} takes an MMA partition ({modes}: mode 0 of size {size(tv, 1)}, rank >= 3)"
+                       f"; got shape {to_str(shape)}. Pass thr_mma.partition_{name}(tensor)")

@@ -152,39 +152,6 @@ class ThrMMA:
     __repr__ = __str__
 
 
-def _mma_atom_methods():
-    """make_fragment_A/B/C on atoms (and so on TiledMMA and ThrMMA), with CuTe's checks."""
-
-    def make_fragment_A(self, atensor):  # noqa: N802
-        """A's fragment: smem descriptors over an smem partition (``_SS``), or a TMEM tensor (``_TS``: a shape or a
-        partition, only its shape counts)."""
-        _check_frag(atensor, self.LayoutA_TV, "A", "VMK")
-        return self.op.make_fragment_A(atensor)
-
-    def make_fragment_B(self, btensor):  # noqa: N802
-        _check_frag(btensor, self.LayoutB_TV, "B", "VNK")
-        return self.op.make_fragment_B(btensor)
-
-    def make_fragment_C(self, ctensor):  # noqa: N802
-        _check_frag(ctensor, self.LayoutC_TV, "C", "VMN")
-        shape = ctensor.shape if hasattr(ctensor, "shape") and not isinstance(ctensor, tuple) else ctensor
-        return self.op.make_fragment_C(shape)
-
-    MMA_Atom.make_fragment_A = make_fragment_A
-    MMA_Atom.make_fragment_B = make_fragment_B
-    MMA_Atom.make_fragment_C = make_fragment_C
-
-
-def _check_frag(t, tv: Layout, name: str, modes: str):
-    shape = t.shape if hasattr(t, "shape") and not isinstance(t, tuple) else t
-    if not is_tuple(shape) or len(shape) < 3 or int(size(shape[0])) != int(size(tv, 1)):
-        raise MmaError(f"make_fragment_{name} takes an MMA partition ({modes}: mode 0 of size {size(tv, 1)}, rank >= 3)"
-                       f"; got shape {to_str(shape)}. Pass thr_mma.partition_{name}(tensor)")
-
-
-_mma_atom_methods()
-
-
 def make_tiled_mma(atom, thr_layout=None, permutations=None) -> TiledMMA:
     """CuTe's ``make_tiled_mma(atom_or_op, thr_layout = Layout<Shape<_1,_1,_1>>, permutations = Tile<_,_,_>)``."""
     if isinstance(atom, MmaOp):
