@@ -270,37 +270,6 @@ def test_bulk_combine_dyn_and_bf16x2_variants(mode, dt, bf16x2):
     assert ("BF16_V2" in text) == bool(bf16x2)
 
 
-@pytest.mark.parametrize("mode", [0, 2])
-def test_bulk_exit_read_drops_the_l1_invalidate_of_the_written_wait(mode):
-    """``CopyConfig.exit_read``: the CTA's last wait is ``cp.async.bulk.wait_group.read 0`` (no CCTL.IVALL, which the
-    written-visibility wait adds), with no local memory."""
-    from tmakit import cuda as tkc
-    from tmakit.cuda import sass
-
-    texts = []
-    for er in (0, 1):
-        c = tkc.compile_file(KERNELS_DIR / "bandwidth_bulk.cu", options=[
-            f"-DBK_MODE={mode}", "-DBK_CONSUMERS=2", f"-DBK_OP={0 if mode else -1}", f"-DBK_EXIT_READ={er}"])
-        try:
-            texts.append(sass.disassemble(c.cubin))
-        except Exception as e:  # no disassembler in this environment
-            pytest.skip(f"no nvdisasm/cuobjdump: {e}")
-    assert "CCTL.IVALL" in texts[0] and "CCTL.IVALL" not in texts[1]
-    assert not ({"LDL", "STL"} & set(sass.opcodes(texts[1])))
-
-
-def test_bulk_launcher_passes_exit_read(monkeypatch):
-    from tmakit.tma.tensormap import DataType
-
-    seen = []
-    _patch(monkeypatch, "_kernel", lambda f, n, opts=(): seen.append(tuple(opts)) or object())
-    for er in (0, 1):
-        cfg = dataclasses.replace(bw.REDUCE_CONFIG, exit_read=er)
-        bw._bulk_launcher(256 << 20, 0, DataType.FLOAT32, cfg, 132)
-    assert "-DBK_EXIT_READ=0" in seen[0] and "-DBK_EXIT_READ=1" in seen[1]
-    assert bw.CopyConfig().exit_read == 0
-
-
 @pytest.mark.parametrize("op", [-1, 0])
 def test_bulk_one_warp_mode_compiles_with_bulk_copies_both_ways(op):
     """bulk_mode 3 (one-warp CTAs): bulk loads and bulk stores, no block-wide barrier, no local memory."""

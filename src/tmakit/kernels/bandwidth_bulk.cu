@@ -52,22 +52,9 @@ using namespace tmakit;
 #ifndef BK_MINB
 #define BK_MINB 1  // __launch_bounds__ minimum resident CTAs per SM (caps the registers per thread)
 #endif
-#ifndef BK_EXIT_READ
-#define BK_EXIT_READ 0  // 1 (modes 0 and 2): a CTA exits once its last bulk stores have read their smem
-#endif                  // (cp.async.bulk.wait_group.read 0, as CUTLASS's TMA store tail), not once they are written
 #ifndef BK_T1
 #define BK_T1 0  // > 0 (modes 2 and 3, one tile of one piece per CTA): the lean one-tile CTA of run_t1; 1: the
 #endif           // consumer warps combine, 2: every thread of the CTA combines
-#ifndef BK_AHEAD
-#define BK_AHEAD 0  // > 0 (BK_T1): thread 0 also L2-prefetches tile blockIdx.x + BK_AHEAD (src, and dst when combining)
-#endif              // so the CTAs of later waves, the last ones included, find their bytes in L2
-#ifndef BK_AHEAD_END
-#define BK_AHEAD_END 0  // 1: only when that later tile is an end tile (the drain's CTAs; few prefetches)
-#endif
-#ifndef BK_T1_STG
-#define BK_T1_STG 0  // 1 (BK_T1): the combining threads write their 16-byte words with st.global.v4 (no bulk store,
-#endif               // no fence or barrier after the combine; the CTA exits as soon as its stores are issued);
-                     // 2: only the end tiles (t >= p.main_tiles) do, the others bulk-store
 #ifndef BK_T1_PIECE
 #define BK_T1_PIECE 0  // > 0 (BK_T1, no end tiles): the tile size as a constant (tile t = BK_T1_PIECE bytes at t *
 #endif                 // BK_T1_PIECE; only p.n16 is read before the loads)
@@ -292,15 +279,6 @@ __device__ __forceinline__ void tail_bytes(const u8* src, u8* dst, const BulkPar
 
 // ---------------------------------------------------------------------------------------------------------------
 
-// The end of a CTA's bulk stores: written (wait_group 0) or, with BK_EXIT_READ, only read from smem (wait_group.read
-// 0: the smem may be handed to the next CTA; the global writes complete before the kernel does).
-__device__ __forceinline__ void bulk_wait_tail() {
-  if (BK_EXIT_READ)
-    bulk_wait_group_read<0>();
-  else
-    bulk_wait_group<0>();
-}
-
 __device__ __forceinline__ void run_single(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
   if (threadIdx.x != 0) return;
   const u32 S = p.stages;
@@ -339,7 +317,7 @@ __device__ __forceinline__ void run_single(const u8* src, u8* dst, const BulkPar
       phase ^= 1;
     }
   }
-  bulk_wait_tail();
+  bulk_wait_group<0>();  // the CTA's last bulk stores are written
 }
 
 __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full,
@@ -455,7 +433,7 @@ __device__ __forceinline__ void run_consumers(const u8* src, u8* dst, const Bulk
     }
   }
 #if BK_MODE == 2
-  if (lane == 0) bulk_wait_tail();
+  if (lane == 0) bulk_wait_group<0>();  // the CTA's last bulk stores are written
 #endif
 }
 
@@ -518,7 +496,7 @@ __device__ __forceinline__ void run_warp(const u8* src, u8* dst, const BulkParam
       phase ^= 1;
     }
   }
-  if (lane == 0) bulk_wait_tail();
+  if (lane == 0) bulk_wait_group<0>();  // the CTA's last bulk stores are written
 }
 
 // Tile t of the lean one-tile layout: its byte offset and length (0: past the end). Tiles t < p.main_tiles are
@@ -536,16 +514,10 @@ __device__ __forceinline__ u32 t1_tile(const BulkParams& p, i64 t, i64& off) {
   return left <= 0 ? 0u : (u32)(left < cap ? left : cap);
 }
 
-// PTX: cp.async.bulk.prefetch.L2.global [src], size;
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, u32 size) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(size) : "memory");
-}
-
 // One tile (one piece) per CTA, tile = blockIdx.x (BK_T1 > 0; the host launches one CTA per tile and may launch
-// more: those have nothing to do). Thread 0 initialises the one full barrier and issues both loads (and, with
-// BK_AHEAD, the L2 prefetches of a later CTA's tile) before any block barrier: no empty barriers, no tile split
-// (no division), no loop. The combining threads (the consumer warps, or every thread with BK_T1 == 2) then combine
-// in place and thread `lead` bulk-stores the tile.
+// more: those have nothing to do). Thread 0 initialises the one full barrier and issues both loads before any block
+// barrier: no empty barriers, no tile split (no division), no loop. The combining threads (the consumer warps, or
+// every thread with BK_T1 == 2) then combine in place and thread `lead` bulk-stores the tile.
 __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams& p, u32 base, u64* full) {
   constexpr bool COMBINE = BK_OP >= 0;
   const i64 t = blockIdx.x;
@@ -563,14 +535,6 @@ __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams&
     mbarrier_arrive_expect_tx(bar, len * (COMBINE ? 2u : 1u));
     bulk_load(sa, src + off, len, bar);
     if (COMBINE) bulk_load(da, dst + off, len, bar);
-    if constexpr (BK_AHEAD > 0) {
-      i64 off2;
-      const u32 len2 = (BK_AHEAD_END && t + BK_AHEAD < p.main_tiles) ? 0u : t1_tile(p, t + BK_AHEAD, off2);
-      if (len2 > 0) {
-        bulk_prefetch_l2(src + off2, len2);
-        if (COMBINE) bulk_prefetch_l2(dst + off2, len2);
-      }
-    }
   }
   constexpr bool ONE_WARP = BK_MODE == 3;
   if (ONE_WARP)
@@ -583,21 +547,6 @@ __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams&
   }
   const u32 ct = tid - c0, nt = blockDim.x - c0;
   mbarrier_wait(bar, 0);
-  if (BK_T1_STG == 1 || (BK_T1_STG == 2 && t >= p.main_tiles)) {
-#pragma unroll 4
-    for (u32 b = ct * 16; b < len; b += nt * 16) {
-      u32 a[4], d[4];
-      lds16(sa + b, a);
-      if (COMBINE) {
-        lds16(da + b, d);
-        combine16(d, a);
-        stg16(dst + off + b, d);
-      } else {
-        stg16(dst + off + b, a);
-      }
-    }
-    return;
-  }
   if (COMBINE) {
 #pragma unroll 4
     for (u32 b = ct * 16; b < len; b += nt * 16) {
@@ -616,7 +565,7 @@ __device__ __forceinline__ void run_t1(const u8* src, u8* dst, const BulkParams&
   if (ct == 0) {
     bulk_store(dst + off, COMBINE ? da : sa, len);
     bulk_commit_group();
-    bulk_wait_tail();
+    bulk_wait_group<0>();  // the CTA's last bulk stores are written
   }
 }
 

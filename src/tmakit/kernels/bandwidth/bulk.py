@@ -78,9 +78,7 @@ def _bulk_launcher(nbytes, op, dtype, cfg: CopyConfig, nsm):
     grid = max(1, min(p.tiles, nsm * cfg.ctas_per_sm)) if dyn else _grid(cfg, max(p.tiles, 1), nsm)
     opts = [f"-DBK_MODE={mode}", f"-DBK_CONSUMERS={cfg.consumers}", f"-DBK_LAG={min(cfg.lag, stages - 1)}",
             f"-DBK_OP={op}", f"-DBK_DT={_BK_DT.get(dtype, 0)}", f"-DBK_HINT={cfg.hint}", f"-DBK_ORDER={_order(cfg)}",
-            f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_EXIT_READ={cfg.exit_read}",
-            f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}", f"-DBK_AHEAD={cfg.ahead if lean else 0}",
-            f"-DBK_AHEAD_END={cfg.ahead_end}", f"-DBK_T1_STG={cfg.stg if lean else 0}"]
+            f"-DBK_BF16X2={cfg.bf16x2}", f"-DBK_DYN={dyn}", f"-DBK_MINB={max(1, cfg.min_ctas)}", f"-DBK_T1={lean}"]
     waves = cfg.pdl if lean else 0
     if waves:
         res = max(1, cfg.resident - 1) if cfg.resident > 0 else cfg.ctas_per_sm

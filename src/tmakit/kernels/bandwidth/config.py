@@ -46,30 +46,23 @@ class CopyConfig:
     ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at
     least ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
     tensors keep the fields above. ``flat_big``: further overrides, applied on top of ``flat`` from ``flat_big_min``
-    bytes. ``strided``: field overrides for strided copies (permutes that keep the unit-stride dim). ``exit_read`` 1
-    (bulk engine, modes 0 and 2): a CTA exits once its last bulk stores have *read* their shared memory
-    (``cp.async.bulk.wait_group.read 0``, as CUTLASS ends its TMA-store epilogues) instead of waiting until they are
-    written; the writes still complete before the kernel does. ``min_ctas`` (bulk engine): the kernel's
-    ``__launch_bounds__`` minimum of resident CTAs per SM, which caps its registers per thread (at 1, 52 registers:
-    twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0 (bulk engine, lean tensor CTA):
-    pad each CTA's dynamic shared memory so that at most that many CTAs fit per SM. ``bulk_mode`` 3: one warp per
-    CTA (lane 0 loads, the warp combines in place, lane 0 bulk-stores; no block barrier), made for
-    ``tiles_per_cta=1``. ``lean`` > 0 on the tensor engine with ``tiles_per_cta=1``: the lean one-box CTA
-    (stream.cuh's ``stream_one``: grid = boxes, one thread, one barrier, 32-bit box coordinates computed once, no
-    ring; ``resident`` pads its shared memory). ``lean`` > 0 (bulk engine, modes 2 and 3, one tile of one piece per
-    CTA: ``tiles_per_cta=1``, ``pieces=1``, not ``dyn``; ignored otherwise): the lean one-tile CTA (``run_t1`` in
-    bandwidth_bulk.cu: tile = blockIdx.x, thread 0 initialises one barrier and issues both loads before any block
-    barrier; no empty barriers, no tile split); 1 the consumer warps combine, 2 every thread of the CTA combines.
-    ``end_piece`` > 0 (lean only, <= ``piece``, a multiple of 16): the last ``end_bytes`` of the tensor move in
-    tiles of ``end_piece`` bytes (smaller CTAs for the last waves: a shorter drain). ``ahead`` > 0 (lean only): each
-    CTA also L2-prefetches (``cp.async.bulk.prefetch.L2``) the tile ``ahead`` tiles after its own (``ahead_end`` 1:
-    only when that is an end tile), so later waves load from L2 (measured: costs DRAM rate; off). ``stg`` 1 (lean
-    only): the combining threads write with ``st.global.v4`` from registers instead of one bulk store (the CTA
-    leaves once its stores are issued); 2 only the end tiles do. ``t1_const`` 1 (lean, no end tiles): the tile size
-    is a compile-time constant (fewer parameter reads before a CTA's loads). ``pdl`` > 0 (lean only): launch with
-    programmatic stream serialization; each CTA's loads wait for the previous grid (``griddepcontrol.wait``) and the
-    CTAs of the last ``pdl`` waves let the next grid launch early, so back-to-back calls overlap one's drain with
-    the next one's launch.
+    bytes. ``strided``: field overrides for strided copies (permutes that keep the unit-stride dim). ``min_ctas``
+    (bulk engine): the kernel's ``__launch_bounds__`` minimum of resident CTAs per SM, which caps its registers per
+    thread (at 1, 52 registers: twelve 3-warp CTAs per SM, whatever the shared memory allows). ``resident`` > 0
+    (bulk engine, lean tensor CTA): pad each CTA's dynamic shared memory so that at most that many CTAs fit per SM.
+    ``bulk_mode`` 3: one warp per CTA (lane 0 loads, the warp combines in place, lane 0 bulk-stores; no block
+    barrier), made for ``tiles_per_cta=1``. ``lean`` > 0 on the tensor engine with ``tiles_per_cta=1``: the lean
+    one-box CTA (stream.cuh's ``stream_one``: grid = boxes, one thread, one barrier, 32-bit box coordinates computed
+    once, no ring; ``resident`` pads its shared memory). ``lean`` > 0 (bulk engine, modes 2 and 3, one tile of one
+    piece per CTA: ``tiles_per_cta=1``, ``pieces=1``, not ``dyn``; ignored otherwise): the lean one-tile CTA
+    (``run_t1`` in bandwidth_bulk.cu: tile = blockIdx.x, thread 0 initialises one barrier and issues both loads
+    before any block barrier; no empty barriers, no tile split); 1 the consumer warps combine, 2 every thread of the
+    CTA combines. ``end_piece`` > 0 (lean only, <= ``piece``, a multiple of 16): the last ``end_bytes`` of the
+    tensor move in tiles of ``end_piece`` bytes (smaller CTAs for the last waves: a shorter drain). ``t1_const`` 1
+    (lean, no end tiles): the tile size is a compile-time constant (fewer parameter reads before a CTA's loads).
+    ``pdl`` > 0 (lean only): launch with programmatic stream serialization; each CTA's loads wait for the previous
+    grid (``griddepcontrol.wait``) and the CTAs of the last ``pdl`` waves let the next grid launch early, so
+    back-to-back calls overlap one's drain with the next one's launch.
     Compile-time knobs become ``-D`` options (cached kernels).
     Why the defaults are what they are: docs/PERFORMANCE.md ("Why it is fast") and docs/design/bandwidth.md.
     """
@@ -102,15 +95,11 @@ class CopyConfig:
     strided: tuple = ()
     bf16x2: int = 0
     dyn: int = 0
-    exit_read: int = 0
     min_ctas: int = 1
     resident: int = 0
     lean: int = 0
     end_piece: int = 0
     end_bytes: int = 0
-    ahead: int = 0
-    ahead_end: int = 0
-    stg: int = 0
     t1_const: int = 0
     pdl: int = 0
 
