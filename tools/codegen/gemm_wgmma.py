@@ -1,4 +1,5 @@
-"""Regenerate src/tmakit/kernels/gemm_wgmma.cuh (one wgmma asm statement per N and input type).
+"""Regenerate src/tmakit/kernels/gemm_wgmma.cuh (bf16/fp16) and gemm_wgmma_fp8.cuh (e4m3/e5m2): one wgmma asm
+statement per N and input type.
 
     python3 tools/codegen/gemm_wgmma.py
 """
@@ -7,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DST = Path(__file__).resolve().parents[2] / "src/tmakit/kernels/gemm_wgmma.cuh"
+KERNELS = Path(__file__).resolve().parents[2] / "src/tmakit/kernels"
+DST = KERNELS / "gemm_wgmma.cuh"
+DST_FP8 = KERNELS / "gemm_wgmma_fp8.cuh"
 
 HEAD = """\
 // gemm_wgmma.cuh -- wgmma.mma_async wrappers for the GEMM kernel (sm_90a), SS form: A and B from shared memory
@@ -15,8 +18,7 @@ HEAD = """\
 // Generated text (one asm statement per shape and input type); the operand order is d[0..N/2-1], descA, descB,
 // scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} d, descA, descB, p, 1, 1, 0, TB;
 // (imm-scale-a = imm-scale-b = 1, imm-trans-a = 0: A K-major; imm-trans-b = TB: 0 = B K-major, 1 = B MN-major).
-// fp8 (IN = 2..5: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3, e5m2 x e5m2), both operands K-major (8-bit types have no
-// transpose): wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} d, descA, descB, p, 1, 1;
+// IN: 0 = bf16, 1 = fp16; the fp8 types (IN = 2..5) are in gemm_wgmma_fp8.cuh.
 #pragma once
 #include <tmakit/types.cuh>
 
@@ -24,6 +26,18 @@ namespace tmakit {
 namespace gemm {
 
 template <int N, int IN, int TRANS_B = 0> struct Wgmma;
+"""
+
+HEAD_FP8 = """\
+// gemm_wgmma_fp8.cuh -- the fp8 wgmma.mma_async wrappers of the GEMM kernel (sm_90a; see gemm_wgmma.cuh), SS form.
+// Generated text by tools/codegen/gemm_wgmma.py. IN = 2..5: A x B = e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3,
+// e5m2 x e5m2; both operands K-major (8-bit types have no transpose operands). Operands d[0..N/2-1], descA, descB,
+// scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} d, descA, descB, p, 1, 1;
+#pragma once
+#include "gemm_wgmma.cuh"
+
+namespace tmakit {
+namespace gemm {
 """
 
 
@@ -61,11 +75,14 @@ def main() -> None:
         for f16, t in ((0, "bf16"), (1, "f16")):
             for tb in (0, 1):
                 parts.append(one(n, f16, t, tb))
+    parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
+    DST.write_text("\n".join(parts))
+    parts = [HEAD_FP8]
     for n in (64, 128, 192, 256):
         for code, ta, tb_type in FP8:
             parts.append(one(n, code, ta, 0, tb_type))
     parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
-    DST.write_text("\n".join(parts))
+    DST_FP8.write_text("\n".join(parts))
 
 
 if __name__ == "__main__":

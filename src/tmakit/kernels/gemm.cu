@@ -40,6 +40,7 @@
 
 #include "gemm_scale.cuh"
 #include "gemm_wgmma.cuh"
+#include "gemm_wgmma_fp8.cuh"
 
 #ifndef TMAKIT_GEMM_SCALED  // 1: compile the scaled (fp8) kernel tmakit_gemm_scaled instead (gemm_fp8.cu)
 #define TMAKIT_GEMM_SCALED 0
