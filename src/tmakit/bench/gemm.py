@@ -392,6 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--graph-calls", type=int, default=0, help="calls per CUDA graph (default: ~20 ms worth, 3..200)")
     ap.add_argument("--graph-replays", type=int, default=10, help="timed graph replays (median)")
     ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timing")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="N random shapes (M, N, K log-uniform in [1, 16384], half with unaligned rows; "
+                         "bench/gemm_random.py) instead of the lists")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None, help="write results JSON here")
     ap.add_argument("--md", default=None, help="write the markdown report here")
@@ -411,6 +414,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.out_dtype = parse_dtype(args.out_dtype, OUT_DTYPES) if args.out_dtype else args.dtype
     except ValueError as e:
         ap.error(str(e))
+    if args.random < 0:
+        ap.error(f"--random must be >= 0, got {args.random}")
     for name in ("reps", "graph_replays"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
@@ -443,6 +448,18 @@ def main(argv: list[str] | None = None) -> int:
     def save_partial(partial):
         Path(args.json).write_text(to_json(partial))
 
+    if args.random:
+        from .gemm_random import markdown_random, run_random
+
+        result = run_random(args.random, args.seed, reps=args.reps, warmup=args.warmup, graph=not args.no_graph,
+                            progress=not args.quiet)
+        md = markdown_random(result)
+        if args.json:
+            Path(args.json).write_text(to_json(result))
+        if args.md:
+            Path(args.md).write_text(md)
+        print(md)
+        return 0
     result = run(args.shape_list, dtype=args.dtype, out_dtype=args.out_dtype, b_layout=args.b_layout,
                  reps=args.reps, warmup=args.warmup, graph=not args.no_graph, graph_calls=args.graph_calls,
                  graph_replays=args.graph_replays, seed=args.seed, progress=not args.quiet,

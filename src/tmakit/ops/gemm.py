@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ..kernels import gemm as _k
 from ..kernels.gemm import GemmConfig, GemmError, plan
-from .common import torch_module
+from . import gemm_route as _route
+from .common import set_path, torch_module
 
 __all__ = ["GemmError", "GemmOptions", "gemm"]
 
@@ -47,16 +48,18 @@ _retired: list = []
 
 
 def _workspace(torch, m: int, n: int, device):
-    """A zeroed fp32 (m, n) split-K workspace: a view of one buffer per (device, stream), grown on demand (never
-    freed: see ``_retired``); stream order makes the reuse safe (each call zeroes its view before the kernel)."""
+    """A zeroed fp32 (m, n) split-K workspace with 16-byte rows: a view of one buffer per (device, stream), grown
+    on demand (never freed: see ``_retired``); stream order makes the reuse safe (each call zeroes its view before
+    the kernel)."""
     key = (device, torch.cuda.current_stream(device).cuda_stream)
+    pitch = -(-n // 4) * 4
     buf = _workspaces.get(key)
-    if buf is None or buf.numel() < m * n:
+    if buf is None or buf.numel() < m * pitch:
         if buf is not None:
             _retired.append(buf)
-        buf = _workspaces[key] = torch.empty(max(m * n, 2 * buf.numel() if buf is not None else 0),
+        buf = _workspaces[key] = torch.empty(max(m * pitch, 2 * buf.numel() if buf is not None else 0),
                                              dtype=torch.float32, device=device)
-    return buf[: m * n].view(m, n).zero_()
+    return buf[: m * pitch].view(m, pitch)[:, :n].zero_()
 
 
 def _schedule(k, p, stream_k):
@@ -114,12 +117,19 @@ def _plan_cached(a, b, out, out_dtype, config, split):
     return p
 
 
-def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="auto", k_rotate=None, pdl=False,
-         split_mode="auto"):
-    """``a @ b`` for ``a`` (M, K) row-major and ``b`` (K, N) row-major or K-major (``w.t()``), fp32 accumulation.
+def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=None, stream_k="auto", k_rotate=None,
+         pdl=False, split_mode="auto"):
+    """``a @ b`` (2-D), fp32 accumulation; the TMA + wgmma kernel reads ``a`` (M, K) row-major and ``b`` (K, N)
+    row-major or K-major (``w.t()``) without a copy.
 
-    ``out``: optional (M, N) tensor with contiguous, 16-byte-aligned rows (128-byte-aligned start), not overlapping
-    ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32 (default: the input dtype). ``config``: a name in
+    Every call ``torch.matmul`` takes works (any M, N, K including 0, any strides, CPU tensors, other dtypes):
+    where the kernel cannot read an operand as given (a row pitch that is not a multiple of 16 bytes, a start that
+    is not 128-byte aligned, no unit stride), the faster correct path runs -- the kernel on padded scratch copies,
+    or ``torch.matmul`` (``tmakit.ops.gemm_route`` decides and says why) -- and ``tk.ops.last_path`` names it:
+    ``"tma"``, ``"tma+pad(a,b,out): <reason>"`` or ``"torch:<reason>"``. ``strict=True`` raises ``GemmError``
+    instead of taking another path. Shapes that do not compose and ``out`` overlapping an input raise either way.
+    ``out``: optional (M, N) tensor, not overlapping ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32
+    (default: the input dtype). ``config``: a name in
     ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs, grouped per call as a
     :class:`GemmOptions`; default: the heuristics ``choose_config`` / ``choose_split``). ``split_mode`` (split-K
     only): ``"fixup"`` runs the K ranges of a tile on different clusters in one wave and finishes the tile in the
@@ -143,8 +153,9 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
     the same backward), so it stays in the compiled graph.
     """
     torch = _torch or _load_torch()
-    if not (a.is_cuda and b.is_cuda) or a.device != b.device:
-        raise GemmError(f"a and b must be CUDA tensors on one device, got {a.device} and {b.device}")
+    if not (a.is_cuda and b.is_cuda) or a.device != b.device or a.dim() != 2 or b.dim() != 2 \
+            or a.dtype not in _IN_DTYPES or b.dtype != a.dtype:
+        return _not_for_the_kernel(torch, a, b, out, out_dtype, strict)
     knobs = (config, split, stream_k, k_rotate, pdl, split_mode)
     opts = _options.get(knobs)
     if opts is None:
@@ -155,16 +166,67 @@ def gemm(a, b, *, out=None, out_dtype=None, config=None, split=None, stream_k="a
                         "under torch.no_grad()")
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         return _custom_op(torch, a, b, out, out_dtype, opts)
-    return _run(torch, a, b, out, out_dtype, opts)
+    try:
+        p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split)
+    except GemmError as e:
+        return _repair(torch, a, b, out, out_dtype, opts, strict, e)
+    set_path("tma")
+    return _run(torch, p, a, b, out, opts)
+
+
+def _not_for_the_kernel(torch, a, b, out, out_dtype, strict):
+    """CPU tensors, other devices, batched or other-dtype inputs: ``torch.matmul`` (``strict``: GemmError)."""
+    why = _route.not_for_the_kernel(a, b)
+    if strict:
+        raise GemmError(f"the TMA GEMM cannot take this call: {why} (strict=True)")
+    set_path("torch:" + why)
+    return _route.torch_gemm(torch, a, b, out, out_dtype)
+
+
+def _repair(torch, a, b, out, out_dtype, opts, strict, err):
+    """A call the plan refused: the padded kernel or ``torch.matmul`` where copies fix it (module
+    ``gemm_route``), else the plan's error (shapes that do not compose, aliasing, bad knobs)."""
+    od = out.dtype if out is not None else (out_dtype or a.dtype)
+    if od not in _OUT_DTYPES or (out is not None and out_dtype is not None and out_dtype != out.dtype):
+        raise err
+    eb, eo = a.element_size(), torch.tensor([], dtype=od).element_size()
+    rep = _route.needs_repair(a, b, out, eb, eo)
+    if not rep:
+        raise err
+    why = "; ".join(rep.reasons)
+    if strict:
+        raise GemmError(f"{err} ({why}; strict=True)") from err
+    m, k, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[1])
+    if _route.choose(m, n, k, eb, eo, rep) == "torch":
+        set_path("torch:" + why)
+        return _route.torch_gemm(torch, a, b, out, out_dtype)
+    a2 = _route.padded_copy(torch, a) if rep.a else a
+    b2 = b if not rep.b else _route.padded_copy(torch, b.t()).t() if rep.b == "nk" else _route.padded_copy(torch, b)
+    o2 = _route.padded_empty(torch, m, n, od, a.device) if rep.out else out
+    p = _plan_cached(a2, b2, o2, None if o2 is not None else od, opts.config, opts.split)
+    _run(torch, p, a2, b2, o2, opts)
+    set_path("tma+pad(" + ",".join(x for x, f in (("a", rep.a), ("b", rep.b), ("out", rep.out)) if f) + "): "
+             + why)
+    if not rep.out:
+        return o2 if out is None else out
+    if out is None:
+        out = torch.empty((m, n), dtype=od, device=a.device)
+    return out.copy_(o2)
 
 
 _torch = None
 
 
 def _load_torch():
-    global _torch
-    _torch = torch_module()
-    return _torch
+    global _torch, _IN_DTYPES, _OUT_DTYPES
+    torch = torch_module()
+    _IN_DTYPES = (torch.bfloat16, torch.float16)
+    _OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+    _torch = torch
+    return torch
+
+
+_IN_DTYPES = _OUT_DTYPES = ()
 
 
 def _options_for(knobs) -> GemmOptions:
@@ -184,10 +246,9 @@ def _custom_op(torch, a, b, out, out_dtype, opts: GemmOptions):
     return out
 
 
-def _run(torch, a, b, out, out_dtype, opts: GemmOptions):
-    """Plan (memoised), allocate ``out`` if needed, and launch the GEMM's kernel(s) on the current stream."""
+def _run(torch, p, a, b, out, opts: GemmOptions):
+    """Allocate ``out`` if needed and launch plan ``p``'s kernel(s) on the current stream."""
     split_mode = opts.split_mode
-    p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split)
     if out is None:
         out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
     elif out.device != a.device:
@@ -216,6 +277,6 @@ def _run(torch, a, b, out, out_dtype, opts: GemmOptions):
             _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), pdl=pdl)()
         else:
             ws = _workspace(torch, p.m, p.n, a.device)
-            _k.launcher(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=p.n, pdl=pdl)()
+            _k.launcher(p, a.data_ptr(), b.data_ptr(), ws.data_ptr(), ldc=ws.stride(0), pdl=pdl)()
             out.copy_(ws)
     return out

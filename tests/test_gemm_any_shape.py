@@ -1,0 +1,198 @@
+"""``tk.ops.gemm`` takes every matmul that ``torch.matmul`` takes (2-D): any M, N, K (0 and 1 included), any
+strides, bf16/fp16 in, bf16/fp16/fp32 out; the path it took is in ``tk.ops.last_path``; ``strict=True`` raises where
+the TMA kernel cannot take the call as given. GPU tests check results against an fp32 reference; CPU tests check
+the routing rules and the CPU fallback."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tmakit as tk  # noqa: E402
+from tmakit.ops import gemm_route as route  # noqa: E402
+
+DT = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+def _rel(c, ref):
+    return ((c.float() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def _ref(a, b):
+    return a.double().matmul(b.double()).float()
+
+
+def _operand(rows, cols, kind, dtype, device, g):
+    """A (rows, cols) operand laid out as ``kind``: contiguous, transposed (column-major), a strided slice of a
+    wider buffer, a stepped view, or a view starting at an odd element (misaligned base)."""
+    if kind == "contig":
+        return torch.randn(rows, cols, dtype=dtype, device=device, generator=g)
+    if kind == "colmajor":
+        return torch.randn(cols, rows, dtype=dtype, device=device, generator=g).t()
+    if kind == "slice":
+        return torch.randn(rows, cols + 3, dtype=dtype, device=device, generator=g)[:, 1:cols + 1]
+    if kind == "step":
+        return torch.randn(rows, 2 * cols, dtype=dtype, device=device, generator=g)[:, ::2]
+    if kind == "offset":
+        return torch.randn(rows * cols + 1, dtype=dtype, device=device, generator=g)[1:].view(rows, cols)
+    raise AssertionError(kind)
+
+
+KINDS = ("contig", "colmajor", "slice", "step", "offset")
+
+
+def _dim(rng):
+    r = rng.random()
+    if r < 0.08:
+        return 0
+    if r < 0.18:
+        return 1
+    if r < 0.5:
+        return rng.randrange(2, 130)
+    v = int(round(2 ** rng.uniform(7, 11.5)))
+    return v - v % 8 if rng.random() < 0.5 else v
+
+
+def _cases(n, seed):
+    rng = random.Random(seed)
+    for _ in range(n):
+        m, nn, k = _dim(rng), _dim(rng), _dim(rng)
+        dt = rng.choice(("bf16", "fp16"))
+        odt = rng.choice((dt, dt, "fp32"))
+        ka = rng.choice(("contig",) * 3 + KINDS)
+        kb = rng.choice(("contig", "colmajor") * 2 + KINDS)
+        with_out = rng.random() < 0.3
+        yield m, nn, k, dt, odt, ka, kb, with_out
+
+
+# ---------------------------------------------------------------------------------------------------- CPU: routing
+class _T:
+    """A stand-in with the tensor attributes the routing reads."""
+
+    def __init__(self, shape, strides, ptr=0):
+        self.shape, self._s, self._p = shape, strides, ptr
+
+    def stride(self):
+        return self._s
+
+    def data_ptr(self):
+        return self._p
+
+
+def test_aligned_operands_need_no_repair():
+    rep = route.needs_repair(_T((64, 128), (128, 1)), _T((128, 256), (1, 128)), None, 2, 2)
+    assert not rep and rep.reasons == ()
+
+
+@pytest.mark.parametrize("a,b,want", [
+    (_T((64, 100), (100, 1)), _T((100, 256), (1, 100)), "a"),  # A's pitch 200 B
+    (_T((64, 128), (128, 1)), _T((128, 250), (1, 130)), "b"),  # B (K-major) pitch 260 B
+    (_T((64, 128), (1, 64)), _T((128, 256), (1, 128)), "a"),  # A column-major
+    (_T((64, 128), (128, 1), 64), _T((128, 256), (1, 128)), "a"),  # A starts 64 B into a line
+])
+def test_repair_names_the_operand(a, b, want):
+    rep = route.needs_repair(a, b, None, 2, 2)
+    assert rep and (rep.a if want == "a" else bool(rep.b))
+    assert any(r.startswith(want) for r in rep.reasons)
+
+
+def test_unaligned_result_rows_need_a_padded_result():
+    rep = route.needs_repair(_T((64, 128), (128, 1)), _T((128, 250), (1, 128)), None, 2, 2)
+    assert rep.out and not rep.a and not rep.b and rep.cublas_slow
+
+
+def test_single_row_strides_are_never_read():
+    rep = route.needs_repair(_T((1, 128), (7, 1)), _T((128, 256), (1, 128)), None, 2, 2)
+    assert not rep
+
+
+def test_cost_model_small_goes_to_torch_large_unaligned_pads():
+    rep = route.Repair(True, "", False, ("a",), True)
+    assert route.choose(32, 32, 33, 2, 2, rep) == "torch"
+    assert route.choose(4096, 4096, 4095, 2, 2, rep) == "pad"
+    fine_for_cublas = route.Repair(True, "", False, ("a",), False)  # only the 128-byte base: cuBLAS is fast
+    assert route.choose(4096, 4096, 4096, 2, 2, fine_for_cublas) == "torch"
+
+
+def test_cpu_tensors_fall_back_and_say_why():
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(5, 7, generator=g).bfloat16()
+    b = torch.randn(7, 3, generator=g).bfloat16()
+    c = tk.ops.gemm(a, b)
+    assert c.shape == (5, 3) and c.dtype == torch.bfloat16
+    assert tk.ops.last_path.startswith("torch:") and "CPU" in tk.ops.last_path
+    assert _rel(c, _ref(a, b)) < 1e-2
+    with pytest.raises(tk.ops.GemmError, match="CPU"):
+        tk.ops.gemm(a, b, strict=True)
+
+
+def test_cpu_fp32_out_and_out_tensor():
+    a = torch.randn(4, 6).half()
+    b = torch.randn(6, 2).half()
+    out = torch.full((4, 2), float("nan"))
+    r = tk.ops.gemm(a, b, out=out)
+    assert r is out and _rel(out, _ref(a, b)) < 1e-3
+
+
+def test_cpu_bad_shapes_still_raise():
+    with pytest.raises((tk.ops.GemmError, RuntimeError)):
+        tk.ops.gemm(torch.randn(4, 6).half(), torch.randn(5, 2).half())
+
+
+# ---------------------------------------------------------------------------------------------------- GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(4))
+def test_random_shapes_and_layouts_match_fp32(seed):
+    """>= 300 random calls over 4 seeds: shapes with 0 and 1 in every position, aligned and unaligned rows, strided
+    and misaligned views, with and without out; none raises, every result within 16-bit tolerance."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    paths = {}
+    for m, n, k, dt, odt, ka, kb, with_out in _cases(80, seed):
+        a = _operand(m, k, ka, DT[dt], "cuda", g)
+        b = _operand(k, n, kb, DT[dt], "cuda", g)
+        out = torch.full((m, n), float("nan"), dtype=DT[odt], device="cuda") if with_out else None
+        c = tk.ops.gemm(a, b, out=out, out_dtype=None if with_out else DT[odt])
+        where = f"{m}x{n}x{k} {dt}->{odt} a={ka} b={kb} out={with_out}: {tk.ops.last_path}"
+        assert c.shape == (m, n) and c.dtype == DT[odt], where
+        if with_out:
+            assert c is out, where
+        paths[tk.ops.last_path.split(":")[0]] = paths.get(tk.ops.last_path.split(":")[0], 0) + 1
+        if m and n:
+            ref = _ref(a, b)
+            if k == 0:
+                assert torch.all(c == 0), where
+            else:
+                assert torch.isfinite(c).all(), where
+                assert _rel(c, ref) < (1e-2 if dt == "bf16" else 2e-3), where
+    assert len(paths) >= 2, paths  # the sweep reaches the kernel and at least one other path
+
+
+@pytest.mark.gpu
+def test_strict_raises_where_the_kernel_cannot_take_the_call():
+    a = torch.randn(256, 100, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(100, 256, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(tk.ops.GemmError, match="a.stride"):
+        tk.ops.gemm(a, b, strict=True)
+    c = tk.ops.gemm(a, b)
+    assert _rel(c, _ref(a, b)) < 1e-2
+
+
+@pytest.mark.gpu
+def test_large_unaligned_k_takes_the_padded_kernel():
+    a = torch.randn(2048, 4095, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(4095, 2048, device="cuda", dtype=torch.bfloat16)
+    c = tk.ops.gemm(a, b)
+    assert tk.ops.last_path.startswith("tma+pad"), tk.ops.last_path
+    assert _rel(c, _ref(a, b)) < 1e-2
+
+
+@pytest.mark.gpu
+def test_user_tensors_are_not_modified():
+    a = torch.randn(300, 1001, device="cuda", dtype=torch.float16)
+    b = torch.randn(1001, 517, device="cuda", dtype=torch.float16)
+    a0, b0 = a.clone(), b.clone()
+    tk.ops.gemm(a, b)
+    assert torch.equal(a, a0) and torch.equal(b, b0)
