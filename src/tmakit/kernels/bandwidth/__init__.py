@@ -34,7 +34,10 @@ from .config import (
     REDUCE_OPS,
     SMEM_PER_SM,
     TRANSPOSE_CONFIG,
+    CacheHint,
     CopyConfig,
+    Lean,
+    TileOrder,
     TransposeConfig,
     transpose_config_for,
 )
@@ -43,12 +46,12 @@ from .plan import Plan, _boxes, plan_copy
 from .stream import _flat_launcher, _stream_launcher, _strided_launcher
 from .transpose import _transpose_launcher, _transpose_params
 
-__all__ = ["CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher", "plan_copy", "launcher_for",
-           "transpose_config_for", "flat_config",
-           "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG", "PERSISTENT_TRANSPOSE", "REDUCE_OPS", "BULK_OPS",
-           "bulk_supported", "BulkDynLauncher", "DynLauncher", "BulkParams", "StreamParams", "TransposeParams",
-           "SMEM_PER_SM", "sm_count", "_boxes", "_bulk_launcher", "_flat_launcher", "_grid", "_order",
-           "_stream_launcher", "_strided_launcher", "_transpose_launcher", "_transpose_params"]
+__all__ = ["CacheHint", "Lean", "TileOrder", "CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher",
+           "plan_copy", "launcher_for", "transpose_config_for", "flat_config", "COPY_CONFIG", "REDUCE_CONFIG",
+           "TRANSPOSE_CONFIG", "PERSISTENT_TRANSPOSE", "REDUCE_OPS", "BULK_OPS", "bulk_supported", "BulkDynLauncher",
+           "DynLauncher", "BulkParams", "StreamParams", "TransposeParams", "SMEM_PER_SM", "sm_count", "_boxes",
+           "_bulk_launcher", "_flat_launcher", "_grid", "_order", "_stream_launcher", "_strided_launcher",
+           "_transpose_launcher", "_transpose_params"]
 
 
 def flat_config(plan, cfg: CopyConfig, nbytes: int, op: int = -1, dtype=None) -> CopyConfig:
@@ -93,7 +96,7 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
         cfg = dataclasses.replace(cfg, **dict(cfg.strided), strided=())
     if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and src.numel() * src.element_size() < cfg.bulk_below:
         cfg = dataclasses.replace(cfg, engine="bulk", bulk_mode=0, piece=32768, pieces=1, stages=6, lag=1,
-                                  ctas_per_sm=1, order=0, grid_mult=1, tiles_per_cta=0)
+                                  ctas_per_sm=1, order=TileOrder.ROUND_ROBIN, grid_mult=1, tiles_per_cta=0)
     if plan.kind == "flat" and cfg.engine == "bulk" and bulk_supported(op, dtype):
         got = _bulk_launcher(src.numel() * src.element_size(), op, dtype, cfg, nsm)
         plan.kind = "bulk" if op < 0 else "combine"

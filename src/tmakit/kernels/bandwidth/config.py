@@ -4,14 +4,40 @@ says why each default is what it is)."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 from types import MappingProxyType
 
-__all__ = ["CopyConfig", "TransposeConfig", "COPY_CONFIG", "REDUCE_CONFIG", "TRANSPOSE_CONFIG",
-           "PERSISTENT_TRANSPOSE", "REDUCE_OPS", "SMEM_PER_SM", "transpose_config_for"]
+__all__ = ["CacheHint", "Lean", "TileOrder", "CopyConfig", "TransposeConfig", "COPY_CONFIG", "REDUCE_CONFIG",
+           "TRANSPOSE_CONFIG", "PERSISTENT_TRANSPOSE", "REDUCE_OPS", "SMEM_PER_SM", "transpose_config_for"]
 
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 SMEM_PER_SM = 227 * 1024  # usable dynamic shared memory per block on sm_90 (228 KiB per SM, 1 KiB reserved)
+
+
+class TileOrder(enum.IntEnum):
+    """How a persistent CTA walks the tiles (``-DTMAKIT_STREAM_ORDER`` / ``-DBK_ORDER`` / ``-DTP_ORDER``)."""
+
+    ROUND_ROBIN = 0  # tile i goes to CTA i mod grid
+    CONTIGUOUS_RUNS = 1  # each CTA takes one contiguous run of tiles
+
+
+class CacheHint(enum.IntEnum):
+    """L2 ``evict_first`` cache hints on the data touched once (``-DTMAKIT_STREAM_HINT`` / ``-DBK_HINT``)."""
+
+    NONE = 0
+    LOADS_AND_STORES = 1
+    LOADS = 2
+    STORES = 3
+
+
+class Lean(enum.IntEnum):
+    """The lean one-tile CTA (grid = tiles, one barrier, no ring) instead of a pipelined one (``-DBK_T1`` on the bulk
+    engine, ``stream_one`` on the tensor engine, ``-DTP_LEAN`` for transposes)."""
+
+    OFF = 0
+    ONE_TILE = 1  # bulk engine: the consumer warps combine (thread 0 of warp 0 only loads)
+    ONE_TILE_ALL_THREADS = 2  # bulk engine: every thread of the CTA combines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,8 +46,8 @@ class CopyConfig:
 
     ``box_bytes``: target bytes per box; ``stages``: boxes in the smem ring per CTA; ``ctas_per_sm``: persistent
     CTAs per SM (grid = SMs x ctas_per_sm, capped by the tile count); ``lag``: stores allowed in flight before a
-    stage is refilled; ``order``: 0 round-robin tiles, 1 a contiguous run per CTA; ``hint``: L2 evict_first cache
-    hint (data touched once), 0 none, 1 loads and stores, 2 loads, 3 stores (tensor path and bulk engine);
+    stage is refilled; ``order``: a :class:`TileOrder`; ``hint``: the :class:`CacheHint` (tensor path and bulk
+    engine);
     ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce); ``l2``: L2
     promotion of the maps (0 none .. 3 256B); ``flat_width``: widest row (words) of the flat 2-D view;
     ``rest_order``: strided copies order the outer dims of their maps by src (0) or dst (1) stride. ``engine``:
@@ -40,9 +66,9 @@ class CopyConfig:
     batches of ``dyn`` tiles from a global atomic counter (as ``TransposeConfig.dyn``; ``tiles_per_cta`` and
     ``grid_mult`` are ignored). Off: every variant lost to the short hardware-scheduled CTAs at 256 MiB .. 1 GiB.
     ``grid_mult``: launch SMs x ctas_per_sm x grid_mult CTAs (> 1: not persistent; CTAs beyond the resident ones
-    start as others finish, so the hardware balances the work between SMs; with ``order=1`` each CTA takes one
+    start as others finish, so the hardware balances the work between SMs; with ``CONTIGUOUS_RUNS`` each CTA takes one
     contiguous run of tiles). ``tiles_per_cta`` > 0: launch ceil(tiles / tiles_per_cta) CTAs (never fewer than the
-    persistent grid), each copying one contiguous run of that many tiles (forces ``order=1``; replaces
+    persistent grid), each copying one contiguous run of that many tiles (forces ``CONTIGUOUS_RUNS``; replaces
     ``grid_mult``). ``flat``: field overrides (``(name, value)`` pairs) for contiguous pairs (flat plans) of at
     least ``flat_min`` bytes on the copy path or the combine (bulk) reduce: strided permutes, store-reduce and small
     tensors keep the fields above. ``flat_big``: further overrides, applied on top of ``flat`` from ``flat_big_min``
@@ -71,8 +97,8 @@ class CopyConfig:
     stages: int = 6
     ctas_per_sm: int = 1
     lag: int = 1
-    order: int = 0
-    hint: int = 0
+    order: TileOrder = TileOrder.ROUND_ROBIN
+    hint: CacheHint = CacheHint.NONE
     prefetch: int = 0
     l2: int = 3
     flat_width: int = 16384
@@ -97,7 +123,7 @@ class CopyConfig:
     dyn: int = 0
     min_ctas: int = 1
     resident: int = 0
-    lean: int = 0
+    lean: Lean = Lean.OFF
     end_piece: int = 0
     end_bytes: int = 0
     t1_const: int = 0
@@ -123,7 +149,7 @@ class TransposeConfig:
     dim spans at least ``wide_min`` slab columns (T = 128 / elem elements each) and the tensor holds at least
     ``wide_bytes``: large 2-D-like transposes and narrow or small ones prefer different tile/CTA shapes.
     ``grid_mult``: as CopyConfig's (more CTAs than fit at once: the hardware balances the tiles between SMs);
-    ``order``: 0 tiles round-robin over the CTAs, 1 one contiguous run of tiles per CTA (``-DTP_ORDER``).
+    ``order``: a :class:`TileOrder` (``-DTP_ORDER``).
     ``dyn`` 1 (modes 0 and 2): the persistent CTAs take tiles from a global atomic counter (one 16-byte zeroed
     word per launcher and stream; the kernel's last CTA zeroes it again), so faster SMs take more tiles; only for
     tensors of at least ``dyn_bytes``. ``lean`` 1: one tile (``kq`` slabs) per CTA, ``consumers`` warps that all
@@ -150,8 +176,8 @@ class TransposeConfig:
     wide_min: int = 0
     wide_bytes: int = 0
     grid_mult: int = 1
-    order: int = 0
-    lean: int = 0
+    order: TileOrder = TileOrder.ROUND_ROBIN
+    lean: Lean = Lean.OFF
     resident: int = 0
     inplace: int = 0
 
@@ -162,7 +188,7 @@ class TransposeConfig:
 COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
                          flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)),
                          strided=(("tiles_per_cta", 1), ("box_bytes", 8192), ("ctas_per_sm", 12), ("stages", 1),
-                                  ("l2", 0), ("lean", 1), ("resident", 12)))
+                                  ("l2", 0), ("lean", Lean.ONE_TILE), ("resident", 12)))
 #: reductions: load-combine-store on the bulk engine where it applies (lag/prefetch serve the store-reduce path).
 #: Combine >= 32 MiB: the lean one-tile CTA (one 2 KiB tile, 3 combining warps + thread 0 loading, bf16x2, 13 per
 #: SM, launched with PDL so back-to-back calls overlap); from 1 GiB a plain one-tile CTA (18 resident) is ahead
@@ -170,24 +196,26 @@ COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
                            prefetch=1, flat_min=32 << 20,
                            flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 2048), ("row", 2048),
-                                 ("consumers", 3), ("stages", 1), ("ctas_per_sm", 24), ("lean", 2), ("resident", 14),
-                                 ("t1_const", 1), ("bf16x2", 1), ("pdl", 1)),
-                           flat_big=(("row", 128 << 10), ("consumers", 1), ("lean", 0), ("resident", 0),
+                                 ("consumers", 3), ("stages", 1), ("ctas_per_sm", 24),
+                                 ("lean", Lean.ONE_TILE_ALL_THREADS), ("resident", 14), ("t1_const", 1), ("bf16x2", 1),
+                                 ("pdl", 1)),
+                           flat_big=(("row", 128 << 10), ("consumers", 1), ("lean", Lean.OFF), ("resident", 0),
                                      ("t1_const", 0), ("bf16x2", 0), ("pdl", 0)), flat_big_min=1 << 30)
 #: the persistent transpose pipelines (tile counter from 64 MiB, wide overrides for large 2-byte transposes): kept
 #: for tile counts a lean grid cannot launch (2^31 CTAs) and as the reference the lean shape is tested against.
-PERSISTENT_TRANSPOSE = MappingProxyType({2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1,
-                                                 dyn_bytes=64 << 20,
-                                                 wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2),
-                                                       ("consumers", 2)), wide_min=16, wide_bytes=256 << 20),
-                              4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2,
-                                                 consumers=2, dyn=1, dyn_bytes=64 << 20)})
+PERSISTENT_TRANSPOSE = MappingProxyType({
+    2: TransposeConfig(kq=4, stages=4, consumers=8, group=16, xpose=2, dyn=1, dyn_bytes=64 << 20,
+                       wide=(("kq", 2), ("ctas_per_sm", 2), ("mode", 2), ("consumers", 2)), wide_min=16,
+                       wide_bytes=256 << 20),
+    4: TransposeConfig(kq=2, stages=4, ctas_per_sm=2, no=4, batch=1, group=4, mode=2, consumers=2, dyn=1,
+                       dyn_bytes=64 << 20)})
 #: per element size (bytes; missing sizes use the 2-byte entry): lean one-tile CTAs handed out by the hardware,
 #: 2-byte tiles of one slab (12 per SM), two slabs for wide tensors from 128 MiB (``wide``). Measurements:
 #: docs/PERFORMANCE.md, docs/design/bandwidth.md.
-TRANSPOSE_CONFIG = MappingProxyType({2: TransposeConfig(kq=1, consumers=4, group=16, xpose=2, lean=1, resident=12,
-                                             wide=(("kq", 2), ("resident", 8)), wide_min=16, wide_bytes=128 << 20),
-                          4: TransposeConfig(kq=2, consumers=4, group=4, batch=4, lean=1)})
+TRANSPOSE_CONFIG = MappingProxyType({
+    2: TransposeConfig(kq=1, consumers=4, group=16, xpose=2, lean=Lean.ONE_TILE, resident=12,
+                       wide=(("kq", 2), ("resident", 8)), wide_min=16, wide_bytes=128 << 20),
+    4: TransposeConfig(kq=2, consumers=4, group=4, batch=4, lean=Lean.ONE_TILE)})
 
 
 def transpose_config_for(plan, cfg: TransposeConfig | None = None) -> TransposeConfig:

@@ -8,7 +8,7 @@ import ctypes
 from ...cuda.packed import Launcher, current_raw_stream
 from ...tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
 from ..fastdiv import FastDiv
-from .config import SMEM_PER_SM, CopyConfig
+from .config import SMEM_PER_SM, CopyConfig, TileOrder
 
 __all__ = ["StreamParams", "TransposeParams", "BulkParams", "DynLauncher", "sm_count"]
 
@@ -96,7 +96,7 @@ class DynLauncher(Launcher):
 
 
 def _order(cfg: CopyConfig) -> int:
-    return 1 if cfg.tiles_per_cta > 0 else cfg.order
+    return TileOrder.CONTIGUOUS_RUNS if cfg.tiles_per_cta > 0 else cfg.order
 
 
 def _grid(cfg: CopyConfig, total: int, nsm: int) -> int:
