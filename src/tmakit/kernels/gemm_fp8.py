@@ -52,6 +52,10 @@ CONFIGS = {
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
     "n128_s6_c2n2": GemmConfig(128, 6, 2, 8, cluster_n=2),
     "n128_s6_c1_d": GemmConfig(128, 6, 1, 8, defer=1),
+    # deferred epilogue for 128-column 16-bit tiles: one staging box per consumer (2 boxes per tile row), so a
+    # tile's boxes are stored during the next tile's first two slabs
+    "n128_s6_c1_e1d": GemmConfig(128, 6, 1, 8, 0, 1, defer=1),
+    "n128_s6_c2n2_e1d": GemmConfig(128, 6, 2, 8, 0, 1, cluster_n=2, defer=1),
     # 192-column tiles: the widest whose total + partial accumulators (2 x 96 registers) fit two-level accumulation
     "n192_s4_c1": GemmConfig(192, 4, 1, 8),
     "n192_s4_c2": GemmConfig(192, 4, 2, 8),
@@ -73,7 +77,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
 
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
     - two-level accumulation (default, block scaling): 128x128 tiles, in 2x2 clusters (A and B multicast: ~5 TB/s)
-      when the tiles fill the GPU, else single CTAs;
+      when the tiles fill the GPU, with the deferred epilogue for 16-bit outputs (as the bf16 GEMM), else single
+      CTAs;
     - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
       outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
     tiles_m = -(-m // 128)
@@ -81,7 +86,7 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
             return CONFIGS["m64_n128_s8_c1"]
         if tiles_m >= 2 and tiles_m * -(-n // 128) >= sms:
-            return CONFIGS["n128_s6_c2n2"]
+            return CONFIGS["n128_s6_c2n2_e1d" if out_bytes == 2 else "n128_s6_c2n2"]
         return CONFIGS["n128_s6_c1"]
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
