@@ -133,10 +133,11 @@ def test_plan_out_rules():
 
 def test_split_heuristic_and_schedule():
     p = gf.plan_fp8(Fake((1024, 65536)), bt(1024, 65536), f32(), f32())
-    assert p.config.bn == 128 and p.split == 2  # 64 tiles of 128x128: two K ranges each fill 128 SMs
+    # 64 tiles of 128x128 in pairs along M sharing B: two K ranges each fill 128 SMs
+    assert p.config == gf.CONFIGS["n128_s6_c2"] and p.split == 2
     s = gf.schedule(p, resident=132)
-    assert (s.clusters, s.dp_units, s.sk_units, s.scatter) == (128, 0, 64, 1)  # 2 staging boxes per tile: scatter
-    assert s.ws_bytes == s.flag_count * 64 * 128 * 4 and s.flag_count == 64 * (2 + 2) * 2
+    assert (s.clusters, s.grid, s.dp_units, s.sk_units, s.scatter) == (64, 128, 0, 32, 1)  # 2 boxes per tile: scatter
+    assert s.ws_bytes == s.flag_count * 64 * 128 * 4 and s.flag_count == 32 * 2 * (2 + 2) * 2
     assert gf.schedule(p, resident=100).sk_units == 0  # the split tiles do not fit one wave: whole tiles
     p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), out_dtype="float32")
     assert p.split == 4 and gf.schedule(p, resident=132).scatter == 1  # fp32: 4 boxes per tile row

@@ -122,7 +122,8 @@ def _config_name(qa, qb, sa, sb, out, fast, config, split) -> str:
     from tmakit.kernels import gemm_fp8
 
     p = gemm_fp8.plan_fp8(qa, qb, sa, sb, out=out, config=config, fast_accum=fast, split=split)
-    return p.config.name + (f" split {p.split}" if p.split > 1 else "")
+    name = next((k for k, c in gemm_fp8.CONFIGS.items() if c == p.config), p.config.name)
+    return name + (f" split {p.split}" if p.split > 1 else "")
 
 
 def _line(r: dict) -> str:

@@ -77,8 +77,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
 
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
     - two-level accumulation (default, block scaling): 128x128 tiles, in 2x2 clusters (A and B multicast: ~5 TB/s)
-      when the tiles fill the GPU, with the deferred epilogue for 16-bit outputs (as the bf16 GEMM), else single
-      CTAs;
+      when the tiles fill the GPU, with the deferred epilogue for 16-bit outputs (as the bf16 GEMM); few tiles with a
+      long K (split by :func:`choose_split`): pairs along M sharing B; else single CTAs;
     - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
       outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
     tiles_m = -(-m // 128)
@@ -87,6 +87,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
             return CONFIGS["m64_n128_s8_c1"]
         if tiles_m >= 2 and tiles_m * -(-n // 128) >= sms:
             return CONFIGS["n128_s6_c2n2_e1d" if out_bytes == 2 else "n128_s6_c2n2"]
+        if tiles_m % 2 == 0 and tiles_m * -(-n // 128) * 2 <= sms and k >= 64 * BK:
+            return CONFIGS["n128_s6_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
         return CONFIGS["n128_s6_c1"]
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
