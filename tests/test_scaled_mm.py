@@ -326,6 +326,8 @@ def test_op_meaning_errors_raise_without_strict():
         tk.ops.scaled_mm(qa.float(), qb, one, one)
     with pytest.raises(GemmError, match="scale_b must be float32"):
         tk.ops.scaled_mm(qa, qb, one, one.double())
+    with pytest.raises(GemmError, match="out.dtype is float32 but out_dtype=bfloat16"):
+        tk.ops.scaled_mm(qa, qb, one, one, out=torch.empty(8, 16), out_dtype=torch.bfloat16)
 
 
 def test_custom_op_under_torch_compile():

@@ -56,6 +56,9 @@ def _meaning(a, b, scale_a, scale_b, bias, out, out_dtype) -> str:
         raise GemmError(f"out_dtype must be bfloat16, float16 or float32, got {od}")
     if out is not None and tuple(out.shape) != (m, n):
         raise GemmError(f"out has shape {tuple(out.shape)}, expected {(m, n)}")
+    if out is not None and _name(out.dtype) != _name(out_dtype):
+        raise GemmError(f"out.dtype is {_name(out.dtype)} but out_dtype={_name(out_dtype)}; give one or make them "
+                        "agree (no silent conversion)")
     if bias is not None and tuple(bias.shape) != (n,):
         raise GemmError(f"bias must have shape ({n},), got {tuple(bias.shape)}")
     return _k.scaling_of(m, n, k, tuple(scale_a.shape), tuple(scale_b.shape))
