@@ -102,7 +102,7 @@ def test_transpose_tile_coords_fast_equal_plain(p_tiles, q_tiles, rest, group, k
 
 def test_stream_params_carry_the_tile_divisors(monkeypatch):
     _patch(monkeypatch, "_kernel", lambda f, n, opts=(): object())
-    launch = bw._stream_launcher("copy.cu", "tmakit_copy", [], [1000, 37, 5], [256, 8, 1], 2, 0, 0, -1,
+    launch = bw._stream_launcher("stream.cu", "tmakit_stream", [], [1000, 37, 5], [256, 8, 1], 2, 0, 0, -1,
                                  bw.COPY_CONFIG, 132)
     p = launch.params
     for i in range(5):

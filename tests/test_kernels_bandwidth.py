@@ -234,8 +234,7 @@ nvrtc = pytest.importorskip("cuda.bindings.nvrtc")
 
 
 @pytest.mark.parametrize("filename,expect", [
-    ("copy.cu", {"UTMALDG", "UTMASTG"}),
-    ("reduce.cu", {"UTMALDG", "UTMAREDG"}),
+    ("stream.cu", {"UTMALDG", "UTMASTG", "UTMAREDG"}),
     ("transpose.cu", {"UTMALDG", "UTMASTG"}),
 ])
 def test_kernels_compile_sm90a_with_tma_sass(filename, expect):
@@ -310,7 +309,7 @@ def test_bulk_launcher_one_warp_mode_one_stage_and_resident_padding(monkeypatch)
 def test_copy_kernel_compiles_for_every_store_lag(lag):
     from tmakit import cuda as tkc
 
-    tkc.compile_file(KERNELS_DIR / "copy.cu", options=[f"-DTMAKIT_STREAM_LAG={lag}"])
+    tkc.compile_file(KERNELS_DIR / "stream.cu", options=[f"-DTMAKIT_STREAM_LAG={lag}"])
 
 
 @pytest.mark.parametrize("coords", [0, 1, 2])
@@ -489,7 +488,7 @@ def test_strided_copies_take_the_strided_overrides(monkeypatch):
     p = launch.params
     box = [p.box[i] for i in range(p.rank)]
     assert math.prod(box) * 2 == 8192 and launch.grid == p.main_tiles  # one box per CTA
-    assert seen[-1][0] == "copy.cu" and "-DTMAKIT_STREAM_ONE=1" in seen[-1][1]  # the lean one-box CTA
+    assert seen[-1][0] == "stream.cu" and "-DTMAKIT_STREAM_ONE=1" in seen[-1][1]  # the lean one-box CTA
     assert p.stages == 1 and (bw.SMEM_PER_SM + 1024) // (launch.smem + 1664) == 12  # 12 per SM
     assert all(k.get("l2") == 0 for _, k in maps[-2:])
     c = bw.COPY_CONFIG
@@ -525,19 +524,18 @@ def test_configs_are_values_passed_to_launcher_for(monkeypatch):
         bw.COPY_CONFIG.stages = 1
 
 
-@pytest.mark.parametrize("filename", ["copy.cu", "reduce.cu"])
-def test_stream_one_box_cta_compiles_with_tma_load_and_store(filename):
+def test_stream_one_box_cta_compiles_with_tma_load_and_store():
     """``-DTMAKIT_STREAM_ONE=1`` (the lean one-box CTA of ``CopyConfig.lean`` on the tensor engine): the SASS still
     holds the tensor load and the tensor store / store-reduce, and no local memory."""
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    c = tkc.compile_file(KERNELS_DIR / filename, options=["-DTMAKIT_STREAM_ONE=1"])
+    c = tkc.compile_file(KERNELS_DIR / "stream.cu", options=["-DTMAKIT_STREAM_ONE=1"])
     try:
         ops = sass.opcodes(c.cubin)
     except Exception as e:  # no disassembler in this environment
         pytest.skip(f"no nvdisasm/cuobjdump: {e}")
-    assert {"UTMALDG", "UTMASTG" if filename == "copy.cu" else "UTMAREDG"} <= set(ops), sorted(ops)
+    assert {"UTMALDG", "UTMASTG", "UTMAREDG"} <= set(ops), sorted(ops)
     assert not ({"LDL", "STL"} & set(ops))
 
 

@@ -1,4 +1,4 @@
-// stream.cuh -- a persistent, pipelined TMA load -> TMA store (or store-reduce) loop shared by copy.cu and reduce.cu.
+// stream.cuh -- a persistent, pipelined TMA load -> TMA store (or store-reduce) loop (stream.cu: copy and store-reduce).
 //
 // One thread per CTA drives the whole pipeline (TMA is asynchronous: a single issuing thread keeps the copy engine
 // busy). Tiles are boxes of a "main" map of rank 1..5 plus, optionally, one tail box of a rank-2 {len, 1} map (the flat view's

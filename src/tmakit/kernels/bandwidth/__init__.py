@@ -1,5 +1,5 @@
-"""Host side of the bandwidth kernels (``copy.cu``, ``transpose.cu``, ``reduce.cu``): layout planning, tensor maps,
-tile shapes, launches. Used by :mod:`tmakit.ops`; needs torch tensors (imported lazily by the caller).
+"""Host side of the bandwidth kernels (``stream.cu``, ``bandwidth_bulk.cu``, ``transpose.cu``): layout planning,
+tensor maps, tile shapes, launches. Used by :mod:`tmakit.ops`; needs torch tensors (imported lazily by the caller).
 
 A *plan* turns a (src, dst) pair of equal-shape tensors into one of:
 

@@ -51,7 +51,7 @@ class CopyConfig:
     ``prefetch``: L2-prefetch each destination box when its source load is issued (helps store-reduce); ``l2``: L2
     promotion of the maps (0 none .. 3 256B); ``flat_width``: widest row (words) of the flat 2-D view;
     ``rest_order``: strided copies order the outer dims of their maps by src (0) or dst (1) stride. ``engine``:
-    contiguous pairs use tensor maps (``"tensor"``, copy.cu / reduce.cu) or non-tensor bulk copies (``"bulk"``,
+    contiguous pairs use tensor maps (``"tensor"``, stream.cu) or non-tensor bulk copies (``"bulk"``,
     bandwidth_bulk.cu: tiles of ``pieces`` x ``piece`` bytes, ``row`` bytes apart; ``bulk_mode`` 0 one thread bulk
     load -> bulk store, 1 ``consumers`` warps store with st.global.v4, 2 warps bulk-store their pieces; a reduction
     on the bulk engine loads dst too and combines in registers: not atomic). ``box_mode``: strided boxes fill dims

@@ -1,4 +1,4 @@
-"""Launchers of the streaming copy/store-reduce kernel (``copy.cu`` / ``reduce.cu`` over ``stream.cuh``): contiguous
+"""Launchers of the streaming copy/store-reduce kernel (``stream.cu`` over ``stream.cuh``): contiguous
 pairs as a flat 2-D view plus a tail box, and strided pairs with one map per tensor."""
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ def _flat_launcher(nbytes, elem, op, dtype, cfg, nsm, sp, dp):
     if op < 0:
         word = next(w for w in (8, 4, 2, 1) if nbytes % w == 0)
         dt = _WORD[word]
-        kfile, kname = "copy.cu", "tmakit_copy"
+        kfile, kname = "stream.cu", "tmakit_stream"
     else:
         word, dt = elem, dtype
-        kfile, kname = "reduce.cu", "tmakit_reduce"
+        kfile, kname = "stream.cu", "tmakit_stream"
     n = nbytes // word
     unit = max(1, 16 // word)
     l2 = cfg.l2
@@ -106,10 +106,10 @@ def _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp):
     sizes = [d[0] for d in plan.dims]
     if op < 0:
         dt = _WORD[e]
-        kfile, kname = "copy.cu", "tmakit_copy"
+        kfile, kname = "stream.cu", "tmakit_stream"
     else:
         dt = dtype
-        kfile, kname = "reduce.cu", "tmakit_reduce"
+        kfile, kname = "stream.cu", "tmakit_stream"
     sw = SwizzleMode.NONE
     n0 = sizes[0] * e
     if cfg.swizzle and n0 % 128 == 0 and (n0 == 128 or len(sizes) < 5):
