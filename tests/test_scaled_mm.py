@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tmakit.kernels import KERNELS_DIR
 from tmakit.kernels import gemm_fp8 as gf
@@ -117,6 +119,30 @@ def test_plan_rules(args, kw, match):
         return
     with pytest.raises(GemmError, match=match):
         gf.plan_fp8(*args, **kw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(m=st.integers(1, 5000), n=st.integers(1, 5000), k=st.integers(1, 5000), pad_a=st.integers(0, 40),
+       pad_b=st.integers(0, 40), off=st.sampled_from([0, 16, 64, 128]), mode=st.sampled_from(gf.SCALINGS),
+       od=st.sampled_from(["bfloat16", "float16", "float32"]))
+def test_plan_property(m, n, k, pad_a, pad_b, off, mode, od):
+    """Any problem either plans -- TMA-legal pitches and bases, a config the mode allows, K slabs the split divides,
+    a kernel name with the mode's code -- or raises GemmError naming the broken rule."""
+    a = Fake((m, k), (k + pad_a, 1), ptr=(1 << 20) + off)
+    b = Fake((k, n), (1, k + pad_b), ptr=1 << 30)
+    try:
+        p = gf.plan_fp8(a, b, *scales(mode, m, n, k), out_dtype=od)
+    except GemmError as e:
+        msg = str(e)
+        assert any(w in msg for w in ("multiple of 16", "128-byte aligned", "TMA store pitch")), msg
+        assert ((k + pad_a) % 16 if m > 1 else 0) or ((k + pad_b) % 16 if n > 1 else 0) or off % 128 or \
+            (m > 1 and (n * {"float32": 4}.get(od, 2)) % 16) or (m == 1 and k % 16 and n == 1), msg
+        return
+    assert p.lda % 16 == 0 and p.ldb % 16 == 0 and p.lda >= k and p.ldb >= k and off % 128 == 0
+    assert p.scaling == gf.scaling_of(m, n, k, *(tuple(x.shape) for x in scales(mode, m, n, k)))
+    assert not p.config.overlap and p.config.bn <= 192 and (p.scaling != "block" or p.config.bn == 128)
+    assert -(-k // gf.BK) % p.split == 0 and 1 <= p.split <= gf.MAX_SPLIT
+    assert gf.kernel_name(p).endswith(f", {gf._SCALE_CODE[p.scaling]}, 0, 0>")
 
 
 def test_plan_out_rules():
