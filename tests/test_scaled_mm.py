@@ -176,6 +176,20 @@ def test_split_heuristic_and_schedule():
         gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), split=3)
 
 
+@pytest.mark.parametrize("cfg", ["n128_s6_c2n2_e1d", "n256_s4_c2", "m64_n128_s8_c1", "n192_s4_c2n2"])
+def test_tensormaps(cfg):
+    """fp8 maps: bytes (UINT8), 128-element (128-byte) K boxes of bm/cluster_n rows of A and bn/cluster rows of B;
+    C boxes of 128 bytes x 64 rows of the output type."""
+    c = gf.CONFIGS[cfg]
+    p = gf.plan_fp8(Fake((4096, 4096)), bt(4096, 8192), f32(), f32(), config=cfg, fast_accum=c.bn > 192,
+                    out_dtype="float32")
+    ta, tb, tc = gf.tensormaps(p, 1 << 20, 1 << 24, 1 << 26)
+    assert ta.dtype == tb.dtype == 0 and tc.dtype == 7
+    assert ta.box_dim == (128, c.bm // c.cluster_n) and tb.box_dim == (128, c.bn // c.cluster)
+    assert ta.global_dim == (4096, 4096) and tb.global_dim == (4096, 8192) and tc.global_dim == (8192, 4096)
+    assert tc.box_dim == (32, 64) and tc.global_strides == (8192 * 4,)
+
+
 def test_configs_fit_smem():
     from tmakit.kernels import gemm as gk
 
