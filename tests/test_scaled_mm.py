@@ -181,7 +181,7 @@ def test_tensormaps(cfg):
     """fp8 maps: bytes (UINT8), 128-element (128-byte) K boxes of bm/cluster_n rows of A and bn/cluster rows of B;
     C boxes of 128 bytes x 64 rows of the output type."""
     c = gf.CONFIGS[cfg]
-    p = gf.plan_fp8(Fake((4096, 4096)), bt(4096, 8192), f32(), f32(), config=cfg, fast_accum=c.bn > 192,
+    p = gf.plan_fp8(Fake((4096, 4096)), bt(8192, 4096), f32(), f32(), config=cfg, fast_accum=c.bn > 192,
                     out_dtype="float32")
     ta, tb, tc = gf.tensormaps(p, 1 << 20, 1 << 24, 1 << 26)
     assert ta.dtype == tb.dtype == 0 and tc.dtype == 7
