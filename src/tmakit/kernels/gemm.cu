@@ -493,7 +493,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       BlockScale bsc;
       if constexpr (SCALE == 3) {
         const Unit t0 = get_unit(uslot);
-        bsc.start(sc, t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, M, warp, lane);
+        bsc.start(sc, t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, nkt, M, warp, lane);
       }
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;

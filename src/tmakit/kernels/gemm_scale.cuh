@@ -74,28 +74,39 @@ TMAKIT_DEVICE void scale_epilogue(float* acc, const Scales& sc, int row0, int n0
   }
 }
 
-// Block scaling (SCALE 3) for one unit: start() at the unit's first slab, load(kt) as slab kt's wgmmas are issued
-// (the loads are in flight while they run), promote() once they are done. BN = 128: one B scale per slab.
+// Block scaling (SCALE 3) for one unit: start() at the unit's first slab, load(kt) as slab kt's wgmmas are issued,
+// promote() once they are done. The scales are fetched one slab ahead (slab kt + 1's during slab kt), so their load
+// latency is hidden behind a slab's wgmmas. BN = 128: one B scale per slab.
 struct BlockScale {
   const float* pa0;
   const float* pa1;
   const float* pb;
   long long a_k, b_k;
-  float a0, a1, b;
+  int last;               // the unit's last slab
+  float a0, a1, b;        // this slab's scales: rows r, r + 8; the tile's 128 columns
+  float na0, na1, nb;     // the next slab's
 
-  // kb0: the unit's first K block (slab)
-  TMAKIT_DEVICE void start(const Scales& sc, int row0, int n0, int kb0, int M, int warp, int lane) {
+  // kb0: the unit's first K block (slab); nkt: its slabs
+  TMAKIT_DEVICE void start(const Scales& sc, int row0, int n0, int kb0, int nkt, int M, int warp, int lane) {
     const int r = row0 + 16 * warp + lane / 4;
     pa0 = sc.a + min(r, M - 1) * sc.a_m + kb0 * sc.a_k;
     pa1 = sc.a + min(r + 8, M - 1) * sc.a_m + kb0 * sc.a_k;
     pb = sc.b + (n0 / 128) * sc.b_n + kb0 * sc.b_k;
     a_k = sc.a_k;
     b_k = sc.b_k;
+    last = nkt - 1;
+    fetch(0);
+  }
+  TMAKIT_DEVICE void fetch(int kt) {
+    na0 = ldg_f32(pa0 + kt * a_k);
+    na1 = ldg_f32(pa1 + kt * a_k);
+    nb = ldg_f32(pb + kt * b_k);
   }
   TMAKIT_DEVICE void load(int kt) {
-    a0 = ldg_f32(pa0 + kt * a_k);
-    a1 = ldg_f32(pa1 + kt * a_k);
-    b = ldg_f32(pb + kt * b_k);
+    a0 = na0;
+    a1 = na1;
+    b = nb;
+    fetch(min(kt + 1, last));  // the last slab fetches its own again (no read past the unit)
   }
   // total = part * scale (first slab of the unit) or total + part * scale
   template <int BN> TMAKIT_DEVICE void promote(float* total, const float* part, bool first) const {
