@@ -69,11 +69,14 @@ def walk(w: WalkCase) -> dict[str, str]:
     vmnk = tk.tiled_divide(tk.make_layout(tuple(I(x) for x in w.cluster)), (tm.AtomThrID,))
     two = c.cta_group == 2
     if two:
-        tma_a = tk.make_tma_atom_A_sm100(tk.SM100_TMA_2SM_LOAD_MULTICAST, m_a, s_a, tiler, tm, vmnk)
-        tma_b = tk.make_tma_atom_B_sm100(tk.SM100_TMA_2SM_LOAD_MULTICAST, m_b, s_b, tiler, tm, vmnk)
+        op = tk.SM100_TMA_2SM_LOAD_MULTICAST if w.multicast else tk.SM100_TMA_2SM_LOAD
+        tma_a = tk.make_tma_atom_A_sm100(op, m_a, s_a, tiler, tm, vmnk)
+        tma_b = tk.make_tma_atom_B_sm100(op, m_b, s_b, tiler, tm, vmnk)
     else:
-        tma_a = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, m_a, s_a, (tiler[0], tiler[2]), int(tk.size(vmnk, 2)))
-        tma_b = tk.make_tma_atom(tk.SM90_TMA_LOAD_MULTICAST, m_b, s_b, (tiler[1], tiler[2]), int(tk.size(vmnk, 1)))
+        op = tk.SM90_TMA_LOAD_MULTICAST if w.multicast else tk.SM90_TMA_LOAD
+        n_a, n_b = (int(tk.size(vmnk, 2)), int(tk.size(vmnk, 1))) if w.multicast else (1, 1)
+        tma_a = tk.make_tma_atom(op, m_a, s_a, (tiler[0], tiler[2]), n_a)
+        tma_b = tk.make_tma_atom(op, m_b, s_b, (tiler[1], tiler[2]), n_b)
     m_a_tma, m_b_tma = tma_a.get_tma_tensor(m_a.shape), tma_b.get_tma_tensor(m_b.shape)
     host = [tm, tiler, sh_a, sh_b, s_a, s_b, vmnk] + ([tma_a, tma_b] if two else []) + [m_a_tma, m_b_tma]
     out = {f"{w.name} | host": "\n".join(_s(x) for x in host)}

@@ -181,14 +181,17 @@ def walk_case_cpp(w: WalkCase, fn: str) -> str:
         "  Layout vmnk = tiled_divide(make_layout(cluster_shape), make_tile(typename decltype(tm)::AtomThrID{}));",
     ]
     if two:
+        op = "SM100_TMA_2SM_LOAD_MULTICAST" if w.multicast else "SM100_TMA_2SM_LOAD"
         lines += [
-            "  auto tma_a = make_tma_atom_A_sm100(SM100_TMA_2SM_LOAD_MULTICAST{}, mA, sA, mma_tiler, tm, vmnk);",
-            "  auto tma_b = make_tma_atom_B_sm100(SM100_TMA_2SM_LOAD_MULTICAST{}, mB, sB, mma_tiler, tm, vmnk);",
+            f"  auto tma_a = make_tma_atom_A_sm100({op}{{}}, mA, sA, mma_tiler, tm, vmnk);",
+            f"  auto tma_b = make_tma_atom_B_sm100({op}{{}}, mB, sB, mma_tiler, tm, vmnk);",
         ]
     else:
+        op = "SM90_TMA_LOAD_MULTICAST" if w.multicast else "SM90_TMA_LOAD"
+        n_a, n_b = ("size<2>(vmnk)", "size<1>(vmnk)") if w.multicast else ("Int<1>{}", "Int<1>{}")
         lines += [
-            "  auto tma_a = make_tma_atom(SM90_TMA_LOAD_MULTICAST{}, mA, sA, select<0,2>(mma_tiler), size<2>(vmnk));",
-            "  auto tma_b = make_tma_atom(SM90_TMA_LOAD_MULTICAST{}, mB, sB, select<1,2>(mma_tiler), size<1>(vmnk));",
+            f"  auto tma_a = make_tma_atom({op}{{}}, mA, sA, select<0,2>(mma_tiler), {n_a});",
+            f"  auto tma_b = make_tma_atom({op}{{}}, mB, sB, select<1,2>(mma_tiler), {n_b});",
         ]
     lines += [
         "  Tensor mA_tma = tma_a.get_tma_tensor(shape(mA)); Tensor mB_tma = tma_b.get_tma_tensor(shape(mB));",

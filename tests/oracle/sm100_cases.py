@@ -148,6 +148,7 @@ class WalkCase(NamedTuple):
     cluster: tuple  # (ClusterM, ClusterN, ClusterK) in CTAs
     gemm: tuple  # (Gemm_M, Gemm_N, Gemm_K)
     ranks: tuple  # CTA ranks in the first cluster to print
+    multicast: bool = True  # the TMA ops: *_MULTICAST, or SM100_TMA_2SM_LOAD / SM90_TMA_LOAD
 
     @property
     def t2r_op(self) -> str:
@@ -155,11 +156,11 @@ class WalkCase(NamedTuple):
         return "SM100_TMEM_LOAD_16dp32b1x" if self.mma.M == 64 else "SM100_TMEM_LOAD_32dp32b1x"
 
 
-def _walk(name, op, M, N, a_major, b_major, cluster, gemm, ranks, kb=4, a="half_t"):  # noqa: N803
+def _walk(name, op, M, N, a_major, b_major, cluster, gemm, ranks, kb=4, a="half_t", multicast=True):  # noqa: N803
     sw_a = "K_SW128" if a_major == "K" else "MN_SW128"
     sw_b = "K_SW128" if b_major == "K" else "MN_SW128"
     return WalkCase(name, MmaCase(op, a, a, "float", M, N, a_major, b_major, sw_a, sw_b, 1, 1, kb), cluster,
-                    gemm, ranks)
+                    gemm, ranks, multicast)
 
 
 WALK_CASES = [
@@ -176,6 +177,12 @@ WALK_CASES = [
     _walk("walk 1sm 2x2", "SM100_MMA_F16BF16_SS", 128, 128, "K", "K", (2, 2, 1), (256, 256, 128), (0, 3)),
     _walk("walk 1sm 1x4", "SM100_MMA_F16BF16_SS", 64, 256, "K", "K", (1, 4, 1), (64, 1024, 128), (0, 2)),
     _walk("walk 1sm MN", "SM100_MMA_F16BF16_SS", 128, 128, "MN", "MN", (2, 2, 1), (256, 256, 128), (1, 2), kb=2),
+    _walk("walk 2sm no multicast", "SM100_MMA_F16BF16_2x1SM_SS", 256, 256, "K", "K", (2, 1, 1), (512, 512, 128),
+          (0, 1), multicast=False),
+    _walk("walk 2sm bf16 K/MN", "SM100_MMA_F16BF16_2x1SM_SS", 256, 128, "K", "MN", (4, 4, 1), (1024, 1024, 128),
+          (0, 5, 14), a="bfloat16_t"),
+    _walk("walk 1sm no multicast", "SM100_MMA_F16BF16_SS", 128, 64, "K", "K", (1, 1, 1), (256, 128, 128), (0,),
+          multicast=False),
 ]
 
 # The seed's own example layout: CuTe gives 0x44 for tma_mcast_mask_b of CTA (0,1,2,0), not the seed's 0b110011.
