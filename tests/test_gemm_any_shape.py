@@ -70,10 +70,10 @@ def _cases(n, seed):
 
 # ---------------------------------------------------------------------------------------------------- CPU: routing
 class _T:
-    """A stand-in with the tensor attributes the routing reads."""
+    """A stand-in with the tensor attributes the routing and the plan read."""
 
-    def __init__(self, shape, strides, ptr=0):
-        self.shape, self._s, self._p = shape, strides, ptr
+    def __init__(self, shape, strides, ptr=0, dtype=torch.bfloat16):
+        self.shape, self._s, self._p, self.dtype = shape, strides, ptr, dtype
 
     def stride(self):
         return self._s
@@ -115,6 +115,29 @@ def test_cost_model_small_goes_to_torch_large_unaligned_pads():
     assert route.choose(4096, 4096, 4095, 2, 2, rep) == "pad"
     fine_for_cublas = route.Repair(True, "", False, ("a",), False)  # only the 128-byte base: cuBLAS is fast
     assert route.choose(4096, 4096, 4096, 2, 2, fine_for_cublas) == "torch"
+
+
+@pytest.mark.parametrize("b,b_mn", [
+    (_T((1, 104), (104, 1)), 1),  # K = 1, one row-major row of B: its stride is never read
+    (_T((1, 104), (1, 1)), 1),  # K = 1 as the transpose of a (104, 1) column
+    (_T((104, 1), (1, 104)), 0),  # N = 1: one K-major column
+])
+def test_single_row_or_column_b_plans_without_a_copy(b, b_mn):
+    from tmakit.kernels import gemm as gk
+
+    k, n = b.shape
+    a = _T((64, k), (k, 1)) if k > 1 else _T((64, 1), (8, 1))
+    out = _T((64, n), (-(-n // 8) * 8, 1), 1 << 20)
+    p = gk.plan(a, b, out)
+    assert p.b_mn == b_mn and (p.ldb * 2) % 16 == 0
+
+
+def test_b_rows_an_odd_multiple_of_16_bytes_go_to_torch():
+    from tmakit.kernels import gemm as gk
+
+    slow = gk.plan(_T((256, 3000), (3000, 1)), _T((3000, 512), (1, 3000)))  # 6000 B = 187.5 x 32
+    fast = gk.plan(_T((256, 3008), (3008, 1)), _T((3008, 512), (1, 3008)))
+    assert "odd multiple of 16" in route.slow_rows(slow) and route.slow_rows(fast) == ""
 
 
 def test_cpu_tensors_fall_back_and_say_why():

@@ -226,12 +226,17 @@ def _shape2(x, name: str) -> tuple[int, int]:
 
 
 def _b_layout(b, k: int, n: int, eb: int) -> tuple[int, int]:
-    """(b_mn, ldb) of B: K-major (``w.t()``) or row-major (K, N)."""
+    """(b_mn, ldb) of B: K-major (``w.t()``) or row-major (K, N). A single row or column takes the layout whose
+    inner stride is 1, with a padded, never-read row stride."""
     sb0, sb1 = (int(s) for s in b.stride())
-    if sb0 == 1 or k == 1:
-        return 0, (sb1 if n > 1 else _pitch(k, eb))
-    if sb1 == 1 or n == 1:
-        return 1, (sb0 if k > 1 else _pitch(n, eb))
+    if k == 1:
+        return (1, _pitch(n, eb)) if sb1 == 1 or n == 1 else (0, sb1)
+    if n == 1:
+        return (0, _pitch(k, eb)) if sb0 == 1 else (1, sb0)
+    if sb0 == 1:
+        return 0, sb1
+    if sb1 == 1:
+        return 1, sb0
     raise GemmError(f"b must be row-major (K, N) (b.stride(1) == 1) or the transpose of a row-major (N, K) tensor "
                     f"(b.stride(0) == 1), got strides {(sb0, sb1)}; pass b.contiguous()")
 

@@ -105,12 +105,30 @@ def _sk_workspace(torch, sched, device):
     return got[0], got[1]
 
 
+class _Refusal:
+    """A call the plan refused, memoised like a plan: the error, and (once computed) the repair route. A call the
+    kernel can take but runs far slower than ``torch.matmul`` (``gemm_route.slow_rows``) is a refusal that keeps
+    its ``plan``: ``strict=True`` runs it."""
+
+    __slots__ = ("error", "route", "plan")
+
+    def __init__(self, error: GemmError | None, route=None, plan=None):
+        self.error, self.route, self.plan = error, route, plan
+
+
 def _plan_cached(a, b, out, out_dtype, config, split):
+    """The plan of a call, or its :class:`_Refusal`, memoised on pointers, shapes, strides, dtypes and knobs."""
     key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
            None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config, split)
     p = _plans.get(key)
     if p is None:
-        p = plan(a, b, out, out_dtype, config, split)
+        try:
+            p = plan(a, b, out, out_dtype, config, split)
+            why = _route.slow_rows(p)
+            if why:
+                p = _Refusal(None, (None, "torch", why), p)
+        except GemmError as e:
+            p = _Refusal(e)
         if len(_plans) > 1024:
             _plans.clear()
         _plans[key] = p
@@ -166,10 +184,9 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
                         "under torch.no_grad()")
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         return _custom_op(torch, a, b, out, out_dtype, opts)
-    try:
-        p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split)
-    except GemmError as e:
-        return _repair(torch, a, b, out, out_dtype, opts, strict, e)
+    p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split)
+    if p.__class__ is _Refusal:
+        return _repair(torch, a, b, out, out_dtype, opts, strict, p)
     set_path("tma")
     return _run(torch, p, a, b, out, opts)
 
@@ -183,32 +200,40 @@ def _not_for_the_kernel(torch, a, b, out, out_dtype, strict):
     return _route.torch_gemm(torch, a, b, out, out_dtype)
 
 
-def _repair(torch, a, b, out, out_dtype, opts, strict, err):
+def _repair(torch, a, b, out, out_dtype, opts, strict, refusal: _Refusal):
     """A call the plan refused: the padded kernel or ``torch.matmul`` where copies fix it (module
-    ``gemm_route``), else the plan's error (shapes that do not compose, aliasing, bad knobs)."""
+    ``gemm_route``), else the plan's error (shapes that do not compose, aliasing, bad knobs). The route is
+    computed once per refused plan."""
+    err = refusal.error
     od = out.dtype if out is not None else (out_dtype or a.dtype)
-    if od not in _OUT_DTYPES or (out is not None and out_dtype is not None and out_dtype != out.dtype):
+    if refusal.route is None:
+        refusal.route = _route_of(a, b, out, out_dtype, od)
+    rep, choice, why = refusal.route
+    if refusal.plan is not None:  # the kernel can run it as given
+        if strict:
+            set_path("tma")
+            return _run(torch, refusal.plan, a, b, out, opts)
+        set_path("torch:" + why)
+        return _route.torch_gemm(torch, a, b, out, out_dtype)
+    if rep is None:
         raise err
-    eb, eo = a.element_size(), torch.tensor([], dtype=od).element_size()
-    rep = _route.needs_repair(a, b, out, eb, eo)
-    if not rep:
-        raise err
-    why = "; ".join(rep.reasons)
     if strict:
         raise GemmError(f"{err} ({why}; strict=True)") from err
-    m, k, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[1])
-    if _route.choose(m, n, k, eb, eo, rep) == "torch":
+    m, n = int(a.shape[0]), int(b.shape[1])
+    if choice == "torch":
         set_path("torch:" + why)
         return _route.torch_gemm(torch, a, b, out, out_dtype)
     a2 = _route.padded_copy(torch, a) if rep.a else a
     b2 = b if not rep.b else _route.padded_copy(torch, b.t()).t() if rep.b == "nk" else _route.padded_copy(torch, b)
     o2 = _route.padded_empty(torch, m, n, od, a.device) if rep.out else out
     p = _plan_cached(a2, b2, o2, None if o2 is not None else od, opts.config, opts.split)
-    _run(torch, p, a2, b2, o2, opts)
+    if p.__class__ is _Refusal:  # the copies satisfy every rule the plan checks
+        raise p.error
+    r = _run(torch, p, a2, b2, o2, opts)
     set_path("tma+pad(" + ",".join(x for x, f in (("a", rep.a), ("b", rep.b), ("out", rep.out)) if f) + "): "
              + why)
     if not rep.out:
-        return o2 if out is None else out
+        return r
     if out is None:
         out = torch.empty((m, n), dtype=od, device=a.device)
     return out.copy_(o2)
@@ -244,6 +269,18 @@ def _custom_op(torch, a, b, out, out_dtype, opts: GemmOptions):
         return torch.ops.tmakit.gemm(a, b, *args)
     torch.ops.tmakit.gemm_out(a, b, out, *args)
     return out
+
+
+def _route_of(a, b, out, out_dtype, od):
+    """(repair, "pad" or "torch", reason) of a refused call, or (None, "", "") when no copy fixes it."""
+    if od not in _OUT_DTYPES or (out is not None and out_dtype is not None and out_dtype != out.dtype):
+        return None, "", ""
+    eb, eo = a.element_size(), od.itemsize
+    rep = _route.needs_repair(a, b, out, eb, eo)
+    if not rep:
+        return None, "", ""
+    m, k, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[1])
+    return rep, _route.choose(m, n, k, eb, eo, rep), "; ".join(rep.reasons)
 
 
 def _run(torch, p, a, b, out, opts: GemmOptions):

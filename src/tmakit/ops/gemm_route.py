@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "padded_copy", "padded_empty", "torch_gemm"]
+__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "padded_copy", "padded_empty",
+           "torch_gemm"]
 
-# cost model (seconds); see the module docstring and docs/GEMM.md
-COPY_BYTES_PER_S = 2.0e12  # a strided torch copy into a padded buffer reaches about this on H100/H200
-COPY_LAUNCH_S = 4e-6
+# cost model (seconds), measured on an H200 (docs/GEMM.md, "Shapes the kernel cannot read as given")
+COPY_BYTES_PER_S = 2.2e12  # a strided torch copy into a padded buffer (bytes read + written); H100-safe
 KERNEL_FLOPS_PER_S = 5.5e14  # the TMA kernel on aligned rows
-UNALIGNED_SLOWDOWN = 2.0  # cuBLAS on rows that are not 16-byte aligned: at least this much slower (measured 2-6x)
-MIN_FLOP = 1 << 30  # below this, launch costs decide: torch.matmul
+UNALIGNED_SLOWDOWN = 4.0  # cuBLAS on rows that are not 16-byte aligned: 4.5-8x slower than on aligned rows
+PAD_HOST_S = 90e-6  # host time of the padded path (copies, plan, launch): its floor per call
+TORCH_HOST_S = 10e-6  # torch.matmul's
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,23 @@ def needs_repair(a, b, out, eb: int, eo: int) -> Repair:
     return Repair(not tma_a, b_fix, not tma_o, tuple(reasons), slow)
 
 
+def slow_rows(p) -> str:
+    """Why the kernel would run plan ``p`` far slower than ``torch.matmul``, or ''. B rows whose pitch is an odd
+    multiple of 16 bytes slow its TMA loads by 20-45 % (docs/GEMM.md, "The cliff"); cuBLAS does not lose there."""
+    eb = 1 if p.in_dtype.startswith("float8") else 2
+    rows = p.k if p.b_mn else p.n
+    if rows > 1 and (p.ldb * eb) % 32 == 16:
+        return (f"b's rows are {p.ldb * eb} bytes apart, an odd multiple of 16: the kernel's TMA loads run 20-45 % "
+                f"slower there (cuBLAS does not); strict=True runs the kernel anyway")
+    return ""
+
+
 def choose(m: int, n: int, k: int, eb: int, eo: int, rep: Repair) -> str:
     """``"pad"`` or ``"torch"``: the faster correct path by the cost model (module docstring)."""
-    flop = 2.0 * m * n * k
-    if flop < MIN_FLOP:
-        return "torch"
+    t_kernel = 2.0 * m * n * k / KERNEL_FLOPS_PER_S
     copied = (2 * m * k * eb if rep.a else 0) + (2 * k * n * eb if rep.b else 0) + (2 * m * n * eo if rep.out else 0)
-    copies = int(rep.a) + int(bool(rep.b)) + int(rep.out)
-    t_kernel = flop / KERNEL_FLOPS_PER_S
-    t_pad = t_kernel + copied / COPY_BYTES_PER_S + copies * COPY_LAUNCH_S
-    t_torch = t_kernel * (UNALIGNED_SLOWDOWN if rep.cublas_slow else 1.0)
+    t_pad = max(PAD_HOST_S, t_kernel + copied / COPY_BYTES_PER_S)
+    t_torch = max(TORCH_HOST_S, t_kernel * (UNALIGNED_SLOWDOWN if rep.cublas_slow else 1.0))
     return "pad" if t_pad < t_torch else "torch"
 
 
@@ -110,7 +118,7 @@ def padded_empty(torch, rows: int, cols: int, dtype, device):
     """A (rows, cols) view of a fresh buffer whose rows are padded to a multiple of 32 bytes (16 is TMA's rule; a
     pitch that is an odd multiple of 16 slows the kernel's loads, docs/GEMM.md) -- the caching allocator returns
     512-byte-aligned blocks, so the start is 128-byte aligned."""
-    eb = torch.tensor([], dtype=dtype).element_size()
+    eb = dtype.itemsize
     pitch = -(-max(cols, 1) * eb // 32) * 32 // eb
     return torch.empty(rows, pitch, dtype=dtype, device=device)[:, :cols]
 
