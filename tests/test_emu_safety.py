@@ -41,7 +41,7 @@ def test_copy_into_a_partition_smaller_than_the_box_is_refused():
         emu.launch(kernel, (1,), tma, g)
     msg = str(e.value)
     assert "CTA rank 0 block (0,0,0)" in msg and "TMA load box" in msg
-    assert "runs 16 bytes past the end of shared allocation #0 [0x0, 0x10) (16 bytes)" in msg
+    assert "ends 16 bytes past the end of shared allocation #0 [0x0, 0x10) (16 bytes)" in msg
     assert seen == []
 
 
@@ -56,7 +56,7 @@ def test_raw_load_past_its_allocation_names_the_allocation():
         emu.set_barrier_transaction_bytes(b, 512)
         emu.tma_load(tm, (0, 0), s, b)
 
-    with pytest.raises(emu.IllegalAddress, match=r"runs 256 bytes past the end of shared allocation #1 "
+    with pytest.raises(emu.IllegalAddress, match=r"ends 256 bytes past the end of shared allocation #1 "
                                                  r"\[0x80, 0x180\) \(256 bytes\)"):
         run(kernel, a)
 

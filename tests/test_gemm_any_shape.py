@@ -135,9 +135,11 @@ def test_single_row_or_column_b_plans_without_a_copy(b, b_mn):
 def test_b_rows_an_odd_multiple_of_16_bytes_go_to_torch():
     from tmakit.kernels import gemm as gk
 
-    slow = gk.plan(_T((256, 3000), (3000, 1)), _T((3000, 512), (1, 3000)))  # 6000 B = 187.5 x 32
-    fast = gk.plan(_T((256, 3008), (3008, 1)), _T((3008, 512), (1, 3008)))
+    slow = gk.plan(_T((2048, 3000), (3000, 1)), _T((3000, 2048), (1, 3000)))  # 6000 B = 187.5 x 32
+    fast = gk.plan(_T((2048, 3008), (3008, 1)), _T((3008, 2048), (1, 3008)))
+    small = gk.plan(_T((256, 3008), (3008, 1)), _T((3008, 512), (1, 3008)))
     assert "odd multiple of 16" in route.slow_rows(slow) and route.slow_rows(fast) == ""
+    assert "small problem" in route.slow_rows(small)
 
 
 def test_cpu_tensors_fall_back_and_say_why():

@@ -9,10 +9,10 @@ __version__ = "0.1.0"
 from . import emu  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
-from .tma import *  # noqa: F401,F403
-from .tma import __all__ as _tma_all
 from .mma import *  # noqa: F401,F403,E402
 from .mma import __all__ as _mma_all  # noqa: E402
+from .tma import *  # noqa: F401,F403
+from .tma import __all__ as _tma_all
 
 __all__ = ["__version__", "emu", *_layout_all, *_tma_all, *_mma_all]
 

@@ -451,8 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.random:
         from .gemm_random import markdown_random, run_random
 
-        result = run_random(args.random, args.seed, reps=args.reps, warmup=args.warmup, graph=not args.no_graph,
-                            progress=not args.quiet)
+        result = run_random(args.random, args.seed, bench_shape, _env(), FLUSH_BYTES, reps=args.reps,
+                            warmup=args.warmup, graph=not args.no_graph, progress=not args.quiet)
         md = markdown_random(result)
         if args.json:
             Path(args.json).write_text(to_json(result))

@@ -39,18 +39,17 @@ def tma_legal(s: dict) -> bool:
     return (s["k"] * 2) % 16 == 0 and (s["n"] * 2) % 16 == 0 or s["m"] == 1 and (s["n"] * 2) % 16 == 0
 
 
-def run_random(count: int, seed: int, *, reps: int = 20, warmup: int = 5, graph: bool = False,
-               progress: bool = True) -> dict:
-    """Benchmark :func:`draw_shapes` ``(count, seed)``; returns ``{"env", "options", "rows", "summary"}``."""
+def run_random(count: int, seed: int, bench_shape, env: dict, flush_bytes: int, *, reps: int = 20, warmup: int = 5,
+               graph: bool = False, progress: bool = True) -> dict:
+    """Benchmark :func:`draw_shapes` ``(count, seed)`` with ``bench_shape`` (``tmakit.bench.gemm``'s, which checks
+    and times one shape against cuBLAS); returns ``{"env", "options", "rows", "summary"}``."""
     import torch
 
     import tmakit as tk
 
-    from .gemm import FLUSH_BYTES, _env, _short_error, bench_shape
     from .timing import context_ok, spin_up
 
-    env = _env()
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device="cuda")
     spin_up()
     rows = []
     for i, s in enumerate(draw_shapes(count, seed)):
@@ -59,7 +58,7 @@ def run_random(count: int, seed: int, *, reps: int = 20, warmup: int = 5, graph:
                               warmup=warmup, graph=graph, flush=flush, seed=seed)
             row["path"] = tk.ops.last_path
         except Exception as ex:  # noqa: BLE001 - one shape must not end the run
-            row = dict(m=s["m"], n=s["n"], k=s["k"], tmakit_status="error", error=_short_error(ex))
+            row = dict(m=s["m"], n=s["n"], k=s["k"], tmakit_status="error", error=f"{type(ex).__name__}: {ex}"[:300])
             if not context_ok():
                 raise
         row.update(dtype=s["dtype"], b_layout=s["b_layout"], tma_legal=tma_legal(s))

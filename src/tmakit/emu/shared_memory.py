@@ -86,7 +86,7 @@ class SharedMemory:
             raise IllegalAddress(f"{where} starts {s - addr} bytes before {self.describe_allocation(i)}, the "
                                  "allocation its pointer came from")
         if end > e:
-            raise IllegalAddress(f"{where} runs {end - e} bytes past the end of {self.describe_allocation(i)}, at "
+            raise IllegalAddress(f"{where} ends {end - e} bytes past the end of {self.describe_allocation(i)}, at "
                                  f"offset {addr - s} of it: allocate as much as the access (or box) needs")
 
     def _containing(self, addr: int) -> int | None:

@@ -165,7 +165,7 @@ def choose_split(m: int, n: int, k: int, cfg: GemmConfig, sms: int = NUM_SMS) ->
     Returns (1, k) when no split pays."""
     tiles = -(-m // (cfg.bm * cfg.cluster)) * cfg.cluster * -(-n // (cfg.bn * cfg.cluster_n)) * cfg.cluster_n
     kt = -(-k // BK)
-    if tiles >= sms * 3 // 4 or kt < 8:
+    if tiles == 0 or tiles >= sms * 3 // 4 or kt < 8:  # (no tiles: an empty result, nothing to split)
         return 1, k
     if cfg.bm == 64:
         split = max(1, min(sms // tiles, kt // 32, 4))

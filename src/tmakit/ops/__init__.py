@@ -45,7 +45,10 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     pass
 else:
-    from . import library  # noqa: F401  (registers torch.ops.tmakit.*: torch.compile and autograd call them)
+    from . import (
+        library,  # noqa: F401  (registers torch.ops.tmakit.*: torch.compile and autograd call them)
+        scaled_mm_library,  # noqa: F401  (registers torch.ops.tmakit.scaled_mm / scaled_mm_out)
+    )
 
 
 def __getattr__(name):

@@ -116,15 +116,17 @@ class _Refusal:
         self.error, self.route, self.plan = error, route, plan
 
 
-def _plan_cached(a, b, out, out_dtype, config, split):
-    """The plan of a call, or its :class:`_Refusal`, memoised on pointers, shapes, strides, dtypes and knobs."""
+def _plan_cached(a, b, out, out_dtype, config, split, auto=False):
+    """The plan of a call, or its :class:`_Refusal`, memoised on pointers, shapes, strides, dtypes and knobs.
+    ``auto`` (no tuning knob given): calls that ``torch.matmul`` runs faster are refused with their plan kept."""
     key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
-           None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config, split)
+           None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config, split,
+           auto)
     p = _plans.get(key)
     if p is None:
         try:
             p = plan(a, b, out, out_dtype, config, split)
-            why = _route.slow_rows(p)
+            why = _route.slow_rows(p) if auto else ""
             if why:
                 p = _Refusal(None, (None, "torch", why), p)
         except GemmError as e:
@@ -184,7 +186,7 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
                         "under torch.no_grad()")
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         return _custom_op(torch, a, b, out, out_dtype, opts)
-    p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split)
+    p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split, opts is DEFAULT_OPTIONS)
     if p.__class__ is _Refusal:
         return _repair(torch, a, b, out, out_dtype, opts, strict, p)
     set_path("tma")
@@ -257,7 +259,8 @@ _IN_DTYPES = _OUT_DTYPES = ()
 def _options_for(knobs) -> GemmOptions:
     if len(_options) > 1024:
         _options.clear()
-    opts = _options[knobs] = GemmOptions(*knobs)
+    opts = GemmOptions(*knobs)
+    opts = _options[knobs] = DEFAULT_OPTIONS if opts == DEFAULT_OPTIONS else opts
     return opts
 
 

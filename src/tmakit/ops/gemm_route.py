@@ -27,6 +27,7 @@ KERNEL_FLOPS_PER_S = 5.5e14  # the TMA kernel on aligned rows
 UNALIGNED_SLOWDOWN = 4.0  # cuBLAS on rows that are not 16-byte aligned: 4.5-8x slower than on aligned rows
 PAD_HOST_S = 90e-6  # host time of the padded path (copies, plan, launch): its floor per call
 TORCH_HOST_S = 10e-6  # torch.matmul's
+SMALL_FLOP = 1 << 31  # at or below: torch.matmul is faster than the kernel (slow_rows)
 
 
 @dataclass(frozen=True)
@@ -95,12 +96,17 @@ def needs_repair(a, b, out, eb: int, eo: int) -> Repair:
 
 
 def slow_rows(p) -> str:
-    """Why the kernel would run plan ``p`` far slower than ``torch.matmul``, or ''. B rows whose pitch is an odd
-    multiple of 16 bytes slow its TMA loads by 20-45 % (docs/GEMM.md, "The cliff"); cuBLAS does not lose there."""
+    """Why the kernel would run plan ``p`` slower than ``torch.matmul``, or ''. B rows whose pitch is an odd
+    multiple of 16 bytes slow its TMA loads by 20-45 % (docs/GEMM.md, "The cliff"), where cuBLAS does not lose; and
+    below ``SMALL_FLOP`` the persistent kernel's fixed latency (a few microseconds) loses to cuBLAS's small kernels
+    (0.55-0.98x measured on random small shapes)."""
+    if 2 * p.m * p.n * p.k <= SMALL_FLOP:
+        return (f"small problem (2MNK = {2 * p.m * p.n * p.k} <= 2^31): cuBLAS's small kernels have less fixed "
+                f"latency than the persistent TMA kernel; strict=True runs the kernel anyway")
     eb = 1 if p.in_dtype.startswith("float8") else 2
     rows = p.k if p.b_mn else p.n
     if rows > 1 and (p.ldb * eb) % 32 == 16:
-        return (f"b's rows are {p.ldb * eb} bytes apart, an odd multiple of 16: the kernel's TMA loads run 20-45 % "
+        return (f"b's rows are {p.ldb * eb} bytes apart, an odd multiple of 16: the kernel's TMA loads are 20-45 % "
                 f"slower there (cuBLAS does not); strict=True runs the kernel anyway")
     return ""
 
@@ -131,18 +137,22 @@ def padded_copy(torch, t):
 
 
 def torch_gemm(torch, a, b, out, out_dtype):
-    """``a @ b`` by torch in the requested output dtype (fp32 from 16-bit inputs through ``torch.mm(out_dtype=)``
-    where torch has it, so the sum is not rounded to 16 bits first), into ``out`` when given."""
+    """``a @ b`` by torch in the requested output dtype, written straight into ``out`` when given (no temporary):
+    fp32 from 16-bit inputs through ``torch.mm(out_dtype=)`` where torch has it, so the sum is not rounded to 16
+    bits first."""
     od = out.dtype if out is not None else (out_dtype or a.dtype)
     if od == a.dtype or a.dim() != 2 or b.dim() != 2:
+        if out is not None and od == a.dtype:
+            return torch.matmul(a, b, out=out)
         r = torch.matmul(a, b)
         r = r if r.dtype == od else r.to(od)
     else:
         try:
-            r = torch.mm(a, b, out_dtype=od)
+            if out is not None:
+                return torch.mm(a, b, out_dtype=od, out=out)
+            return torch.mm(a, b, out_dtype=od)
         except (TypeError, RuntimeError):
             r = torch.matmul(a.float(), b.float()).to(od)
     if out is None:
         return r
-    out.copy_(r)
-    return out
+    return out.copy_(r)

@@ -194,11 +194,3 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
                     bias.data_ptr() if bias is not None else 0, ws, flags)()
     set_path(f"tma:scaled_mm:{p.scaling}")
     return out
-
-
-try:
-    import torch as _torch  # noqa: F401
-except ImportError:  # pragma: no cover - depends on the environment
-    pass
-else:
-    from . import scaled_mm_library  # noqa: F401,E402  (registers torch.ops.tmakit.scaled_mm / scaled_mm_out)

@@ -1,6 +1,6 @@
 """``torch.ops.tmakit.scaled_mm`` / ``scaled_mm_out``: ``tk.ops.scaled_mm`` as torch custom ops, so
 ``torch.compile`` keeps it in its graph (the eager op calls these while tracing; at run time they run the eager op).
-Registered when ``tmakit.ops.scaled_mm`` is imported with torch installed. No autograd formula (fp8 inputs)."""
+Registered when ``tmakit.ops`` is imported with torch installed. No autograd formula (fp8 inputs)."""
 
 from __future__ import annotations
 
