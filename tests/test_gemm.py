@@ -446,7 +446,7 @@ def test_gemm_gpu_graph_rounds_like_the_bench():
     for m in (64, 1, 32):
         a, b = _operands(torch, m, 4096, 4096, "bfloat16", "nk")
         outs = [torch.empty((m, 4096), device="cuda", dtype=torch.bfloat16) for _ in variants]
-        graphs = [bg._capture(lambda i, a=a, b=b, kw=kw, o=o: gemm(a, b, out=o, **kw), 1, 3)
+        graphs = [bg.capture(lambda i, a=a, b=b, kw=kw, o=o: gemm(a, b, out=o, **kw), 1, 3)
                   for kw, o in zip(variants, outs)]
         for _ in range(2):
             for g, o in zip(graphs, outs):

@@ -32,6 +32,9 @@ torch custom ops). torch is imported when ``tk.ops`` is first used: ``import tma
 
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
+
 from .common import state as _state
 from .gemm import GemmError, GemmOptions, gemm
 from .memory_ops import REDUCE_OPS, copy, permute, reduce_into, transpose
@@ -51,11 +54,20 @@ else:
     )
 
 
-def __getattr__(name):
-    """``last_path``: how the calling thread's last op ran: ``"tma:flat"`` / ``"tma:bulk"`` (contiguous copies:
-    tensor maps / non-tensor bulk copies), ``"tma:strided"``, ``"tma:transpose"``, ``"tma:combine"``
-    (reduce_into's load-combine-store), ``"torch:<reason>"`` (the fallback ran) or ``"none:src is dst"`` (a copy
-    onto itself: nothing to do); ``""`` before the thread's first op."""
-    if name == "last_path":
+class _OpsModule(_types.ModuleType):
+    """``tk.ops`` itself, so that ``last_path`` is a per-thread property: how the calling thread's last op ran --
+    ``"tma:flat"`` / ``"tma:bulk"`` (contiguous copies: tensor maps / non-tensor bulk copies), ``"tma:strided"``,
+    ``"tma:transpose"``, ``"tma:combine"`` (reduce_into's load-combine-store), ``"tma"`` / ``"tma+pad(...)"`` (gemm),
+    ``"torch:<reason>"`` (the fallback ran) or ``"none:src is dst"`` (a copy onto itself: nothing to do); ``""``
+    before the thread's first op. Assigning it (``tk.ops.last_path = ""``) sets the calling thread's value."""
+
+    @property
+    def last_path(self) -> str:
         return _state.path
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    @last_path.setter
+    def last_path(self, value: str) -> None:
+        _state.path = value
+
+
+_sys.modules[__name__].__class__ = _OpsModule

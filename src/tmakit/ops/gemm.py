@@ -125,6 +125,10 @@ def _plan_cached(a, b, out, out_dtype, config, split, auto=False):
     p = _plans.get(key)
     if p is None:
         try:
+            if 0 in a.shape or 0 in b.shape:  # torch gives the empty or zero-filled result: no kernel needed
+                p = _Refusal(None, (None, "torch", "an empty operand (M, N or K is 0): torch.matmul's result"))
+                _plans[key] = p
+                return p
             p = plan(a, b, out, out_dtype, config, split)
             why = _route.slow_rows(p) if auto else ""
             if why:
@@ -173,6 +177,8 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
     the same backward), so it stays in the compiled graph.
     """
     torch = _torch or _load_torch()
+    if out_dtype.__class__ is str:  # the custom ops pass dtype names
+        out_dtype = getattr(torch, out_dtype.removeprefix("torch."))
     if not (a.is_cuda and b.is_cuda) or a.device != b.device or a.dim() != 2 or b.dim() != 2 \
             or a.dtype not in _IN_DTYPES or b.dtype != a.dtype:
         return _not_for_the_kernel(torch, a, b, out, out_dtype, strict)
@@ -218,6 +224,9 @@ def _repair(torch, a, b, out, out_dtype, opts, strict, refusal: _Refusal):
         set_path("torch:" + why)
         return _route.torch_gemm(torch, a, b, out, out_dtype)
     if rep is None:
+        if err is None:  # nothing for the kernel to do
+            set_path("torch:" + why)
+            return _route.torch_gemm(torch, a, b, out, out_dtype)
         raise err
     if strict:
         raise GemmError(f"{err} ({why}; strict=True)") from err
