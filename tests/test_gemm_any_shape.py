@@ -50,10 +50,8 @@ def _dim(rng):
         return 0
     if r < 0.18:
         return 1
-    if r < 0.5:
-        return rng.randrange(2, 130)
-    v = int(round(2 ** rng.uniform(7, 11.5)))
-    return v - v % 8 if rng.random() < 0.5 else v
+    v = rng.randrange(2, 130) if r < 0.5 else int(round(2 ** rng.uniform(7, 11.5)))
+    return max(8, v - v % 8) if rng.random() < 0.6 else v  # 16-byte rows more often than chance
 
 
 def _cases(n, seed):
@@ -196,7 +194,7 @@ def test_random_shapes_and_layouts_match_fp32(seed):
             else:
                 assert torch.isfinite(c).all(), where
                 assert _rel(c, ref) < (1e-2 if dt == "bf16" else 2e-3), where
-    assert paths.get("tma", 0) >= 10 and len(paths) >= 2, paths  # the kernel and at least one other path
+    assert paths.get("tma", 0) >= 5 and len(paths) >= 2, paths  # the kernel and at least one other path
 
 
 @pytest.mark.gpu
