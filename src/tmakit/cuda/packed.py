@@ -12,7 +12,7 @@ import threading
 
 from ..tma.tensormap import TensorMap
 
-__all__ = ["Launcher", "MapTemplate", "replace_map_address", "current_raw_stream"]
+__all__ = ["Launcher", "FixedLaunch", "MapTemplate", "pack_args", "replace_map_address", "current_raw_stream"]
 
 
 class MapTemplate:
@@ -130,18 +130,7 @@ class Launcher:
         return [(i, is_src, m.offset, True) for i, (m, is_src) in enumerate(self.maps)]
 
     def _pack(self, args):
-        """A 128-byte slot per argument (64-byte aligned) and the ``void*[]`` over them; kept alive together."""
-        raw = ctypes.create_string_buffer(128 * len(args) + 64)
-        base = (ctypes.addressof(raw) + 63) & ~63
-        for i, a in enumerate(args):
-            if isinstance(a, int):
-                ctypes.c_uint64.from_address(base + 128 * i).value = a
-            elif isinstance(a, ctypes.Structure):
-                ctypes.memmove(base + 128 * i, ctypes.addressof(a), ctypes.sizeof(a))
-            else:  # CUtensorMap
-                ctypes.memmove(base + 128 * i, a.getPtr(), 128)
-        ptrs = (ctypes.c_void_p * len(args))(*[base + 128 * i for i in range(len(args))])
-        return raw, ptrs
+        return pack_args(args)
 
     def _build(self, sp: int, dp: int) -> None:
         raw, ptrs = self._pack(self._args(sp, dp))
@@ -195,6 +184,65 @@ class Launcher:
             except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the slow path
                 self.FAST = False
 
+
+
+def pack_args(args):
+    """A 128-byte slot per argument (64-byte aligned) and the ``void*[]`` over them; kept alive together. Arguments:
+    Python ints (64-bit), ctypes scalars and structures, encoded ``CUtensorMap`` objects."""
+    raw = ctypes.create_string_buffer(128 * len(args) + 64)
+    base = (ctypes.addressof(raw) + 63) & ~63
+    for i, a in enumerate(args):
+        if isinstance(a, int):
+            ctypes.c_uint64.from_address(base + 128 * i).value = a
+        elif isinstance(a, (ctypes.Structure, ctypes._SimpleCData)):
+            ctypes.memmove(base + 128 * i, ctypes.addressof(a), ctypes.sizeof(a))
+        else:  # CUtensorMap
+            ctypes.memmove(base + 128 * i, a.getPtr(), 128)
+    ptrs = (ctypes.c_void_p * len(args))(*[base + 128 * i for i in range(len(args))])
+    return raw, ptrs
+
+
+_CLUSTER_ATTR = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+
+
+class FixedLaunch:
+    """One kernel launch whose arguments never change (the GEMM's per-pointer launchers): packed once, launched with
+    ``cuLaunchKernelEx`` through ctypes on a given stream, with the cluster and PDL attributes of the first launch,
+    which went through :func:`tmakit.cuda.launch` (context, shared-memory attribute, checks). Thread-safe: the
+    config's stream is set and launched under a lock."""
+
+    def __init__(self, kernel, grid: int, block: int, smem: int, args, cluster: int = 1, pdl: bool = False):
+        self._blk = pack_args(args)
+        attrs = []
+        if cluster > 1:
+            a = _LaunchAttr()
+            a.id = _CLUSTER_ATTR
+            a.value[0], a.value[1], a.value[2] = cluster, 1, 1
+            attrs.append(a)
+        if pdl:
+            a = _LaunchAttr()
+            a.id = _PDL_ATTR
+            a.value[0] = 1
+            attrs.append(a)
+        cfg = _LaunchConfig()
+        cfg.grid[:] = (grid, 1, 1)
+        cfg.block[:] = (block, 1, 1)
+        cfg.smem = smem
+        self._attrs = (_LaunchAttr * max(1, len(attrs)))(*attrs)
+        cfg.attrs = ctypes.cast(self._attrs, ctypes.POINTER(_LaunchAttr))
+        cfg.nattrs = len(attrs)
+        self._cfg, self._fn, self._name = cfg, int(kernel.handle), str(kernel)
+        self._launch = _raw_launch_ex()
+        self._lock = threading.Lock()
+
+    def __call__(self, stream: int) -> None:
+        with self._lock:
+            self._cfg.stream = stream
+            r = self._launch(ctypes.byref(self._cfg), self._fn, self._blk[1], None)
+        if r != 0:
+            from .driver import check, cu
+
+            check((cu().CUresult(r),), "cuLaunchKernelEx", kernel=self._name, grid=tuple(self._cfg.grid))
 
 
 _cu_replace_address = None

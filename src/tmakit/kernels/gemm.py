@@ -12,7 +12,7 @@ Layout contract: ``C[M,N] = A[M,K] @ B[K,N]`` with A row-major (``a.stride(1) ==
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..memory_overlap import Region, relation
 
@@ -199,6 +199,14 @@ class GemmPlan:
     split: int = 1  # K ranges (split-K: fp32 partial tiles added with TMA reduce-add)
     k_per_split: int = 0
     b_mn: int = 0  # 0: B K-major (w.t()), 1: B row-major (K, N)
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self):  # plans key the launch caches on every call: hash once
+        object.__setattr__(self, "_hash", hash((self.m, self.n, self.k, self.lda, self.ldb, self.ldc, self.in_dtype,
+                                                 self.out_dtype, self.config, self.split, self.k_per_split, self.b_mn)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def units(self) -> int:
@@ -529,6 +537,7 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     if fn is not None:
         return fn
     from tmakit.cuda.encode import encode_tensormap
+    from tmakit.cuda.packed import FixedLaunch, current_raw_stream
 
     k = kernel_for(p, debug)
     cfg = p.config
@@ -546,9 +555,15 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
             ctypes.c_int32(sched.scatter))
     smem = smem_bytes(cfg)
     cluster = (cs, 1, 1) if cs > 1 else None
+    fixed = []  # after the first launch: the packed launch on torch's current stream
 
     def fn(stream=None):
+        if fixed and stream is None:
+            fixed[0](current_raw_stream())
+            return
         k(grid, cfg.threads, *args, smem=smem, stream=stream, cluster=cluster, pdl=pdl)
+        if not fixed:
+            fixed.append(FixedLaunch(k, grid, cfg.threads, smem, list(args), cs, pdl))
 
     if len(_launchers) > 512:
         _launchers.clear()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..kernels import gemm as _k
 from ..kernels.gemm import GemmConfig, GemmError, plan
 from . import gemm_route as _route
-from .common import set_path, torch_module
+from .common import on_device, set_path, torch_module
 
 __all__ = ["GemmError", "GemmOptions", "gemm"]
 
@@ -311,7 +311,7 @@ def _run(torch, p, a, b, out, opts: GemmOptions):
     if split_mode == "auto":
         split_mode = "fixup" if p.split <= FIXUP_MAX_SPLIT else "atomic"
     pdl = opts.pdl
-    with torch.cuda.device(a.device):
+    with on_device(a.get_device()):
         fix = _split_fixup(_k, p, split_mode == "fixup") if p.split > 1 and split_mode in ("fixup", "head") else None
         if fix is not None or p.split == 1:  # one launch, whole K per unit or split ranges as stream-K segments
             lp, sched = fix or (p, _schedule(_k, p, opts.stream_k))

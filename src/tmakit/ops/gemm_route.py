@@ -4,11 +4,11 @@ The kernel reads A and B, and writes C, through 128-byte-swizzled tensor maps: e
 (B: either one), a row pitch that is a multiple of 16 bytes and a 128-byte-aligned start (docs/HARDWARE.md §1).
 ``torch.matmul`` takes any strides, so a call that breaks these rules is not an error. Two correct paths remain:
 
-- ``pad``: copy each offending operand into a scratch buffer whose rows are padded to 16 bytes (the tensor map keeps
+- ``pad``: copy each offending operand into a scratch buffer whose rows are padded to 32 bytes (the tensor map keeps
   the true extent, so the kernel reads zeros past it and never the padding), run the kernel, and copy a padded
   result into the caller's tensor. The copies cost bytes; the kernel then runs at full speed.
 - ``torch``: ``torch.matmul``. cuBLAS itself drops to much slower kernels when a row pitch is not 16-byte aligned
-  (2-6x slower on an H200 at 1-8k per side), so padding wins once the product is large enough to hide the copies.
+  (4.5-8x slower on an H200 at 1-8k per side), so padding wins once the product is large enough to hide the copies.
 
 :func:`choose` compares the two by a cost model whose constants are measured (docs/GEMM.md, "Shapes the kernel
 cannot read"). The user's tensors are never modified except ``out``, which receives the result either way.
