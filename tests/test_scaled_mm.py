@@ -64,7 +64,8 @@ def test_plan_modes(mode):
     p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
     assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.scaling) == (m, n, k, k, k, n, mode)
     assert p.in_code == 2 and not p.bias and p.out_dtype == "bfloat16"
-    assert p.config.bn <= 128 and not p.config.overlap and not p.fast_accum  # two-level accumulation
+    assert p.config.bn <= 128 and not p.fast_accum  # two-level accumulation
+    assert p.config.overlap == (mode != "block")  # tensor / row: promotion overlapped with the next slab
     if mode == "block":
         assert p.config.bn == 128 and p.scale_strides == (4, 1, 4, 1)
     if mode == "row":
@@ -140,7 +141,8 @@ def test_plan_property(m, n, k, pad_a, pad_b, off, mode, od):
         return
     assert p.lda % 16 == 0 and p.ldb % 16 == 0 and p.lda >= k and p.ldb >= k and off % 128 == 0
     assert p.scaling == gf.scaling_of(m, n, k, *(tuple(x.shape) for x in scales(mode, m, n, k)))
-    assert not p.config.overlap and p.config.bn <= 192 and (p.scaling != "block" or p.config.bn == 128)
+    assert p.config.bn <= (128 if p.config.overlap else 192) and (p.scaling != "block" or p.config.bn == 128)
+    assert not (p.config.overlap and p.scaling == "block")
     assert -(-k // gf.BK) % p.split == 0 and 1 <= p.split <= gf.MAX_SPLIT
     assert gf.kernel_name(p).endswith(f", {gf._SCALE_CODE[p.scaling]}, 0, 0>")
 
@@ -160,7 +162,7 @@ def test_plan_out_rules():
 def test_split_heuristic_and_schedule():
     p = gf.plan_fp8(Fake((1024, 65536)), bt(1024, 65536), f32(), f32())
     # 64 tiles of 128x128 in pairs along M sharing B: two K ranges each fill 128 SMs
-    assert p.config == gf.CONFIGS["n128_s6_c2"] and p.split == 2
+    assert p.config == gf.CONFIGS["n128_s6_c2_ov1"] and p.split == 2
     s = gf.schedule(p, resident=132)
     assert (s.clusters, s.grid, s.dp_units, s.sk_units, s.scatter) == (64, 128, 0, 32, 1)  # 2 boxes per tile: scatter
     assert s.ws_bytes == s.flag_count * 64 * 128 * 4 and s.flag_count == 32 * 2 * (2 + 2) * 2
@@ -541,3 +543,24 @@ def test_scaled_mm_gpu_under_compile_and_graph():
     g.replay()
     torch.cuda.synchronize()
     assert _err(out, ref) < 1e-3
+
+
+@pytest.mark.parametrize("cfg", [c for c, v in gf.CONFIGS.items() if v.overlap and v.bn <= 128 and v.bm == 128])
+def test_two_level_with_overlap_compiles_without_serialized_wgmma(cfg):
+    """Tensor / row scales with two-level accumulation and overlap: the slabs alternate between two partial sets;
+    ptxas must not serialize the wgmmas (warning C7520) and nothing spills in the mainloop."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    p = gf.plan_fp8(Fake((512, 1024)), bt(512, 1024), *scales("tensor", 512, 512, 1024), config=cfg)
+    comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
+    assert "C7520" not in (comp.log or ""), comp.log
+    try:
+        text = sass.disassemble(comp.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    lines = text.splitlines()
+    mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
+    assert len(mma) == 8  # four k32 steps into each of the two partial sets
+    assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])

@@ -310,8 +310,12 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // accumulator set (pacc), added (scaled, SCALE 3) into the fp32 total once they are done. FAST: one wgmma chain
   // over the whole K range (the tensor cores' reduced-precision fp8 accumulation throughout).
   constexpr bool TWO = SCALE == 3 || (IN >= 2 && !FAST);
-  static_assert(!TWO || (IN >= 2 && !OVERLAP && BN <= 192), "two-level accumulation: fp8, wait_group 0 per slab, "
-                "BN <= 192 (two accumulator sets in registers)");
+  // TWO with OVERLAP (per-tensor / row scales, BN <= 128): the slabs alternate between two partial sets, so one
+  // slab's wgmmas run while the previous slab's partial sums are added into the total (three sets in registers).
+  static_assert(!TWO || (IN >= 2 && BN <= 192 && (!OVERLAP || (SCALE != 3 && BN <= 128))),
+                "two-level accumulation: fp8, BN <= 192 (two accumulator sets in registers); with overlap BN <= 128 "
+                "(three sets) and no block scaling");
+  constexpr bool TWO_OV = TWO && OVERLAP;
   static_assert(SCALE != 3 || BN == 128, "block scaling: one 128-column B scale block per tile");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
@@ -436,6 +440,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     const u32 epi = s_epi + cw * EPI * EPI_BOX_BYTES;
     float acc[BN / 2];
     float pacc[TWO ? BN / 2 : 1];  // two-level accumulation: the slab's partial sums (acc holds the total)
+    float pacc2[TWO_OV ? BN / 2 : 1];  // ... and the odd slabs' with overlap
     int it = 0, ebox = 0;
     // one arrival per consumer warp on a stage's empty barrier, in every CTA of the cluster; predicated in PTX, not
     // branched, so no divergent path separates in-flight wgmmas from their accumulators
@@ -504,6 +509,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #pragma unroll
         for (int k = 0; k < BK_BYTES / 32; ++k) {  // 32 bytes of K per wgmma (k16 for 16-bit inputs, k32 for fp8)
           if constexpr (TMAKIT_GEMM_NO_MMA) {
+          } else if constexpr (TWO_OV) {
+            if (kt & 1) Wgmma<BN, IN, B_MN>::mma(pacc2, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+            else Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
           } else if constexpr (TWO) {
             Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
           } else {
@@ -517,16 +525,24 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if (OVERLAP) {  // keep this slab's wgmmas in flight; the previous slab's are done: release its stage
           wgmma_wait<1>();
           release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), kt > 0);
+          if constexpr (TWO_OV) {  // the previous slab's partial sums (in the other set) into the total
+            if (kt & 1) promote_sum<BN>(acc, pacc, kt == 1);
+            else if (kt > 0) promote_sum<BN>(acc, pacc2, false);
+          }
         } else {
           wgmma_wait<0>();
           release(bars + 8 * (STAGES + s));
         }
         if constexpr (SCALE == 3) bsc.promote<BN>(acc, pacc, kt == 0);
-        else if constexpr (TWO) promote_sum<BN>(acc, pacc, kt == 0);
+        else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc, kt == 0);
       }
       if (OVERLAP) {
         wgmma_wait<0>();
         release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES));
+        if constexpr (TWO_OV) {  // the last slab
+          if ((nkt - 1) & 1) promote_sum<BN>(acc, pacc2, false);
+          else promote_sum<BN>(acc, pacc, nkt == 1);
+        }
       }
       if constexpr (DEF) {  // a tile shorter than NBOX slabs: the rest of the previous tile's boxes now
         while (pb < pe) flush_next();

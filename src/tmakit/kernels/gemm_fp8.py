@@ -63,6 +63,12 @@ CONFIGS = {
     "n192_s5_c1_e1": GemmConfig(192, 5, 1, 8, 0, 1),
     "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
+    # two-level accumulation with overlap (tensor / row scales): slabs alternate between two partial sets, so one
+    # slab's wgmmas run while the previous slab's partial sums are added (three 64-register sets at BN = 128)
+    # (not with the deferred epilogue: ptxas then serializes the wgmmas, warning C7520)
+    "n128_s6_c2n2_ov1": GemmConfig(128, 6, 2, 8, 1, cluster_n=2),
+    "n128_s6_c2_ov1": GemmConfig(128, 6, 2, 8, 1),
+    "n128_s6_c1_ov1": GemmConfig(128, 6, 1, 8, 1),
 }
 
 for _c in CONFIGS.values():
@@ -83,13 +89,16 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
       outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
     tiles_m = -(-m // 128)
     if scaling == "block" or not fast_accum:
+        ov = "" if scaling == "block" else "_ov1"  # tensor / row scales: promotion overlapped with the next slab
         if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
             return CONFIGS["m64_n128_s8_c1"]
         if tiles_m >= 2 and tiles_m * -(-n // 128) >= sms:
+            if ov:  # single CTAs: 2x2 clusters with overlap measured no faster than without (0.37-0.42x)
+                return CONFIGS["n128_s6_c1_ov1"]
             return CONFIGS["n128_s6_c2n2_e1d" if out_bytes == 2 else "n128_s6_c2n2"]
         if tiles_m % 2 == 0 and tiles_m * -(-n // 128) * 2 <= sms and k >= 64 * BK:
-            return CONFIGS["n128_s6_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
-        return CONFIGS["n128_s6_c1"]
+            return CONFIGS["n128_s6_c2" + ov]  # few tiles, long K: split K (choose_split) on pairs sharing B
+        return CONFIGS["n128_s6_c1" + ov]
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
     if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2:
@@ -265,9 +274,11 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
         raise GemmError("fast_accum applies to tensor- and row-wise scaling only: block scaling always sums each "
                         "128-deep K block apart (that is where its scales apply); pass fast_accum=False")
     config = config or choose_config(m, n, k, scaling, eo, fast_accum=fast_accum)
-    if not fast_accum and (config.bn > 192 or config.overlap or (scaling == "block" and config.bn != 128)):
+    if not fast_accum and (config.bn > 192 or (scaling == "block" and (config.bn != 128 or config.overlap))
+                           or (config.overlap and config.bn > 128)):
         raise GemmError(f"two-level accumulation (block scaling, or fast_accum=False) needs a tile at most 192 "
-                        f"columns wide (exactly 128 for block scaling) without overlap, got config {config.name}")
+                        f"columns wide (at most 128 with overlap; exactly 128 for block scaling, without overlap), got "
+                        f"config {config.name}")
     kt = -(-k // BK)
     if split is None:
         split = choose_split(m, n, k, config)
