@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from ..memory_overlap import Region, relation
 
-__all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config",
+__all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config", "launch_fn",
            "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "split_schedule",
            "stream_k_segments", "whole_k"]
 
@@ -524,6 +524,26 @@ def launch(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, stream=None, debug: 
 _launchers: dict = {}
 
 
+def launch_fn(k, grid: int, threads: int, args, smem: int, cluster: int, pdl: bool):
+    """``fn(stream=None)`` launching kernel ``k`` with fixed ``args``: the first launch through :mod:`tmakit.cuda`
+    (context, attributes, checks), later ones on torch's current stream as one packed ``cuLaunchKernelEx``
+    (:class:`tmakit.cuda.packed.FixedLaunch`); an explicit ``stream`` always takes the first path."""
+    from tmakit.cuda.packed import FixedLaunch, current_raw_stream
+
+    dims = (cluster, 1, 1) if cluster > 1 else None
+    fixed = []
+
+    def fn(stream=None):
+        if fixed and stream is None:
+            fixed[0](current_raw_stream())
+            return
+        k(grid, threads, *args, smem=smem, stream=stream, cluster=dims, pdl=pdl)
+        if not fixed:
+            fixed.append(FixedLaunch(k, grid, threads, smem, list(args), cluster, pdl))
+
+    return fn
+
+
 def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None = None, ldc: int | None = None,
              sched: Schedule | None = None, ws_ptr: int = 0, flags_ptr: int = 0, k_rotate: bool | None = None,
              pdl: bool = False):
@@ -537,7 +557,6 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
     if fn is not None:
         return fn
     from tmakit.cuda.encode import encode_tensormap
-    from tmakit.cuda.packed import FixedLaunch, current_raw_stream
 
     k = kernel_for(p, debug)
     cfg = p.config
@@ -553,18 +572,7 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
             ctypes.c_int32(sched.maxseg), ctypes.c_uint64(ws_ptr), ctypes.c_uint64(flags_ptr),
             ctypes.c_int32(int(bool(k_rotate))),  # off by default: no gain measured
             ctypes.c_int32(sched.scatter))
-    smem = smem_bytes(cfg)
-    cluster = (cs, 1, 1) if cs > 1 else None
-    fixed = []  # after the first launch: the packed launch on torch's current stream
-
-    def fn(stream=None):
-        if fixed and stream is None:
-            fixed[0](current_raw_stream())
-            return
-        k(grid, cfg.threads, *args, smem=smem, stream=stream, cluster=cluster, pdl=pdl)
-        if not fixed:
-            fixed.append(FixedLaunch(k, grid, cfg.threads, smem, list(args), cs, pdl))
-
+    fn = launch_fn(k, grid, cfg.threads, args, smem_bytes(cfg), cs, pdl)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn

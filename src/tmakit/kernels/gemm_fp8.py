@@ -383,13 +383,7 @@ def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr
     args = (*maps, i32(p.m), i32(p.n), i32(p.k), i32(cfg.group_m), i32(p.k), i32(sched.dp_units),
             i32(sched.sk_units), i32(sched.maxseg), u64(ws_ptr), u64(flags_ptr), i32(sched.scatter), u64(sa_ptr),
             u64(sb_ptr), u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k))
-    smem = gk.smem_bytes(cfg)
-    cluster = (cs, 1, 1) if cs > 1 else None
-    grid = sched.grid
-
-    def fn(stream=None):
-        k(grid, cfg.threads, *args, smem=smem, stream=stream, cluster=cluster, pdl=pdl)
-
+    fn = gk.launch_fn(k, sched.grid, cfg.threads, args, gk.smem_bytes(cfg), cs, pdl)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn
