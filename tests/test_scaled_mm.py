@@ -223,7 +223,10 @@ def test_kernel_compiles_with_qgmma_and_tma(mode, fast, out):
     except tkc.RuntimeUnavailable:
         pytest.skip("no nvdisasm/cuobjdump")
     ops = sass.opcodes(text)
-    assert ops["QGMMA"] > 0 and ops["HGMMA"] == 0 and ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0
+    # no 16-bit MMA: only ptxas's never-executed placeholder (HGMMA.64x8x16 RZ, !UPT) that it inserts as a
+    # warpgroup arrive where the overlapped two-level promotion reads the other partial set (note C7519)
+    hgmma = [ln for ln in text.splitlines() if "HGMMA" in ln and "!UPT" not in ln]
+    assert ops["QGMMA"] > 0 and not hgmma and ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0, hgmma
     kinds = set(re.findall(r"QGMMA\.64x(\d+)x32\.F32\.(\w+\.\w+)", text))
     assert kinds == {(str(p.config.bn), _SASS_TYPES[p.in_code])}, kinds
     # accumulators (and block scaling's partials) stay in registers: nothing spills in the mainloop, and at most a
@@ -231,7 +234,9 @@ def test_kernel_compiles_with_qgmma_and_tma(mode, fast, out):
     lines = text.splitlines()
     mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
-    assert ops["LDL"] + ops["STL"] <= (48 if p.config.defer else 12), (ops["LDL"], ops["STL"])
+    # (the overlapped two-level kernels hold three accumulator sets: their epilogue spills a few dozen words per tile)
+    limit = 48 if p.config.defer else 64 if p.config.overlap and not fast else 12
+    assert ops["LDL"] + ops["STL"] <= limit, (ops["LDL"], ops["STL"])
 
 
 @pytest.mark.parametrize("cfg", list(gf.CONFIGS))
