@@ -19,7 +19,7 @@ from .. import emu
 from ..emu.umma import reference_mma
 from ..emu.umma_desc import decode_instr_desc, encode_instr_desc
 from ..layout.integer import to_str
-from .sm100_mma_tma_multicast import BK, CLUSTER, CLUSTER_SHAPE, MMA_K, make_problem, masks, tk
+from .sm100_mma_tma_multicast import BK, CLUSTER, CLUSTER_SHAPE, MMA_K, make_problem, masks, print_trace, tk
 
 I = tk.Int  # noqa: E741
 MMA_M, MMA_N = 256, 256
@@ -74,12 +74,8 @@ def gemm_kernel(tiled_mma, mma_tiler, sA_layout, sB_layout, tma_atom_A, tma_atom
     tma_mcast_mask_a, tma_mcast_mask_b, mma_mcast_mask_c = masks(cluster_layout_vmnk, cta_in_cluster_coord_vmnk)
     tma_transaction_bytes = v_size * (int(tk.size(tAsA)) + int(tk.size(tBsB))) * 2  # the leader counts its peer's
     if trace is not None and tuple(int(x) for x in cta_in_cluster_coord_vmnk) == trace:
-        for name, val in (("tCgA", tCgA), ("tCsA", tCsA), ("tCrA", tCrA), ("tCtAcc", tCtAcc), ("tAgA", tAgA),
-                          ("tAsA", tAsA), ("tBgB", tBgB), ("tBsB", tBsB)):
-            print(f"{name}:\t{val}")
-        print(f"tma_transaction_bytes: {tma_transaction_bytes}")
-        print(f"tma_mcast_mask_a: {tma_mcast_mask_a:x}\ntma_mcast_mask_b: {tma_mcast_mask_b:x}\n"
-              f"mma_mcast_mask_c: {mma_mcast_mask_c:x}")
+        print_trace(dict(tCgA=tCgA, tCsA=tCsA, tCrA=tCrA, tCtAcc=tCtAcc, tAgA=tAgA, tAsA=tAsA, tBgB=tBgB, tBsB=tBsB),
+                    tma_transaction_bytes, (tma_mcast_mask_a, tma_mcast_mask_b, mma_mcast_mask_c))
 
     num_mcast_participants = int(tk.size(cluster_layout_vmnk, 1)) + int(tk.size(cluster_layout_vmnk, 2)) - 1
     emu.initialize_barrier(mma_barrier, num_mcast_participants)

@@ -51,6 +51,15 @@ def masks(vmnk, coord):
     return a, b, c
 
 
+def print_trace(tensors: dict, tma_transaction_bytes: int, mcast_masks) -> None:
+    """The traced CTA's partitions, transaction bytes and multicast masks, as the tutorials' comments show them."""
+    for name, v in tensors.items():
+        print(f"{name}:\t{v}")
+    print(f"tma_transaction_bytes: {tma_transaction_bytes}")
+    a, b, c = mcast_masks
+    print(f"tma_mcast_mask_a: {a:x}\ntma_mcast_mask_b: {b:x}\nmma_mcast_mask_c: {c:x}")
+
+
 def gemm_kernel(tiled_mma, mma_tiler, sA_layout, sB_layout, tma_atom_A, tma_atom_B, mA, mB, D, alpha, beta, C,
                 trace=None):  # noqa: N803 - CuTe's names
     """CuTe's ``gemm_device`` of tutorial 03, line by line (a CTA is one thread; the epilogue loops over the 128)."""
@@ -90,12 +99,8 @@ def gemm_kernel(tiled_mma, mma_tiler, sA_layout, sB_layout, tma_atom_A, tma_atom
     tma_mcast_mask_a, tma_mcast_mask_b, mma_mcast_mask_c = masks(cluster_layout_vmnk, cta_in_cluster_coord_vmnk)
     tma_transaction_bytes = (int(tk.size(tAsA)) + int(tk.size(tBsB))) * 2
     if trace is not None and tuple(int(x) for x in cta_in_cluster_coord_vmnk) == trace:
-        for name, v in (("tCgA", tCgA), ("tCsA", tCsA), ("tCrA", tCrA), ("tCtAcc", tCtAcc), ("tAgA", tAgA),
-                        ("tAsA", tAsA), ("tBgB", tBgB), ("tBsB", tBsB)):
-            print(f"{name}:\t{v}")
-        print(f"tma_transaction_bytes: {tma_transaction_bytes}")
-        print(f"tma_mcast_mask_a: {tma_mcast_mask_a:x}\ntma_mcast_mask_b: {tma_mcast_mask_b:x}\n"
-              f"mma_mcast_mask_c: {mma_mcast_mask_c:x}")
+        print_trace(dict(tCgA=tCgA, tCsA=tCsA, tCrA=tCrA, tCtAcc=tCtAcc, tAgA=tAgA, tAsA=tAsA, tBgB=tBgB, tBsB=tBsB),
+                    tma_transaction_bytes, (tma_mcast_mask_a, tma_mcast_mask_b, mma_mcast_mask_c))
 
     num_mcast_participants = int(tk.size(cluster_layout_vmnk, 1)) + int(tk.size(cluster_layout_vmnk, 2)) - 1
     emu.initialize_barrier(mma_barrier, num_mcast_participants)
