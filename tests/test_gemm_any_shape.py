@@ -134,10 +134,26 @@ def test_b_rows_an_odd_multiple_of_16_bytes_go_to_torch():
     from tmakit.kernels import gemm as gk
 
     slow = gk.plan(_T((2048, 3000), (3000, 1)), _T((3000, 2048), (1, 3000)))  # 6000 B = 187.5 x 32
-    fast = gk.plan(_T((2048, 3008), (3008, 1)), _T((3008, 2048), (1, 3008)))
+    fast = gk.plan(_T((4096, 8192), (8192, 1)), _T((8192, 4096), (1, 8192)))
     small = gk.plan(_T((256, 3008), (3008, 1)), _T((3008, 512), (1, 3008)))
     assert "odd multiple of 16" in route.slow_rows(slow) and route.slow_rows(fast) == ""
     assert "small problem" in route.slow_rows(small)
+
+
+def test_kernel_runs_by_default_only_where_measured_ahead():
+    """b K-major, 2MNK >= 2^37 and 128x256 tiles x waves >= 85 % full: the kernel; else cuBLAS (docs/GEMM.md)."""
+    from tmakit.kernels import gemm as gk
+
+    def why(m, n, k, b_mn=False):
+        b = _T((k, n), (n, 1)) if b_mn else _T((k, n), (1, k))
+        return route.slow_rows(gk.plan(_T((m, k), (k, 1)), b))
+
+    assert why(4096, 4096, 4096) == "" and why(8192, 7168, 2048) == ""
+    assert "b is row-major" in why(4096, 4096, 4096, b_mn=True)
+    assert "2MNK" in why(2048, 2048, 4096)  # 2^35
+    assert "full" in why(1024, 1024, 65536)  # 32 tiles on 132 SMs
+    assert "full" in why(4352, 4096, 8192)  # 34 x 16 = 544 tiles: a fifth wave, 544 / 660 busy
+    assert abs(route.tile_fill(4096, 4096) - 512 / 528) < 1e-12
 
 
 def test_cpu_tensors_fall_back_and_say_why():

@@ -406,7 +406,19 @@ def build_parser() -> argparse.ArgumentParser:
                        add_help=False)
     b.add_argument("rest", nargs=argparse.REMAINDER)
     b.set_defaults(func=cmd_bench)
+
+    t = sub.add_parser("tune", help="measure the GEMM's configurations and torch.matmul on one problem, keep the "
+                                    "fastest for tk.ops.gemm (tmakit tune gemm M N K)", add_help=False)
+    t.add_argument("rest", nargs=argparse.REMAINDER)
+    t.set_defaults(func=cmd_tune)
     return p
+
+
+def cmd_tune(args) -> int:
+    """``tmakit tune gemm ...``: the GEMM autotuner (tmakit.bench.gemm_tune), arguments passed through."""
+    from .bench.gemm_tune import main as tune_main
+
+    return int(tune_main(args.rest) or 0)
 
 
 def cmd_bench(args) -> int:
@@ -422,6 +434,10 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import main as bench_main
 
         return int(bench_main(argv[1:]) or 0)
+    if argv[:1] == ["tune"]:
+        from .bench.gemm_tune import main as tune_main
+
+        return int(tune_main(argv[1:]) or 0)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -321,7 +321,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   constexpr int NC = BM / 64;  // consumer warpgroups
   constexpr int CS = CM * CN;  // CTAs per cluster
   static_assert((CM == 1 || CM == 2 || CM == 4) && (CN == 1 || CN == 2 || CN == 4) && CS <= 4, "cluster shape");
-  static_assert(!B_MN || BN / 64 >= CM, "row-major B: each CTA of a column multicasts whole 64-wide boxes");
+  static_assert(!B_MN || (BN / 64) % CM == 0, "row-major B: equal shares of 64-wide boxes per CTA");
   using namespace tmakit::gemm;
   constexpr int EB = IN >= 2 ? 1 : 2;  // input element bytes (K, k_per_split: 2-byte units, see BK)
   constexpr u32 A_BYTES = BM * BK_BYTES;

@@ -314,6 +314,10 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
     if isinstance(config, str):
         config = CONFIGS[config]
     config = config or choose_config(m, n, k, out_bytes=_ELEM[od])
+    if b_mn and (config.bn // 64) % config.cluster:
+        raise GemmError(f"config {config.name}: a row-major b is loaded in 64-column boxes that the {config.cluster} "
+                        f"CTAs of a cluster share evenly; {config.bn // 64} boxes do not divide; pick a config whose "
+                        f"bn / 64 is a multiple of its cluster (or pass b as w.t())")
     if split is None:
         nsplit, kps = choose_split(m, n, k, config)
     else:

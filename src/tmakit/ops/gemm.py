@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from ..kernels import gemm as _k
 from ..kernels.gemm import GemmConfig, GemmError, plan
 from . import gemm_route as _route
-from .common import on_device, set_path, torch_module
+from . import gemm_tuned as _gemm_tuned
+from .common import compiling, current_device, on_device, set_path, state, torch_module
 
-__all__ = ["GemmError", "GemmOptions", "gemm"]
+__all__ = ["GemmError", "GemmOptions", "gemm", "forget_plans"]
 
 FIXUP_MAX_SPLIT = 4  # split_mode="auto": in-kernel fixup up to this many K ranges per tile, TMA reduce-add above
 SPLIT_MODES = ("auto", "fixup", "head", "atomic")
@@ -130,15 +131,38 @@ def _plan_cached(a, b, out, out_dtype, config, split, auto=False):
                 _plans[key] = p
                 return p
             p = plan(a, b, out, out_dtype, config, split)
-            why = _route.slow_rows(p) if auto else ""
-            if why:
-                p = _Refusal(None, (None, "torch", why), p)
+            tuned = _tuned(a, p) if auto else None
+            if tuned is not None:  # `tmakit tune gemm` measured this problem on this device kind
+                if tuned["path"] == "torch":
+                    p = _Refusal(None, (None, "torch", "tuned: torch.matmul measured fastest on this problem "
+                                                      "(tmakit tune gemm)"), p)
+                else:
+                    p = plan(a, b, out, out_dtype, tuned["config"], tuned.get("split"))
+            else:
+                why = _route.slow_rows(p) if auto else ""
+                if why:
+                    p = _Refusal(None, (None, "torch", why), p)
         except GemmError as e:
             p = _Refusal(e)
         if len(_plans) > 1024:
             _plans.clear()
         _plans[key] = p
     return p
+
+
+def _tuned(a, p):
+    """The tuned entry (``tmakit.ops.gemm_tuned``) of plan ``p`` on ``a``'s device, or None (also when the device
+    cannot be queried: the heuristics then decide)."""
+    try:
+        return _gemm_tuned.lookup(a.get_device(), p.m, p.n, p.k, p.in_dtype, p.out_dtype, bool(p.b_mn))
+    except Exception:  # noqa: BLE001 - a tuning table must never break a GEMM
+        return None
+
+
+def forget_plans() -> None:
+    """Drop the memoised plans and routes (after a tune changed what the heuristics would pick)."""
+    _plans.clear()
+    _gemm_tuned.forget()
 
 
 def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=None, stream_k="auto", k_rotate=None,
@@ -176,6 +200,16 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
     a shape breaks the GEMM's rules. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.gemm`` (with
     the same backward), so it stays in the compiled graph.
     """
+    if (config is None and split is None and strict is False and stream_k == "auto" and k_rotate is None
+            and pdl is False and split_mode == "auto" and a.is_cuda):  # the cached path of a default call
+        key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
+               None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype)
+        run = _fast.get(key)
+        if run is not None and not (a.requires_grad or b.requires_grad) and a.get_device() == current_device() \
+                and not compiling():
+            return run(a, b, out)
+    else:
+        key = None
     torch = _torch or _load_torch()
     if out_dtype.__class__ is str:  # the custom ops pass dtype names
         out_dtype = getattr(torch, out_dtype.removeprefix("torch."))
@@ -194,9 +228,65 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
         return _custom_op(torch, a, b, out, out_dtype, opts)
     p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split, opts is DEFAULT_OPTIONS)
     if p.__class__ is _Refusal:
-        return _repair(torch, a, b, out, out_dtype, opts, strict, p)
+        r = _repair(torch, a, b, out, out_dtype, opts, strict, p)
+        if key is not None and p.route is not None and p.route[1] == "torch" and p.error is None:
+            _remember(key, _torch_runner(torch, a, out, out_dtype, state.path))
+        return r
     set_path("tma")
-    return _run(torch, p, a, b, out, opts)
+    r = _run(torch, p, a, b, out, opts)
+    if key is not None and a.get_device() == current_device():
+        _remember(key, _kernel_runner(torch, p, a, b, out))
+    return r
+
+
+_fast: dict = {}  # call layout (shapes, strides, dtypes, pointers, out) -> runner(a, b, out) of a default call
+
+
+def _remember(key, run) -> None:
+    if run is not None:
+        if len(_fast) >= 1024:
+            _fast.clear()
+        _fast[key] = run
+
+
+def _torch_runner(torch, a, out, out_dtype, path: str):
+    """``run(a, b, out)`` for a call routed to torch: ``torch.mm`` (the 2-D ``torch.matmul``) straight into ``out``
+    or a new result, in the input dtype; other output dtypes keep the checked path."""
+    od = out.dtype if out is not None else (out_dtype or a.dtype)
+    if od != a.dtype:
+        return None
+    mm = torch.mm
+
+    def run(a, b, out):
+        state.path = path
+        return mm(a, b) if out is None else mm(a, b, out=out)
+
+    return run
+
+
+def _kernel_runner(torch, p, a, b, out):
+    """``run(a, b, out)`` for a plan launched whole (no K split, no stream-K workspace): the memoised launcher of
+    these pointers; a new result is allocated per call (its address picks the launcher)."""
+    if p.split > 1 or p.m == 0 or p.n == 0 or p.k == 0 or _schedule(_k, p, "auto").sk_units:
+        return None
+    sched = _schedule(_k, p, "auto")
+    launcher, empty, dt = _k.launcher, torch.empty, getattr(torch, p.out_dtype)
+    shape = (p.m, p.n)
+
+    fixed = None
+
+    def run(a, b, out):
+        if out is None:
+            out = empty(shape, dtype=dt, device=a.device)
+            launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched)()
+        else:
+            fixed()
+        state.path = "tma"
+        return out
+
+    if out is not None:
+        fixed = launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sched=sched)
+    return run
 
 
 def _not_for_the_kernel(torch, a, b, out, out_dtype, strict):

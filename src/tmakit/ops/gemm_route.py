@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "padded_copy", "padded_empty",
+__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "tile_fill", "padded_copy", "padded_empty",
            "torch_gemm"]
 
 # cost model (seconds), measured on an H200 (docs/GEMM.md, "Shapes the kernel cannot read as given")
@@ -28,6 +28,8 @@ UNALIGNED_SLOWDOWN = 4.0  # cuBLAS on rows that are not 16-byte aligned: 4.5-8x 
 PAD_HOST_S = 90e-6  # host time of the padded path (copies, plan, launch): its floor per call
 TORCH_HOST_S = 10e-6  # torch.matmul's
 SMALL_FLOP = 1 << 31  # at or below: torch.matmul is faster than the kernel (slow_rows)
+BIG_FLOP = 1 << 37  # below (and not tuned): cuBLAS measured faster on random shapes (slow_rows)
+MIN_FILL = 0.85  # 128x256 tiles x waves at least this full, else cuBLAS measured faster (slow_rows)
 
 
 @dataclass(frozen=True)
@@ -96,19 +98,36 @@ def needs_repair(a, b, out, eb: int, eo: int) -> Repair:
 
 
 def slow_rows(p) -> str:
-    """Why the kernel would run plan ``p`` slower than ``torch.matmul``, or ''. B rows whose pitch is an odd
-    multiple of 16 bytes slow its TMA loads by 20-45 % (docs/GEMM.md, "The cliff"), where cuBLAS does not lose; and
-    below ``SMALL_FLOP`` the persistent kernel's fixed latency (a few microseconds) loses to cuBLAS's small kernels
-    (0.55-0.98x measured on random small shapes)."""
-    if 2 * p.m * p.n * p.k <= SMALL_FLOP:
-        return (f"small problem (2MNK = {2 * p.m * p.n * p.k} <= 2^31): cuBLAS's small kernels have less fixed "
+    """Why ``torch.matmul`` would run plan ``p`` faster than the kernel, or '' where the kernel is measured ahead
+    (docs/GEMM.md, "Where the kernel runs"). A sweep of 600 random shapes on an H200 found the kernel at or above
+    cuBLAS only on large problems whose 128x256 tiles fill whole waves with B K-major; elsewhere cuBLAS's
+    shape-fitted tiles win (0.4-0.95x): problems at or below ``SMALL_FLOP``, B rows whose pitch is an odd multiple of
+    16 bytes (TMA loads 20-45 % slower, "The cliff"), row-major B, and tiles or waves that are partly empty."""
+    flop = 2 * p.m * p.n * p.k
+    if flop <= SMALL_FLOP:
+        return (f"small problem (2MNK = {flop} <= 2^31): cuBLAS's small kernels have less fixed "
                 f"latency than the persistent TMA kernel; strict=True runs the kernel anyway")
     eb = 1 if p.in_dtype.startswith("float8") else 2
     rows = p.k if p.b_mn else p.n
     if rows > 1 and (p.ldb * eb) % 32 == 16:
         return (f"b's rows are {p.ldb * eb} bytes apart, an odd multiple of 16: the kernel's TMA loads are 20-45 % "
                 f"slower there (cuBLAS does not); strict=True runs the kernel anyway")
+    fill = tile_fill(p.m, p.n)
+    if flop < BIG_FLOP or p.b_mn or fill < MIN_FILL:
+        what = ("b is row-major (K, N)" if p.b_mn else
+                f"2MNK = {flop} < 2^37" if flop < BIG_FLOP else f"128x256 tiles x waves {fill:.0%} full")
+        return (f"cuBLAS measured faster on this shape class ({what}; the kernel leads only with b K-major, "
+                f"2MNK >= 2^37 and tiles x waves >= {MIN_FILL:.0%} full); strict=True, a config or "
+                f"`tmakit tune gemm` runs the kernel")
     return ""
+
+
+def tile_fill(m: int, n: int, sms: int = 132) -> float:
+    """The useful share of the work of (M, N) in 128x256 output tiles dealt in whole waves over ``sms`` SMs: the
+    tiles' covered share of the output times the waves' occupied share."""
+    tiles = -(-m // 128) * -(-n // 256)
+    waves = -(-tiles // sms)
+    return (m * n) / (tiles * 128 * 256) * tiles / (waves * sms)
 
 
 def choose(m: int, n: int, k: int, eb: int, eo: int, rep: Repair) -> str:
