@@ -37,8 +37,8 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
     import torch
 
     from ..kernels.gemm import GemmError
-    from ..ops import gemm as gemm_op
     from ..ops import gemm_tuned
+    from ..ops.gemm import forget_plans, gemm
 
     out_dtype = out_dtype or dtype
     tdt, odt = getattr(torch, dtype), getattr(torch, out_dtype)
@@ -59,7 +59,7 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
                 torch.matmul(a, b, out=c) if odt == tdt else c.copy_(torch.matmul(a.float(), b.float()))
         else:
             def fn(kw=kw):
-                gemm_op.gemm(a, b, out=c, **kw)
+                gemm(a, b, out=c, **kw)
         try:
             c.fill_(float("nan"))
             fn()
@@ -107,7 +107,7 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
     key = gemm_tuned.problem_key(m, n, k, dtype, out_dtype, b_layout == "kn")
     tag = gemm_tuned.device_tag(a.get_device())
     path = gemm_tuned.store(tag, key, entry) if save else None
-    gemm_op.forget_plans()
+    forget_plans()
     return dict(key=key, device=tag, times_ms=times, errors=errors, best=best, entry=entry, file=path)
 
 

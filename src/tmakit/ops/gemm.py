@@ -201,12 +201,11 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
     the same backward), so it stays in the compiled graph.
     """
     if (config is None and split is None and strict is False and stream_k == "auto" and k_rotate is None
-            and pdl is False and split_mode == "auto" and a.is_cuda):  # the cached path of a default call
+            and pdl is False and split_mode == "auto" and a.is_cuda and not compiling()):  # a default call
         key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
                None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype)
         run = _fast.get(key)
-        if run is not None and not (a.requires_grad or b.requires_grad) and a.get_device() == current_device() \
-                and not compiling():
+        if run is not None and not (a.requires_grad or b.requires_grad) and a.get_device() == current_device():
             return run(a, b, out)
     else:
         key = None
