@@ -142,16 +142,23 @@ def test_default_override_tuples_name_real_fields():
         dataclasses.replace(cfg, **dict(cfg.wide), wide=())
 
 
-def test_flat_overrides_only_for_large_contiguous_copies_and_combine():
+def test_flat_overrides_for_contiguous_copies_and_combine_of_any_size():
+    """Contiguous copies and combine reductions take the lean one-tile CTA at every size (measured ahead of torch
+    from 64 KiB up); strided copies and store-reduce keep their configs; from 1 GiB the combine drops the lean CTA."""
     from tmakit.tma.tensormap import DataType
 
     flat, strided = bw.Plan("flat"), bw.Plan("strided")
     c = bw.COPY_CONFIG
-    assert bw.flat_config(flat, c, 1 << 30).tiles_per_cta == 2
-    assert bw.flat_config(flat, c, 64 << 20) == c and bw.flat_config(strided, c, 1 << 30) == c
+    for size in (64 << 10, 1 << 20, 64 << 20, 1 << 30):
+        got = bw.flat_config(flat, c, size)
+        assert (got.engine, got.lean, got.piece, got.tiles_per_cta, got.pdl) == ("bulk", bw.Lean.ONE_TILE_ALL_THREADS,
+                                                                                  4096, 1, 1)
+    assert bw.flat_config(strided, c, 1 << 30) == c
     r = bw.REDUCE_CONFIG
-    assert bw.flat_config(flat, r, 1 << 30, 0, DataType.FLOAT32).tiles_per_cta == 1  # combine add
-    assert bw.flat_config(flat, r, 16 << 20, 0, DataType.FLOAT32) == r  # below flat_min: persistent
+    for size in (64 << 10, 16 << 20, 512 << 20):
+        got = bw.flat_config(flat, r, size, 0, DataType.FLOAT32)  # combine add
+        assert (got.tiles_per_cta, got.lean, got.pdl) == (1, bw.Lean.ONE_TILE_ALL_THREADS, 1)
+    assert bw.flat_config(flat, r, 1 << 30, 0, DataType.FLOAT32).lean == bw.Lean.OFF  # flat_big
     store_reduce = dataclasses.replace(r, engine="tensor")
     assert bw.flat_config(flat, store_reduce, 1 << 30, 0, DataType.FLOAT32) == store_reduce
     assert bw.flat_config(flat, r, 1 << 30, 3, DataType.INT32) == r  # inc: store-reduce only
@@ -204,7 +211,7 @@ def test_reduce_default_one_2k_tile_per_four_warp_cta(monkeypatch):
 
 def test_reduce_default_uses_plain_2k_tiles_from_1_gib():
     """``flat_big``: from 1 GiB the combine default is the plain one-tile shape (2 KiB tiles, not lean, no
-    padding, no end tiles); below it the lean 2 KiB shape; store-reduce and small tensors are untouched."""
+    padding, no end tiles); below it, down to the smallest tensors, the lean 2 KiB shape; store-reduce is untouched."""
     from tmakit.tma.tensormap import DataType
 
     r = bw.REDUCE_CONFIG
@@ -216,7 +223,7 @@ def test_reduce_default_uses_plain_2k_tiles_from_1_gib():
         assert big == dataclasses.replace(bw.flat_config(flat, s5, nbytes, 0, DataType.BFLOAT16), flat_big_min=1 << 30)
     mid = bw.flat_config(flat, r, (1 << 30) - 16, 0, DataType.FLOAT32)
     assert mid.lean == 2 and mid.piece == 2048 and mid.consumers == 3 and mid.flat == () and mid.flat_big == ()
-    assert bw.flat_config(flat, r, 16 << 20, 0, DataType.FLOAT32) == r
+    assert bw.flat_config(flat, r, 64 << 10, 0, DataType.FLOAT32) == mid
     c = bw.CopyConfig(flat=(("stages", 3),), flat_min=1)
     assert bw.flat_config(flat, c, 1 << 40).stages == 3 and c.flat_big == ()
 

@@ -182,19 +182,23 @@ class TransposeConfig:
     inplace: int = 0
 
 
-#: contiguous copies >= 128 MiB: runs of 2 tiles per CTA, two resident per SM (the hardware hands out the next CTA
-#: wherever one finishes, as the driver's memcpy does); strided copies: one 8 KiB box per lean CTA, 12 per SM.
-#: Measurements: docs/PERFORMANCE.md, docs/design/bandwidth.md.
-COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=128 << 20,
-                         flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)),
+#: contiguous copies of any size: the lean one-tile CTA of the bulk engine (one 4 KiB piece per CTA, bulk load then
+#: bulk store, 14 resident per SM), launched with PDL so back-to-back calls overlap (1.00-1.42x torch in CUDA graphs,
+#: 1.01-1.7x back to back from 64 KiB to 1 GiB, where the persistent pipelines ran 0.4-0.97x); strided copies: one
+#: 8 KiB box per lean CTA, 12 per SM. Measurements: docs/PERFORMANCE.md, docs/design/bandwidth.md.
+LEAN_COPY = (("engine", "bulk"), ("bulk_mode", 2), ("tiles_per_cta", 1), ("pieces", 1), ("piece", 4096),
+             ("row", 4096), ("consumers", 3), ("stages", 1), ("ctas_per_sm", 24),
+             ("lean", Lean.ONE_TILE_ALL_THREADS), ("resident", 14), ("t1_const", 1), ("pdl", 1))
+COPY_CONFIG = CopyConfig(box_mode=1, bulk_below=64 << 20, flat_min=0, flat=LEAN_COPY,
                          strided=(("tiles_per_cta", 1), ("box_bytes", 8192), ("ctas_per_sm", 12), ("stages", 1),
                                   ("l2", 0), ("lean", Lean.ONE_TILE), ("resident", 12)))
 #: reductions: load-combine-store on the bulk engine where it applies (lag/prefetch serve the store-reduce path).
-#: Combine >= 32 MiB: the lean one-tile CTA (one 2 KiB tile, 3 combining warps + thread 0 loading, bf16x2, 13 per
-#: SM, launched with PDL so back-to-back calls overlap); from 1 GiB a plain one-tile CTA (18 resident) is ahead
-#: (``flat_big``). Measurements: docs/PERFORMANCE.md, docs/design/bandwidth.md.
+#: Combine of any size: the lean one-tile CTA (one 2 KiB tile, 3 combining warps + thread 0 loading, bf16x2, 13 per
+#: SM, launched with PDL so back-to-back calls overlap; below 32 MiB 1.1-1.35x torch back to back where the
+#: persistent pipeline ran 0.5-0.99x); from 1 GiB a plain one-tile CTA (18 resident) is ahead (``flat_big``).
+#: Measurements: docs/PERFORMANCE.md, docs/design/bandwidth.md.
 REDUCE_CONFIG = CopyConfig(engine="bulk", bulk_mode=2, piece=4096, pieces=4, stages=6, consumers=2, lag=3,
-                           prefetch=1, flat_min=32 << 20,
+                           prefetch=1, flat_min=0,
                            flat=(("tiles_per_cta", 1), ("pieces", 1), ("piece", 2048), ("row", 2048),
                                  ("consumers", 3), ("stages", 1), ("ctas_per_sm", 24),
                                  ("lean", Lean.ONE_TILE_ALL_THREADS), ("resident", 14), ("t1_const", 1), ("bf16x2", 1),
