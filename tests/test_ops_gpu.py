@@ -248,17 +248,20 @@ def test_fast_path_reuses_only_matching_plans():
 
 @pytest.mark.parametrize("n", [1, 257, 65537, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16])
 def test_copy_runs_of_tiles(n):
-    """The run-based copy (tiles_per_cta, two resident CTAs) on sizes with tails, forced below its flat_min."""
+    """The run-based tensor-map copy (tiles_per_cta, two resident CTAs) and the default lean one-tile bulk copy
+    (4 KiB per CTA, PDL) on sizes with tails."""
     import dataclasses
 
     from tmakit.kernels import bandwidth as bw
 
-    cfg = dataclasses.replace(bw.COPY_CONFIG, flat_min=0, bulk_below=0)
+    runs = dataclasses.replace(bw.COPY_CONFIG, flat_min=0, bulk_below=0,
+                               flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)))
     x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda")
-    for _ in range(2):
-        y = poisoned((n,), torch.uint8)
-        assert tma_copy(x, y, config=cfg) == "tma:flat"
-        assert torch.equal(x, y)
+    for cfg, path in ((runs, "tma:flat"), (bw.COPY_CONFIG, "tma:bulk")):
+        for _ in range(2):
+            y = poisoned((n,), torch.uint8)
+            assert tma_copy(x, y, config=cfg) == path
+            assert torch.equal(x, y)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
