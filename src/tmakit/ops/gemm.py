@@ -160,8 +160,9 @@ def _tuned(a, p):
 
 
 def forget_plans() -> None:
-    """Drop the memoised plans and routes (after a tune changed what the heuristics would pick)."""
+    """Drop the memoised plans, routes and cached call paths (after a tune changed what the default would pick)."""
     _plans.clear()
+    _fast.clear()
     _gemm_tuned.forget()
 
 
