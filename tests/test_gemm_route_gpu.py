@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tmakit as tk  # noqa: E402
-from tmakit.ops import gemm as gemm_op  # noqa: E402
+from tmakit.ops.gemm import forget_plans  # noqa: E402
 from tmakit.ops import gemm_tuned  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -48,7 +48,7 @@ def test_tuned_entries_steer_later_calls():
     assert gemm_tuned.entries(gemm_tuned.device_tag(a.get_device()))[key] == r["entry"]
     for entry, want in (({"path": "torch"}, "torch:tuned"), ({"path": "kernel", "config": "n128_s6_c1"}, "tma")):
         gemm_tuned.store(gemm_tuned.device_tag(a.get_device()), key, entry)
-        gemm_op.forget_plans()
+        forget_plans()
         c = tk.ops.gemm(a, b)
         assert tk.ops.last_path.startswith(want) and _err(c, a, b) < 1e-2
-    gemm_op.forget_plans()
+    forget_plans()
