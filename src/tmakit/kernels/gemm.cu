@@ -45,6 +45,9 @@
 #ifndef TMAKIT_GEMM_SCALED  // 1: compile the scaled (fp8) kernel tmakit_gemm_scaled instead (gemm_fp8.cu)
 #define TMAKIT_GEMM_SCALED 0
 #endif
+#ifndef TMAKIT_GEMM_GROUPED  // 1: compile the grouped (MoE) kernel tmakit_gemm_grouped instead (gemm_grouped.cu)
+#define TMAKIT_GEMM_GROUPED 0
+#endif
 #ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
 #define TMAKIT_GEMM_NO_MMA 0
 #endif
@@ -216,6 +219,46 @@ struct WorkList {
   }
 };
 
+// The work of one CTA of the grouped kernel: groups g = 0 .. groups-1 own the A / C rows [offs[g-1], offs[g]) (offs
+// clamped to be non-decreasing and <= M, so any offs is memory-safe) and B[g]; a group's units are its 64- or 128-row
+// tiles times the column tiles, numbered n-tile-major so consecutive CTAs share a B tile. CTA cid takes units cid,
+// cid + ncl, ... walking the groups once. A unit's su field carries its group's end row (for the epilogue), slot its
+// group (for the producer's B coordinate).
+struct GroupList {
+  const int* offs;
+  int groups, M, N, K, bm, bn, cid, ncl;
+  int u, g, ustart, gunits, gtm, rstart, rend;
+
+  TMAKIT_DEVICE void start() {
+    u = cid;
+    g = -1;
+    ustart = gunits = gtm = rstart = rend = 0;
+  }
+
+  TMAKIT_DEVICE bool next(Unit& t) {
+    const int tiles_n = (N + bn - 1) / bn;
+    while (u >= ustart + gunits) {
+      if (++g >= groups) return false;
+      ustart += gunits;
+      rstart = rend;
+      rend = min(max(__ldg(offs + g), rstart), M);
+      gtm = (rend - rstart + bm - 1) / bm;
+      gunits = gtm * tiles_n;
+    }
+    const int r = u - ustart;
+    t.m0 = rstart + (r % gtm) * bm;
+    t.n0 = (r / gtm) * bn;
+    t.k0 = 0;
+    t.kt = (K + BK - 1) / BK;
+    t.role = 0;
+    t.su = rend;
+    t.slot = g;
+    t.nseg = 1;
+    u += ncl;
+    return true;
+  }
+};
+
 // PTX: ld.acquire.gpu.global.u32
 TMAKIT_DEVICE u32 ld_acquire_gpu(const u32* p) {
   u32 v;
@@ -293,6 +336,21 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
                    long long a_k, long long b_n, long long b_k) {
   constexpr int B_MN = 0, SPLITK = 0, k_rotate = 0;
   const tmakit::gemm::Scales sc{scale_a, scale_b, bias, a_m, a_k, b_n, b_k};
+#elif TMAKIT_GEMM_GROUPED
+// Grouped (torch._grouped_mm's 2-D A x 3-D B): A (M, K) rows grouped by offs, B (groups, N, K) K-major or (groups,
+// K, N) row-major (B_MN), C (M, N); single CTAs, whole-K units from GroupList. Tiles inside a group use the TMA
+// store; a tile that the group's end cuts stores its group's rows with plain predicated stores (the TMA store would
+// also write the next group's rows).
+template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI>
+__global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
+tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
+                    const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
+                    int groups, u8* __restrict__ c_ptr, long long ldc) {
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, SCALE = 0, BIAS = 0, FAST = 1, k_rotate = 0;
+  const tmakit::gemm::Scales sc{};
+  const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
+  float4* const sk_ws = nullptr;
+  u32* const sk_flags = nullptr;
 #else
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI,
           int DEFER>
@@ -357,8 +415,12 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   const int cid = blockIdx.x / CS, ncl = gridDim.x / CS;
   // K in 2-byte units (BK per slab): fp8 K elements are half as many units
   const int KU = EB == 2 ? K : (K + 1) / 2, kpsu = EB == 2 ? k_per_split : (k_per_split + 1) / 2;
+#if TMAKIT_GEMM_GROUPED
+  GroupList work{offs, groups, M, N, KU, BM, BN, cid, ncl};
+#else
   WorkList work{rm, rn, CM, CN, BM, BN, M, N, KU, group_m, kpsu, units, SPLITK ? 0 : sk_units, cid, ncl,
                 (KU + BK - 1) / BK};
+#endif
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -416,10 +478,13 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #pragma unroll
             for (int i = rm * PER; i < rm * PER + PER; ++i) {
               if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, &tm_b, full, mask_b, t.n0 + 64 * i, k);
+              else if (TMAKIT_GEMM_GROUPED) tma_load_tile<3>(sb + i * 8192, &tm_b, full, t.n0 + 64 * i, k, t.slot);
               else tma_load_tile<2>(sb + i * 8192, &tm_b, full, t.n0 + 64 * i, k);
             }
           } else if (CM > 1) {
             tma_load_tile_mc<2>(sb + rm * (B_BYTES / CM), &tm_b, full, mask_b, k, t.n0 + rm * (BN / CM));
+          } else if (TMAKIT_GEMM_GROUPED) {
+            tma_load_tile<3>(sb, &tm_b, full, k, t.n0, t.slot);  // B[group]
           } else {
             tma_load_tile<2>(sb, &tm_b, full, k, t.n0);
           }
@@ -555,6 +620,25 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const Unit t = get_unit(uslot);
       const int row_m0 = t.m0 + cw * 64;
       if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
+#if TMAKIT_GEMM_GROUPED
+      if (row_m0 >= t.su) continue;  // rows of the next group
+      if (row_m0 + 64 > t.su) {      // the group ends inside these rows: st.global of its rows only
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = t.n0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = row_m0 + warp * 16 + lane / 4 + 8 * h;
+            if (row < t.su && col < N) {
+              u8* p = c_ptr + ((long long)row * ldc + col) * OUT_BYTES;
+              if constexpr (OUT == 2) *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+              else *reinterpret_cast<u32*>(p) = pack2<OUT == 1 ? 1 : 0>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            }
+          }
+        }
+        continue;
+      }
+#endif
 
       int part = -1;  // reduce-scatter: the column part of the tile this CTA finishes (-1: the whole tile)
       if (t.role != 0 && scatter) {

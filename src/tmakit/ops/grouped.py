@@ -1,0 +1,125 @@
+"""``grouped_mm(a, b, offs)``: ``torch._grouped_mm``'s mixture-of-experts GEMM on the TMA + wgmma kernel.
+
+The kernel takes the layout MoE layers use: ``a`` (M, K) with the tokens sorted by expert, ``b`` (G, K, N) one weight
+per expert (``w.transpose(-2, -1)`` of a (G, N, K) ``w``, or row-major), ``offs`` (G,) int32 end rows:
+``out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g]``. Every other form ``torch._grouped_mm`` accepts (3-D x 3-D
+batches, 2-D x 2-D grouped along K, 3-D x 2-D) and calls the kernel cannot read (CPU tensors, other dtypes,
+strides TMA cannot describe) run ``torch._grouped_mm`` (or a loop of ``torch.mm`` where torch has none), and
+``tk.ops.last_path`` says why; ``strict=True`` raises instead. The offsets stay on the device: the kernel reads them
+itself and clamps them (non-decreasing, at most M), so a launch never synchronises and any ``offs`` is
+memory-safe; ``check_offs=True`` checks them on the host first (one synchronisation) and raises ``ValueError`` for
+offsets that decrease or pass M. Rows after the last offset are left as they are (``torch._grouped_mm`` leaves them
+uninitialised).
+"""
+
+from __future__ import annotations
+
+from ..kernels import gemm_grouped as _kg
+from ..kernels.gemm import GemmError
+from .common import on_device, set_path, torch_module
+
+__all__ = ["grouped_mm"]
+
+_plans: dict = {}
+
+
+def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = False, check_offs: bool = False,
+               config=None):
+    """``torch._grouped_mm(a, b, offs, out_dtype=...)`` with the TMA kernel for 2-D ``a`` x 3-D ``b`` (module
+    docstring); ``out``: an optional (M, N) result tensor; ``config``: a name in ``tmakit.kernels.gemm.CONFIGS``
+    (single-CTA configs; default: 64-row tiles when the groups average at most 64 rows, else 128x256)."""
+    torch = torch_module()
+    why = _not_for_the_kernel(torch, a, b, offs)
+    if not why:
+        _check_offs_tensor(torch, a, b, offs)
+        if check_offs:
+            _check_offs_values(torch, offs, int(a.shape[0]))
+        try:
+            p = _plan(a, b, offs, out, out_dtype, config)
+        except GemmError as e:
+            why = str(e)
+    if why:
+        if strict:
+            raise GemmError(f"the grouped kernel cannot take this call: {why} (strict=True)")
+        set_path("torch:" + why)
+        return _torch_grouped(torch, a, b, offs, out_dtype, out)
+    if out is None:
+        out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
+    if p.m and p.n and p.groups:
+        if p.k == 0:
+            out.zero_()
+        else:
+            with on_device(a.get_device()):
+                _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr())()
+    set_path("tma:grouped")
+    return out
+
+
+def _plan(a, b, offs, out, out_dtype, config):
+    key = (a.shape, a.stride(), a.dtype, a.data_ptr() % 128, b.shape, b.stride(), b.dtype, b.data_ptr() % 128,
+           int(offs.shape[0]), None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr() % 128),
+           out_dtype, config)
+    p = _plans.get(key)
+    if p is None:
+        if len(_plans) > 1024:
+            _plans.clear()
+        p = _plans[key] = _kg.plan_grouped(a, b, int(offs.shape[0]), out, out_dtype, config)
+    return p
+
+
+def _not_for_the_kernel(torch, a, b, offs) -> str:
+    if offs is None or a.dim() != 2 or b.dim() != 3:
+        return (f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel runs 2-D a x "
+                f"3-D b with offs")
+    if not (a.is_cuda and b.is_cuda and offs.is_cuda) or len({a.device, b.device, offs.device}) != 1:
+        return f"a, b and offs are on {a.device}, {b.device} and {offs.device}: the kernel runs on one CUDA device"
+    if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype:
+        return f"a is {a.dtype} and b {b.dtype}: the kernel takes bfloat16 or float16, both the same"
+    return ""
+
+
+def _check_offs_tensor(torch, a, b, offs) -> None:
+    """The checks that need no synchronisation: dtype, rank, length."""
+    if offs.dtype != torch.int32 or offs.dim() != 1:
+        raise ValueError(f"offs must be a 1-D int32 tensor of group end rows, got {offs.dtype} with shape "
+                         f"{tuple(offs.shape)}")
+    if int(offs.shape[0]) != int(b.shape[0]):
+        raise ValueError(f"offs has {int(offs.shape[0])} entries for {int(b.shape[0])} groups of b (b.shape[0]); give "
+                         f"one end row per group")
+
+
+def _check_offs_values(torch, offs, m: int) -> None:
+    """Non-decreasing and at most M (one device-to-host copy)."""
+    v = offs.tolist()
+    for g, (lo, hi) in enumerate(zip([0] + v[:-1], v)):
+        if hi < lo:
+            raise ValueError(f"offs must be non-decreasing: offs[{g}] = {hi} < {lo}")
+    if v and v[-1] > m:
+        raise ValueError(f"offs[-1] = {v[-1]} is past the end of a ({m} rows)")
+
+
+def _torch_grouped(torch, a, b, offs, out_dtype, out):
+    """torch's own grouped GEMM, or a loop of ``torch.mm`` over the groups where torch has none for these inputs."""
+    od = out.dtype if out is not None else (out_dtype or a.dtype)
+    try:
+        r = torch._grouped_mm(a, b, offs=offs, out_dtype=od)
+    except (AttributeError, RuntimeError, TypeError, NotImplementedError):
+        r = _loop(torch, a, b, offs, od)
+    if out is None:
+        return r
+    return out.copy_(r)
+
+
+def _loop(torch, a, b, offs, od):
+    if offs is None:
+        return torch.bmm(a, b).to(od) if a.dim() == 3 else torch.matmul(a, b).to(od)
+    ends = [int(x) for x in offs.tolist()]
+    if a.dim() == 2 and b.dim() == 3:
+        r = torch.zeros(a.shape[0], b.shape[2], dtype=od, device=a.device)
+        lo = 0
+        for g, hi in enumerate(ends):
+            if hi > lo:
+                r[lo:hi] = (a[lo:hi].float() @ b[g].float()).to(od)
+            lo = max(lo, hi)
+        return r
+    raise GemmError(f"grouped_mm: no torch path for a {a.dim()}-D x {b.dim()}-D call with offs on this torch")

@@ -1,0 +1,162 @@
+"""``tk.ops.grouped_mm``: torch._grouped_mm's MoE GEMM. CPU: the plan's rules, the offsets' checks, the torch
+fallback; GPU (marked): random group lists (empty groups, one-row groups, groups shorter than a tile, both B
+layouts, bf16/fp16, fp32 out) against an fp32 reference, with poisoned outputs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tmakit as tk  # noqa: E402
+from tmakit.kernels import gemm_grouped as kg  # noqa: E402
+from tmakit.kernels.gemm import GemmError  # noqa: E402
+
+
+class _T:
+    """Shape, strides, dtype and address: what the plan reads (no memory)."""
+
+    def __init__(self, shape, strides, ptr=1 << 20, dtype=None):
+        self.shape, self._s, self._p, self.dtype = tuple(shape), tuple(strides), ptr, dtype or torch.bfloat16
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self, i=None):
+        return self._s if i is None else self._s[i]
+
+    def data_ptr(self):
+        return self._p
+
+
+def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
+    a = _T((1000, 512), (512, 1))
+    kmaj = _T((8, 512, 256), (256 * 512, 1, 512))  # w.transpose(-2, -1) of a contiguous (8, 256, 512) w
+    rowm = _T((8, 512, 256), (512 * 256, 256, 1))
+    p = kg.plan_grouped(a, kmaj, 8)
+    assert (p.b_mn, p.ldb, p.ldb_group, p.m, p.n, p.k, p.groups) == (0, 512, 256 * 512, 1000, 256, 512, 8)
+    assert p.config.bm == 128
+    assert kg.plan_grouped(a, rowm, 8).b_mn == 1
+    assert kg.plan_grouped(_T((400, 512), (512, 1)), kmaj, 8).config.bm == 64  # 50 rows per group
+    assert kg.kernel_name(p).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 0,")
+
+
+@pytest.mark.parametrize("a,b,n_offs,match", [
+    (_T((10, 64), (64, 1)), _T((4, 32, 16), (512, 16, 1)), 4, "do not compose"),
+    (_T((10, 64), (64, 1)), _T((4, 64, 16), (1024, 16, 1)), 3, "3 entries for 4 groups"),
+    (_T((10, 60), (60, 1)), _T((4, 60, 16), (960, 16, 1)), 4, "multiple of 16 bytes"),
+    (_T((10, 64), (64, 1), ptr=(1 << 20) + 64), _T((4, 64, 16), (1024, 16, 1)), 4, "128-byte aligned"),
+    (_T((10, 64), (64, 1)), _T((4, 64, 16), (1024, 1, 64)), 4, None),  # K-major: fine
+    (_T((10, 64), (64, 1)), _T((4, 64, 16), (1024, 32, 2)), 4, "K-major"),
+])
+def test_plan_rules(a, b, n_offs, match):
+    if match is None:
+        assert kg.plan_grouped(a, b, n_offs).b_mn == 0
+        return
+    with pytest.raises(GemmError, match=match):
+        kg.plan_grouped(a, b, n_offs)
+
+
+def test_cpu_tensors_run_torch_and_say_so():
+    a = torch.randn(12, 32, dtype=torch.bfloat16)
+    w = torch.randn(3, 16, 32, dtype=torch.bfloat16)
+    offs = torch.tensor([4, 4, 12], dtype=torch.int32)
+    out = tk.ops.grouped_mm(a, w.transpose(-2, -1), offs)
+    assert tk.ops.last_path.startswith("torch:") and "CUDA" in tk.ops.last_path
+    ref = torch.cat([a[:4].float() @ w[0].float().t(), a[4:12].float() @ w[2].float().t()])
+    assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
+    with pytest.raises(GemmError, match="strict=True"):
+        tk.ops.grouped_mm(a, w.transpose(-2, -1), offs, strict=True)
+
+
+def _moe(rng, dev, groups, m_total, n, k, dtype, b_mn, skew):
+    """A, B, offs of a random MoE problem: group sizes uniform or skewed, some empty."""
+    if skew:
+        weights = [rng.paretovariate(1.2) for _ in range(groups)]
+    else:
+        weights = [rng.random() + 0.5 for _ in range(groups)]
+    for g in range(groups):
+        if rng.random() < 0.15:
+            weights[g] = 0.0
+    tot = sum(weights) or 1.0
+    sizes = [int(m_total * w / tot) for w in weights]
+    ends, acc = [], 0
+    for s in sizes:
+        acc += s
+        ends.append(acc)
+    a = torch.randn(max(acc, 1), k, device=dev, dtype=dtype)
+    if b_mn:
+        b = torch.randn(groups, k, n, device=dev, dtype=dtype)
+    else:
+        b = torch.randn(groups, n, k, device=dev, dtype=dtype).transpose(-2, -1)
+    return a, b, torch.tensor(ends, dtype=torch.int32, device=dev), ends
+
+
+def _reference(a, b, ends):
+    rows, lo = [], 0
+    for g, hi in enumerate(ends):
+        rows.append(a[lo:hi].float() @ b[g].float())
+        lo = hi
+    return torch.cat(rows) if rows else a[:0].float()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(4))
+def test_random_group_lists_match_fp32(seed):
+    """50 random MoE problems per seed (200 in all): 1-64 groups, 0-3000 rows, N and K multiples of 8 up to 1024."""
+    rng = random.Random(seed)
+    for i in range(50):
+        groups = rng.choice([1, 2, 3, 8, 16, 33, 64])
+        m_total = rng.choice([0, 1, 7, 64, 130, 700, 3000])
+        n, k = 8 * rng.randint(1, 128), 8 * rng.randint(1, 128)
+        dtype = rng.choice([torch.bfloat16, torch.float16])
+        b_mn = rng.random() < 0.4
+        out_dtype = torch.float32 if rng.random() < 0.2 else None
+        a, b, offs, ends = _moe(rng, "cuda", groups, m_total, n, k, dtype, b_mn, rng.random() < 0.5)
+        out = torch.full((a.shape[0], n), float("nan"), device="cuda", dtype=out_dtype or dtype)
+        got = tk.ops.grouped_mm(a, b, offs, out=out)
+        where = f"case {i}: G={groups} M={a.shape[0]} N={n} K={k} {dtype} b_mn={b_mn} ends={ends[:6]}: {tk.ops.last_path}"
+        assert got is out and tk.ops.last_path == "tma:grouped", where
+        ref = _reference(a, b, ends)
+        rows = ends[-1]
+        if rows:
+            err = float((out[:rows].float() - ref).norm() / ref.norm().clamp_min(1e-30))
+            assert err < 1e-2, where + f" err {err:.2e}"
+
+
+@pytest.mark.gpu
+def test_offsets_are_clamped_on_the_device_and_checked_on_request():
+    a = torch.randn(100, 64, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(3, 64, 32, device="cuda", dtype=torch.bfloat16)
+    bad = torch.tensor([50, 20, 400], dtype=torch.int32, device="cuda")  # decreasing, past M
+    out = torch.zeros(100, 32, device="cuda", dtype=torch.bfloat16)
+    tk.ops.grouped_mm(a, b, bad, out=out)  # memory-safe: groups [0, 50), [50, 50), [50, 100)
+    ref = torch.cat([a[:50].float() @ b[0].float(), a[50:].float() @ b[2].float()])
+    assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
+    with pytest.raises(ValueError, match="non-decreasing"):
+        tk.ops.grouped_mm(a, b, bad, check_offs=True)
+    with pytest.raises(ValueError, match="past the end"):
+        tk.ops.grouped_mm(a, b, torch.tensor([10, 20, 101], dtype=torch.int32, device="cuda"), check_offs=True)
+    with pytest.raises(ValueError, match="int32"):
+        tk.ops.grouped_mm(a, b, bad.long())
+
+
+@pytest.mark.gpu
+def test_grouped_mm_in_a_cuda_graph_reads_new_offsets():
+    a = torch.randn(512, 128, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(4, 128, 64, device="cuda", dtype=torch.bfloat16)
+    offs = torch.tensor([100, 200, 300, 512], dtype=torch.int32, device="cuda")
+    out = torch.empty(512, 64, device="cuda", dtype=torch.bfloat16)
+    tk.ops.grouped_mm(a, b, offs, out=out)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        tk.ops.grouped_mm(a, b, offs, out=out)
+    offs.copy_(torch.tensor([0, 256, 256, 512], dtype=torch.int32))
+    out.fill_(float("nan"))
+    g.replay()
+    torch.cuda.synchronize()
+    ref = torch.cat([a[:256].float() @ b[1].float(), a[256:].float() @ b[3].float()])
+    assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
