@@ -3,6 +3,7 @@
     tmakit bench [copy|transpose|permute|reduce|all] [--sizes 1M,64M,1G] [--rounds 3] [--json FILE] [--md FILE]
                  [--plot FILE]
     tmakit bench gemm [...]      (tmakit's GEMM against cuBLAS: ``tmakit.bench.gemm``; not part of ``all``)
+    tmakit bench grouped [...]   (tk.ops.grouped_mm against torch._grouped_mm: ``tmakit.bench.grouped``)
 
 Method: random data (never zeros); CUDA-event timing of each call; warm-up calls first; the median over ``--reps``
 calls a loop; buffers rotated among enough sets that their total exceeds 4x the L2, so small sizes are not served from
@@ -33,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         from .gemm_fp8 import main as fp8_main
 
         return fp8_main(argv[1:])
+    if argv[:1] == ["grouped"]:
+        from .grouped import main as grouped_main
+
+        return grouped_main(argv[1:])
     if argv[:1] == ["gemm"]:
         from .gemm import main as gemm_main
 

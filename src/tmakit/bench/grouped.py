@@ -1,0 +1,188 @@
+"""``tmakit bench grouped``: ``tk.ops.grouped_mm`` against ``torch._grouped_mm`` on mixture-of-experts problems.
+
+Each case is G experts with N x K weights (bf16, ``b = w.transpose(-2, -1)`` of a (G, N, K) ``w``, as an MoE
+layer holds them) and G x Mg tokens sorted by expert, split evenly ("uniform") or by Pareto weights with about 15 %
+of the experts empty ("skewed"). Both results are checked against each other and an fp32 reference on a sample of
+groups; times are CUDA-event medians of single calls, each after an L2 flush, the two libraries alternating in
+``--rounds`` interleaved rounds; ratio = torch time / tmakit time (> 1: tmakit faster). The summary splits the cases
+at 256 rows per expert on average (issue 25's two goals).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+
+__all__ = ["CASES", "moe_problem", "run", "main"]
+
+# (experts, mean rows per expert, N, K, distribution): the issue's three peers first, then group counts 8-256 and
+# rows per expert 16-4096 over weight shapes of common MoE layers
+CASES = [
+    (8, 512, 4096, 4096, "uniform"), (64, 128, 4096, 7168, "uniform"), (16, 2048, 2048, 7168, "uniform"),
+    (8, 4096, 4096, 2048, "uniform"), (32, 1024, 2048, 4096, "uniform"), (128, 256, 1536, 2048, "uniform"),
+    (256, 64, 2048, 2048, "uniform"), (64, 16, 4096, 4096, "uniform"), (256, 16, 1536, 2048, "uniform"),
+    (128, 32, 2048, 4096, "uniform"), (64, 128, 4096, 7168, "skewed"), (128, 64, 2048, 4096, "skewed"),
+    (8, 1024, 4096, 4096, "skewed"), (32, 256, 2048, 2048, "skewed"),
+]
+
+
+def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed: int = 0):
+    """(a, b, offs, ends) for ``experts`` experts averaging ``rows`` tokens each."""
+    rng = random.Random(seed * 7919 + experts * 31 + rows)
+    if dist == "uniform":
+        sizes = [rows] * experts
+    else:
+        w = [0.0 if rng.random() < 0.15 else rng.paretovariate(1.2) for _ in range(experts)]
+        tot = sum(w) or 1.0
+        sizes = [int(experts * rows * x / tot) for x in w]
+    ends, acc = [], 0
+    for s in sizes:
+        acc += s
+        ends.append(acc)
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(max(acc, 1), k, device="cuda", dtype=torch.bfloat16, generator=g)
+    w = torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    return a, w.transpose(-2, -1), offs, ends
+
+
+def _check(torch, a, b, ends, out, peer) -> float:
+    """Relative error of ``out`` against fp32 on up to 4 non-empty groups; also vs the peer's result."""
+    errs, lo = [], 0
+    for gi, hi in enumerate(ends):
+        if hi > lo and len(errs) < 4:
+            ref = a[lo:hi].float() @ b[gi].float()
+            errs.append(float((out[lo:hi].float() - ref).norm() / ref.norm().clamp_min(1e-30)))
+        lo = hi
+    if ends and ends[-1]:
+        rows = ends[-1]
+        errs.append(float((out[:rows].float() - peer[:rows].float()).norm() / peer[:rows].float().norm()))
+    return max(errs) if errs else 0.0
+
+
+def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None) -> dict:
+    import torch
+
+    import tmakit as tk
+
+    from .timing import spin_up
+
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1, dtype=torch.int32,
+                        device="cuda")
+    spin_up()
+    rows_out = []
+    for experts, rows, n, k, dist in cases:
+        a, b, offs, ends = moe_problem(torch, experts, rows, n, k, dist)
+        out = torch.empty(a.shape[0], n, device="cuda", dtype=torch.bfloat16)
+        peer = torch._grouped_mm(a, b, offs=offs)
+        tk.ops.grouped_mm(a, b, offs, out=out, config=config)
+        err = _check(torch, a, b, ends, out, peer)
+        path = tk.ops.last_path
+        fns = {"tmakit": lambda: tk.ops.grouped_mm(a, b, offs, out=out, config=config),
+               "torch": lambda: torch._grouped_mm(a, b, offs=offs)}
+        for f in fns.values():
+            for _ in range(3):
+                f()
+        ratios, times = [], {"tmakit": [], "torch": []}
+        for r in range(rounds):
+            med = {}
+            for name in (("tmakit", "torch") if r % 2 == 0 else ("torch", "tmakit")):
+                ev = []
+                for _ in range(reps):
+                    flush.zero_()
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s.record()
+                    fns[name]()
+                    e.record()
+                    ev.append((s, e))
+                torch.cuda.synchronize()
+                med[name] = statistics.median(s.elapsed_time(e) for s, e in ev)
+                times[name].append(med[name])
+            ratios.append(med["torch"] / med["tmakit"])
+        flop = 2.0 * ends[-1] * n * k
+        t_tk, t_th = statistics.median(times["tmakit"]), statistics.median(times["torch"])
+        row = dict(experts=experts, rows_per_expert=rows, n=n, k=k, dist=dist, tokens=ends[-1],
+                   empty=sum(1 for lo, hi in zip([0] + ends[:-1], ends) if hi == lo), tmakit_ms=t_tk, torch_ms=t_th,
+                   tmakit_tflops=flop / t_tk / 1e9, torch_tflops=flop / t_th / 1e9,
+                   ratio=statistics.median(ratios), rel_err=err, path=path)
+        rows_out.append(row)
+        print(f"  G={experts:3d} rows/expert={rows:5d} N={n} K={k} {dist:7s} tmakit {row['tmakit_tflops']:5.0f} TF "
+              f"torch {row['torch_tflops']:5.0f} TF ratio {row['ratio']:.3f} err {err:.1e}", file=sys.stderr,
+              flush=True)
+        del a, b, out, peer
+        torch.cuda.empty_cache()
+    return dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rounds=rounds, reps=reps,
+                config=config or "default", rows=rows_out, summary=summarize(rows_out))
+
+
+def summarize(rows) -> dict:
+    def part(rs):
+        x = [r["ratio"] for r in rs]
+        if not x:
+            return None
+        lo = min(rs, key=lambda r: r["ratio"])
+        return dict(n=len(x), geomean=math.exp(sum(map(math.log, x)) / len(x)), min=lo["ratio"],
+                    min_case=f"G={lo['experts']} rows/expert={lo['rows_per_expert']} {lo['n']}x{lo['k']} {lo['dist']}")
+    return {"rows/expert <= 256": part([r for r in rows if r["rows_per_expert"] <= 256]),
+            "rows/expert > 256": part([r for r in rows if r["rows_per_expert"] > 256]), "all": part(rows)}
+
+
+def markdown(res: dict) -> str:
+    lines = [f"{res['device']}, torch {res['torch']}, config {res['config']}; medians of {res['rounds']} interleaved rounds of {res['reps']} "
+             f"single calls, each after an L2 flush; ratio = torch._grouped_mm time / tk.ops.grouped_mm time.", "",
+             "| experts | rows/expert | N x K | split | tokens | empty experts | tmakit TF/s | torch TF/s | ratio | "
+             "rel err |", "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in res["rows"]:
+        lines.append(f"| {r['experts']} | {r['rows_per_expert']} | {r['n']}x{r['k']} | {r['dist']} | {r['tokens']} | "
+                     f"{r['empty']} | {r['tmakit_tflops']:.0f} | {r['torch_tflops']:.0f} | **{r['ratio']:.3f}** | "
+                     f"{r['rel_err']:.1e} |")
+    lines.append("")
+    for name, s in res["summary"].items():
+        if s:
+            lines.append(f"- {name}: geomean **{s['geomean']:.3f}x**, min {s['min']:.3f}x ({s['min_case']}), "
+                         f"{s['n']} cases")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="tmakit bench grouped", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--config", default=None, help="a single-CTA name in tmakit.kernels.gemm.CONFIGS (default: the "
+                                                   "heuristic)")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--md", default=None)
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    if args.rounds < 1 or args.reps < 1:
+        print("tmakit bench grouped: --rounds and --reps must be >= 1", file=sys.stderr)
+        return 2
+    from .gemm import gpu_problem
+
+    problem = gpu_problem()
+    if problem:
+        print(f"tmakit bench grouped: {problem.replace('tmakit bench gemm ', '')}", file=sys.stderr)
+        return 2
+    import torch
+
+    if not hasattr(torch, "_grouped_mm"):
+        print(f"tmakit bench grouped: torch {torch.__version__} has no torch._grouped_mm to compare with",
+              file=sys.stderr)
+        return 2
+    res = run(rounds=args.rounds, reps=args.reps, config=args.config)
+    md = markdown(res)
+    print(md)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(md)
+    return 0
