@@ -69,8 +69,8 @@ def _plan(a, b, offs, out, out_dtype, config):
 
 def _not_for_the_kernel(torch, a, b, offs) -> str:
     if offs is None or a.dim() != 2 or b.dim() != 3:
-        return (f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel runs 2-D a x "
-                f"3-D b with offs")
+        return (f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel takes a "
+                f"2-D a, a 3-D b and offs")
     if not (a.is_cuda and b.is_cuda and offs.is_cuda) or len({a.device, b.device, offs.device}) != 1:
         return f"a, b and offs are on {a.device}, {b.device} and {offs.device}: the kernel runs on one CUDA device"
     if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype:
