@@ -160,3 +160,20 @@ def test_grouped_mm_in_a_cuda_graph_reads_new_offsets():
     torch.cuda.synchronize()
     ref = torch.cat([a[:256].float() @ b[1].float(), a[256:].float() @ b[3].float()])
     assert float((out.float() - ref).norm() / ref.norm()) < 1e-2
+
+
+def test_torch_compile_keeps_grouped_mm_as_one_custom_op():
+    """CPU tensors: the custom op runs the torch path inside the compiled graph, without a graph break."""
+    a = torch.randn(12, 32, dtype=torch.bfloat16)
+    b = torch.randn(3, 32, 16, dtype=torch.bfloat16)
+    offs = torch.tensor([4, 4, 12], dtype=torch.int32)
+
+    def f(a, b, offs):
+        return tk.ops.grouped_mm(a, b, offs) * 2
+
+    got = torch.compile(f, fullgraph=True, backend="eager")(a, b, offs)
+    want = f(a, b, offs)
+    assert torch.equal(got[:12], want[:12])
+    with torch.no_grad():
+        explain = torch._dynamo.explain(f)(a, b, offs)
+    assert explain.graph_break_count == 0

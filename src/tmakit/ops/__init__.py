@@ -51,6 +51,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     pass
 else:
     from . import (
+        grouped_library,  # noqa: F401  (registers torch.ops.tmakit.grouped_mm / grouped_mm_out)
         library,  # noqa: F401  (registers torch.ops.tmakit.*: torch.compile and autograd call them)
         scaled_mm_library,  # noqa: F401  (registers torch.ops.tmakit.scaled_mm / scaled_mm_out)
     )

@@ -9,14 +9,15 @@ strides TMA cannot describe) run ``torch._grouped_mm`` (or a loop of ``torch.mm`
 itself and clamps them (non-decreasing, at most M), so a launch never synchronises and any ``offs`` is
 memory-safe; ``check_offs=True`` checks them on the host first (one synchronisation) and raises ``ValueError`` for
 offsets that decrease or pass M. Rows after the last offset are left as they are (``torch._grouped_mm`` leaves them
-uninitialised).
+uninitialised). Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.grouped_mm`` (``grouped_mm_out``
+with ``out=``), so it stays in the compiled graph.
 """
 
 from __future__ import annotations
 
 from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
-from .common import on_device, set_path, torch_module
+from .common import compiling, on_device, set_path, torch_module
 
 __all__ = ["grouped_mm"]
 
@@ -29,6 +30,12 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
     docstring); ``out``: an optional (M, N) result tensor; ``config``: a name in ``tmakit.kernels.gemm.CONFIGS``
     (single-CTA configs; default: 64-row tiles when the groups average at most 64 rows, else 128x256)."""
     torch = torch_module()
+    if compiling():  # the custom op tmakit::grouped_mm: no graph break under torch.compile
+        if out is None:
+            od = None if out_dtype is None else str(out_dtype).removeprefix("torch.")
+            return torch.ops.tmakit.grouped_mm(a, b, offs, od, strict, check_offs, config)
+        torch.ops.tmakit.grouped_mm_out(a, b, offs, out, strict, check_offs, config)
+        return out
     why = _not_for_the_kernel(torch, a, b, offs)
     if not why:
         _check_offs_tensor(torch, a, b, offs)

@@ -1,0 +1,44 @@
+"""``torch.ops.tmakit.grouped_mm`` / ``grouped_mm_out``: ``tk.ops.grouped_mm`` as torch custom ops, so
+``torch.compile`` keeps it in its graph (the eager op calls these while tracing; at run time they run the eager op).
+Registered when ``tmakit.ops`` is imported with torch installed. No autograd formula."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .grouped import grouped_mm as tk_grouped_mm
+
+__all__: list = []
+
+
+def _dtype(out_dtype, a):
+    return getattr(torch, out_dtype) if out_dtype is not None else a.dtype
+
+
+@torch.library.custom_op("tmakit::grouped_mm", mutates_args=())
+def _grouped_mm(a: Tensor, b: Tensor, offs: Tensor | None, out_dtype: str | None, strict: bool, check_offs: bool,
+                config: str | None) -> Tensor:
+    return tk_grouped_mm(a, b, offs, out_dtype=_dtype(out_dtype, a), strict=strict, check_offs=check_offs,
+                         config=config)
+
+
+@_grouped_mm.register_fake
+def _(a, b, offs, out_dtype, strict, check_offs, config):
+    dt = _dtype(out_dtype, a)
+    if a.dim() == 2 and b.dim() == 3:
+        return a.new_empty((a.shape[0], b.shape[2]), dtype=dt)
+    if a.dim() == 3 and b.dim() == 3:
+        return a.new_empty((a.shape[0], a.shape[1], b.shape[2]), dtype=dt)
+    if a.dim() == 2 and b.dim() == 2 and offs is not None:  # grouped along K: one (M, N) result per group
+        return a.new_empty((offs.shape[0], a.shape[0], b.shape[1]), dtype=dt)
+    return torch._grouped_mm(a, b, offs=offs, out_dtype=dt)
+
+
+@torch.library.custom_op("tmakit::grouped_mm_out", mutates_args=("out",))
+def _grouped_mm_out(a: Tensor, b: Tensor, offs: Tensor | None, out: Tensor, strict: bool, check_offs: bool,
+                    config: str | None) -> None:
+    tk_grouped_mm(a, b, offs, out=out, strict=strict, check_offs=check_offs, config=config)
+
+
+_grouped_mm_out.register_fake(lambda a, b, offs, out, strict, check_offs, config: None)
