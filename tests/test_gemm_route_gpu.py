@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tmakit as tk  # noqa: E402
-from tmakit.ops.gemm import forget_plans  # noqa: E402
 from tmakit.ops import gemm_tuned  # noqa: E402
+from tmakit.ops.gemm import forget_plans  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -26,7 +26,7 @@ def test_cached_path_reads_new_data_and_keeps_the_route(m, n, k, path):
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t()
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    for i in range(3):  # planned, then twice from the cache with new values in the same buffers
+    for _ in range(3):  # planned, then twice from the cache with new values in the same buffers
         a.copy_(torch.randn_like(a))
         c.fill_(float("nan"))
         assert tk.ops.gemm(a, b, out=c) is c

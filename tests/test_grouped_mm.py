@@ -117,7 +117,8 @@ def test_random_group_lists_match_fp32(seed):
         a, b, offs, ends = _moe(rng, "cuda", groups, m_total, n, k, dtype, b_mn, rng.random() < 0.5)
         out = torch.full((a.shape[0], n), float("nan"), device="cuda", dtype=out_dtype or dtype)
         got = tk.ops.grouped_mm(a, b, offs, out=out)
-        where = f"case {i}: G={groups} M={a.shape[0]} N={n} K={k} {dtype} b_mn={b_mn} ends={ends[:6]}: {tk.ops.last_path}"
+        where = (f"case {i}: G={groups} M={a.shape[0]} N={n} K={k} {dtype} b_mn={b_mn} ends={ends[:6]}: "
+                 f"{tk.ops.last_path}")
         assert got is out and tk.ops.last_path == "tma:grouped", where
         ref = _reference(a, b, ends)
         rows = ends[-1]

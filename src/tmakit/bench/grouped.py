@@ -82,8 +82,7 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
         tk.ops.grouped_mm(a, b, offs, out=out, config=config)
         err = _check(torch, a, b, ends, out, peer)
         path = tk.ops.last_path
-        fns = {"tmakit": lambda: tk.ops.grouped_mm(a, b, offs, out=out, config=config),
-               "torch": lambda: torch._grouped_mm(a, b, offs=offs)}
+        fns = _calls(torch, tk, a, b, offs, out, config)
         for f in fns.values():
             for _ in range(3):
                 f()
@@ -113,10 +112,15 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
         print(f"  G={experts:3d} rows/expert={rows:5d} N={n} K={k} {dist:7s} tmakit {row['tmakit_tflops']:5.0f} TF "
               f"torch {row['torch_tflops']:5.0f} TF ratio {row['ratio']:.3f} err {err:.1e}", file=sys.stderr,
               flush=True)
-        del a, b, out, peer
         torch.cuda.empty_cache()
     return dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rounds=rounds, reps=reps,
                 config=config or "default", rows=rows_out, summary=summarize(rows_out))
+
+
+def _calls(torch, tk, a, b, offs, out, config) -> dict:
+    """The two timed calls on one problem's tensors."""
+    return {"tmakit": lambda: tk.ops.grouped_mm(a, b, offs, out=out, config=config),
+            "torch": lambda: torch._grouped_mm(a, b, offs=offs)}
 
 
 def summarize(rows) -> dict:
@@ -126,14 +130,16 @@ def summarize(rows) -> dict:
             return None
         lo = min(rs, key=lambda r: r["ratio"])
         return dict(n=len(x), geomean=math.exp(sum(map(math.log, x)) / len(x)), min=lo["ratio"],
-                    min_case=f"G={lo['experts']} rows/expert={lo['rows_per_expert']} {lo['n']}x{lo['k']} {lo['dist']}")
+                    min_case=f"G={lo['experts']} rows/expert={lo['rows_per_expert']} {lo['n']}x{lo['k']} "
+                             f"{lo['dist']}")
     return {"rows/expert <= 256": part([r for r in rows if r["rows_per_expert"] <= 256]),
             "rows/expert > 256": part([r for r in rows if r["rows_per_expert"] > 256]), "all": part(rows)}
 
 
 def markdown(res: dict) -> str:
-    lines = [f"{res['device']}, torch {res['torch']}, config {res['config']}; medians of {res['rounds']} interleaved rounds of {res['reps']} "
-             f"single calls, each after an L2 flush; ratio = torch._grouped_mm time / tk.ops.grouped_mm time.", "",
+    lines = [f"{res['device']}, torch {res['torch']}, config {res['config']}; medians of {res['rounds']} "
+             f"interleaved rounds of {res['reps']} single calls, each after an L2 flush; ratio = torch._grouped_mm "
+             f"time / tk.ops.grouped_mm time.", "",
              "| experts | rows/expert | N x K | split | tokens | empty experts | tmakit TF/s | torch TF/s | ratio | "
              "rel err |", "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in res["rows"]:

@@ -14,8 +14,20 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from .gemm import (_ELEM, _IN, _OUT, _TMA_DTYPE, BK, CONFIGS, GemmConfig, GemmError, _dtype_name, launch_fn,
-                   resident_ctas, smem_bytes)
+from .gemm import (
+    _ELEM,
+    _IN,
+    _OUT,
+    _TMA_DTYPE,
+    BK,
+    CONFIGS,
+    GemmConfig,
+    GemmError,
+    _dtype_name,
+    launch_fn,
+    resident_ctas,
+    smem_bytes,
+)
 
 __all__ = ["GroupedPlan", "plan_grouped", "choose_grouped_config", "kernel_name", "launcher"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "tile_fill", "padded_copy", "padded_empty",
-           "torch_gemm"]
+__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "tile_fill", "padded_copy",
+           "padded_empty", "torch_gemm"]
 
 # cost model (seconds), measured on an H200 (docs/GEMM.md, "Shapes the kernel cannot read as given")
 COPY_BYTES_PER_S = 2.2e12  # a strided torch copy into a padded buffer (bytes read + written); H100-safe

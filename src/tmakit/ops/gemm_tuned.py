@@ -32,7 +32,8 @@ def device_tag(index: int) -> str:
         import torch
 
         props = torch.cuda.get_device_properties(index)
-        tag = _devices[index] = re.sub(r"[^A-Za-z0-9]+", "-", f"{props.name}-{props.multi_processor_count}sm").strip("-")
+        name = f"{props.name}-{props.multi_processor_count}sm"
+        tag = _devices[index] = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
     return tag
 
 
