@@ -48,6 +48,9 @@
 #ifndef TMAKIT_GEMM_GROUPED  // 1: compile the grouped (MoE) kernel tmakit_gemm_grouped instead (gemm_grouped.cu)
 #define TMAKIT_GEMM_GROUPED 0
 #endif
+#ifndef TMAKIT_GEMM_PTRARRAY  // 1: compile the ptr-array kernel tmakit_gemm_ptr_array instead (gemm_ptr_array.cu)
+#define TMAKIT_GEMM_PTRARRAY 0
+#endif
 #ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
 #define TMAKIT_GEMM_NO_MMA 0
 #endif
@@ -219,46 +222,6 @@ struct WorkList {
   }
 };
 
-// The work of one CTA of the grouped kernel: groups g = 0 .. groups-1 own the A / C rows [offs[g-1], offs[g]) (offs
-// clamped to be non-decreasing and <= M, so any offs is memory-safe) and B[g]; a group's units are its 64- or 128-row
-// tiles times the column tiles, numbered n-tile-major so consecutive CTAs share a B tile. CTA cid takes units cid,
-// cid + ncl, ... walking the groups once. A unit's su field carries its group's end row (for the epilogue), slot its
-// group (for the producer's B coordinate).
-struct GroupList {
-  const int* offs;
-  int groups, M, N, K, bm, bn, cid, ncl;
-  int u, g, ustart, gunits, gtm, rstart, rend;
-
-  TMAKIT_DEVICE void start() {
-    u = cid;
-    g = -1;
-    ustart = gunits = gtm = rstart = rend = 0;
-  }
-
-  TMAKIT_DEVICE bool next(Unit& t) {
-    const int tiles_n = (N + bn - 1) / bn;
-    while (u >= ustart + gunits) {
-      if (++g >= groups) return false;
-      ustart += gunits;
-      rstart = rend;
-      rend = min(max(__ldg(offs + g), rstart), M);
-      gtm = (rend - rstart + bm - 1) / bm;
-      gunits = gtm * tiles_n;
-    }
-    const int r = u - ustart;
-    t.m0 = rstart + (r % gtm) * bm;
-    t.n0 = (r / gtm) * bn;
-    t.k0 = 0;
-    t.kt = (K + BK - 1) / BK;
-    t.role = 0;
-    t.su = rend;
-    t.slot = g;
-    t.nseg = 1;
-    u += ncl;
-    return true;
-  }
-};
-
 // PTX: ld.acquire.gpu.global.u32
 TMAKIT_DEVICE u32 ld_acquire_gpu(const u32* p) {
   u32 v;
@@ -311,6 +274,8 @@ template <int BN, int NS> TMAKIT_DEVICE void add_part(float* acc, const float4* 
 }  // namespace gemm
 }  // namespace tmakit
 
+#include "gemm_group.cuh"
+
 // IN: the input types, 0 = bf16, 1 = fp16, 2..5 = fp8 A x B: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3, e5m2 x e5m2
 // (fp8: B_MN = 0 only, both operands K-major). OUT: 0 = bf16, 1 = fp16, 2 = fp32. BM in {64, 128}, BN in {64, 128, 256}.
 // CM, CN: CTAs per cluster along M and N (1, 2 or 4; CM * CN <= 4). B_MN: 0 = B given K-major (Bt (N, K) row-major), 1 = B (K, N)
@@ -351,6 +316,24 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
   float4* const sk_ws = nullptr;
   u32* const sk_flags = nullptr;
+#elif TMAKIT_GEMM_PTRARRAY
+// Ptr-array (CUTLASS's grouped GEMM): problem g is C_g = A_g @ B_g with its own shapes, pointers and strides
+// (gemm_group.cuh's Problem fields). The producer points per-CTA copies of the A and B template maps at each new
+// problem on the device (switch_map: two slots per operand, alternated, each rewritten only after the loads that
+// last used it were consumed); C tiles go out with predicated st.global (no C map).
+template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI>
+__global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
+tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
+                      const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
+                      TmaDesc* __restrict__ maps) {
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, SCALE = 0, BIAS = 0, FAST = 1, k_rotate = 0;
+  const tmakit::gemm::Scales sc{};
+  const int M = 0x7fffffff, N = 0x7fffffff, K = 0, group_m = 1, k_per_split = 0, units = 0, sk_units = 0;
+  const int maxseg = 0, scatter = 0;
+  float4* const sk_ws = nullptr;
+  u32* const sk_flags = nullptr;
+  u8* const c_ptr = nullptr;
+  const long long ldc = 0;
 #else
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int CN, int B_MN, int SPLITK, int OVERLAP, int EPI,
           int DEFER>
@@ -417,6 +400,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   const int KU = EB == 2 ? K : (K + 1) / 2, kpsu = EB == 2 ? k_per_split : (k_per_split + 1) / 2;
 #if TMAKIT_GEMM_GROUPED
   GroupList work{offs, groups, M, N, KU, BM, BN, cid, ncl};
+#elif TMAKIT_GEMM_PTRARRAY
+  ProblemList work{problems, groups, BM, BN, cid, ncl};
 #else
   WorkList work{rm, rn, CM, CN, BM, BN, M, N, KU, group_m, kpsu, units, SPLITK ? 0 : sk_units, cid, ncl,
                 (KU + BK - 1) / BK};
@@ -448,11 +433,35 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       int it = 0, ui = 0;
       work.start();
       Unit t;
+      const TmaDesc* pa = &tm_a;  // the maps the loads go through (ptr-array: this CTA's slot of the problem's maps)
+      const TmaDesc* pb = &tm_b;
+#if TMAKIT_GEMM_PTRARRAY
+      int cur_g = -1, nsw = 0, last_it[2] = {-1, -1};
+      const u32 smap = (slots + 32 * (STAGES + 1) + 127u) & ~127u;  // two 128-byte maps being edited
+#endif
       auto wait_empty = [&](int s) {
         if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
         else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
       };
       for (; work.next(t); ++ui) {
+#if TMAKIT_GEMM_PTRARRAY
+        if (t.slot != cur_g) {  // a new problem: repoint this CTA's other map slot at its operands
+          const int sl = nsw & 1;
+          const int j = last_it[sl];  // the last load through that slot: wait until its stage was consumed
+          if (j >= 0 && it <= j + STAGES) mbarrier_wait(bars + 8 * (STAGES + j % STAGES), (j / STAGES) & 1);
+          const long long* pg = problems + (long long)t.slot * P_FIELDS;
+          const int m = (int)pg[P_M], n = (int)pg[P_N], k = (int)pg[P_K];
+          TmaDesc* ga = maps + (cid * 2 + sl) * 2;
+          switch_map(smap, &tm_a, ga, (u64)pg[P_A], (u32)k, (u32)m, (u64)pg[P_LDA] * EB);
+          if (B_MN) switch_map(smap + 128, &tm_b, ga + 1, (u64)pg[P_B], (u32)n, (u32)k, (u64)pg[P_LDB] * EB);
+          else switch_map(smap + 128, &tm_b, ga + 1, (u64)pg[P_B], (u32)k, (u32)n, (u64)pg[P_LDB] * EB);
+          pa = ga;
+          pb = ga + 1;
+          cur_g = t.slot;
+          ++nsw;
+        }
+        last_it[(nsw - 1) & 1] = it + t.kt - 1;
+#endif
         wait_empty(it % STAGES);  // the unit's first slab
         put_unit(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
         if constexpr (SCALE == 3) put_unit_k0(slots + 32 * (ui % (STAGES + 1)), t);
@@ -467,26 +476,26 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
           const int k = (t.k0 + kr * BK) * (2 / EB);  // in elements
           if (CN > 1) {
-            tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), &tm_a, full, mask_a, k,
+            tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), pa, full, mask_a, k,
                                 t.m0 + rn * (BM / CN));
           } else {
-            tma_load_tile<2>(s_a + s * A_BYTES, &tm_a, full, k, t.m0);
+            tma_load_tile<2>(s_a + s * A_BYTES, pa, full, k, t.m0);
           }
           const u32 sb = s_b + s * B_BYTES;
           if (B_MN) {
             constexpr int NB = BN / 64, PER = NB / CM;
 #pragma unroll
             for (int i = rm * PER; i < rm * PER + PER; ++i) {
-              if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, &tm_b, full, mask_b, t.n0 + 64 * i, k);
-              else if (TMAKIT_GEMM_GROUPED) tma_load_tile<3>(sb + i * 8192, &tm_b, full, t.n0 + 64 * i, k, t.slot);
-              else tma_load_tile<2>(sb + i * 8192, &tm_b, full, t.n0 + 64 * i, k);
+              if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, pb, full, mask_b, t.n0 + 64 * i, k);
+              else if (TMAKIT_GEMM_GROUPED) tma_load_tile<3>(sb + i * 8192, pb, full, t.n0 + 64 * i, k, t.slot);
+              else tma_load_tile<2>(sb + i * 8192, pb, full, t.n0 + 64 * i, k);
             }
           } else if (CM > 1) {
-            tma_load_tile_mc<2>(sb + rm * (B_BYTES / CM), &tm_b, full, mask_b, k, t.n0 + rm * (BN / CM));
+            tma_load_tile_mc<2>(sb + rm * (B_BYTES / CM), pb, full, mask_b, k, t.n0 + rm * (BN / CM));
           } else if (TMAKIT_GEMM_GROUPED) {
-            tma_load_tile<3>(sb, &tm_b, full, k, t.n0, t.slot);  // B[group]
+            tma_load_tile<3>(sb, pb, full, k, t.n0, t.slot);  // B[group]
           } else {
-            tma_load_tile<2>(sb, &tm_b, full, k, t.n0);
+            tma_load_tile<2>(sb, pb, full, k, t.n0);
           }
         }
       }
@@ -620,22 +629,21 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const Unit t = get_unit(uslot);
       const int row_m0 = t.m0 + cw * 64;
       if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
-#if TMAKIT_GEMM_GROUPED
-      if (row_m0 >= t.su) continue;  // rows of the next group
-      if (row_m0 + 64 > t.su) {      // the group ends inside these rows: st.global of its rows only
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          const int col = t.n0 + 8 * j + 2 * (lane % 4);
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int row = row_m0 + warp * 16 + lane / 4 + 8 * h;
-            if (row < t.su && col < N) {
-              u8* p = c_ptr + ((long long)row * ldc + col) * OUT_BYTES;
-              if constexpr (OUT == 2) *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-              else *reinterpret_cast<u32*>(p) = pack2<OUT == 1 ? 1 : 0>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-            }
-          }
-        }
+#if TMAKIT_GEMM_GROUPED || TMAKIT_GEMM_PTRARRAY
+      if (row_m0 >= t.su) continue;  // rows of the next group (ptr-array: past M_g)
+#if TMAKIT_GEMM_PTRARRAY
+      const long long* pg = problems + (long long)t.slot * P_FIELDS;
+      u8* const cg = reinterpret_cast<u8*>(__ldg(pg + P_C));
+      const long long ldg = __ldg(pg + P_LDC);
+      const int n_end = (int)__ldg(pg + P_N);
+      if (true) {  // no C map: every tile stores its problem's rows and columns directly
+#else
+      u8* const cg = c_ptr;
+      const long long ldg = ldc;
+      const int n_end = N;
+      if (row_m0 + 64 > t.su) {  // the group ends inside these rows: st.global of its rows only
+#endif
+        store_rows<BN, OUT>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
         continue;
       }
 #endif

@@ -7,6 +7,7 @@
     tk.ops.reduce_into(dst, src, op="add")     # dst = dst (op) src: TMA load-combine-store or store-reduce
     c = tk.ops.gemm(a, b)                      # a @ b with TMA + wgmma
     c = tk.ops.grouped_mm(a, b, offs)          # torch._grouped_mm: rows of a grouped by offs, one b per group
+    cs = tk.ops.gemm_list(As, Bs)              # [a @ b for a, b in zip(As, Bs)] in one launch (ptr-array)
 
 Every bandwidth op is one kernel launch of TMA loads into shared memory and TMA stores or store-reduces out of it:
 persistent, pipelined CTAs (a ring of stages) for copies and store-reduce, or -- where that measured faster on an
@@ -38,12 +39,12 @@ import types as _types
 
 from .common import state as _state
 from .gemm import GemmError, GemmOptions, gemm
-from .grouped import grouped_mm
+from .grouped import gemm_list, grouped_mm
 from .memory_ops import REDUCE_OPS, copy, permute, reduce_into, transpose
 from .scaled_mm import scaled_mm  # FP8 GEMM (torch._scaled_mm's modes + block-wise); quantizers: tk.ops.quantize
 
 __all__ = ["copy", "transpose", "permute", "reduce_into", "gemm", "GemmOptions", "GemmError", "last_path",
-           "REDUCE_OPS", "scaled_mm", "grouped_mm"]
+           "REDUCE_OPS", "scaled_mm", "grouped_mm", "gemm_list"]
 
 try:
     import torch as _torch  # noqa: F401  (the ops take torch tensors; without torch they raise when called)

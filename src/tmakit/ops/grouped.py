@@ -1,4 +1,5 @@
-"""``grouped_mm(a, b, offs)``: ``torch._grouped_mm``'s mixture-of-experts GEMM on the TMA + wgmma kernel.
+"""``grouped_mm(a, b, offs)``: ``torch._grouped_mm``'s mixture-of-experts GEMM on the TMA + wgmma kernel, and
+``gemm_list(As, Bs)``: CUTLASS's ptr-array grouped GEMM (problems with their own shapes and pointers).
 
 The kernel takes the layout MoE layers use: ``a`` (M, K) with the tokens sorted by expert, ``b`` (G, K, N) one weight
 per expert (``w.transpose(-2, -1)`` of a (G, N, K) ``w``, or row-major), ``offs`` (G,) int32 end rows:
@@ -19,7 +20,7 @@ from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
 from .common import compiling, on_device, set_path, torch_module
 
-__all__ = ["grouped_mm"]
+__all__ = ["grouped_mm", "gemm_list"]
 
 _plans: dict = {}
 
@@ -130,3 +131,74 @@ def _loop(torch, a, b, offs, od):
             lo = max(lo, hi)
         return r
     raise GemmError(f"grouped_mm: no torch path for a {a.dim()}-D x {b.dim()}-D call with offs on this torch")
+
+
+_map_buffers: dict = {}  # (device, stream) -> per-CTA map slots of the ptr-array kernel (grown, never shrunk)
+_problem_arrays: dict = {}  # (device, rows) -> (pinned host copy, device array)
+_retired: list = []  # evicted problem arrays uploaded during a CUDA-graph capture: the graph may still use them
+
+
+def _problem_array(torch, rows, dev):
+    """The device copy of a problem list, uploaded once per distinct list (from pinned memory, stream-ordered); kept
+    with its pinned source, so a CUDA graph that captured the upload replays it from memory that is still valid."""
+    key = (dev, tuple(map(tuple, rows)))
+    got = _problem_arrays.get(key)
+    if got is None:
+        if len(_problem_arrays) >= 256:
+            _retired.extend(v for v in _problem_arrays.values() if v[2])
+            _problem_arrays.clear()
+        host = torch.tensor(rows, dtype=torch.int64).pin_memory()
+        got = _problem_arrays[key] = (host, host.to(dev, non_blocking=True), torch.cuda.is_current_stream_capturing())
+    return got[1]
+
+
+def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=None):
+    """``[a @ b for a, b in zip(As, Bs)]`` in one launch (CUTLASS's ptr-array grouped GEMM): each problem has its own
+    M, N, K, pointers and strides; the kernel's producer rewrites its tensor maps on the device for each problem
+    (``tmakit.kernels.gemm_ptr_array``). ``out``: optional list of (M_g, N_g) results. Problems that break the
+    kernel's rules (CPU tensors, mixed dtypes or B layouts, pitches TMA cannot read) run ``torch.matmul`` per
+    problem, and ``tk.ops.last_path`` says why; ``strict=True`` raises ``GemmError`` instead. Returns the list of
+    results."""
+    from ..kernels import gemm_ptr_array as _kp
+
+    torch = torch_module()
+    As, Bs = list(As), list(Bs)
+    if len(As) != len(Bs) or not As:
+        raise ValueError(f"gemm_list needs as many a's as b's, at least one: got {len(As)} and {len(Bs)}")
+    od = out[0].dtype if out else (out_dtype or As[0].dtype)
+    outs = list(out) if out is not None else [
+        torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=od, device=a.device) for a, b in zip(As, Bs)]
+    if len(outs) != len(As):
+        raise ValueError(f"out has {len(outs)} tensors for {len(As)} problems")
+    devs = {t.device for t in As + Bs + outs}
+    why = ""
+    if len(devs) != 1 or not As[0].is_cuda:
+        why = f"tensors on {sorted(map(str, devs))}: the kernel runs on one CUDA device"
+    else:
+        try:
+            p = _kp.plan_list(As, Bs, outs, config=config)
+        except GemmError as e:
+            why = str(e)
+    if why:
+        if strict:
+            raise GemmError(f"the ptr-array kernel cannot take this call: {why} (strict=True)")
+        set_path("torch:" + why)
+        for a, b, o in zip(As, Bs, outs):
+            o.copy_(torch.matmul(a, b)) if o.dtype != a.dtype else torch.matmul(a, b, out=o)
+        return outs
+    for a, o in zip(As, outs):
+        if int(a.shape[1]) == 0 and o.numel():
+            o.zero_()
+    if p.first >= 0:
+        rows = _kp.problem_rows(As, Bs, outs)
+        dev = As[0].device
+        with on_device(As[0].get_device()):
+            prob = _problem_array(torch, rows, dev)
+            n = _kp.grid(p) * 4 * _kp.MAP_BYTES
+            key = (dev, torch.cuda.current_stream(dev).cuda_stream)
+            maps = _map_buffers.get(key)
+            if maps is None or maps.numel() < n:
+                maps = _map_buffers[key] = torch.empty(n, dtype=torch.uint8, device=dev)
+            _kp.launcher(p, rows[p.first], prob.data_ptr(), maps.data_ptr())()
+    set_path("tma:ptr-array")
+    return outs

@@ -1,0 +1,150 @@
+// gemm_group.cuh -- the work lists and descriptor switch of the grouped GEMM kernels (gemm.cu compiled with
+// TMAKIT_GEMM_GROUPED or TMAKIT_GEMM_PTRARRAY; host sides gemm_grouped.py, gemm_ptr_array.py).
+#pragma once
+#include <tmakit/fence.cuh>
+#include <tmakit/tensormap.cuh>
+#include <tmakit/types.cuh>
+
+namespace tmakit {
+namespace gemm {
+
+// The work of one CTA of the grouped kernel: groups g = 0 .. groups-1 own the A / C rows [offs[g-1], offs[g]) (offs
+// clamped to be non-decreasing and <= M, so any offs is memory-safe) and B[g]; a group's units are its 64- or 128-row
+// tiles times the column tiles, numbered n-tile-major so consecutive CTAs share a B tile. CTA cid takes units cid,
+// cid + ncl, ... walking the groups once. A unit's su field carries its group's end row (for the epilogue), slot its
+// group (for the producer's B coordinate).
+struct GroupList {
+  const int* offs;
+  int groups, M, N, K, bm, bn, cid, ncl;
+  int u, g, ustart, gunits, gtm, rstart, rend;
+
+  TMAKIT_DEVICE void start() {
+    u = cid;
+    g = -1;
+    ustart = gunits = gtm = rstart = rend = 0;
+  }
+
+  TMAKIT_DEVICE bool next(Unit& t) {
+    const int tiles_n = (N + bn - 1) / bn;
+    while (u >= ustart + gunits) {
+      if (++g >= groups) return false;
+      ustart += gunits;
+      rstart = rend;
+      rend = min(max(__ldg(offs + g), rstart), M);
+      gtm = (rend - rstart + bm - 1) / bm;
+      gunits = gtm * tiles_n;
+    }
+    const int r = u - ustart;
+    t.m0 = rstart + (r % gtm) * bm;
+    t.n0 = (r / gtm) * bn;
+    t.k0 = 0;
+    t.kt = (K + BK - 1) / BK;
+    t.role = 0;
+    t.su = rend;
+    t.slot = g;
+    t.nseg = 1;
+    u += ncl;
+    return true;
+  }
+};
+
+// One problem of the ptr-array kernel: 9 int64 per group in global memory.
+enum Problem { P_A = 0, P_B, P_C, P_M, P_N, P_K, P_LDA, P_LDB, P_LDC, P_FIELDS };
+
+// The work of one CTA of the ptr-array kernel: problem g is C_g (M_g, N_g) = A_g (M_g, K_g) @ B_g with its own
+// pointers and strides; its units are its tiles (n-tile-major), each with the whole K_g. su carries M_g, slot g.
+struct ProblemList {
+  const long long* prob;
+  int groups, bm, bn, cid, ncl;
+  int u, g, ustart, gunits, gtm, kt, rend;
+
+  TMAKIT_DEVICE void start() {
+    u = cid;
+    g = -1;
+    ustart = gunits = gtm = kt = rend = 0;
+  }
+
+  TMAKIT_DEVICE bool next(Unit& t) {
+    while (u >= ustart + gunits) {
+      if (++g >= groups) return false;
+      ustart += gunits;
+      const long long* p = prob + (long long)g * P_FIELDS;
+      const int m = (int)__ldg(p + P_M), n = (int)__ldg(p + P_N), k = (int)__ldg(p + P_K);
+      gtm = (m + bm - 1) / bm;
+      gunits = k > 0 ? gtm * ((n + bn - 1) / bn) : 0;  // the host zeroes C_g when K_g = 0
+      kt = (k + BK - 1) / BK;
+      rend = m;
+    }
+    const int r = u - ustart;
+    t.m0 = (r % gtm) * bm;
+    t.n0 = (r / gtm) * bn;
+    t.k0 = 0;
+    t.kt = kt;
+    t.role = 0;
+    t.su = rend;
+    t.slot = g;
+    t.nseg = 1;
+    u += ncl;
+    return true;
+  }
+};
+
+// Point the 128-byte map at `smem_map` (a copy of a template map) at one problem's operand and publish it to its
+// global slot `gmap` for this thread's TMA loads: tensormap.replace of the base address, the two extents and the
+// row pitch, a generic copy to global memory, then the release and acquire proxy fences (the writer is the thread
+// that loads through the map). The caller makes sure no TMA load that used `gmap` is still in flight.
+TMAKIT_DEVICE void switch_map(u32 smem_map, const TmaDesc* tmpl, TmaDesc* gmap, u64 addr, u32 dim0, u32 dim1,
+                              u64 pitch_bytes) {
+  const uint4* src = reinterpret_cast<const uint4*>(tmpl);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const uint4 v = src[i];
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(smem_map + 16 * i), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w) : "memory");
+  }
+  tensormap_replace_global_address(smem_map, addr);
+  tensormap_replace_global_dim<0>(smem_map, dim0);
+  tensormap_replace_global_dim<1>(smem_map, dim1);
+  tensormap_replace_global_stride<0>(smem_map, pitch_bytes);
+  uint4* dst = reinterpret_cast<uint4*>(gmap);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(smem_map + 16 * i) : "memory");
+    dst[i] = v;
+  }
+  fence_proxy_tensormap_release();
+  tensormap_acquire(gmap);
+}
+
+// The epilogue without a C map: this thread's accumulators of a 64-row slab (rows row_m0 + 16 w + l/4 + 8 h,
+// columns n0 + 8 j + 2 (l%4) + e) stored straight to C, rows below m_end and columns below n_end only.
+// PTX: st.global.{v2.f32, b32, b16} (an odd n_end's last column alone)
+template <int BN, int OUT>
+TMAKIT_DEVICE void store_rows(const float* acc, u8* c, long long ldc, int row_m0, int n0, int m_end, int n_end,
+                              int warp, int lane) {
+  constexpr int OB = OUT == 2 ? 4 : 2;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    const int col = n0 + 8 * j + 2 * (lane % 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row_m0 + warp * 16 + lane / 4 + 8 * h;
+      if (row >= m_end || col >= n_end) continue;
+      u8* p = c + ((long long)row * ldc + col) * OB;
+      const float x0 = acc[4 * j + 2 * h], x1 = acc[4 * j + 2 * h + 1];
+      if constexpr (OUT == 2) {
+        if (col + 1 < n_end) *reinterpret_cast<float2*>(p) = make_float2(x0, x1);
+        else *reinterpret_cast<float*>(p) = x0;
+      } else {
+        const u32 w = pack2<OUT == 1 ? 1 : 0>(x0, x1);
+        if (col + 1 < n_end) *reinterpret_cast<u32*>(p) = w;
+        else *reinterpret_cast<unsigned short*>(p) = (unsigned short)(w & 0xffffu);
+      }
+    }
+  }
+}
+
+}  // namespace gemm
+}  // namespace tmakit

@@ -1,0 +1,129 @@
+"""``tk.ops.gemm_list``: the ptr-array grouped GEMM (problems with their own M, N, K, pointers and strides; the
+kernel rewrites its tensor maps on the device per problem). CPU: the plan's rules and the torch path; GPU (marked):
+random problem lists against fp32, many more problems than CTAs (every CTA switches maps many times), in a CUDA
+graph."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tmakit as tk  # noqa: E402
+from tmakit.kernels import gemm_ptr_array as kp  # noqa: E402
+from tmakit.kernels.gemm import GemmError  # noqa: E402
+
+
+class _T:
+    def __init__(self, shape, strides, ptr=1 << 20, dtype=None):
+        self.shape, self._s, self._p, self.dtype = tuple(shape), tuple(strides), ptr, dtype or torch.bfloat16
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self, i=None):
+        return self._s if i is None else self._s[i]
+
+    def data_ptr(self):
+        return self._p
+
+    def element_size(self):
+        return 2
+
+
+def test_plan_and_problem_rows():
+    As = [_T((100, 64), (64, 1)), _T((0, 64), (64, 1)), _T((7, 128), (128, 1))]
+    Bs = [_T((64, 32), (1, 64)), _T((64, 32), (1, 64)), _T((128, 48), (1, 128))]
+    outs = [_T((100, 32), (32, 1)), _T((0, 32), (32, 1)), _T((7, 48), (48, 1))]
+    p = kp.plan_list(As, Bs, outs)
+    assert (p.groups, p.b_mn, p.first, p.config.bm) == (3, 0, 0, 64)  # 107 rows over 3 problems: 64-row tiles
+    rows = kp.problem_rows(As, Bs, outs)
+    assert rows[0][3:] == [100, 32, 64, 64, 64, 32] and rows[1][5] == 0 and rows[2][3:6] == [7, 48, 128]
+    assert kp.kernel_name(p).startswith("tmakit_gemm_ptr_array<0, 0, 64, 128, 8, 0, 1,")
+
+
+@pytest.mark.parametrize("bad,match", [
+    ("layout", "layout"), ("pitch", "multiples of 16 bytes"), ("align", "128-byte aligned"), ("shape", "compose"),
+])
+def test_plan_rules(bad, match):
+    As = [_T((10, 64), (64, 1)), _T((10, 64), (64, 1))]
+    Bs = [_T((64, 32), (1, 64)), _T((64, 32), (1, 64))]
+    outs = [_T((10, 32), (32, 1)), _T((10, 32), (32, 1))]
+    if bad == "layout":
+        Bs[1] = _T((64, 32), (32, 1))
+    elif bad == "pitch":
+        As[1] = _T((10, 60), (60, 1))
+        Bs[1] = _T((60, 32), (1, 60))
+    elif bad == "align":
+        As[1] = _T((10, 64), (64, 1), ptr=(1 << 20) + 64)
+    else:
+        Bs[1] = _T((32, 32), (1, 32))
+    with pytest.raises(GemmError, match=match):
+        kp.plan_list(As, Bs, outs)
+
+
+def test_cpu_lists_run_torch():
+    As = [torch.randn(5, 8), torch.randn(3, 16)]
+    Bs = [torch.randn(8, 4), torch.randn(16, 2)]
+    got = tk.ops.gemm_list(As, Bs)
+    assert tk.ops.last_path.startswith("torch:")
+    assert all(torch.allclose(g, a @ b) for g, a, b in zip(got, As, Bs))
+    with pytest.raises(GemmError, match="strict=True"):
+        tk.ops.gemm_list(As, Bs, strict=True)
+
+
+def _problems(rng, count, dtype, b_mn):
+    As, Bs = [], []
+    for _ in range(count):
+        m = rng.choice([0, 1, 5, 64, 100, 129, 300, 1000])
+        n = rng.choice([1, 8, 24, 72, 128, 200, 256, 520])
+        k = 8 * rng.randint(0, 96) if rng.random() < 0.9 else 8
+        As.append(torch.randn(m, k, device="cuda", dtype=dtype))
+        Bs.append(torch.randn(k, n, device="cuda", dtype=dtype) if b_mn else
+                  torch.randn(n, k, device="cuda", dtype=dtype).t())
+    return As, Bs
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(3))
+def test_random_problem_lists_match_fp32(seed):
+    rng = random.Random(seed)
+    for _ in range(25):
+        count = rng.choice([1, 2, 7, 40, 400])  # 400: every CTA switches its maps a few times
+        dtype = rng.choice([torch.bfloat16, torch.float16])
+        b_mn = rng.random() < 0.4
+        As, Bs = _problems(rng, count, dtype, b_mn)
+        od = torch.float32 if rng.random() < 0.2 else dtype
+        outs = [torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=od) for a, b in zip(As, Bs)]
+        tk.ops.gemm_list(As, Bs, out=outs)
+        assert tk.ops.last_path == "tma:ptr-array", tk.ops.last_path
+        for g, (a, b, o) in enumerate(zip(As, Bs, outs)):
+            ref = a.float() @ b.float()
+            if ref.numel() == 0:
+                continue
+            err = float((o.float() - ref).norm() / ref.norm().clamp_min(1e-30)) if ref.abs().sum() else \
+                float(o.float().abs().max())
+            assert err < 1e-2, f"problem {g} of {count}: {tuple(a.shape)} x {tuple(b.shape)} b_mn={b_mn}: {err}"
+
+
+@pytest.mark.gpu
+def test_gemm_list_in_a_cuda_graph():
+    rng = random.Random(5)
+    As, Bs = _problems(rng, 30, torch.bfloat16, False)
+    outs = tk.ops.gemm_list(As, Bs)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        tk.ops.gemm_list(As, Bs, out=outs)
+    for a in As:
+        a.copy_(torch.randn_like(a))
+    for o in outs:
+        o.fill_(float("nan"))
+    g.replay()
+    torch.cuda.synchronize()
+    for a, b, o in zip(As, Bs, outs):
+        ref = a.float() @ b.float()
+        if ref.numel() and ref.abs().sum():
+            assert float((o.float() - ref).norm() / ref.norm()) < 1e-2
