@@ -46,6 +46,7 @@ def test_plan_and_problem_rows():
 
 @pytest.mark.parametrize("bad,match", [
     ("layout", "layout"), ("pitch", "multiples of 16 bytes"), ("align", "128-byte aligned"), ("shape", "compose"),
+    ("column", "layout"),  # one column of a row-major list is a K-major read: one launch cannot mix them
 ])
 def test_plan_rules(bad, match):
     As = [_T((10, 64), (64, 1)), _T((10, 64), (64, 1))]
@@ -56,6 +57,9 @@ def test_plan_rules(bad, match):
     elif bad == "pitch":
         As[1] = _T((10, 60), (60, 1))
         Bs[1] = _T((60, 32), (1, 60))
+    elif bad == "column":
+        Bs = [_T((64, 32), (32, 1)), _T((64, 1), (1, 1))]
+        outs[1] = _T((10, 1), (8, 1))
     elif bad == "align":
         As[1] = _T((10, 64), (64, 1), ptr=(1 << 20) + 64)
     else:
@@ -78,7 +82,7 @@ def _problems(rng, count, dtype, b_mn):
     As, Bs = [], []
     for _ in range(count):
         m = rng.choice([0, 1, 5, 64, 100, 129, 300, 1000])
-        n = rng.choice([1, 8, 24, 72, 128, 200, 256, 520])
+        n = rng.choice([8, 24, 72, 128, 200, 256, 520])  # (N = 1 reads only as K-major: test_plan_rules)
         k = 8 * rng.randint(0, 96) if rng.random() < 0.9 else 8
         As.append(torch.randn(m, k, device="cuda", dtype=dtype))
         Bs.append(torch.randn(k, n, device="cuda", dtype=dtype) if b_mn else

@@ -163,10 +163,21 @@ def grid(p: ListPlan) -> int:
 def launcher(p: ListPlan, template_row: list[int], problems_ptr: int, maps_ptr: int):
     """``fn(stream=None)`` launching the plan on the device problem array at ``problems_ptr`` with this CTA map
     workspace (``grid(p) * 4 * MAP_BYTES`` bytes)."""
+    key = (p, tuple(template_row), problems_ptr, maps_ptr)
+    fn = _launchers.get(key)
+    if fn is not None:
+        return fn
     from tmakit.cuda.encode import encode_tensormap
 
     k = kernel_for(p)
     cfg = p.config
     maps = [encode_tensormap(t) for t in template_maps(p, template_row)]
     args = (*maps, ctypes.c_uint64(problems_ptr), ctypes.c_int32(p.groups), ctypes.c_uint64(maps_ptr))
-    return launch_fn(k, resident_ctas(k, cfg), cfg.threads, args, smem_bytes(cfg) + EDIT_SMEM, 1, False)
+    fn = launch_fn(k, resident_ctas(k, cfg), cfg.threads, args, smem_bytes(cfg) + EDIT_SMEM, 1, False)
+    if len(_launchers) > 512:
+        _launchers.clear()
+    _launchers[key] = fn
+    return fn
+
+
+_launchers: dict = {}
