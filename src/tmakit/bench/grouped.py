@@ -1,4 +1,5 @@
-"""``tmakit bench grouped``: ``tk.ops.grouped_mm`` against ``torch._grouped_mm`` on mixture-of-experts problems.
+"""``tmakit bench grouped``: ``tk.ops.grouped_mm`` against ``torch._grouped_mm`` on mixture-of-experts problems, and
+``tk.ops.gemm_list`` (ptr-array) against the same problems as separate ``tk.ops.gemm`` calls and a cuBLAS loop.
 
 Each case is G experts with N x K weights (bf16, ``b = w.transpose(-2, -1)`` of a (G, N, K) ``w``, as an MoE
 layer holds them) and G x Mg tokens sorted by expert, split evenly ("uniform") or by Pareto weights with about 15 %
@@ -123,6 +124,67 @@ def _calls(torch, tk, a, b, offs, out, config) -> dict:
             "torch": lambda: torch._grouped_mm(a, b, offs=offs)}
 
 
+# ptr-array lists: (problems, smallest side, largest side): M, N, K drawn uniformly (multiples of 8) per problem
+LISTS = [(8, 1024, 4096), (16, 256, 2048), (64, 128, 1024), (32, 512, 4096), (128, 64, 512)]
+
+
+def run_lists(lists=LISTS, rounds: int = 5, reps: int = 20) -> list[dict]:
+    """``tk.ops.gemm_list`` against the same problems as separate ``tk.ops.gemm(strict=True)`` calls and as a loop
+    of ``torch.matmul`` on one stream (events after an L2 flush, interleaved rounds, medians)."""
+    import torch
+
+    import tmakit as tk
+
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1, dtype=torch.int32,
+                        device="cuda")
+    out_rows = []
+    for count, lo, hi in lists:
+        rng = random.Random(count * 1000 + lo)
+        As, Bs = [], []
+        for _ in range(count):
+            m, n, k = (8 * rng.randint(lo // 8, hi // 8) for _ in range(3))
+            As.append(torch.randn(m, k, device="cuda", dtype=torch.bfloat16))
+            Bs.append(torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t())
+        outs = [torch.empty(a.shape[0], b.shape[1], device="cuda", dtype=torch.bfloat16) for a, b in zip(As, Bs)]
+        outs2 = [torch.empty_like(o) for o in outs]
+        fns = _list_calls(torch, tk, As, Bs, outs, outs2)
+        fns["list"]()
+        err = max(float((o.float() - a.float() @ b.float()).norm() / (a.float() @ b.float()).norm())
+                  for a, b, o in zip(As, Bs, outs))
+        path = tk.ops.last_path
+        for f in fns.values():
+            f()
+        times = {name: [] for name in fns}
+        for r in range(rounds):
+            for name in (list(fns) if r % 2 == 0 else list(fns)[::-1]):
+                ev = []
+                for _ in range(reps):
+                    flush.zero_()
+                    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    st.record()
+                    fns[name]()
+                    en.record()
+                    ev.append((st, en))
+                torch.cuda.synchronize()
+                times[name].append(statistics.median(a.elapsed_time(b) for a, b in ev))
+        t = {name: statistics.median(v) for name, v in times.items()}
+        flop = sum(2.0 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in zip(As, Bs))
+        row = dict(problems=count, sides=f"{lo}-{hi}", list_tflops=flop / t["list"] / 1e9,
+                   gemm_loop_tflops=flop / t["gemm loop"] / 1e9, cublas_loop_tflops=flop / t["cublas loop"] / 1e9,
+                   vs_gemm_loop=t["gemm loop"] / t["list"], vs_cublas_loop=t["cublas loop"] / t["list"],
+                   rel_err=err, path=path)
+        out_rows.append(row)
+        print(f"  {count} problems, sides {lo}-{hi}: list {row['list_tflops']:.0f} TF, vs tk.ops.gemm loop "
+              f"{row['vs_gemm_loop']:.3f}, vs cuBLAS loop {row['vs_cublas_loop']:.3f}", file=sys.stderr, flush=True)
+    return out_rows
+
+
+def _list_calls(torch, tk, As, Bs, outs, outs2) -> dict:
+    return {"list": lambda: tk.ops.gemm_list(As, Bs, out=outs),
+            "gemm loop": lambda: [tk.ops.gemm(a, b, out=o, strict=True) for a, b, o in zip(As, Bs, outs2)],
+            "cublas loop": lambda: [torch.matmul(a, b, out=o) for a, b, o in zip(As, Bs, outs2)]}
+
+
 def summarize(rows) -> dict:
     def part(rs):
         x = [r["ratio"] for r in rs]
@@ -146,6 +208,15 @@ def markdown(res: dict) -> str:
         lines.append(f"| {r['experts']} | {r['rows_per_expert']} | {r['n']}x{r['k']} | {r['dist']} | {r['tokens']} | "
                      f"{r['empty']} | {r['tmakit_tflops']:.0f} | {r['torch_tflops']:.0f} | **{r['ratio']:.3f}** | "
                      f"{r['rel_err']:.1e} |")
+    if res.get("lists"):
+        lines += ["", "ptr-array (`tk.ops.gemm_list`, bf16, B = w.t(), M, N, K uniform multiples of 8 per problem): "
+                  "ratio = the loop's time / the list's time", "",
+                  "| problems | sides | list TF/s | tk.ops.gemm loop TF/s | cuBLAS loop TF/s | vs tk.ops.gemm loop | "
+                  "vs cuBLAS loop | rel err |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+        for r in res["lists"]:
+            lines.append(f"| {r['problems']} | {r['sides']} | {r['list_tflops']:.0f} | {r['gemm_loop_tflops']:.0f} | "
+                         f"{r['cublas_loop_tflops']:.0f} | **{r['vs_gemm_loop']:.3f}** | {r['vs_cublas_loop']:.3f} | "
+                         f"{r['rel_err']:.1e} |")
     lines.append("")
     for name, s in res["summary"].items():
         if s:
@@ -183,6 +254,7 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     res = run(rounds=args.rounds, reps=args.reps, config=args.config)
+    res["lists"] = run_lists(rounds=args.rounds, reps=args.reps)
     md = markdown(res)
     print(md)
     if args.json:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
-from .common import compiling, on_device, set_path, torch_module
+from .common import compiling, current_device, on_device, set_path, torch_module
 
 __all__ = ["grouped_mm", "gemm_list"]
 
@@ -135,7 +135,7 @@ def _loop(torch, a, b, offs, od):
 
 _map_buffers: dict = {}  # (device, stream) -> per-CTA map slots of the ptr-array kernel (grown, never shrunk)
 _problem_arrays: dict = {}  # (device, rows) -> (pinned host copy, device array)
-_retired: list = []  # evicted problem arrays uploaded during a CUDA-graph capture: the graph may still use them
+_retired: list = []  # problem arrays uploaded during a CUDA-graph capture, replaced map buffers: still referenced
 
 
 def _problem_array(torch, rows, dev):
@@ -159,7 +159,6 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
     kernel's rules (CPU tensors, mixed dtypes or B layouts, pitches TMA cannot read) run ``torch.matmul`` per
     problem, and ``tk.ops.last_path`` says why; ``strict=True`` raises ``GemmError`` instead. Returns the list of
     results."""
-    from ..kernels import gemm_ptr_array as _kp
 
     torch = torch_module()
     As, Bs = list(As), list(Bs)
@@ -170,6 +169,53 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
         torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=od, device=a.device) for a, b in zip(As, Bs)]
     if len(outs) != len(As):
         raise ValueError(f"out has {len(outs)} tensors for {len(As)} problems")
+    cuda = As[0].is_cuda and As[0].get_device() == current_device()
+    key = tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, b.data_ptr(), b.shape, b.stride(), b.dtype,
+                 o.data_ptr(), o.shape, o.stride(), o.dtype) for a, b, o in zip(As, Bs, outs)) + (
+        config, _stream()) if cuda else None
+    run = _lists.get(key) if cuda else None
+    if run is None:
+        run = _list_run(torch, As, Bs, outs, strict, config)
+        if run is not None and cuda:
+            if len(_lists) > 256:
+                _lists.clear()
+            _lists[key] = run
+    if run is None:  # the torch path ran
+        return outs
+    zero, fn = run
+    for o in zero:
+        o.zero_()
+    if fn is not None:
+        fn()
+    set_path("tma:ptr-array")
+    return outs
+
+
+_lists: dict = {}  # problem list (pointers, shapes, strides, dtypes of a, b, out) -> (outs to zero, launch)
+
+
+def _stream() -> int:
+    from ..cuda.packed import current_raw_stream
+
+    return current_raw_stream()
+
+
+def _map_buffer_for(torch, dev, nbytes):
+    """The address of the per-CTA map slots on ``dev`` for the current stream (one buffer per stream: launches on two
+    streams never share slots). A buffer a larger one replaces is kept: memoised launches still point at it."""
+    key = (dev, torch.cuda.current_stream(dev).cuda_stream)
+    maps = _map_buffers.get(key)
+    if maps is None or maps.numel() < nbytes:
+        if maps is not None:
+            _retired.append(maps)
+        maps = _map_buffers[key] = torch.empty(max(nbytes, 1 << 16), dtype=torch.uint8, device=dev)
+    return maps.data_ptr()
+
+
+def _list_run(torch, As, Bs, outs, strict, config):
+    """Check and plan a problem list: (outputs to zero, launch or None), or None after running the torch path."""
+    from ..kernels import gemm_ptr_array as _kp
+
     devs = {t.device for t in As + Bs + outs}
     why = ""
     if len(devs) != 1 or not As[0].is_cuda:
@@ -185,20 +231,15 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
         set_path("torch:" + why)
         for a, b, o in zip(As, Bs, outs):
             o.copy_(torch.matmul(a, b)) if o.dtype != a.dtype else torch.matmul(a, b, out=o)
-        return outs
-    for a, o in zip(As, outs):
-        if int(a.shape[1]) == 0 and o.numel():
-            o.zero_()
-    if p.first >= 0:
-        rows = _kp.problem_rows(As, Bs, outs)
-        dev = As[0].device
-        with on_device(As[0].get_device()):
-            prob = _problem_array(torch, rows, dev)
-            n = _kp.grid(p) * 4 * _kp.MAP_BYTES
-            key = (dev, torch.cuda.current_stream(dev).cuda_stream)
-            maps = _map_buffers.get(key)
-            if maps is None or maps.numel() < n:
-                maps = _map_buffers[key] = torch.empty(n, dtype=torch.uint8, device=dev)
-            _kp.launcher(p, rows[p.first], prob.data_ptr(), maps.data_ptr())()
-    set_path("tma:ptr-array")
-    return outs
+        return None
+    zero = [o for a, o in zip(As, outs) if int(a.shape[1]) == 0 and o.numel()]
+    if p.first < 0:
+        return zero, None
+    rows = _kp.problem_rows(As, Bs, outs)
+    dev = As[0].device
+    with on_device(As[0].get_device()):
+        prob = _problem_array(torch, rows, dev)
+        nbytes = _kp.grid(p) * 4 * _kp.MAP_BYTES
+        maps = _map_buffer_for(torch, dev, nbytes)
+        fn = _kp.launcher(p, rows[p.first], prob.data_ptr(), maps)
+    return zero, fn
