@@ -1,5 +1,5 @@
 """``tk.ops.grouped_mm``: torch._grouped_mm's MoE GEMM. CPU: the plan's rules, the offsets' checks, the torch
-fallback; GPU (marked): random group lists (empty groups, one-row groups, groups shorter than a tile, both B
+fallback; GPU (marked): 1,000 random group lists (empty groups, one-row groups, groups shorter than a tile, both B
 layouts, bf16/fp16, fp32 out) against an fp32 reference, with poisoned outputs."""
 
 from __future__ import annotations
@@ -105,9 +105,10 @@ def _reference(a, b, ends):
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", range(4))
 def test_random_group_lists_match_fp32(seed):
-    """50 random MoE problems per seed (200 in all): 1-64 groups, 0-3000 rows, N and K multiples of 8 up to 1024."""
+    """250 random MoE problems per seed (1,000 in all): 1-64 groups, 0-3000 rows (one-row and empty groups among
+    them), N and K multiples of 8 up to 1024 (K mostly not a multiple of the 64-wide slab)."""
     rng = random.Random(seed)
-    for i in range(50):
+    for i in range(250):
         groups = rng.choice([1, 2, 3, 8, 16, 33, 64])
         m_total = rng.choice([0, 1, 7, 64, 130, 700, 3000])
         n, k = 8 * rng.randint(1, 128), 8 * rng.randint(1, 128)
