@@ -12,25 +12,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tmakit as tk  # noqa: E402
+from fake_tensors import FakeTensor as _T  # noqa: E402
 from tmakit.kernels import gemm_ptr_array as kp  # noqa: E402
 from tmakit.kernels.gemm import GemmError  # noqa: E402
-
-
-class _T:
-    def __init__(self, shape, strides, ptr=1 << 20, dtype=None):
-        self.shape, self._s, self._p, self.dtype = tuple(shape), tuple(strides), ptr, dtype or torch.bfloat16
-
-    def dim(self):
-        return len(self.shape)
-
-    def stride(self, i=None):
-        return self._s if i is None else self._s[i]
-
-    def data_ptr(self):
-        return self._p
-
-    def element_size(self):
-        return 2
 
 
 def test_plan_and_problem_rows():

@@ -11,24 +11,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tmakit as tk  # noqa: E402
+from fake_tensors import FakeTensor as _T  # noqa: E402
 from tmakit.kernels import gemm_grouped as kg  # noqa: E402
 from tmakit.kernels.gemm import GemmError  # noqa: E402
-
-
-class _T:
-    """Shape, strides, dtype and address: what the plan reads (no memory)."""
-
-    def __init__(self, shape, strides, ptr=1 << 20, dtype=None):
-        self.shape, self._s, self._p, self.dtype = tuple(shape), tuple(strides), ptr, dtype or torch.bfloat16
-
-    def dim(self):
-        return len(self.shape)
-
-    def stride(self, i=None):
-        return self._s if i is None else self._s[i]
-
-    def data_ptr(self):
-        return self._p
 
 
 def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():

@@ -51,6 +51,25 @@ def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed:
     return a, w.transpose(-2, -1), offs, ends
 
 
+def _rounds(torch, fns: dict, flush, rounds: int, reps: int) -> dict:
+    """Per name, the median milliseconds of ``reps`` single calls (each after an L2 flush, CUDA events) in each of
+    ``rounds`` rounds; the callables alternate their order from round to round."""
+    times = {name: [] for name in fns}
+    for r in range(rounds):
+        for name in (list(fns) if r % 2 == 0 else list(fns)[::-1]):
+            ev = []
+            for _ in range(reps):
+                flush.zero_()
+                st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                st.record()
+                fns[name]()
+                en.record()
+                ev.append((st, en))
+            torch.cuda.synchronize()
+            times[name].append(statistics.median(a.elapsed_time(b) for a, b in ev))
+    return times
+
+
 def _check(torch, a, b, ends, out, peer) -> float:
     """Relative error of ``out`` against fp32 on up to 4 non-empty groups; also vs the peer's result."""
     errs, lo = [], 0
@@ -87,22 +106,8 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
         for f in fns.values():
             for _ in range(3):
                 f()
-        ratios, times = [], {"tmakit": [], "torch": []}
-        for r in range(rounds):
-            med = {}
-            for name in (("tmakit", "torch") if r % 2 == 0 else ("torch", "tmakit")):
-                ev = []
-                for _ in range(reps):
-                    flush.zero_()
-                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    s.record()
-                    fns[name]()
-                    e.record()
-                    ev.append((s, e))
-                torch.cuda.synchronize()
-                med[name] = statistics.median(s.elapsed_time(e) for s, e in ev)
-                times[name].append(med[name])
-            ratios.append(med["torch"] / med["tmakit"])
+        times = _rounds(torch, fns, flush, rounds, reps)
+        ratios = [th / tk_ for th, tk_ in zip(times["torch"], times["tmakit"])]
         flop = 2.0 * ends[-1] * n * k
         t_tk, t_th = statistics.median(times["tmakit"]), statistics.median(times["torch"])
         row = dict(experts=experts, rows_per_expert=rows, n=n, k=k, dist=dist, tokens=ends[-1],
@@ -154,20 +159,7 @@ def run_lists(lists=LISTS, rounds: int = 5, reps: int = 20) -> list[dict]:
         path = tk.ops.last_path
         for f in fns.values():
             f()
-        times = {name: [] for name in fns}
-        for r in range(rounds):
-            for name in (list(fns) if r % 2 == 0 else list(fns)[::-1]):
-                ev = []
-                for _ in range(reps):
-                    flush.zero_()
-                    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    st.record()
-                    fns[name]()
-                    en.record()
-                    ev.append((st, en))
-                torch.cuda.synchronize()
-                times[name].append(statistics.median(a.elapsed_time(b) for a, b in ev))
-        t = {name: statistics.median(v) for name, v in times.items()}
+        t = {name: statistics.median(v) for name, v in _rounds(torch, fns, flush, rounds, reps).items()}
         flop = sum(2.0 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in zip(As, Bs))
         row = dict(problems=count, sides=f"{lo}-{hi}", list_tflops=flop / t["list"] / 1e9,
                    gemm_loop_tflops=flop / t["gemm loop"] / 1e9, cublas_loop_tflops=flop / t["cublas loop"] / 1e9,

@@ -363,10 +363,29 @@ def kernel_for(p: GemmPlan, debug: bool | None = None):
 
 
 def _map(ptr: int, dims: tuple[int, int], ld_bytes: int, dtype: str, box: tuple[int, int]):
+    return map_nd(ptr, dims, (ld_bytes,), dtype, box)
+
+
+def map_nd(ptr: int, dims, strides_bytes, dtype: str, box):
+    """A 128-byte-swizzled ``tk.TensorMap`` of the GEMM kernels (any rank; 256-byte L2 promotion)."""
     from tmakit.tma.tensormap import L2Promotion, SwizzleMode, TensorMap
 
-    return TensorMap(dtype=_TMA_DTYPE[dtype], global_dim=dims, global_strides=(ld_bytes,), box_dim=box,
-                     swizzle=SwizzleMode.B128, l2_promotion=L2Promotion.B256, global_address=ptr)
+    return TensorMap(dtype=_TMA_DTYPE[dtype], global_dim=tuple(dims), global_strides=tuple(strides_bytes),
+                     box_dim=tuple(box), swizzle=SwizzleMode.B128, l2_promotion=L2Promotion.B256,
+                     global_address=ptr)
+
+
+def compiled(cu_file: str, name: str):
+    """Kernel ``name`` of one of the GEMM's ``.cu`` files (gemm_grouped.cu, gemm_ptr_array.cu), compiled by NVRTC
+    once (cached on disk) and loaded once per device."""
+    from ..cuda import compile_file, context_id, load_module
+    from . import KERNELS_DIR
+
+    key = (cu_file, name, context_id())
+    k = _kernels.get(key)
+    if k is None:
+        k = _kernels[key] = load_module(compile_file(KERNELS_DIR / cu_file, name_expressions=(name,))).kernel(name)
+    return k
 
 
 def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int = 0, ldc: int | None = None):

@@ -18,13 +18,14 @@ from .gemm import (
     _ELEM,
     _IN,
     _OUT,
-    _TMA_DTYPE,
     BK,
     CONFIGS,
     GemmConfig,
     GemmError,
     _dtype_name,
+    compiled,
     launch_fn,
+    map_nd,
     resident_ctas,
     smem_bytes,
 )
@@ -115,41 +116,24 @@ def kernel_name(p: GroupedPlan) -> str:
             f"{c.overlap}, {c.epi}>")
 
 
-_kernels: dict = {}
 _launchers: dict = {}
 
 
-def kernel_for(p: GroupedPlan):
-    """The compiled kernel of a plan's dtypes and config (NVRTC, cached on disk and in memory)."""
-    from ..cuda import compile_file, context_id, load_module
-    from . import KERNELS_DIR
-
-    name = kernel_name(p)
-    key = (name, context_id())
-    k = _kernels.get(key)
-    if k is None:
-        k = _kernels[key] = load_module(compile_file(KERNELS_DIR / "gemm_grouped.cu",
-                                                     name_expressions=(name,))).kernel(name)
-    return k
-
-
-def _map(ptr: int, dims, strides_bytes, dtype: str, box):
-    from tmakit.tma.tensormap import L2Promotion, SwizzleMode, TensorMap
-
-    return TensorMap(dtype=_TMA_DTYPE[dtype], global_dim=tuple(dims), global_strides=tuple(strides_bytes),
-                     box_dim=tuple(box), swizzle=SwizzleMode.B128, l2_promotion=L2Promotion.B256, global_address=ptr)
+def kernel_for(p):
+    """The compiled kernel of a plan's dtypes and config."""
+    return compiled("gemm_grouped.cu", kernel_name(p))
 
 
 def tensormaps(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int):
     """A: {K, M} boxes 64 x bm; B: {K, N, G} boxes 64 x bn x 1 (K-major) or {N, K, G} boxes 64 x 64 x 1
     (row-major); C: {N, M} boxes (128 bytes) x 64."""
     eb, eo = _ELEM[p.in_dtype], _ELEM[p.out_dtype]
-    ta = _map(a_ptr, (p.k, p.m), (p.lda * eb,), p.in_dtype, (BK, p.config.bm))
+    ta = map_nd(a_ptr, (p.k, p.m), (p.lda * eb,), p.in_dtype, (BK, p.config.bm))
     if p.b_mn:
-        tb = _map(b_ptr, (p.n, p.k, p.groups), (p.ldb * eb, p.ldb_group * eb), p.in_dtype, (64, BK, 1))
+        tb = map_nd(b_ptr, (p.n, p.k, p.groups), (p.ldb * eb, p.ldb_group * eb), p.in_dtype, (64, BK, 1))
     else:
-        tb = _map(b_ptr, (p.k, p.n, p.groups), (p.ldb * eb, p.ldb_group * eb), p.in_dtype, (BK, p.config.bn, 1))
-    tc = _map(c_ptr, (p.n, p.m), (p.ldc * eo,), p.out_dtype, (128 // eo, 64))
+        tb = map_nd(b_ptr, (p.k, p.n, p.groups), (p.ldb * eb, p.ldb_group * eb), p.in_dtype, (BK, p.config.bn, 1))
+    tc = map_nd(c_ptr, (p.n, p.m), (p.ldc * eo,), p.out_dtype, (128 // eo, 64))
     return ta, tb, tc
 
 

@@ -17,14 +17,15 @@ from .gemm import (
     _ELEM,
     _IN,
     _OUT,
-    _TMA_DTYPE,
     BK,
     CONFIGS,
     GemmConfig,
     GemmError,
     _b_layout,
     _dtype_name,
+    compiled,
     launch_fn,
+    map_nd,
     resident_ctas,
     smem_bytes,
 )
@@ -122,27 +123,13 @@ def kernel_name(p: ListPlan) -> str:
             f"{c.overlap}, {c.epi}>")
 
 
-_kernels: dict = {}
-
-
-def kernel_for(p: ListPlan):
-    from ..cuda import compile_file, context_id, load_module
-    from . import KERNELS_DIR
-
-    name = kernel_name(p)
-    key = (name, context_id())
-    k = _kernels.get(key)
-    if k is None:
-        k = _kernels[key] = load_module(compile_file(KERNELS_DIR / "gemm_ptr_array.cu",
-                                                     name_expressions=(name,))).kernel(name)
-    return k
+def kernel_for(p):
+    """The compiled kernel of a plan's dtypes and config."""
+    return compiled("gemm_ptr_array.cu", kernel_name(p))
 
 
 def _map(ptr, dims, pitch_bytes, dtype, box):
-    from tmakit.tma.tensormap import L2Promotion, SwizzleMode, TensorMap
-
-    return TensorMap(dtype=_TMA_DTYPE[dtype], global_dim=dims, global_strides=(pitch_bytes,), box_dim=box,
-                     swizzle=SwizzleMode.B128, l2_promotion=L2Promotion.B256, global_address=ptr)
+    return map_nd(ptr, dims, (pitch_bytes,), dtype, box)
 
 
 def template_maps(p: ListPlan, row: list[int]):
