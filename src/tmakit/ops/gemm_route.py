@@ -99,7 +99,7 @@ def needs_repair(a, b, out, eb: int, eo: int) -> Repair:
 
 def slow_rows(p) -> str:
     """Why ``torch.matmul`` would run plan ``p`` faster than the kernel, or '' where the kernel is measured ahead
-    (docs/GEMM.md, "Where the kernel runs"). A sweep of 600 random shapes on an H200 found the kernel at or above
+    (docs/GEMM.md, "Where the kernel runs"). A sweep of 438 random shapes on an H200 found the kernel at or above
     cuBLAS only on large problems whose 128x256 tiles fill whole waves with B K-major; elsewhere cuBLAS's
     shape-fitted tiles win (0.4-0.95x): problems at or below ``SMALL_FLOP``, B rows whose pitch is an odd multiple of
     16 bytes (TMA loads 20-45 % slower, "The cliff"), row-major B, and tiles or waves that are partly empty."""
