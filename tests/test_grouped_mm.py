@@ -164,3 +164,47 @@ def test_torch_compile_keeps_grouped_mm_as_one_custom_op():
     with torch.no_grad():
         explain = torch._dynamo.explain(f)(a, b, offs)
     assert explain.graph_break_count == 0
+
+
+@pytest.mark.parametrize("kind", ["grouped", "ptr_array"])
+def test_grouped_kernels_compile_with_hgmma_tma_and_no_spills(kind):
+    """Every single-CTA config of the grouped (MoE) and ptr-array kernels: wgmma (HGMMA) fed by TMA loads
+    (UTMALDG; the MoE kernel's B is rank 3), accumulators in registers (no LDL/STL in the MMA loop); the ptr-array
+    kernel stores C without TMA."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+    from tmakit.kernels import KERNELS_DIR
+    from tmakit.kernels import gemm as gk
+    from tmakit.kernels import gemm_ptr_array as kp
+
+    cfgs = [c for c in gk.CONFIGS.values() if c.cluster_size == 1 and not c.defer]
+    names = []
+    for c in cfgs:
+        for i in ("bfloat16", "float16"):
+            for o in ("bfloat16", "float32"):
+                for bmn in (0, 1):
+                    if kind == "grouped":
+                        names.append(kg.kernel_name(kg.GroupedPlan(1, 8, 8, 1, 8, 8, 8, 8, i, o, c, bmn)))
+                    else:
+                        names.append(kp.kernel_name(kp.ListPlan(1, i, o, c, bmn, 0)))
+    names = list(dict.fromkeys(names))
+    c = tkc.compile_file(KERNELS_DIR / f"gemm_{kind}.cu", name_expressions=names)
+    try:
+        ops = sass.opcodes(c.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    assert ops["HGMMA"] > 0 and ops["UTMALDG"] > 0, ops
+    text = sass.disassemble(c.cubin)
+    if kind == "grouped":
+        assert ops["LDL"] == 0 and ops["STL"] == 0, (ops["LDL"], ops["STL"])
+        assert "UTMALDG.3D" in text and ops["UTMASTG"] > 0
+        return
+    assert ops["UTMASTG"] == 0
+    # the producer's two map-slot counters (last_it[2], indexed by the slot) live in local memory: three accesses per
+    # kernel, on map switches only, none between the consumers' first and last wgmma
+    for fn in text.split("\t.section\t.text.")[1:]:
+        lines = fn.splitlines()
+        hg = [i for i, ln in enumerate(lines) if "HGMMA" in ln]
+        local = [i for i, ln in enumerate(lines) if "LDL" in ln or "STL" in ln]
+        assert len(local) <= 3 and not any(hg[0] < i < hg[-1] for i in local), fn.split(",")[0]
