@@ -9,7 +9,6 @@ calls on that problem class (dtypes, B layout, M, N, K) and device kind take the
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 
 __all__ = ["candidates", "tune", "main"]
@@ -31,7 +30,7 @@ def candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
 
 
 def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | None = None, b_layout: str = "nk",
-         reps: int = 15, warmup: int = 3, save: bool = True, progress=None) -> dict:
+         reps: int = 15, warmup: int = 3, save: bool = True) -> dict:
     """Time the candidates on (M, N, K) and (``save``) store the fastest; returns ``{"key", "device", "times_ms",
     "errors", "best", "entry", "file"}``."""
     import torch
@@ -39,6 +38,7 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
     from ..kernels.gemm import GemmError
     from ..ops import gemm_tuned
     from ..ops.gemm import forget_plans, gemm
+    from .timing import time_events
 
     out_dtype = out_dtype or dtype
     tdt, odt = getattr(torch, dtype), getattr(torch, out_dtype)
@@ -52,8 +52,9 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
     ref = a.float() @ b.float()
     flush = torch.empty(2 * torch.cuda.get_device_properties(a.device).L2_cache_size // 4 + 1, dtype=torch.int32,
                         device="cuda")
+    cands = dict(candidates(m, n, k))
     fns, errors = {}, {}
-    for name, kw in candidates(m, n, k):
+    for name, kw in cands.items():
         if name == "torch":
             def fn(kw=kw):
                 torch.matmul(a, b, out=c) if odt == tdt else c.copy_(torch.matmul(a.float(), b.float()))
@@ -72,24 +73,8 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
             errors[name] = f"relative error {err:.2e}"
             continue
         fns[name] = fn
-    for fn in fns.values():
-        for _ in range(warmup):
-            fn()
-    torch.cuda.synchronize()
-    events = {name: [] for name in fns}
-    for r in range(reps):
-        names = list(fns) if r % 2 == 0 else list(fns)[::-1]
-        for name in names:
-            flush.zero_()
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fns[name]()
-            e.record()
-            events[name].append((s, e))
-        if progress:
-            progress(r + 1, reps)
-    torch.cuda.synchronize()
-    times = {name: statistics.median(s.elapsed_time(e) for s, e in ev) for name, ev in events.items()}
+    ms = time_events([lambda i, f=f: f() for f in fns.values()], 1, flush, warmup, reps)
+    times = dict(zip(fns, ms))
     best = min(times, key=times.get)
     if best == "heuristic":  # keep what the heuristics chose for the kernel
         from ..kernels.gemm import CONFIGS, plan
@@ -100,7 +85,7 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
     elif best == "torch":
         entry = {"path": "torch"}
     else:
-        kw = dict(candidates(m, n, k))[best]
+        kw = cands[best]
         entry = {"path": "kernel", "config": kw["config"], "split": kw.get("split", 0) or 0}
     if entry.get("split") in (0, 1):
         entry.pop("split")

@@ -51,22 +51,16 @@ def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed:
     return a, w.transpose(-2, -1), offs, ends
 
 
-def _rounds(torch, fns: dict, flush, rounds: int, reps: int) -> dict:
-    """Per name, the median milliseconds of ``reps`` single calls (each after an L2 flush, CUDA events) in each of
-    ``rounds`` rounds; the callables alternate their order from round to round."""
+def _rounds(fns: dict, flush, rounds: int, reps: int) -> dict:
+    """Per name, the median milliseconds of ``reps`` single calls (``timing.time_events``: each after an L2 flush,
+    CUDA events) in each of ``rounds`` rounds; the order of the callables reverses from round to round."""
+    from .timing import time_events
+
     times = {name: [] for name in fns}
     for r in range(rounds):
-        for name in (list(fns) if r % 2 == 0 else list(fns)[::-1]):
-            ev = []
-            for _ in range(reps):
-                flush.zero_()
-                st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                st.record()
-                fns[name]()
-                en.record()
-                ev.append((st, en))
-            torch.cuda.synchronize()
-            times[name].append(statistics.median(a.elapsed_time(b) for a, b in ev))
+        names = list(fns) if r % 2 == 0 else list(fns)[::-1]
+        for name, ms in zip(names, time_events([lambda i, f=fns[n]: f() for n in names], 1, flush, 0, reps)):
+            times[name].append(ms)
     return times
 
 
@@ -106,7 +100,7 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
         for f in fns.values():
             for _ in range(3):
                 f()
-        times = _rounds(torch, fns, flush, rounds, reps)
+        times = _rounds(fns, flush, rounds, reps)
         ratios = [th / tk_ for th, tk_ in zip(times["torch"], times["tmakit"])]
         flop = 2.0 * ends[-1] * n * k
         t_tk, t_th = statistics.median(times["tmakit"]), statistics.median(times["torch"])
@@ -159,7 +153,7 @@ def run_lists(lists=LISTS, rounds: int = 5, reps: int = 20) -> list[dict]:
         path = tk.ops.last_path
         for f in fns.values():
             f()
-        t = {name: statistics.median(v) for name, v in _rounds(torch, fns, flush, rounds, reps).items()}
+        t = {name: statistics.median(v) for name, v in _rounds(fns, flush, rounds, reps).items()}
         flop = sum(2.0 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in zip(As, Bs))
         row = dict(problems=count, sides=f"{lo}-{hi}", list_tflops=flop / t["list"] / 1e9,
                    gemm_loop_tflops=flop / t["gemm loop"] / 1e9, cublas_loop_tflops=flop / t["cublas loop"] / 1e9,

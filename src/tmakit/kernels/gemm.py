@@ -362,10 +362,6 @@ def kernel_for(p: GemmPlan, debug: bool | None = None):
     return k
 
 
-def _map(ptr: int, dims: tuple[int, int], ld_bytes: int, dtype: str, box: tuple[int, int]):
-    return map_nd(ptr, dims, (ld_bytes,), dtype, box)
-
-
 def map_nd(ptr: int, dims, strides_bytes, dtype: str, box):
     """A 128-byte-swizzled ``tk.TensorMap`` of the GEMM kernels (any rank; 256-byte L2 promotion)."""
     from tmakit.tma.tensormap import L2Promotion, SwizzleMode, TensorMap
@@ -393,14 +389,14 @@ def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int = 0, ldc: int | N
     (K-major) or {N, K} boxes 64 x 64 (row-major B); C: {N, M} boxes (128 bytes) x 64, fp32 for split-K."""
     eb = _ELEM[p.in_dtype]
     cl = p.config.cluster
-    ta = _map(a_ptr, (p.k, p.m), p.lda * eb, p.in_dtype, (BK, p.config.bm // p.config.cluster_n))
+    ta = map_nd(a_ptr, (p.k, p.m), (p.lda * eb,), p.in_dtype, (BK, p.config.bm // p.config.cluster_n))
     if p.b_mn:
-        tb = _map(b_ptr, (p.n, p.k), p.ldb * eb, p.in_dtype, (64, BK))
+        tb = map_nd(b_ptr, (p.n, p.k), (p.ldb * eb,), p.in_dtype, (64, BK))
     else:
-        tb = _map(b_ptr, (p.k, p.n), p.ldb * eb, p.in_dtype, (BK, p.config.bn // cl))
+        tb = map_nd(b_ptr, (p.k, p.n), (p.ldb * eb,), p.in_dtype, (BK, p.config.bn // cl))
     cd = "float32" if p.split > 1 else p.out_dtype
     ec = _ELEM[cd]
-    tc = _map(c_ptr, (p.n, p.m), (p.ldc if ldc is None else ldc) * ec, cd, (128 // ec, 64))
+    tc = map_nd(c_ptr, (p.n, p.m), ((p.ldc if ldc is None else ldc) * ec,), cd, (128 // ec, 64))
     return ta, tb, tc
 
 

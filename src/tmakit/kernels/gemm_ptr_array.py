@@ -128,17 +128,13 @@ def kernel_for(p):
     return compiled("gemm_ptr_array.cu", kernel_name(p))
 
 
-def _map(ptr, dims, pitch_bytes, dtype, box):
-    return map_nd(ptr, dims, (pitch_bytes,), dtype, box)
-
-
 def template_maps(p: ListPlan, row: list[int]):
     """The A and B maps of one problem (the templates the kernel repoints); C gets a placeholder (unused)."""
     a, b, _, m, n, k, lda, ldb, _ = row
     eb = _ELEM[p.in_dtype]
-    ta = _map(a, (k, m), lda * eb, p.in_dtype, (BK, p.config.bm))
-    tb = _map(b, (n, k), ldb * eb, p.in_dtype, (64, BK)) if p.b_mn else \
-        _map(b, (k, n), ldb * eb, p.in_dtype, (BK, p.config.bn))
+    ta = map_nd(a, (k, m), (lda * eb,), p.in_dtype, (BK, p.config.bm))
+    tb = map_nd(b, (n, k), (ldb * eb,), p.in_dtype, (64, BK)) if p.b_mn else \
+        map_nd(b, (k, n), (ldb * eb,), p.in_dtype, (BK, p.config.bn))
     return ta, tb, ta
 
 

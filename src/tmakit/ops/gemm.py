@@ -267,9 +267,11 @@ def _torch_runner(torch, a, out, out_dtype, path: str):
 def _kernel_runner(torch, p, a, b, out):
     """``run(a, b, out)`` for a plan launched whole (no K split, no stream-K workspace): the memoised launcher of
     these pointers; a new result is allocated per call (its address picks the launcher)."""
-    if p.split > 1 or p.m == 0 or p.n == 0 or p.k == 0 or _schedule(_k, p, "auto").sk_units:
+    if p.split > 1 or p.m == 0 or p.n == 0 or p.k == 0:
         return None
     sched = _schedule(_k, p, "auto")
+    if sched.sk_units:
+        return None
     launcher, empty, dt = _k.launcher, torch.empty, getattr(torch, p.out_dtype)
     shape = (p.m, p.n)
 
