@@ -418,7 +418,7 @@ def test_launch_config_structs_match_cuda_h():
     assert ctypes.sizeof(packed._LaunchConfig) == 56
     assert (packed._LaunchConfig.smem.offset, packed._LaunchConfig.stream.offset, packed._LaunchConfig.attrs.offset,
             packed._LaunchConfig.nattrs.offset) == (24, 32, 40, 48)
-    cfg = packed._pdl_config(1000, 64, 19456)
+    cfg = packed.launch_config(1000, 64, 19456, pdl=True)
     assert list(cfg.grid) == [1000, 1, 1] and list(cfg.block) == [64, 1, 1] and cfg.smem == 19456
     assert cfg.nattrs == 1 and cfg.attrs.contents.id == 6 and cfg.attrs.contents.value[0] == 1
 

@@ -131,7 +131,7 @@ def _transpose_cases(sizes, reps, rounds=1):
         dtype = getattr(torch, dtype_name)
         e = torch.tensor([], dtype=dtype).element_size()
         lo, hi = min(sizes), max(sizes)
-        for n in (1024, 2048, 4096, 8192, 16384, 32768):
+        for n in (512, 1024, 2048, 4096, 8192, 16384, 32768):
             if not lo <= n * n * e <= hi:
                 continue
             nb = n * n * e
@@ -161,13 +161,23 @@ PERMUTE_CASES = (
 )
 
 
-def _permute_cases(reps, rounds=1):
+def head_shuffles(sizes) -> list:
+    """Attention-style permutes at the requested sizes from 1 to 64 MiB: bf16 (1, S, 16, 128) to heads-first
+    (0, 2, 1, 3) (a strided TMA copy) and to (0, 3, 1, 2) (the transposing path)."""
+    cases = []
+    for size in sorted(set(sizes)):
+        if 1 << 20 <= size <= 64 << 20 and size % 4096 == 0:
+            cases += [((1, size // 4096, 16, 128), (0, 2, 1, 3)), ((1, size // 4096, 16, 128), (0, 3, 1, 2))]
+    return cases
+
+
+def _permute_cases(reps, rounds=1, sizes=()):
     import torch
 
     from .. import ops
 
     dtype = torch.bfloat16
-    for shape, dims in PERMUTE_CASES:
+    for shape, dims in head_shuffles(sizes) + list(PERMUTE_CASES):
         nb = 2
         for s in shape:
             nb *= s
@@ -274,9 +284,9 @@ def run_suite(which=("all",), sizes=None, reps: int = 30, progress: bool = True,
     if "copy" in which:
         gens.append(_copy_cases(sizes, reps, rounds))
     if "transpose" in which:
-        gens.append(_transpose_cases([s for s in sizes if s >= 4 * MiB] or sizes, reps, rounds))
+        gens.append(_transpose_cases([s for s in sizes if s >= MiB] or sizes, reps, rounds))
     if "permute" in which:
-        gens.append(_permute_cases(reps, rounds))
+        gens.append(_permute_cases(reps, rounds, sizes))
     if "reduce" in which:
         gens.append(_reduce_cases(sizes, reps, rounds))
     rows = []

@@ -1,5 +1,5 @@
-"""Fast repeated launches: one packed parameter block per launcher, re-pointed in place when the addresses change,
-launched with ``cuLaunchKernel(Ex)`` through ctypes on torch's current stream, under the launcher's lock.
+"""Fast repeated launches: a packed parameter block per launcher and thread, re-pointed in place when the addresses
+change, launched with ``cuLaunchKernelEx`` through ctypes on torch's current stream.
 
 This is the launch path of the ops (``tmakit.kernels.bandwidth``): its first launch goes through :func:`launch`
 (context, shared-memory attribute, argument checks), later ones skip the bindings (a few microseconds per call).
@@ -12,7 +12,8 @@ import threading
 
 from ..tma.tensormap import TensorMap
 
-__all__ = ["Launcher", "FixedLaunch", "MapTemplate", "pack_args", "replace_map_address", "current_raw_stream"]
+__all__ = ["Launcher", "FixedLaunch", "MapTemplate", "launch_config", "launch_slot", "pack_args", "replace_map_address",
+           "current_raw_stream"]
 
 
 class MapTemplate:
@@ -40,21 +41,6 @@ class MapTemplate:
 
 
 
-_cu_launch_kernel = None
-
-
-def _raw_launch():
-    """``cuLaunchKernel`` from libcuda through ctypes (a few microseconds less per call than the bindings)."""
-    global _cu_launch_kernel
-    if _cu_launch_kernel is None:
-        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
-        u = ctypes.c_uint
-        f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        f.restype = ctypes.c_int
-        _cu_launch_kernel = f
-    return _cu_launch_kernel
-
-
 class _LaunchAttr(ctypes.Structure):
     """``CUlaunchAttribute``: an id, padding to 8 bytes, a 64-byte value union."""
 
@@ -68,37 +54,32 @@ class _LaunchConfig(ctypes.Structure):
                 ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(_LaunchAttr)), ("nattrs", ctypes.c_uint)]
 
 
+_CLUSTER_ATTR = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
 _PDL_ATTR = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-_cu_launch_kernel_ex = None
 
 
-def _raw_launch_ex():
-    """``cuLaunchKernelEx`` from libcuda through ctypes (launches with attributes, e.g. programmatic dependent
-    launch, at ``cuLaunchKernel``'s host cost)."""
-    global _cu_launch_kernel_ex
-    if _cu_launch_kernel_ex is None:
-        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
-        f.argtypes = [ctypes.POINTER(_LaunchConfig), ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-        f.restype = ctypes.c_int
-        _cu_launch_kernel_ex = f
-    return _cu_launch_kernel_ex
-
-
-def _pdl_config(grid: int, block: int, smem: int) -> _LaunchConfig:
-    """A 1-D launch config with programmatic stream serialization allowed (the attribute array lives on the
-    config object)."""
-    attr = _LaunchAttr()
-    attr.id = _PDL_ATTR
-    attr.value[0] = 1  # programmaticStreamSerializationAllowed
+def launch_config(grid: int, block: int, smem: int, *, pdl: bool = False, cluster: int = 1) -> _LaunchConfig:
+    """A 1-D ``CUlaunchConfig`` with a cluster-dimension attribute (``cluster`` > 1) and programmatic stream
+    serialization allowed (``pdl``); the attribute array lives on the config object."""
+    attrs = []
+    if cluster > 1:
+        a = _LaunchAttr()
+        a.id = _CLUSTER_ATTR
+        a.value[0], a.value[1], a.value[2] = cluster, 1, 1
+        attrs.append(a)
+    if pdl:
+        a = _LaunchAttr()
+        a.id = _PDL_ATTR
+        a.value[0] = 1  # programmaticStreamSerializationAllowed
+        attrs.append(a)
     cfg = _LaunchConfig()
     cfg.grid[:] = (grid, 1, 1)
     cfg.block[:] = (block, 1, 1)
     cfg.smem = smem
-    cfg._attr = attr
-    cfg.attrs = ctypes.pointer(attr)
-    cfg.nattrs = 1
+    cfg._attrs = (_LaunchAttr * max(1, len(attrs)))(*attrs)
+    cfg.attrs = ctypes.cast(cfg._attrs, ctypes.POINTER(_LaunchAttr))
+    cfg.nattrs = len(attrs)
     return cfg
-
 
 
 class Launcher:
@@ -106,20 +87,21 @@ class Launcher:
     params, grid, kernel. ``launcher(src_ptr, dst_ptr)`` launches on torch's current stream.
 
     The first call goes through :mod:`tmakit.cuda` (context, smem attribute, argument checks). Later calls launch
-    with ``cuLaunchKernel`` through ctypes from one packed parameter block that is re-pointed in place when the
-    addresses change (the driver copies the parameters at launch): two 64-bit stores, or one
-    ``cuTensorMapReplaceAddress`` per tensor map, so a call on tensors never seen before costs about what a repeated
-    call does. ``FAST = False`` turns that off."""
+    with ``cuLaunchKernelEx`` through ctypes from the calling thread's :class:`_Slot`: a packed parameter block that
+    is re-pointed in place when the addresses change (the driver copies the parameters at launch) -- two 64-bit
+    stores, or one ``cuTensorMapReplaceAddress`` per tensor map -- and a launch config whose stream is set in place
+    when torch's current stream changes. Only its thread writes a slot, so a repeated call takes no lock; a call on
+    tensors never seen before costs about what a repeated call does. ``FAST = False`` turns that off."""
 
     FAST = True
-    pdl = False  # launch with programmatic stream serialization (cuLaunchKernelEx; the kernel waits in-grid)
+    pdl = False  # launch with programmatic stream serialization (the kernel waits in-grid)
 
     def __init__(self, kernel, grid, block, smem, params, maps):
         self.kernel, self.grid, self.block, self.smem, self.params, self.maps = kernel, grid, block, smem, params, maps
-        self._blk = None  # (raw buffer, void*[] over its slots, [(slot address, is_src, offset, is_map)])
-        self._cur = None  # the (src, dst) addresses the block holds
-        self._fn = self._launch = self._cfg = None
-        self._lock = threading.Lock()  # ctypes releases the GIL in the driver calls: threads share this launcher
+        self._slots: dict = {}  # thread ident -> _Slot (DynLauncher: stream -> _Slot)
+        self._fn = None  # the CUfunction handle once the first, checked launch ran
+        self.dev = -1  # the device of that launch: its current stream is the one launched on
+        self._lock = threading.Lock()  # the first launch and slot creation
         self.kind, self.path = "", ""
 
     def _args(self, sp: int, dp: int) -> list:
@@ -132,58 +114,101 @@ class Launcher:
     def _pack(self, args):
         return pack_args(args)
 
-    def _build(self, sp: int, dp: int) -> None:
-        raw, ptrs = self._pack(self._args(sp, dp))
-        slots = [(ptrs[i], is_src, off, is_map) for i, is_src, off, is_map in self._address_slots()]
-        self._blk, self._cur = (raw, ptrs, slots), (sp, dp)
+    def __call__(self, sp: int, dp: int):
+        s = self._slots.get(_get_ident())
+        if s is None:
+            return self._first(sp, dp, _get_ident())
+        if sp != s.sp or dp != s.dp:
+            s.repoint(sp, dp)
+        st = _stream_of(self.dev)
+        if st != s.stream:
+            s.cfg.stream = s.stream = st
+        r = _launch_ex(s.cfg_addr, self._fn, s.params_addr, None)
+        if r:
+            self._failed(r)
 
-    def _repoint(self, sp: int, dp: int) -> None:
-        """Patch the packed block's addresses to (sp, dp)."""
-        self._cur = None  # until every slot is patched: a failure leaves it to be re-pointed completely next time
-        for slot, is_src, off, is_map in self._blk[2]:
+    def _first(self, sp: int, dp: int, slot_key) -> None:
+        """A launch without a slot under ``slot_key``: the checked launch (the first call, or every call with
+        ``FAST = False``), else a new slot for this thread (or stream) and the launch from it."""
+        with self._lock:
+            if self._fn is None or not self.FAST:
+                self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=self.pdl)
+                if self.FAST and self._fn is None:
+                    self._go_fast()
+                return
+            if len(self._slots) >= 64:  # threads come and go: forget their slots (a live one makes a new one)
+                self._slots.clear()
+            s = self._slots[slot_key] = _Slot(self, sp, dp)
+        launch_slot(self, s)
+
+    def _go_fast(self) -> None:
+        try:
+            _bind_fast_path()
+            self.dev = _current_device()
+            self._fn = int(self.kernel.handle)
+        except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the checked path
+            self.FAST = False
+
+    def _failed(self, r: int):
+        from .driver import check, cu
+
+        check((cu().CUresult(r),), "cuLaunchKernelEx", kernel=str(self.kernel), grid=self.grid, smem=self.smem)
+
+
+class _Slot:
+    """One thread's (or stream's) packed launch of a :class:`Launcher`: the parameter block and the ``void*[]``
+    over it, the argument slots that hold addresses, and a ``CUlaunchConfig`` (PDL attribute when the launcher
+    has it) whose stream is set in place."""
+
+    __slots__ = ("raw", "ptrs", "addrs", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream")
+
+    def __init__(self, launcher: Launcher, sp: int, dp: int):
+        self.raw, self.ptrs = launcher._pack(launcher._args(sp, dp))
+        self.params_addr = ctypes.addressof(self.ptrs)
+        self.addrs = [(self.ptrs[i], is_src, off, is_map) for i, is_src, off, is_map in launcher._address_slots()]
+        self.cfg = launch_config(launcher.grid, launcher.block, launcher.smem, pdl=launcher.pdl)
+        self.cfg_addr = ctypes.addressof(self.cfg)
+        self.sp, self.dp, self.stream = sp, dp, None
+
+    def repoint(self, sp: int, dp: int) -> None:
+        """Patch the block's addresses to (sp, dp)."""
+        self.sp = None  # until every slot is patched: a failure leaves it to be re-pointed completely next time
+        for slot, is_src, off, is_map in self.addrs:
             a = (sp if is_src else dp) + off
             if is_map:
                 replace_map_address(slot, a)
             else:
                 ctypes.c_uint64.from_address(slot).value = a
-        self._cur = (sp, dp)
+        self.sp, self.dp = sp, dp
 
-    def __call__(self, sp: int, dp: int):
-        with self._lock:  # the packed block (and the PDL config's stream) are shared: patch and launch as one step
-            self._call(sp, dp)
 
-    def _call(self, sp: int, dp: int):
-        """The launch itself; the caller holds ``self._lock``."""
-        if self._fn is not None and self.FAST:
-            if self._blk is None:
-                self._build(sp, dp)
-            elif self._cur != (sp, dp):
-                self._repoint(sp, dp)
-            blk = self._blk
-            if self.pdl:
-                cfg = self._cfg
-                cfg.stream = current_raw_stream()
-                r = self._launch(ctypes.byref(cfg), self._fn, blk[1], None)
-            else:
-                r = self._launch(self._fn, self.grid, 1, 1, self.block, 1, 1, self.smem, current_raw_stream(), blk[1],
-                                 None)
-            if r != 0:
-                from .driver import check, cu
+def launch_slot(launcher: Launcher, s: _Slot) -> None:
+    """Launch ``s`` (already pointed at its addresses) on the launcher's device's current stream."""
+    st = _stream_of(launcher.dev)
+    if st != s.stream:
+        s.cfg.stream = s.stream = st
+    r = _launch_ex(s.cfg_addr, launcher._fn, s.params_addr, None)
+    if r:
+        launcher._failed(r)
 
-                check((cu().CUresult(r),), "cuLaunchKernelEx" if self.pdl else "cuLaunchKernel",
-                      kernel=str(self.kernel), grid=self.grid, smem=self.smem)
-            return
-        self.kernel(self.grid, self.block, *self._args(sp, dp), smem=self.smem, pdl=self.pdl)
-        if self.FAST and self._fn is None:
-            try:
-                self._launch = _raw_launch_ex() if self.pdl else _raw_launch()
-                if self.pdl:
-                    self._cfg = _pdl_config(self.grid, self.block, self.smem)
-                _replace_address()
-                self._fn = int(self.kernel.handle)
-            except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the slow path
-                self.FAST = False
 
+_get_ident = threading.get_ident
+_launch_ex = _stream_of = _current_device = None  # bound by _bind_fast_path (libcuda and torch, on first use)
+
+
+def _bind_fast_path() -> None:
+    """Bind the hot path's callables: ``cuLaunchKernelEx`` through ctypes with integer arguments (the cheapest
+    ctypes call: no argument objects), torch's raw current stream of a device, torch's current device."""
+    global _launch_ex, _stream_of, _current_device
+    if _launch_ex is None:
+        import torch
+
+        f = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+        f.argtypes = [ctypes.c_void_p] * 4
+        f.restype = ctypes.c_int
+        _stream_of = torch._C._cuda_getCurrentRawStream
+        _current_device = torch._C._cuda_getDevice
+        _launch_ex = f
 
 
 def pack_args(args):
@@ -202,47 +227,40 @@ def pack_args(args):
     return raw, ptrs
 
 
-_CLUSTER_ATTR = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-
-
 class FixedLaunch:
     """One kernel launch whose arguments never change (the GEMM's per-pointer launchers): packed once, launched with
-    ``cuLaunchKernelEx`` through ctypes on a given stream, with the cluster and PDL attributes of the first launch,
-    which went through :func:`tmakit.cuda.launch` (context, shared-memory attribute, checks). Thread-safe: the
-    config's stream is set and launched under a lock."""
+    ``cuLaunchKernelEx`` through ctypes on the current stream of the device of the first launch (which went through
+    :func:`tmakit.cuda.launch`: context, shared-memory attribute, checks), with its cluster and PDL attributes. Each
+    thread launches from its own copy of the config (its stream set in place): no lock."""
 
     def __init__(self, kernel, grid: int, block: int, smem: int, args, cluster: int = 1, pdl: bool = False):
+        _bind_fast_path()
         self._blk = pack_args(args)
-        attrs = []
-        if cluster > 1:
-            a = _LaunchAttr()
-            a.id = _CLUSTER_ATTR
-            a.value[0], a.value[1], a.value[2] = cluster, 1, 1
-            attrs.append(a)
-        if pdl:
-            a = _LaunchAttr()
-            a.id = _PDL_ATTR
-            a.value[0] = 1
-            attrs.append(a)
-        cfg = _LaunchConfig()
-        cfg.grid[:] = (grid, 1, 1)
-        cfg.block[:] = (block, 1, 1)
-        cfg.smem = smem
-        self._attrs = (_LaunchAttr * max(1, len(attrs)))(*attrs)
-        cfg.attrs = ctypes.cast(self._attrs, ctypes.POINTER(_LaunchAttr))
-        cfg.nattrs = len(attrs)
-        self._cfg, self._fn, self._name = cfg, int(kernel.handle), str(kernel)
-        self._launch = _raw_launch_ex()
-        self._lock = threading.Lock()
+        self._params = ctypes.addressof(self._blk[1])
+        self._shape = (grid, block, smem, pdl, cluster)
+        self._cfgs: dict = {}  # thread ident -> [config, its address, its stream]
+        self._fn, self._name, self.dev = int(kernel.handle), str(kernel), _current_device()
 
-    def __call__(self, stream: int) -> None:
-        with self._lock:
-            self._cfg.stream = stream
-            r = self._launch(ctypes.byref(self._cfg), self._fn, self._blk[1], None)
-        if r != 0:
+    def __call__(self) -> None:
+        c = self._cfgs.get(_get_ident())
+        if c is None:
+            c = self._new_config()
+        st = _stream_of(self.dev)
+        if st != c[2]:
+            c[0].stream = c[2] = st
+        r = _launch_ex(c[1], self._fn, self._params, None)
+        if r:
             from .driver import check, cu
 
-            check((cu().CUresult(r),), "cuLaunchKernelEx", kernel=self._name, grid=tuple(self._cfg.grid))
+            check((cu().CUresult(r),), "cuLaunchKernelEx", kernel=self._name, grid=self._shape[0])
+
+    def _new_config(self) -> list:
+        grid, block, smem, pdl, cluster = self._shape
+        cfg = launch_config(grid, block, smem, pdl=pdl, cluster=cluster)
+        if len(self._cfgs) >= 64:  # threads come and go
+            self._cfgs.clear()
+        c = self._cfgs[_get_ident()] = [cfg, ctypes.addressof(cfg), None]
+        return c
 
 
 _cu_replace_address = None
@@ -268,20 +286,7 @@ def replace_map_address(ptr: int, address: int) -> None:
         check((cu().CUresult(r),), "cuTensorMapReplaceAddress", address=hex(address))
 
 
-_stream_fn = None
-
-
 def current_raw_stream() -> int:
-    """torch's current stream on the current device, as a raw handle (``_cuda_getCurrentRawStream`` when torch has
-    it: a few microseconds less than ``torch.cuda.current_stream().cuda_stream``)."""
-    global _stream_fn
-    f = _stream_fn
-    if f is None:
-        import torch
-
-        raw, dev = getattr(torch._C, "_cuda_getCurrentRawStream", None), getattr(torch._C, "_cuda_getDevice", None)
-        if raw is not None and dev is not None:
-            f = _stream_fn = lambda: raw(dev())
-        else:  # pragma: no cover - older torch
-            f = _stream_fn = lambda: torch.cuda.current_stream().cuda_stream
-    return f()
+    """torch's current stream on the current device, as a raw handle."""
+    _bind_fast_path()
+    return _stream_of(_current_device())

@@ -547,14 +547,14 @@ def launch_fn(k, grid: int, threads: int, args, smem: int, cluster: int, pdl: bo
     """``fn(stream=None)`` launching kernel ``k`` with fixed ``args``: the first launch through :mod:`tmakit.cuda`
     (context, attributes, checks), later ones on torch's current stream as one packed ``cuLaunchKernelEx``
     (:class:`tmakit.cuda.packed.FixedLaunch`); an explicit ``stream`` always takes the first path."""
-    from tmakit.cuda.packed import FixedLaunch, current_raw_stream
+    from tmakit.cuda.packed import FixedLaunch
 
     dims = (cluster, 1, 1) if cluster > 1 else None
     fixed = []
 
     def fn(stream=None):
         if fixed and stream is None:
-            fixed[0](current_raw_stream())
+            fixed[0]()
             return
         k(grid, threads, *args, smem=smem, stream=stream, cluster=dims, pdl=pdl)
         if not fixed:

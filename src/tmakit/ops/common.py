@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 
 __all__ = ["torch_module", "check_tensor", "state", "set_path", "current_device", "on_device", "compiling",
@@ -32,21 +31,24 @@ def torch_module():
 
 
 def check_tensor(name, t):
-    global _is_compiling
     torch = torch_module()
-    _is_compiling = torch.compiler.is_compiling
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
 
 
-def current_device() -> int:
-    global _get_device
-    if _get_device is None:
-        _get_device = torch_module()._C._cuda_getDevice
-    return _get_device()
+def _bind_torch():
+    """``torch.compiler.is_compiling`` and ``torch._C._cuda_getDevice`` (CPU builds: -1), bound once: both sit on
+    every op's cached path."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - depends on the environment: the ops raise when called
+        return (lambda: False), (lambda: -1)
+    return torch.compiler.is_compiling, getattr(torch._C, "_cuda_getDevice", None) or (lambda: -1)
 
 
-_get_device = None  # torch._C._cuda_getDevice once torch is in use
+#: compiling(): whether torch.compile is tracing this call (then the ops go through ``tmakit.ops.library``'s custom
+#: ops); current_device(): torch's current CUDA device index
+compiling, current_device = _bind_torch()
 
 
 def on_device(dev: int):
@@ -55,19 +57,6 @@ def on_device(dev: int):
     if dev < 0 or dev == current_device():
         return contextlib.nullcontext()
     return torch_module().cuda.device(dev)
-
-
-def compiling() -> bool:
-    """Whether torch.compile is tracing this call (then the ops go through ``tmakit.ops.library``'s custom ops).
-    ``torch.compiler.is_compiling`` is kept once an op has run eagerly (it sits on every call's path)."""
-    f = _is_compiling
-    if f is None:
-        t = sys.modules.get("torch")
-        return t is not None and t.compiler.is_compiling()
-    return f()
-
-
-_is_compiling = None  # torch.compiler.is_compiling, set by the first checked call (check_tensor)
 
 
 def recording(*ts) -> str:

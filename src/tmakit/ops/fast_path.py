@@ -12,13 +12,14 @@ from __future__ import annotations
 from ..memory_overlap import Region, byte_extent, relation
 from .common import current_device, on_device, state
 
-__all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "entries", "out_shapes", "get", "launch", "remember", "clear"]
+__all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "entries", "fresh", "get", "launch", "remember", "remember_fresh",
+           "clear"]
 
 COPY, PERMUTE, TRANSPOSE, REDUCE = range(4)  # the first item of each op's key
 MAX_ENTRIES = 4096
 
 entries: dict = {}  # key -> (Launcher, src lo, src hi, dst lo, dst hi): the byte extents around each base address
-out_shapes: dict = {}  # (op, x layout, dims) -> shape of the contiguous output
+fresh: dict = {}  # ((op, x layout, dims), x address mod 128) -> (Launcher, output shape, output address mod 128)
 get = entries.get  # entries is cleared, never rebound
 _bw = None
 
@@ -35,7 +36,7 @@ def bandwidth():
 
 def clear() -> None:
     entries.clear()
-    out_shapes.clear()
+    fresh.clear()
 
 
 def remember(key, run, src, dst) -> None:
@@ -46,17 +47,25 @@ def remember(key, run, src, dst) -> None:
     entries[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
 
 
+def remember_fresh(key, run, shape, align: int) -> None:
+    """Cache ``run`` for transposes/permutes without ``out`` under ``key``: it writes a new contiguous output of
+    ``shape`` (which no source can overlap) at an address ``align`` modulo 128 (torch's CUDA allocator: 0)."""
+    if len(fresh) >= MAX_ENTRIES:
+        clear()
+    fresh[key] = (run, shape, align)
+
+
 def launch(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
     """Launch a cached launcher, record its path and return True, unless these tensors need the checked path:
     autograd records (requires_grad), or the byte extents intersect at these addresses with a shared byte
     (interleaved views with no shared byte still run). Launches on ``dev`` (a ``get_device()`` index) when another
-    device is current."""
+    device is current. The ops inline the common case (disjoint extents, ``dev`` current) and call this otherwise."""
     if src.requires_grad or dst.requires_grad:
         return False
     if not (sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]) and \
             relation(Region.of(src), Region.of(dst)) != "disjoint":
         return False
-    if dev < 0 or dev == current_device():  # the common case without a context manager (hot path)
+    if dev < 0 or dev == current_device():
         entry[0](sp, dp)
     else:
         with on_device(dev):

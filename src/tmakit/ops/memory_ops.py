@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..memory_overlap import Region, relation, self_overlap
 from . import fast_path
-from .common import check_tensor, compiling, on_device, recording, set_path, torch_module
-from .fast_path import COPY, PERMUTE, REDUCE, TRANSPOSE, bandwidth, out_shapes, remember
+from .common import check_tensor, compiling, current_device, on_device, recording, set_path, state, torch_module
+from .fast_path import COPY, PERMUTE, REDUCE, TRANSPOSE, bandwidth, fresh, remember, remember_fresh
 
 __all__ = ["copy", "transpose", "permute", "reduce_into", "reduce_dtype", "torch_reduce", "REDUCE_OPS"]
 
@@ -81,14 +81,20 @@ def copy(src, dst, *, strict: bool = False):
         torch_module().ops.tmakit.copy_(src, dst, strict)
         return dst
     try:
-        sp, dp = src.data_ptr(), dst.data_ptr()
-        key = (COPY, src.shape, src.stride(), src.dtype, src.get_device(), dst.shape, dst.stride(), dst.dtype,
-               dst.get_device(), (sp | dp) & 127)
+        sp, dp, dev = src.data_ptr(), dst.data_ptr(), src.get_device()
+        key = (COPY, src.shape, src.stride(), src.dtype, dev, dst.shape, dst.stride(), dst.dtype, dst.get_device(),
+               (sp | dp) & 127)
         run = _get(key)
     except Exception:  # not tensors: the checks below say so
         key = run = None
-    if run is not None and _launch(run, sp, dp, src, dst, key[4]):
-        return dst
+    if run is not None:
+        if (sp + run[2] <= dp + run[3] or dp + run[4] <= sp + run[1]) and (dev < 0 or dev == current_device()) \
+                and not (src.requires_grad or dst.requires_grad):  # fast_path.launch's common case, inlined
+            run[0](sp, dp)
+            state.path = run[0].path
+            return dst
+        if _launch(run, sp, dp, src, dst, dev):
+            return dst
     run = _copy_run(src, dst, strict)
     if run is not None and key is not None:
         remember(key, run, src, dst)
@@ -157,24 +163,31 @@ def _view_op(tag, x, arg, out, strict, make_view):
         torch_module().ops.tmakit.permute_out(x, perm, out, strict)
         return out
     try:
-        xk = (tag, x.shape, x.stride(), x.dtype, x.get_device(), arg)
-        shape = out_shapes.get(xk) if out is None else None
+        sp, dev = x.data_ptr(), x.get_device()
+        xk = (tag, x.shape, x.stride(), x.dtype, dev, arg)
+        hit = fresh.get((xk, sp & 127)) if out is None else None
     except Exception:  # not a tensor, unhashable arg: the checks below say so
-        xk = shape = None
-    if shape is not None:
-        out = x.new_empty(shape)
+        xk = hit = None
+    if hit is not None:  # a new output: nothing can overlap it
+        out = x.new_empty(hit[1])
+        dp = out.data_ptr()
+        if dp & 127 == hit[2] and (dev < 0 or dev == current_device()):
+            hit[0](sp, dp)
+            state.path = hit[0].path
+            return out
     run = None
     if xk is not None and out is not None:
         try:
-            sp, dp = x.data_ptr(), out.data_ptr()
+            dp = out.data_ptr()
             key = (xk, out.shape, out.stride(), out.dtype, out.get_device(), (sp | dp) & 127)
             run = _get(key)
         except Exception:  # out is not a tensor: _out_for says so
             run = None
-    if run is not None and _launch(run, sp, dp, x, out, xk[4]):
+    if run is not None and _launch(run, sp, dp, x, out, dev):
         return out
     check_tensor("x", x)
     v = make_view()
+    new_out = out is None
     out = _out_for(x, v.shape, out)
     run = _copy_run(v, out, strict)
     if run is not None:
@@ -186,7 +199,8 @@ def _view_op(tag, x, arg, out, strict, make_view):
         except TypeError:  # an unhashable arg (e.g. a list of dims): no fast path
             return out
         remember(key, run, v, out)
-        out_shapes[key[0]] = tuple(v.shape)
+        if new_out:
+            remember_fresh((key[0], sp & 127), run, tuple(v.shape), dp & 127)
     return out
 
 
@@ -288,14 +302,20 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
         torch_module().ops.tmakit.reduce_into_(dst, src, op, method, strict)
         return dst
     try:
-        sp, dp = src.data_ptr(), dst.data_ptr()
-        key = (REDUCE, dst.shape, dst.stride(), dst.dtype, dst.get_device(), src.shape, src.stride(), src.dtype,
-               src.get_device(), (sp | dp) & 127, op, method)
+        sp, dp, dev = src.data_ptr(), dst.data_ptr(), dst.get_device()
+        key = (REDUCE, dst.shape, dst.stride(), dst.dtype, dev, src.shape, src.stride(), src.dtype, src.get_device(),
+               (sp | dp) & 127, op, method)
         run = _get(key)
     except Exception:  # not tensors, an unhashable op: the checks below say so
         key = run = None
-    if run is not None and _launch(run, sp, dp, src, dst, key[4]):
-        return dst
+    if run is not None:
+        if (sp + run[2] <= dp + run[3] or dp + run[4] <= sp + run[1]) and (dev < 0 or dev == current_device()) \
+                and not (src.requires_grad or dst.requires_grad):  # fast_path.launch's common case, inlined
+            run[0](sp, dp)
+            state.path = run[0].path
+            return dst
+        if _launch(run, sp, dp, src, dst, dev):
+            return dst
     run = _reduce_run(dst, src, op, method, strict)
     if run is not None and key is not None:
         remember(key, run, src, dst)

@@ -4,8 +4,9 @@ tensor-map helpers, grid sizing, and the launcher with a per-stream tile counter
 from __future__ import annotations
 
 import ctypes
+import threading
 
-from ...cuda.packed import Launcher, current_raw_stream
+from ...cuda.packed import Launcher, current_raw_stream, launch_slot
 from ...tma.tensormap import DataType, L2Promotion, SwizzleMode, TensorMap
 from ..fastdiv import FastDiv
 from .config import SMEM_PER_SM, CopyConfig, TileOrder
@@ -74,25 +75,29 @@ def _map(dtype, ptr, dims, strides_b, box, swizzle=SwizzleMode.NONE, l2=3) -> Te
 class DynLauncher(Launcher):
     """A transpose launcher with ``TransposeConfig.dyn``: its params carry a per-stream tile counter (two zeroed
     words from torch's allocator on the current stream; launches on one stream are ordered, and the kernel's last CTA
-    zeroes the counter again), so it keeps one packed parameter block per stream."""
+    zeroes the counter again), so it keeps one packed launch per stream (threads on one stream share it, under a
+    lock)."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self._counters: dict = {}
-        self._by_stream: dict = {}  # stream -> (block, addresses it holds)
+        self._dyn_lock = threading.Lock()
 
-    def _call(self, sp: int, dp: int):
-        st = current_raw_stream()
-        c = self._counters.get(st)
-        if c is None:
-            import torch
+    def __call__(self, sp: int, dp: int):
+        with self._dyn_lock:
+            st = current_raw_stream()
+            c = self._counters.get(st)
+            if c is None:
+                import torch
 
-            c = self._counters[st] = torch.zeros(2, dtype=torch.int64, device="cuda")
-        self.params.counter = c.data_ptr()
-        self._blk, self._cur = self._by_stream.get(st, (None, None))
-        super()._call(sp, dp)
-        self._by_stream[st] = (self._blk, self._cur)
-
+                c = self._counters[st] = torch.zeros(2, dtype=torch.int64, device="cuda")
+            self.params.counter = c.data_ptr()
+            s = self._slots.get(st)
+            if s is None:
+                return self._first(sp, dp, st)
+            if sp != s.sp or dp != s.dp:
+                s.repoint(sp, dp)
+            launch_slot(self, s)
 
 
 def _order(cfg: CopyConfig) -> int:
