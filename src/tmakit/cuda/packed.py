@@ -157,15 +157,24 @@ class Launcher:
 
 class _Slot:
     """One thread's (or stream's) packed launch of a :class:`Launcher`: the parameter block and the ``void*[]``
-    over it, the argument slots that hold addresses, and a ``CUlaunchConfig`` (PDL attribute when the launcher
-    has it) whose stream is set in place."""
+    over it, where each address lives in it, and a ``CUlaunchConfig`` (PDL attribute when the launcher has it)
+    whose stream is set in place."""
 
-    __slots__ = ("raw", "ptrs", "addrs", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream")
+    __slots__ = ("raw", "ptrs", "words", "maps", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream")
 
     def __init__(self, launcher: Launcher, sp: int, dp: int):
         self.raw, self.ptrs = launcher._pack(launcher._args(sp, dp))
         self.params_addr = ctypes.addressof(self.ptrs)
-        self.addrs = [(self.ptrs[i], is_src, off, is_map) for i, is_src, off, is_map in launcher._address_slots()]
+        base = self.ptrs[0] if len(self.ptrs) else 0
+        block = (ctypes.c_uint64 * (16 * len(self.ptrs))).from_address(base) if base else None
+        words, maps = [], []
+        for i, is_src, off, is_map in launcher._address_slots():
+            if is_map:
+                maps.append((self.ptrs[i], is_src, off))
+            else:  # a 64-bit pointer argument: one store into the block's words
+                words.append(((self.ptrs[i] - base) // 8, is_src, off))
+        self.words = (block, tuple(words))
+        self.maps = tuple(maps)
         self.cfg = launch_config(launcher.grid, launcher.block, launcher.smem, pdl=launcher.pdl)
         self.cfg_addr = ctypes.addressof(self.cfg)
         self.sp, self.dp, self.stream = sp, dp, None
@@ -173,12 +182,11 @@ class _Slot:
     def repoint(self, sp: int, dp: int) -> None:
         """Patch the block's addresses to (sp, dp)."""
         self.sp = None  # until every slot is patched: a failure leaves it to be re-pointed completely next time
-        for slot, is_src, off, is_map in self.addrs:
-            a = (sp if is_src else dp) + off
-            if is_map:
-                replace_map_address(slot, a)
-            else:
-                ctypes.c_uint64.from_address(slot).value = a
+        block, words = self.words
+        for i, is_src, off in words:
+            block[i] = (sp if is_src else dp) + off
+        for slot, is_src, off in self.maps:
+            replace_map_address(slot, (sp if is_src else dp) + off)
         self.sp, self.dp = sp, dp
 
 
