@@ -3,14 +3,16 @@ same torch op, on small tensors so that the kernels finish long before the next 
 
     python3 tools/bench/host_cost.py [--calls N] [--rounds R]
 
-Each case runs R rounds of N back-to-back calls, tmakit and torch alternating; the fastest round of each is
-reported (host speed varies between rounds more than the ops differ). Prints one line per case and a JSON list.
+Each case runs R rounds of N back-to-back calls, tmakit and torch alternating; the median round of each is
+reported with torch's time over tmakit's (> 1: tmakit's host path is cheaper). Prints one line per case and a JSON
+list.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 
 
@@ -28,7 +30,11 @@ def _per_call_us(fn, calls: int) -> float:
 
 
 def cases():
-    """(name, tmakit call, torch call) on tensors of a few KiB (gemm: 256^3)."""
+    """(name, tmakit call, torch call, calls per round): tensors of a few KiB (gemm routed to torch: 256^3); copies
+    and reductions that rotate over 64 pairs of 1 MiB tensors, as the bandwidth benchmark does (new addresses every
+    call); a 4096^3 GEMM on the TMA kernel, host time of 100 queued calls (the GPU runs behind)."""
+    import itertools
+
     import torch
 
     import tmakit as tk
@@ -39,31 +45,50 @@ def cases():
     t = torch.randn(64, 64, device=dev, dtype=bf16)
     ga, gw = torch.randn(256, 256, device=dev, dtype=bf16), torch.randn(256, 256, device=dev, dtype=bf16)
     gc = torch.empty(256, 256, device=dev, dtype=bf16)
+    xs = [torch.randn(1 << 19, device=dev, dtype=bf16) for _ in range(64)]
+    ys = [torch.empty_like(xs[0]) for _ in range(64)]
+    fs = [torch.randn(1 << 18, device=dev) for _ in range(64)]
+    ds = [torch.randn(1 << 18, device=dev) for _ in range(64)]
+    ring = itertools.cycle(range(64)).__next__
+    big = [torch.randn(4096, 4096, device=dev, dtype=bf16) for _ in range(2)]
+    bw, bc = big[1].t(), torch.empty(4096, 4096, device=dev, dtype=bf16)
     return [
-        ("copy 8 KiB", lambda: tk.ops.copy(a, b), lambda: b.copy_(a)),
-        ("reduce_into add 8 KiB", lambda: tk.ops.reduce_into(b, a, "add"), lambda: b.add_(a)),
-        ("transpose 64x64", lambda: tk.ops.transpose(t), lambda: t.t().contiguous()),
-        ("permute (0,2,1,3)", lambda: tk.ops.permute(x, (0, 2, 1, 3)), lambda: x.permute(0, 2, 1, 3).contiguous()),
-        ("gemm 256^3", lambda: tk.ops.gemm(ga, gw.t(), out=gc), lambda: torch.matmul(ga, gw.t(), out=gc)),
+        ("copy 8 KiB", lambda: tk.ops.copy(a, b), lambda: b.copy_(a), 2000),
+        ("reduce_into add 8 KiB", lambda: tk.ops.reduce_into(b, a, "add"), lambda: b.add_(a), 2000),
+        ("transpose 64x64", lambda: tk.ops.transpose(t), lambda: t.t().contiguous(), 2000),
+        ("permute (0,2,1,3)", lambda: tk.ops.permute(x, (0, 2, 1, 3)), lambda: x.permute(0, 2, 1, 3).contiguous(),
+         2000),
+        ("copy 1 MiB, 64 pairs", lambda: (lambda i: tk.ops.copy(xs[i], ys[i]))(ring()),
+         lambda: (lambda i: ys[i].copy_(xs[i]))(ring()), 2000),
+        ("reduce add f32 1 MiB, 64 pairs", lambda: (lambda i: tk.ops.reduce_into(ds[i], fs[i], "add"))(ring()),
+         lambda: (lambda i: ds[i].add_(fs[i]))(ring()), 2000),
+        ("gemm 256^3 (torch route)", lambda: tk.ops.gemm(ga, gw.t(), out=gc), lambda: torch.matmul(ga, gw.t(), out=gc),
+         2000),
+        ("gemm 4096^3 out= (kernel)", lambda: tk.ops.gemm(big[0], bw, out=bc), lambda: torch.matmul(big[0], bw, out=bc),
+         100),
+        ("gemm 4096^3 (kernel)", lambda: tk.ops.gemm(big[0], bw), lambda: torch.matmul(big[0], bw), 100),
     ]
 
 
 def main(argv=None) -> list:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args(argv)
     import tmakit as tk
 
     rows = []
-    for name, ours, theirs in cases():
+    for name, ours, theirs, calls in cases():
+        calls = min(calls, args.calls)
         tk_us, torch_us = [], []
         for _ in range(args.rounds):
-            tk_us.append(_per_call_us(ours, args.calls))
-            torch_us.append(_per_call_us(theirs, args.calls))
-        rows.append(dict(case=name, tmakit_us=round(min(tk_us), 2), torch_us=round(min(torch_us), 2),
-                         path=tk.ops.last_path))
-        print(f"{name:24s} tmakit {min(tk_us):6.2f} us  torch {min(torch_us):6.2f} us  ({tk.ops.last_path})")
+            tk_us.append(_per_call_us(ours, calls))
+            torch_us.append(_per_call_us(theirs, calls))
+        ours_us, peer_us = statistics.median(tk_us), statistics.median(torch_us)
+        rows.append(dict(case=name, tmakit_us=round(ours_us, 2), torch_us=round(peer_us, 2),
+                         torch_over_tmakit=round(peer_us / ours_us, 3), path=tk.ops.last_path[:40]))
+        print(f"{name:32s} tmakit {ours_us:6.2f} us  torch {peer_us:6.2f} us  torch/tmakit {peer_us / ours_us:5.3f}"
+              f"  ({tk.ops.last_path[:40]})")
     print(json.dumps(rows))
     return rows
 

@@ -118,8 +118,10 @@ class Launcher:
         s = self._slots.get(_get_ident())
         if s is None:
             return self._first(sp, dp, _get_ident())
-        if sp != s.sp or dp != s.dp:
-            s.repoint(sp, dp)
+        if sp != s.sp or dp != s.dp:  # s.repoint, inlined
+            s.sp = None
+            s.patch(sp, dp)
+            s.sp, s.dp = sp, dp
         st = _stream_of(self.dev)
         if st != s.stream:
             s.cfg.stream = s.stream = st
@@ -157,37 +159,50 @@ class Launcher:
 
 class _Slot:
     """One thread's (or stream's) packed launch of a :class:`Launcher`: the parameter block and the ``void*[]``
-    over it, where each address lives in it, and a ``CUlaunchConfig`` (PDL attribute when the launcher has it)
-    whose stream is set in place."""
+    over it, ``patch(sp, dp)`` that re-points the block's addresses, and a ``CUlaunchConfig`` (PDL attribute when
+    the launcher has it) whose stream is set in place."""
 
-    __slots__ = ("raw", "ptrs", "words", "maps", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream")
+    __slots__ = ("raw", "ptrs", "patch", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream")
 
     def __init__(self, launcher: Launcher, sp: int, dp: int):
         self.raw, self.ptrs = launcher._pack(launcher._args(sp, dp))
         self.params_addr = ctypes.addressof(self.ptrs)
-        base = self.ptrs[0] if len(self.ptrs) else 0
-        block = (ctypes.c_uint64 * (16 * len(self.ptrs))).from_address(base) if base else None
-        words, maps = [], []
-        for i, is_src, off, is_map in launcher._address_slots():
-            if is_map:
-                maps.append((self.ptrs[i], is_src, off))
-            else:  # a 64-bit pointer argument: one store into the block's words
-                words.append(((self.ptrs[i] - base) // 8, is_src, off))
-        self.words = (block, tuple(words))
-        self.maps = tuple(maps)
+        self.patch = _patcher(self.ptrs, launcher._address_slots())
         self.cfg = launch_config(launcher.grid, launcher.block, launcher.smem, pdl=launcher.pdl)
         self.cfg_addr = ctypes.addressof(self.cfg)
         self.sp, self.dp, self.stream = sp, dp, None
 
     def repoint(self, sp: int, dp: int) -> None:
         """Patch the block's addresses to (sp, dp)."""
-        self.sp = None  # until every slot is patched: a failure leaves it to be re-pointed completely next time
-        block, words = self.words
-        for i, is_src, off in words:
-            block[i] = (sp if is_src else dp) + off
-        for slot, is_src, off in self.maps:
-            replace_map_address(slot, (sp if is_src else dp) + off)
+        self.sp = None  # until every address is patched: a failure leaves it to be re-pointed completely next time
+        self.patch(sp, dp)
         self.sp, self.dp = sp, dp
+
+
+def _patcher(ptrs, address_slots):
+    """``patch(sp, dp)`` writing the source/destination addresses into a packed block: two word stores for a
+    launcher whose only addresses are one source and one destination pointer (the bulk kernels), else a store per
+    pointer and a ``cuTensorMapReplaceAddress`` per tensor map."""
+    base = ptrs[0] if len(ptrs) else 0
+    words = (ctypes.c_uint64 * (16 * len(ptrs))).from_address(base) if base else None
+    plain = [((ptrs[i] - base) // 8, is_src, off) for i, is_src, off, is_map in address_slots if not is_map]
+    maps = [(ptrs[i], is_src, off) for i, is_src, off, is_map in address_slots if is_map]
+    if not maps and len(plain) == 2 and plain[0][1:] == (True, 0) and plain[1][1:] == (False, 0):
+        i, j = plain[0][0], plain[1][0]
+
+        def patch(sp: int, dp: int) -> None:
+            words[i] = sp
+            words[j] = dp
+
+        return patch
+
+    def patch(sp: int, dp: int) -> None:
+        for w, is_src, off in plain:
+            words[w] = (sp if is_src else dp) + off
+        for slot, is_src, off in maps:
+            replace_map_address(slot, (sp if is_src else dp) + off)
+
+    return patch
 
 
 def launch_slot(launcher: Launcher, s: _Slot) -> None:
