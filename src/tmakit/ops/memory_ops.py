@@ -187,7 +187,6 @@ def _view_op(tag, x, arg, out, strict, make_view):
         return out
     check_tensor("x", x)
     v = make_view()
-    new_out = out is None
     out = _out_for(x, v.shape, out)
     run = _copy_run(v, out, strict)
     if run is not None:
@@ -199,7 +198,7 @@ def _view_op(tag, x, arg, out, strict, make_view):
         except TypeError:  # an unhashable arg (e.g. a list of dims): no fast path
             return out
         remember(key, run, v, out)
-        if new_out:
+        if out.is_contiguous():  # the layout a new output gets: later calls without out may take it
             remember_fresh((key[0], sp & 127), run, tuple(v.shape), dp & 127)
     return out
 
