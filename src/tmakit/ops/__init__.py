@@ -22,8 +22,8 @@ refused with ``ValueError`` whatever the path (``tmakit.memory_overlap`` decides
 on and an input requiring grad, ``transpose`` / ``permute`` (without ``out``) are differentiable (the backward is the
 inverse permute, on TMA too); ``copy``, ``reduce_into`` and ``out=`` calls run torch's op, which records the graph
 (or raises where torch does). Devices and threads: the ops launch on the tensors' device (switching to it when
-another is current) and its current stream; threads may share the cached launchers (each patches and launches
-under its launcher's lock), and :data:`last_path` is per thread. ``torch.compile``: while it traces, each op is the
+another is current) and its current stream; threads may share the cached launchers (each thread patches and
+launches its own packed copy), and :data:`last_path` is per thread. ``torch.compile``: while it traces, each op is the
 custom op ``torch.ops.tmakit.*`` (``tmakit.ops.library``), which stays in the compiled graph (no graph break) and
 runs the eager op at run time.
 
