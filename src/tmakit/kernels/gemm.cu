@@ -99,6 +99,8 @@ template <int N> TMAKIT_DEVICE void setmaxnreg_inc() { asm volatile("setmaxnreg.
 
 // PTX: bar.sync id, n;   named barrier over n threads (id 0 is __syncthreads).
 TMAKIT_DEVICE void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+// PTX: bar.arrive id, n;   arrive without waiting (the other n - 128 threads sync on it)
+TMAKIT_DEVICE void named_arrive(u32 id, u32 n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
 // PTX: st.shared.v2.f32 [addr], {x, y};
 TMAKIT_DEVICE void st_shared_v2f32(u32 addr, float x, float y) {
@@ -357,6 +359,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
                 "two-level accumulation: fp8, BN <= 192 (two accumulator sets in registers); with overlap BN <= 128 "
                 "(three sets) and no block scaling");
   constexpr bool TWO_OV = TWO && OVERLAP;
+  // TURNS (two-level without overlap, two consumers): the consumers take turns issuing a slab's wgmmas (named
+  // barriers 3 and 4), so one adds its partial sums while the tensor cores run the other's slab.
+  constexpr bool TURNS = TWO && !OVERLAP && BM == 128;
   static_assert(SCALE != 3 || BN == 128, "block scaling: one 128-column B scale block per tile");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
@@ -568,7 +573,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const u32 uslot = slots + 32 * (ui % (STAGES + 1));
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
       const int nkt = get_unit_kt(uslot);
-      if (nkt == 0) break;
+      if (nkt == 0) {
+        if (TURNS && cw == 0 && it > 0) named_sync(3, 256);  // consumer 1's arrival after the last slab
+        break;
+      }
       BlockScale bsc;
       if constexpr (SCALE == 3) {
         const Unit t0 = get_unit(uslot);
@@ -578,6 +586,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         const int s = it % STAGES;
         mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
         if constexpr (SCALE == 3) bsc.load(kt);
+        if constexpr (TURNS) {
+          if (cw == 1 || it > 0) named_sync(3 + cw, 256);  // consumer 0 issues slab `it` after 1 issued `it - 1`
+        }
         wgmma_fence();
         const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
 #pragma unroll
@@ -593,6 +604,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           }
         }
         wgmma_commit();
+        if constexpr (TURNS) named_arrive(4 - cw, 256);  // the other consumer's turn
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
           if (pb < pe) flush_next();
         }
