@@ -349,18 +349,17 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #endif
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
   static_assert(IN < 2 || (!B_MN && !SPLITK), "fp8: B K-major (Bt (N, K) row-major), no split-K reduce-add");
-  // Two-level accumulation (fp8 without FAST, always for block scaling): each slab's wgmmas sum into a second
-  // accumulator set (pacc), added (scaled, SCALE 3) into the fp32 total once they are done. FAST: one wgmma chain
-  // over the whole K range (the tensor cores' reduced-precision fp8 accumulation throughout).
+  // Two-level accumulation (fp8 without FAST, always for block scaling): each slab's wgmmas sum into a second set
+  // (pacc), added (scaled, SCALE 3) into the fp32 total once done. FAST: one reduced-precision chain over all of K.
   constexpr bool TWO = SCALE == 3 || (IN >= 2 && !FAST);
-  // TWO with OVERLAP (per-tensor / row scales, BN <= 128): the slabs alternate between two partial sets, so one
-  // slab's wgmmas run while the previous slab's partial sums are added into the total (three sets in registers).
+  // TWO with OVERLAP (tensor / row scales, BN <= 128): slabs alternate between two partial sets, one slab's wgmmas
+  // running while the previous slab's partial sums are added (three sets in registers).
   static_assert(!TWO || (IN >= 2 && BN <= 192 && (!OVERLAP || (SCALE != 3 && BN <= 128))),
                 "two-level accumulation: fp8, BN <= 192 (two accumulator sets in registers); with overlap BN <= 128 "
                 "(three sets) and no block scaling");
   constexpr bool TWO_OV = TWO && OVERLAP;
-  // TURNS (two-level without overlap, two consumers): the consumers take turns issuing a slab's wgmmas (named
-  // barriers 3 and 4), so one adds its partial sums while the tensor cores run the other's slab.
+  // TURNS (two-level, no overlap, two consumers): they take turns issuing a slab (named barriers 3, 4), so one adds
+  // its partial sums while the tensor cores run the other's slab.
   constexpr bool TURNS = TWO && !OVERLAP && BM == 128;
   static_assert(SCALE != 3 || BN == 128, "block scaling: one 128-column B scale block per tile");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
@@ -573,22 +572,22 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const u32 uslot = slots + 32 * (ui % (STAGES + 1));
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
       const int nkt = get_unit_kt(uslot);
-      if (nkt == 0) {
-        if (TURNS && cw == 0 && it > 0) named_sync(3, 256);  // consumer 1's arrival after the last slab
-        break;
-      }
+      if (nkt == 0 && TURNS && cw == 0 && it > 0) named_sync(3, 256);  // consumer 1's arrival after its last slab
+      if (nkt == 0) break;
       BlockScale bsc;
       if constexpr (SCALE == 3) {
         const Unit t0 = get_unit(uslot);
         bsc.start(sc, t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, nkt, M, warp, lane);
       }
+      if constexpr (TWO) {  // the total starts at zero, so a promotion adds without a select per element
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      }
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
         mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
         if constexpr (SCALE == 3) bsc.load(kt);
-        if constexpr (TURNS) {
-          if (cw == 1 || it > 0) named_sync(3 + cw, 256);  // consumer 0 issues slab `it` after 1 issued `it - 1`
-        }
+        if (TURNS && (cw == 1 || it > 0)) named_sync(3 + cw, 256);  // 0 issues slab `it` after 1 issued `it - 1`
         wgmma_fence();
         const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
 #pragma unroll
@@ -612,22 +611,22 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           wgmma_wait<1>();
           release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), kt > 0);
           if constexpr (TWO_OV) {  // the previous slab's partial sums (in the other set) into the total
-            if (kt & 1) promote_sum<BN>(acc, pacc, kt == 1);
-            else if (kt > 0) promote_sum<BN>(acc, pacc2, false);
+            if (kt & 1) promote_sum<BN>(acc, pacc);
+            else if (kt > 0) promote_sum<BN>(acc, pacc2);
           }
         } else {
           wgmma_wait<0>();
           release(bars + 8 * (STAGES + s));
         }
-        if constexpr (SCALE == 3) bsc.promote<BN>(acc, pacc, kt == 0);
-        else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc, kt == 0);
+        if constexpr (SCALE == 3) bsc.promote<BN>(acc, pacc);
+        else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc);
       }
       if (OVERLAP) {
         wgmma_wait<0>();
         release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES));
         if constexpr (TWO_OV) {  // the last slab
-          if ((nkt - 1) & 1) promote_sum<BN>(acc, pacc2, false);
-          else promote_sum<BN>(acc, pacc, nkt == 1);
+          if ((nkt - 1) & 1) promote_sum<BN>(acc, pacc2);
+          else promote_sum<BN>(acc, pacc);
         }
       }
       if constexpr (DEF) {  // a tile shorter than NBOX slabs: the rest of the previous tile's boxes now

@@ -108,21 +108,21 @@ struct BlockScale {
     b = nb;
     fetch(min(kt + 1, last));  // the last slab fetches its own again (no read past the unit)
   }
-  // total = part * scale (first slab of the unit) or total + part * scale
-  template <int BN> TMAKIT_DEVICE void promote(float* total, const float* part, bool first) const {
+  // total += part * scale (the total starts each unit at zero)
+  template <int BN> TMAKIT_DEVICE void promote(float* total, const float* part) const {
     const float s[2] = {a0 * b, a1 * b};
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) total[4 * j + i] = fmaf(part[4 * j + i], s[i / 2], first ? 0.f : total[4 * j + i]);
+      for (int i = 0; i < 4; ++i) total[4 * j + i] = fmaf(part[4 * j + i], s[i / 2], total[4 * j + i]);
     }
   }
 };
 
-// Two-level accumulation without block scales: total = part (first slab of the unit) or total + part.
-template <int BN> TMAKIT_DEVICE void promote_sum(float* total, const float* part, bool first) {
+// Two-level accumulation without block scales: total += part (the total starts each unit at zero).
+template <int BN> TMAKIT_DEVICE void promote_sum(float* total, const float* part) {
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) total[i] = first ? part[i] : total[i] + part[i];
+  for (int i = 0; i < BN / 2; ++i) total[i] += part[i];
 }
 
 }  // namespace gemm
