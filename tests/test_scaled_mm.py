@@ -65,7 +65,7 @@ def test_plan_modes(mode):
     assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.scaling) == (m, n, k, k, k, n, mode)
     assert p.in_code == 2 and not p.bias and p.out_dtype == "bfloat16"
     assert p.config.bn <= 128 and not p.fast_accum  # two-level accumulation
-    assert p.config.overlap == (mode != "block")  # tensor / row: promotion overlapped with the next slab
+    assert p.config.overlap == 0 and p.config.bm == 128  # two consumers taking turns (kernel: TURNS)
     if mode == "block":
         assert p.config.bn == 128 and p.scale_strides == (4, 1, 4, 1)
     if mode == "row":
@@ -162,7 +162,7 @@ def test_plan_out_rules():
 def test_split_heuristic_and_schedule():
     p = gf.plan_fp8(Fake((1024, 65536)), bt(1024, 65536), f32(), f32())
     # 64 tiles of 128x128 in pairs along M sharing B: two K ranges each fill 128 SMs
-    assert p.config == gf.CONFIGS["n128_s6_c2_ov1"] and p.split == 2
+    assert p.config == gf.CONFIGS["n128_s6_c2"] and p.split == 2
     s = gf.schedule(p, resident=132)
     assert (s.clusters, s.grid, s.dp_units, s.sk_units, s.scatter) == (64, 128, 0, 32, 1)  # 2 boxes per tile: scatter
     assert s.ws_bytes == s.flag_count * 64 * 128 * 4 and s.flag_count == 32 * 2 * (2 + 2) * 2
@@ -569,3 +569,34 @@ def test_two_level_with_overlap_compiles_without_serialized_wgmma(cfg):
     mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
     assert len(mma) == 8  # four k32 steps into each of the two partial sets
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
+
+
+@pytest.mark.parametrize("mode", ["tensor", "row", "block"])
+def test_two_level_default_takes_turns_with_plain_promotion(mode):
+    """The default two-level kernel (128x128, no overlap): the two consumers take turns issuing a slab (named
+    barriers 3 and 4: BAR.SYNC before and BAR.ARV after the slab's four k32 wgmmas), the four wgmmas form one
+    group (no fence or wait between them, no ptxas serialization note), and the promotion is one FADD (FFMA with
+    block scales) per accumulator element with no select (the total starts each unit at zero)."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    m, n, k = 4096, 4096, 4096
+    p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
+    assert p.config == gf.CONFIGS["n128_s6_c1"]
+    comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
+    assert "C7514" not in (comp.log or "") and "C7520" not in (comp.log or ""), comp.log
+    try:
+        text = sass.disassemble(comp.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    lines = text.splitlines()
+    mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
+    assert len(mma) == 4 and mma[-1] - mma[0] < 60
+    body = lines[mma[0]:mma[-1]]
+    assert not any("WARPGROUP" in ln or "LDL" in ln or "STL" in ln for ln in body)
+    before, after = lines[mma[0] - 40:mma[0]], lines[mma[-1]:mma[-1] + 8]
+    assert any("BAR.SYNC" in ln for ln in before) and any("BAR.ARV" in ln for ln in after)
+    promo = lines[mma[-1]:mma[-1] + 100]
+    op = "FFMA" if mode == "block" else "FADD"
+    assert sum(f" {op} " in ln for ln in promo) == 64 and not any("FSEL" in ln for ln in promo)

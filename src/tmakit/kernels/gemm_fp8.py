@@ -82,23 +82,19 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
 
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
-    - two-level accumulation (default, block scaling): 128x128 tiles, in 2x2 clusters (A and B multicast: ~5 TB/s)
-      when the tiles fill the GPU, with the deferred epilogue for 16-bit outputs (as the bf16 GEMM); few tiles with a
-      long K (split by :func:`choose_split`): pairs along M sharing B; else single CTAs;
+    - two-level accumulation (default, block scaling): 128x128 tiles on single CTAs whose two consumer warpgroups
+      take turns issuing slabs (measured on an H200: 0.78-0.81x ``torch._scaled_mm`` per tensor, where 2x2 clusters
+      with A and B multicast ran 0.37-0.53x and pairs along M 0.76-0.77x); few tiles with a long K (split by
+      :func:`choose_split`): pairs along M sharing B;
     - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
       outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
     tiles_m = -(-m // 128)
     if scaling == "block" or not fast_accum:
-        ov = "" if scaling == "block" else "_ov1"  # tensor / row scales: promotion overlapped with the next slab
         if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
             return CONFIGS["m64_n128_s8_c1"]
-        if tiles_m >= 2 and tiles_m * -(-n // 128) >= sms:
-            if ov:  # single CTAs: 2x2 clusters with overlap measured no faster than without (0.37-0.42x)
-                return CONFIGS["n128_s6_c1_ov1"]
-            return CONFIGS["n128_s6_c2n2_e1d" if out_bytes == 2 else "n128_s6_c2n2"]
         if tiles_m % 2 == 0 and tiles_m * -(-n // 128) * 2 <= sms and k >= 64 * BK:
-            return CONFIGS["n128_s6_c2" + ov]  # few tiles, long K: split K (choose_split) on pairs sharing B
-        return CONFIGS["n128_s6_c1" + ov]
+            return CONFIGS["n128_s6_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
+        return CONFIGS["n128_s6_c1"]  # the two consumers take turns (their promotions under each other's wgmmas)
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
     if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2:
