@@ -542,3 +542,19 @@ def test_gemm_gpu_autograd(m, n, k, b_layout):
         gemm(a, b, out=torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
     with torch.no_grad():
         assert not gemm(a, b).requires_grad
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", sorted(gk.CONFIGS))
+def test_resident_ctas_is_the_occupancy_query(config):
+    """The persistent grid is what the driver says fits at once, asked before the kernel's first launch (the query
+    needs the dynamic shared-memory attribute raised first: it failed before, and the fallback of SMs / cluster size
+    clusters of 4 did not fit -- 33 launched, 30 resident on an H200 -- so the last cluster ran its whole share in a
+    second wave and the kernel took twice as long)."""
+    _gpu()
+    cfg = gk.CONFIGS[config]
+    p = gk.plan(Fake((1024, 1024)), wt(1024, 1024), config=config)
+    k = gk.kernel_for(p)
+    gk._resident.pop((k.name, cfg.cluster_size), None)
+    fits = k.max_active_clusters(cfg.cluster_size, cfg.threads, gk.smem_bytes(cfg))
+    assert fits > 0 and gk.resident_ctas(k, cfg) == fits * cfg.cluster_size

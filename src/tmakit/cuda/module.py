@@ -44,9 +44,12 @@ class Kernel:
             self._non_portable = True
 
     def max_active_clusters(self, cluster, block, smem: int = 0) -> int:
-        """``cuOccupancyMaxActiveClusters`` for this kernel and launch shape."""
+        """``cuOccupancyMaxActiveClusters`` for this kernel and launch shape (the dynamic shared-memory attribute is
+        raised to ``smem`` first, as a launch does: the query fails above 48 KiB without it)."""
         from .launch import make_config
 
+        if smem > self._dyn_smem:
+            self.set_max_dynamic_smem(smem)
         cfg = make_config(self, _dim3(cluster), _dim3(block), smem, 0, _dim3(cluster))
         return int(check(cu().cuOccupancyMaxActiveClusters(self.handle, cfg), "cuOccupancyMaxActiveClusters",
                          kernel=self.name, cluster=cluster, block=block, smem=smem))
