@@ -109,7 +109,7 @@ def test_plan_dtype_codes_and_bias():
     ((Fake((8, 64)), bt(16, 64), f32(), f32()), {"bias": Fake((8,), dtype="torch.bfloat16")}, "bias must have"),
     ((Fake((8, 64)), bt(16, 64), f32(), f32()), {"bias": Fake((16,), dtype="torch.float32")}, "bias.dtype"),
     ((Fake((8, 64)), bt(16, 64), f32(8, 1), f32(1, 16)), {"config": "n256_s4_c1", "fast_accum": True}, None),
-    ((Fake((8, 256)), bt(128, 256), f32(8, 2), f32(1, 2)), {"config": "n256_s4_c1"}, "exactly 128 for block"),
+    ((Fake((8, 256)), bt(128, 256), f32(8, 2), f32(1, 2)), {"config": "n256_s4_c1"}, "128 or 192 for block"),
     ((Fake((8, 256)), bt(128, 256), f32(8, 2), f32(1, 2)), {"config": "m64_n128_s8_c1_ov1"}, "without overlap"),
     ((Fake((8, 64)), bt(16, 64), f32(), f32()), {"config": "nope"}, "unknown fp8 config"),
     ((Fake((0, 64)), bt(16, 64), f32(), f32()), {}, "empty problem"),
@@ -235,8 +235,9 @@ def test_kernel_compiles_with_qgmma_and_tma(mode, fast, out):
     mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
     # (the overlapped two-level kernels hold three accumulator sets: their epilogue spills a few dozen words per tile)
-    # (128x192 two-level tiles hold two 96-register sets: with row scales and a bias their epilogue spills ~20)
-    limit = 48 if p.config.defer else 64 if p.config.overlap and not fast else 32 if p.config.bn == 192 else 12
+    # (128x192 two-level tiles hold two 96-register sets: with row or block scales their prologue and epilogue
+    # spill a few dozen words per tile)
+    limit = 48 if p.config.defer else 64 if (p.config.overlap and not fast) or p.config.bn == 192 else 12
     assert ops["LDL"] + ops["STL"] <= limit, (ops["LDL"], ops["STL"])
 
 
@@ -584,7 +585,7 @@ def test_two_level_default_takes_turns_with_plain_promotion(mode):
 
     m, n, k = 4096, 4096, 4096
     p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
-    assert p.config == gf.CONFIGS["n192_s4_c1" if mode != "block" else "n128_s6_c1"]
+    assert p.config == gf.CONFIGS["n192_s4_c1"]
     comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
     assert "C7514" not in (comp.log or "") and "C7520" not in (comp.log or ""), comp.log
     try:
@@ -599,5 +600,5 @@ def test_two_level_default_takes_turns_with_plain_promotion(mode):
     before, after = lines[mma[0] - 40:mma[0]], lines[mma[-1]:mma[-1] + 8]
     assert any("BAR.SYNC" in ln for ln in before) and any("BAR.ARV" in ln for ln in after)
     promo = lines[mma[-1]:mma[-1] + 160]
-    op = "FFMA" if mode == "block" else "FADD"
-    assert sum(f" {op} " in ln for ln in promo) == p.config.bn // 2 and not any("FSEL" in ln for ln in promo)
+    op = "FFMA" if mode == "block" else "FADD"  # block: two static scale-block splits, the first path here
+    assert sum(f" {op} " in ln for ln in promo) >= p.config.bn // 2 and not any("FSEL" in ln for ln in promo)

@@ -361,7 +361,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // TURNS (two-level, no overlap, two consumers): they take turns issuing a slab (named barriers 3, 4), so one adds
   // its partial sums while the tensor cores run the other's slab.
   constexpr bool TURNS = TWO && !OVERLAP && BM == 128;
-  static_assert(SCALE != 3 || BN == 128, "block scaling: one 128-column B scale block per tile");
+  static_assert(SCALE != 3 || BN == 128 || BN == 192, "block scaling: 128- or 192-column tiles");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
   constexpr int CS = CM * CN;  // CTAs per cluster
@@ -574,10 +574,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const int nkt = get_unit_kt(uslot);
       if (nkt == 0 && TURNS && cw == 0 && it > 0) named_sync(3, 256);  // consumer 1's arrival after its last slab
       if (nkt == 0) break;
-      BlockScale bsc;
+      BlockScale<SCALE == 3 ? BN : 128> bsc;
       if constexpr (SCALE == 3) {
         const Unit t0 = get_unit(uslot);
-        bsc.start(sc, t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, nkt, M, warp, lane);
+        bsc.start(sc, t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, nkt, M, N, warp, lane);
       }
       if constexpr (TWO) {  // the total starts at zero, so a promotion adds without a select per element
 #pragma unroll
@@ -618,7 +618,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           wgmma_wait<0>();
           release(bars + 8 * (STAGES + s));
         }
-        if constexpr (SCALE == 3) bsc.promote<BN>(acc, pacc);
+        if constexpr (SCALE == 3) bsc.promote(acc, pacc);
         else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc);
       }
       if (OVERLAP) {

@@ -83,9 +83,10 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
 
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
     - two-level accumulation (default, block scaling): single CTAs whose two consumer warpgroups take turns issuing
-      slabs, 128x192 tiles for tensor / row scales where they fill the GPU (H200: 0.83-0.90x ``torch._scaled_mm``
-      per tensor), else 128x128 (0.78-0.81x; 2x2 clusters with A and B multicast ran 0.37-0.53x, pairs along M
-      0.76-0.77x); few tiles with a long K (split by :func:`choose_split`): pairs along M sharing B;
+      slabs; 128x192 tiles where they fill the GPU (H200: 0.83-0.90x ``torch._scaled_mm`` per tensor; block scales
+      then span two 128-column scale blocks per tile), else 128x128 (0.78-0.81x; 2x2 clusters, which hold only 120
+      of 132 SMs, ran 0.70-0.83x, pairs along M 0.76-0.77x); few tiles with a long K (split by
+      :func:`choose_split`): pairs along M sharing B;
     - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
       outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
     tiles_m = -(-m // 128)
@@ -94,8 +95,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
             return CONFIGS["m64_n128_s8_c1"]
         if tiles_m % 2 == 0 and tiles_m * -(-n // 128) * 2 <= sms and k >= 64 * BK:
             return CONFIGS["n128_s6_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
-        if scaling != "block" and tiles_m * -(-n // 192) >= sms and n >= 1536:
-            return CONFIGS["n192_s4_c1"]  # wider tiles where they fill the GPU (block scales need 128 columns)
+        if tiles_m * -(-n // 192) >= sms and n >= 1536:
+            return CONFIGS["n192_s4_c1"]  # wider tiles where they fill the GPU
         return CONFIGS["n128_s6_c1"]  # the two consumers take turns (their promotions under each other's wgmmas)
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
@@ -272,10 +273,10 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
         raise GemmError("fast_accum applies to tensor- and row-wise scaling only: block scaling always sums each "
                         "128-deep K block apart (that is where its scales apply); pass fast_accum=False")
     config = config or choose_config(m, n, k, scaling, eo, fast_accum=fast_accum)
-    if not fast_accum and (config.bn > 192 or (scaling == "block" and (config.bn != 128 or config.overlap))
+    if not fast_accum and (config.bn > 192 or (scaling == "block" and (config.bn not in (128, 192) or config.overlap))
                            or (config.overlap and config.bn > 128)):
         raise GemmError(f"two-level accumulation (block scaling, or fast_accum=False) needs a tile at most 192 "
-                        f"columns wide (at most 128 with overlap; exactly 128 for block scaling, without overlap), got "
+                        f"columns wide (at most 128 with overlap; 128 or 192 for block scaling, without overlap), got "
                         f"config {config.name}")
     kt = -(-k // BK)
     if split is None:

@@ -76,45 +76,61 @@ TMAKIT_DEVICE void scale_epilogue(float* acc, const Scales& sc, int row0, int n0
 
 // Block scaling (SCALE 3) for one unit: start() at the unit's first slab, load(kt) as slab kt's wgmmas are issued,
 // promote() once they are done. The scales are fetched one slab ahead (slab kt + 1's during slab kt), so their load
-// latency is hidden behind a slab's wgmmas. BN = 128: one B scale per slab.
-struct BlockScale {
+// latency is hidden behind a slab's wgmmas. A 128-column tile has one B scale per slab; a 192-column tile (n0 a
+// multiple of 64) spans two 128-column scale blocks, split at column 128 - n0 % 128 (64 or 128), which is a whole
+// number of the thread's 8-column groups: promote() takes one of two static splits, no select per element.
+template <int BN> struct BlockScale {
+  static_assert(BN == 128 || BN == 192, "block scaling: 128- or 192-column tiles");
   const float* pa0;
   const float* pa1;
   const float* pb;
+  const float* pb1;       // the second scale block (192-column tiles; the first again past N)
   long long a_k, b_k;
   int last;               // the unit's last slab
-  float a0, a1, b;        // this slab's scales: rows r, r + 8; the tile's 128 columns
-  float na0, na1, nb;     // the next slab's
+  int split;              // 8-column groups in the first scale block: 16 (all of a 128-column tile) or 8
+  float a0, a1, b, b1;    // this slab's scales: rows r, r + 8; the tile's two column blocks
+  float na0, na1, nb, nb1;  // the next slab's
 
   // kb0: the unit's first K block (slab); nkt: its slabs
-  TMAKIT_DEVICE void start(const Scales& sc, int row0, int n0, int kb0, int nkt, int M, int warp, int lane) {
+  TMAKIT_DEVICE void start(const Scales& sc, int row0, int n0, int kb0, int nkt, int M, int N, int warp,
+                           int lane) {
     const int r = row0 + 16 * warp + lane / 4;
     pa0 = sc.a + min(r, M - 1) * sc.a_m + kb0 * sc.a_k;
     pa1 = sc.a + min(r + 8, M - 1) * sc.a_m + kb0 * sc.a_k;
     pb = sc.b + (n0 / 128) * sc.b_n + kb0 * sc.b_k;
+    pb1 = pb + ((n0 / 128 + 1) * 128 < N ? sc.b_n : 0);
     a_k = sc.a_k;
     b_k = sc.b_k;
     last = nkt - 1;
+    split = (128 - n0 % 128) / 8;
     fetch(0);
   }
   TMAKIT_DEVICE void fetch(int kt) {
     na0 = ldg_f32(pa0 + kt * a_k);
     na1 = ldg_f32(pa1 + kt * a_k);
     nb = ldg_f32(pb + kt * b_k);
+    if constexpr (BN > 128) nb1 = ldg_f32(pb1 + kt * b_k);
   }
   TMAKIT_DEVICE void load(int kt) {
     a0 = na0;
     a1 = na1;
     b = nb;
+    if constexpr (BN > 128) b1 = nb1;
     fetch(min(kt + 1, last));  // the last slab fetches its own again (no read past the unit)
   }
   // total += part * scale (the total starts each unit at zero)
-  template <int BN> TMAKIT_DEVICE void promote(float* total, const float* part) const {
-    const float s[2] = {a0 * b, a1 * b};
+  TMAKIT_DEVICE void promote(float* total, const float* part) const {
+    if (BN == 128 || split == 16) promote_split<16>(total, part);
+    else promote_split<8>(total, part);
+  }
+  template <int SPLIT> TMAKIT_DEVICE void promote_split(float* total, const float* part) const {
+    const float s0[2] = {a0 * b, a1 * b};
+    const float s1[2] = {a0 * b1, a1 * b1};
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) total[4 * j + i] = fmaf(part[4 * j + i], s[i / 2], total[4 * j + i]);
+      for (int i = 0; i < 4; ++i)
+        total[4 * j + i] = fmaf(part[4 * j + i], j < SPLIT ? s0[i / 2] : s1[i / 2], total[4 * j + i]);
     }
   }
 };
