@@ -602,3 +602,18 @@ def test_two_level_default_takes_turns_with_plain_promotion(mode):
     promo = lines[mma[-1]:mma[-1] + 160]
     op = "FFMA" if mode == "block" else "FADD"  # block: two static scale-block splits, the first path here
     assert sum(f" {op} " in ln for ln in promo) >= p.config.bn // 2 and not any("FSEL" in ln for ln in promo)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(300, 1000, 1040), (128, 576, 384), (257, 392, 2048)])
+def test_scaled_mm_gpu_block_on_192_column_tiles(shape):
+    """Block scales on 128x192 tiles: each tile spans two 128-column scale blocks, split at column 128 or 64 of the
+    tile (n0 = 192 j), the second block clamped at N; every element against the fp64 product, fp32 output."""
+    m, n, k = shape
+    import tmakit as tk
+
+    qa, qb, sa, sb, ref = _gpu_problem("block", m, n, k)
+    out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+    tk.ops.scaled_mm(qa, qb, sa, sb, out=out, config="n192_s4_c1", strict=True)
+    torch.cuda.synchronize()
+    assert bool(torch.isfinite(out).all()) and _err(out, ref) < TOL_FP8[torch.float32], _err(out, ref)
