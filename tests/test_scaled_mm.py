@@ -552,22 +552,26 @@ def test_scaled_mm_gpu_under_compile_and_graph():
     assert _err(out, ref) < 1e-3
 
 
-@pytest.mark.parametrize("cfg", [c for c, v in gf.CONFIGS.items() if v.overlap and v.bn <= 128 and v.bm == 128])
-def test_two_level_with_overlap_compiles_without_serialized_wgmma(cfg):
-    """Tensor / row scales with two-level accumulation and overlap: the slabs alternate between two partial sets;
-    ptxas must not serialize the wgmmas (warning C7520) and nothing spills in the mainloop."""
+def _log_and_sass(p):
+    """NVRTC's log and the SASS lines of a plan's kernel (skips without NVRTC or a disassembler)."""
     pytest.importorskip("cuda.bindings.nvrtc")
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
 
-    p = gf.plan_fp8(Fake((512, 1024)), bt(512, 1024), *scales("tensor", 512, 512, 1024), config=cfg)
     comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
-    assert "C7520" not in (comp.log or ""), comp.log
     try:
-        text = sass.disassemble(comp.cubin)
+        return comp.log or "", sass.disassemble(comp.cubin).splitlines()
     except tkc.RuntimeUnavailable:
         pytest.skip("no nvdisasm/cuobjdump")
-    lines = text.splitlines()
+
+
+@pytest.mark.parametrize("cfg", [c for c, v in gf.CONFIGS.items() if v.overlap and v.bn <= 128 and v.bm == 128])
+def test_two_level_with_overlap_compiles_without_serialized_wgmma(cfg):
+    """Tensor / row scales with two-level accumulation and overlap: the slabs alternate between two partial sets;
+    ptxas must not serialize the wgmmas (warning C7520) and nothing spills in the mainloop."""
+    p = gf.plan_fp8(Fake((512, 1024)), bt(512, 1024), *scales("tensor", 512, 512, 1024), config=cfg)
+    log, lines = _log_and_sass(p)
+    assert "C7520" not in log, log
     mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
     assert len(mma) == 8  # four k32 steps into each of the two partial sets
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
@@ -575,24 +579,15 @@ def test_two_level_with_overlap_compiles_without_serialized_wgmma(cfg):
 
 @pytest.mark.parametrize("mode", ["tensor", "row", "block"])
 def test_two_level_default_takes_turns_with_plain_promotion(mode):
-    """The default two-level kernel (128x128, no overlap): the two consumers take turns issuing a slab (named
-    barriers 3 and 4: BAR.SYNC before and BAR.ARV after the slab's four k32 wgmmas), the four wgmmas form one
-    group (no fence or wait between them, no ptxas serialization note), and the promotion is one FADD (FFMA with
-    block scales) per accumulator element with no select (the total starts each unit at zero)."""
-    pytest.importorskip("cuda.bindings.nvrtc")
-    from tmakit import cuda as tkc
-    from tmakit.cuda import sass
-
+    """The default two-level kernel of a large problem (128x192, no overlap): the two consumers take turns issuing a
+    slab (named barriers 3 and 4: BAR.SYNC before and BAR.ARV after the slab's four k32 wgmmas), the four wgmmas
+    form one group (no fence or wait between them, no ptxas serialization note), and the promotion is one FADD (FFMA
+    with block scales) per accumulator element with no select (the total starts each unit at zero)."""
     m, n, k = 4096, 4096, 4096
     p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
     assert p.config == gf.CONFIGS["n192_s4_c1"]
-    comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
-    assert "C7514" not in (comp.log or "") and "C7520" not in (comp.log or ""), comp.log
-    try:
-        text = sass.disassemble(comp.cubin)
-    except tkc.RuntimeUnavailable:
-        pytest.skip("no nvdisasm/cuobjdump")
-    lines = text.splitlines()
+    log, lines = _log_and_sass(p)
+    assert "C7514" not in log and "C7520" not in log, log
     mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
     assert len(mma) == 4 and mma[-1] - mma[0] < 60
     body = lines[mma[0]:mma[-1]]
