@@ -612,3 +612,33 @@ def test_scaled_mm_gpu_block_on_192_column_tiles(shape):
     tk.ops.scaled_mm(qa, qb, sa, sb, out=out, config="n192_s4_c1", strict=True)
     torch.cuda.synchronize()
     assert bool(torch.isfinite(out).all()) and _err(out, ref) < TOL_FP8[torch.float32], _err(out, ref)
+
+
+def test_rows_an_odd_multiple_of_16_bytes_apart_go_to_torch():
+    """Tensor / row scales whose A or B rows are an odd multiple of 16 bytes apart (K = 16 mod 32 for packed fp8
+    operands) go to torch._scaled_mm without a knob; block scales, shapes torch refuses (N not a multiple of 16) and
+    single-row operands stay on the kernel."""
+    from tmakit.ops.scaled_mm import slow_pitch
+
+    def plan(m, n, k, mode="tensor"):
+        return gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
+
+    assert "a's rows are 12208 bytes apart" in slow_pitch(plan(7515, 7136, 12208))
+    assert slow_pitch(plan(512, 512, 4112, "row")).startswith("a's rows")
+    assert slow_pitch(plan(4243, 7968, 13280)) == ""  # 13280 = 32 x 415
+    assert slow_pitch(plan(512, 512, 4112, "block")) == ""
+    assert slow_pitch(plan(512, 520, 4112)) == ""  # torch._scaled_mm needs N % 16 == 0
+    assert slow_pitch(plan(1, 512, 4112)).startswith("b's rows")  # A's single row: only B's pitch matters
+
+
+@pytest.mark.gpu
+def test_scaled_mm_gpu_routes_odd_16_byte_rows_to_torch():
+    """A default call whose rows are 16 mod 32 bytes apart runs torch._scaled_mm (and says so); strict=True runs
+    the kernel; both match the fp64 product."""
+    import tmakit as tk
+
+    qa, qb, sa, sb, ref = _gpu_problem("tensor", 300, 512, 1040)
+    got = tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32)
+    assert tk.ops.last_path.startswith("torch:a's rows are 1040 bytes apart") and _err(got, ref) < 1e-3
+    got = tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32, strict=True)
+    assert tk.ops.last_path == "tma:scaled_mm:tensor" and _err(got, ref) < 1e-3

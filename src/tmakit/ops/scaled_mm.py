@@ -26,7 +26,7 @@ from ..kernels.gemm import GemmError
 from .common import check_tensor, compiling, on_device, set_path, torch_module
 from .quantize import dequantize
 
-__all__ = ["GemmError", "scaled_mm", "scaled_mm_reference"]
+__all__ = ["GemmError", "scaled_mm", "scaled_mm_reference", "slow_pitch"]
 
 _plans: dict = {}
 _buffers: dict = {}  # (device, stream) -> [workspace, flags, allocated while capturing] for split schedules
@@ -150,6 +150,20 @@ def _split_buffers(torch, sched, device):
     return got[0], got[1]
 
 
+def slow_pitch(p) -> str:
+    """Why ``torch._scaled_mm`` runs plan ``p`` faster, or '': rows of A or B an odd multiple of 16 bytes apart, where
+    the kernel's TMA loads are slower (docs/GEMM.md, "The cliff"; fp8 random shapes with such rows measured
+    0.51-0.67x, the others 0.72-0.97x). Tensor- and row-wise scales only (torch has no block-wise peer), and only
+    shapes torch takes (K and N multiples of 16)."""
+    if p.scaling == "block" or p.k % 16 or p.n % 16:
+        return ""
+    for name, ld, rows in (("a", p.lda, p.m), ("b", p.ldb, p.n)):
+        if rows > 1 and ld % 32 == 16:
+            return (f"{name}'s rows are {ld} bytes apart, an odd multiple of 16: the kernel's TMA loads are slower "
+                    f"there (torch._scaled_mm is not); strict=True or a config runs the kernel")
+    return ""
+
+
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, use_fast_accum=False, strict=False,
               config=None, split=None):
     """``(a @ b) * scales (+ bias)`` for float8 ``a`` (M, K) row-major and ``b`` (K, N) column-major (module
@@ -178,6 +192,8 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
             p = _plan(a, b, scale_a, scale_b, bias, out, _name(out_dtype), config, bool(use_fast_accum), split)
         except GemmError as e:
             reason = str(e)
+    if not reason and not strict and config is None and split is None:
+        reason = slow_pitch(p)
     if reason:
         if strict:
             raise GemmError(f"scaled_mm cannot run on tmakit's kernel: {reason}")
