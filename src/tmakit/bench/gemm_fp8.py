@@ -15,7 +15,9 @@ the error of tmakit's output (pre-filled with NaN) against an fp32 product of th
 the median CUDA-event time. TFLOP/s = 2MNK / t; ratio = tmakit / peer; geometric mean and minimum over the shapes.
 Default shapes: the FP8 suite (issue 24). ``--random N``: N random shapes with M, N in [1, 8192], K in [16, 16384]
 (K a multiple of 16, N of 8: TMA-legal rows). ``--config``: force one of ``tmakit.kernels.gemm_fp8.CONFIGS``
-and ``--split``: K ranges per tile (tuning; the block-wise peer keeps the heuristics).
+and ``--split``: K ranges per tile (tuning; the block-wise peer keeps the heuristics). Suite and ``--shapes`` time
+the kernel (``strict=True``); ``--random`` times the default call, as a user makes it, whose path (kernel or
+``torch._scaled_mm``, ``tk.ops.last_path``) each line names.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def _time(torch, fns, reps: int, warmup: int = 3) -> list[float]:
 
 
 def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "float8_e4m3fn"), reps=20,
-                fast=False, config=None, split=None) -> dict:
+                fast=False, config=None, split=None, strict=True) -> dict:
     import torch
 
     import tmakit as tk
@@ -87,9 +89,10 @@ def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "fl
     qa, qb, sa, sb, sw = _operands(torch, mode, m, n, k, ta, tb)
     r = {"m": m, "n": n, "k": k, "scaling": mode, "out_dtype": out_dtype, "fast_accum": fast}
     out = torch.full((m, n), float("nan"), dtype=od, device="cuda")
-    kw = dict(use_fast_accum=fast, strict=True, config=config, split=split)
+    kw = dict(use_fast_accum=fast, strict=strict, config=config, split=split)
     tk.ops.scaled_mm(qa, qb, sa, sb, out=out, **kw)
-    r["config"] = _config_name(qa, qb, sa, sb, out, fast, config, split)
+    r["path"] = tk.ops.last_path
+    r["config"] = _config_name(qa, qb, sa, sb, out, fast, config, split) if r["path"].startswith("tma") else "torch"
     ref = q.dequantize(qa, sa) @ q.dequantize(qb.t(), sw).t()
     r["err"] = float((out.float() - ref).abs().max() / ref.abs().max())
     del ref
@@ -167,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         for m, n, k in shapes:
             try:
                 fast = args.fast_accum and mode != "block"
-                r = bench_shape(m, n, k, mode, OUT[args.out_dtype], types, args.reps, fast, args.config, args.split)
+                strict = not (args.random and (m, n, k) not in SUITE and args.config is None and args.split is None)
+                r = bench_shape(m, n, k, mode, OUT[args.out_dtype], types, args.reps, fast, args.config, args.split,
+                                strict)
                 print(_line(r), flush=True)
             except Exception as e:  # noqa: BLE001 - one failing shape must not end the run
                 r = {"m": m, "n": n, "k": k, "scaling": mode, "error": f"{type(e).__name__}: {e}"[:300]}
