@@ -82,9 +82,14 @@ def scaled_mm_reference(a, b, scale_a, scale_b, bias=None, out_dtype=None):
 def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fast_accum):
     c = None
     if mode != "block" and not (_name(a.dtype) == _name(b.dtype) == "float8_e5m2"):
+        kw = dict(bias=bias, out_dtype=out_dtype, use_fast_accum=use_fast_accum)
+        if out is not None and out.dtype == out_dtype and out.is_contiguous():
+            try:
+                return torch._scaled_mm(a, b, scale_a, scale_b, **kw, out=out)  # no copy of the result
+            except (RuntimeError, NotImplementedError, TypeError):
+                pass  # a torch without the out= variant: a new result and a copy below
         try:
-            c = torch._scaled_mm(a, b, scale_a, scale_b, bias=bias, out_dtype=out_dtype,
-                                 use_fast_accum=use_fast_accum)
+            c = torch._scaled_mm(a, b, scale_a, scale_b, **kw)
         except (RuntimeError, NotImplementedError):
             c = None  # e.g. a layout or device torch's kernel does not take: the reference below
     if c is None:
