@@ -206,7 +206,8 @@ def _patcher(ptrs, address_slots):
 
 
 def launch_slot(launcher: Launcher, s: _Slot) -> None:
-    """Launch ``s`` (already pointed at its addresses) on the launcher's device's current stream."""
+    """Launch ``s`` (already pointed at its addresses) on the launcher's device's current stream. (``Launcher.__call__``
+    inlines these lines: one Python call less on every cached launch.)"""
     st = _stream_of(launcher.dev)
     if st != s.stream:
         s.cfg.stream = s.stream = st
