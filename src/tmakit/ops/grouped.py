@@ -47,9 +47,7 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
         except GemmError as e:
             why = str(e)
     if why:
-        if strict:
-            raise GemmError(f"the grouped kernel cannot take this call: {why} (strict=True)")
-        set_path("torch:" + why)
+        _refuse_or_record("grouped kernel", why, strict)
         return _torch_grouped(torch, a, b, offs, out_dtype, out)
     if out is None:
         out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
@@ -226,9 +224,7 @@ def _list_run(torch, As, Bs, outs, strict, config):
         except GemmError as e:
             why = str(e)
     if why:
-        if strict:
-            raise GemmError(f"the ptr-array kernel cannot take this call: {why} (strict=True)")
-        set_path("torch:" + why)
+        _refuse_or_record("ptr-array kernel", why, strict)
         for a, b, o in zip(As, Bs, outs):
             o.copy_(torch.matmul(a, b)) if o.dtype != a.dtype else torch.matmul(a, b, out=o)
         return None
@@ -243,3 +239,10 @@ def _list_run(torch, As, Bs, outs, strict, config):
         maps = _map_buffer_for(torch, dev, nbytes)
         fn = _kp.launcher(p, rows[p.first], prob.data_ptr(), maps)
     return zero, fn
+
+
+def _refuse_or_record(kernel: str, why: str, strict: bool) -> None:
+    """Before a torch fallback: ``strict`` raises ``GemmError`` with the reason, else ``last_path`` records it."""
+    if strict:
+        raise GemmError(f"the {kernel} cannot take this call: {why} (strict=True)")
+    set_path("torch:" + why)
