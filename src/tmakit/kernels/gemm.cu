@@ -121,108 +121,7 @@ template <> TMAKIT_DEVICE u32 pack2<1>(float lo, float hi) {
 }
 
 
-// A work unit's tile and K range. Units: ks-major, then the (cluster-row, tile-column) grid in groups of
-// group_m cluster rows that sweep the columns together (L2 reuse of A rows and B columns).
-struct Unit {
-  int m0, n0, k0, kt;  // first row / column / K element, number of 64-wide K slabs
-  int role;            // 0: whole unit, 1: stream-K contributor (store a partial), 2: stream-K head (add partials)
-  int su, slot, nseg;  // stream-K unit index, this segment's slot (0 = head), segments of the unit
-};
-
-TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bm, int bn, int M, int N, int K, int group_m,
-                           int k_per_split) {
-  const int units_m = (M + bm * cm - 1) / (bm * cm);
-  const int tiles_n = (N + bn * cn - 1) / (bn * cn);
-  const int units_mn = units_m * tiles_n;
-  const int ks = u / units_mn;
-  const int r = u - ks * units_mn;
-  const int per_group = group_m * tiles_n;
-  const int first_m = (r / per_group) * group_m;
-  const int gsize = min(units_m - first_m, group_m);
-  const int um = first_m + (r % per_group) % gsize;
-  const int un = (r % per_group) / gsize;
-  Unit t;
-  t.m0 = (um * cm + rm) * bm;
-  t.n0 = (un * cn + rn) * bn;
-  t.k0 = ks * k_per_split;
-  t.kt = (min(K, t.k0 + k_per_split) - t.k0 + BK - 1) / BK;  // OOB past K (last range only) reads zeros
-  t.role = 0;
-  return t;
-}
-
-// A unit handed from the producer to the consumers through a shared-memory slot of 32 bytes: {m0, n0, su, role |
-// slot << 2 | nseg << 17}, kt at byte 16 (kt = 0: no more units) and, for block-scaled kernels (K0), k0 at byte 20
-// (the consumers of other kernels never need k0).
-TMAKIT_DEVICE void put_unit(u32 slot, const Unit& t) {
-  const u32 w[4] = {(u32)t.m0, (u32)t.n0, (u32)t.su, (u32)(t.role | t.slot << 2 | t.nseg << 17)};
-  sts16(slot, w);
-  sts4(slot + 16, (u32)t.kt);
-}
-TMAKIT_DEVICE void put_unit_k0(u32 slot, const Unit& t) { sts4(slot + 20, (u32)t.k0); }
-TMAKIT_DEVICE void put_end(u32 slot) { sts4(slot + 16, 0u); }
-// Read by lane 0 of each warp and broadcast: the lane that arrives on the stage barriers is the one whose reads those
-// arrivals order before the producer's next write of the slot. PTX: ld.shared.v4.u32 + shfl.sync.idx
-TMAKIT_DEVICE Unit get_unit(u32 slot) {
-  u32 w[4] = {0, 0, 0, 0};
-  if (threadIdx.x % 32 == 0) lds16(slot, w);
-  Unit t;
-  t.m0 = (int)__shfl_sync(0xffffffffu, w[0], 0);
-  t.n0 = (int)__shfl_sync(0xffffffffu, w[1], 0);
-  t.su = (int)__shfl_sync(0xffffffffu, w[2], 0);
-  const int info = (int)__shfl_sync(0xffffffffu, w[3], 0);
-  t.role = info & 3;
-  t.slot = (info >> 2) & 0x7FFF;
-  t.nseg = info >> 17;
-  t.k0 = t.kt = 0;  // not needed after the mainloop
-  return t;
-}
-// The slot's slab count alone (0: no more units), or with off = 20 its k0, read the same way.
-// PTX: ld.shared.b32 + shfl.sync.idx
-TMAKIT_DEVICE int get_unit_kt(u32 slot, u32 off = 16) {
-  const u32 kt = threadIdx.x % 32 == 0 ? lds4(slot + off) : 0u;
-  return (int)__shfl_sync(0xffffffffu, kt, 0);
-}
-
-// The work of one cluster: units cid, cid + ncl, ... < units, then its stream-K slab range (identical sequence in the
-// producer and the consumers).
-struct WorkList {
-  int rm, rn, cm, cn, bm, bn, M, N, K, group_m, k_per_split, units, sk_units, cid, ncl, kt_all;
-  int u;
-  long long pos, end, total;
-
-  // The cluster owning linear stream-K slab x: the largest c with floor(c * total / ncl) <= x.
-  TMAKIT_DEVICE int owner(long long x) const { return (int)(((x + 1) * ncl + total - 1) / total) - 1; }
-
-  TMAKIT_DEVICE void start() {
-    u = cid;
-    total = (long long)sk_units * kt_all;
-    pos = total * cid / ncl;
-    end = total * (cid + 1) / ncl;
-  }
-
-  TMAKIT_DEVICE bool next(Unit& t) {
-    if (u < units) {
-      t = unit_at(u, rm, rn, cm, cn, bm, bn, M, N, K, group_m, k_per_split);
-      u += ncl;
-      return true;
-    }
-    if (pos >= end) return false;
-    const int su = (int)(pos / kt_all);
-    const int ks = (int)(pos - (long long)su * kt_all);
-    const int ke = (int)min((long long)kt_all, ks + (end - pos));
-    t = unit_at(units + su, rm, rn, cm, cn, bm, bn, M, N, K, group_m, k_per_split);
-    t.k0 = ks * BK;
-    t.kt = ke - ks;
-    const long long x0 = (long long)su * kt_all;
-    const int first = owner(x0);
-    t.su = su;
-    t.nseg = owner(x0 + kt_all - 1) - first + 1;
-    t.slot = cid - first;
-    t.role = t.nseg == 1 ? 0 : (t.slot == 0 ? 2 : 1);
-    pos += ke - ks;
-    return true;
-  }
-};
+#include "gemm_work.cuh"
 
 // PTX: ld.acquire.gpu.global.u32
 TMAKIT_DEVICE u32 ld_acquire_gpu(const u32* p) {
@@ -308,13 +207,17 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
 // K, N) row-major (B_MN), C (M, N); single CTAs, whole-K units from GroupList. Tiles inside a group use the TMA
 // store; a tile that the group's end cuts stores its group's rows with plain predicated stores (the TMA store would
 // also write the next group's rows).
-template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI>
+// fp8 (IN >= 2): SCALE 2 (scale_a per row of A, scale_b per column of B[g]: b + g * b_g) or 3 (block-wise, B's
+// blocks of group g from b + g * b_g), two-level accumulation unless FAST; 16-bit inputs: SCALE = 0, FAST = 1.
+template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
-                    int groups, u8* __restrict__ c_ptr, long long ldc) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, SCALE = 0, BIAS = 0, FAST = 1, k_rotate = 0;
-  const tmakit::gemm::Scales sc{};
+                    int groups, u8* __restrict__ c_ptr, long long ldc, const float* scale_a, const float* scale_b,
+                    long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0;
+  static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
+  const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
   float4* const sk_ws = nullptr;
   u32* const sk_flags = nullptr;
@@ -577,7 +480,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       BlockScale<SCALE == 3 ? BN : 128> bsc;
       if constexpr (SCALE == 3) {
         const Unit t0 = get_unit(uslot);
-        bsc.start(sc, t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, nkt, M, N, warp, lane);
+        bsc.start(sc.of_group(t0.slot), t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, nkt, M, N, warp, lane);
       }
       if constexpr (TWO) {  // the total starts at zero, so a promotion adds without a select per element
 #pragma unroll
@@ -654,6 +557,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const int n_end = N;
       if (row_m0 + 64 > t.su) {  // the group ends inside these rows: st.global of its rows only
 #endif
+        if constexpr (SCALE == 2)
+          scale_epilogue<2, 0, OUT, BN>(acc, sc.of_group(t.slot), row_m0, t.n0, M, N, warp, lane);
         store_rows<BN, OUT>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
         continue;
       }
@@ -743,8 +648,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
         else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
       };
-      if constexpr (SCALE == 1 || SCALE == 2 || BIAS)
-        scale_epilogue<SCALE, BIAS, OUT, BN>(acc, sc, row_m0, t.n0, M, N, warp, lane);
+      if constexpr (SCALE == 1 || SCALE == 2 || BIAS)  // (grouped: B's scales of the unit's group)
+        scale_epilogue<SCALE, BIAS, OUT, BN>(acc, TMAKIT_GEMM_GROUPED ? sc.of_group(t.slot) : sc, row_m0, t.n0, M, N,
+                                             warp, lane);
       // boxes of this CTA's part (whole boxes: the host uses reduce-scatter only when nseg divides NBOX)
       const int b_lo = part < 0 ? 0 : part * (NBOX / t.nseg), b_hi = part < 0 ? NBOX : b_lo + NBOX / t.nseg;
       if constexpr (DEF) {

@@ -28,7 +28,7 @@ EPI_BOX = 64 * 128  # one 8 KiB epilogue staging box (64 rows x 128 bytes)
 _IN = {"bfloat16": 0, "float16": 1}
 _OUT = {"bfloat16": 0, "float16": 1, "float32": 2}
 _ELEM = {"bfloat16": 2, "float16": 2, "float32": 4}
-_TMA_DTYPE = {"bfloat16": 9, "float16": 6, "float32": 7}  # DataType.BFLOAT16 / FLOAT16 / FLOAT32
+_TMA_DTYPE = {"bfloat16": 9, "float16": 6, "float32": 7, "uint8": 0}  # DataType.BFLOAT16 / FLOAT16 / FLOAT32 / UINT8
 
 
 class GemmError(ValueError):

@@ -20,6 +20,7 @@ from .gemm import (
     _OUT,
     BK,
     CONFIGS,
+    NUM_SMS,
     GemmConfig,
     GemmError,
     _dtype_name,
@@ -29,8 +30,10 @@ from .gemm import (
     resident_ctas,
     smem_bytes,
 )
+from .gemm_fp8 import CONFIGS as _FP8
 
-__all__ = ["GroupedPlan", "plan_grouped", "choose_grouped_config", "kernel_name", "launcher"]
+__all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
+           "kernel_name", "launcher"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,17 @@ class GroupedPlan:
     out_dtype: str
     config: GemmConfig
     b_mn: int  # 0: B K-major, 1: row-major (K, N) per group
+    b_dtype: str = ""  # fp8: B's dtype (in_dtype is A's); 16-bit inputs: ""
+    scaling: str = ""  # fp8: "row" (also per tensor / per expert, as zero strides) or "block"; 16-bit: ""
+    scale_strides: tuple = (0, 0, 0, 0, 0)  # (a_m, a_k, b_n, b_k, b_g) in elements of the fp32 scales
+    fast_accum: bool = True  # fp8: one wgmma chain over all of K (else two-level accumulation)
+
+    @property
+    def in_code(self) -> int:
+        """The kernel's IN: 0 bf16, 1 fp16, fp8 2 + 2 (A is e5m2) + (B is e5m2)."""
+        if not self.scaling:
+            return _IN[self.in_dtype]
+        return 2 + 2 * (self.in_dtype == "float8_e5m2") + (self.b_dtype == "float8_e5m2")
 
 
 def choose_grouped_config(m: int, groups: int) -> GemmConfig:
@@ -57,6 +71,22 @@ def choose_grouped_config(m: int, groups: int) -> GemmConfig:
 def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConfig | str | None = None) -> GroupedPlan:
     """Check ``C[rows of g] = A[rows of g] @ B[g]`` (no GPU needed) and return the plan. ``offs_len``: the number of
     group offsets. Raises :class:`GemmError` with the rule and a fix."""
+    m, n, k, g = _shapes(a, b, offs_len)
+    ta, tb = _dtype_name(a.dtype), _dtype_name(b.dtype)
+    if ta not in _IN or tb != ta:
+        raise GemmError(f"a and b must both be bfloat16 or both float16, got {ta} and {tb}")
+    od = _out_dtype(out, out_dtype or a.dtype)
+    lda, ldb, ldg, ldc, b_mn = _layout(a, b, out, m, n, k, g, _ELEM[ta], _ELEM[od])
+    if isinstance(config, str):
+        config = CONFIGS[config]
+    config = config or choose_grouped_config(m, g)
+    if config.cluster_size != 1 or config.defer:
+        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs without the deferred epilogue")
+    return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, b_mn)
+
+
+def _shapes(a, b, offs_len: int) -> tuple[int, int, int, int]:
+    """(M, N, K, groups) of a 2-D a and a 3-D b that compose, with one offset per group."""
     if a.dim() != 2 or b.dim() != 3:
         raise GemmError(f"the grouped kernel takes a 2-D a and a 3-D b, got {a.dim()}-D and {b.dim()}-D")
     (m, k), (g, kb, n) = tuple(int(s) for s in a.shape), tuple(int(s) for s in b.shape)
@@ -64,13 +94,24 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
         raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {g}x{kb}x{n} (a.shape[1] must equal b.shape[1])")
     if offs_len != g:
         raise GemmError(f"offs has {offs_len} entries for {g} groups of b; give one end offset per group")
-    ta, tb = _dtype_name(a.dtype), _dtype_name(b.dtype)
-    if ta not in _IN or tb != ta:
-        raise GemmError(f"a and b must both be bfloat16 or both float16, got {ta} and {tb}")
-    od = _dtype_name(out.dtype if out is not None else (out_dtype or a.dtype))
+    for nm, v in (("M", m), ("N", n), ("K", k), ("groups", g)):
+        if v >= 2**31:
+            raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
+    return m, n, k, g
+
+
+def _out_dtype(out, out_dtype) -> str:
+    od = _dtype_name(out.dtype if out is not None else out_dtype)
     if od not in _OUT:
         raise GemmError(f"output dtype must be bfloat16, float16 or float32, got {od}")
-    eb, eo = _ELEM[ta], _ELEM[od]
+    if out is not None and out_dtype is not None and _dtype_name(out_dtype) != od:
+        raise GemmError(f"out.dtype is {od} but out_dtype={_dtype_name(out_dtype)}; give one or make them agree")
+    return od
+
+
+def _layout(a, b, out, m: int, n: int, k: int, g: int, eb: int, eo: int) -> tuple[int, int, int, int, int]:
+    """(lda, ldb, ldb_group, ldc, b_mn) in elements, once the strides pass TMA's rules (``eb``, ``eo``: input and
+    output element bytes)."""
     sa0, sa1 = (int(s) for s in a.stride())
     if sa1 != 1 and k > 1:
         raise GemmError(f"a must have contiguous rows (a.stride(1) == 1), got strides {(sa0, sa1)}")
@@ -98,22 +139,90 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
         if int(t.data_ptr()) % 128:
             raise GemmError(f"{nm}.data_ptr() is not 128-byte aligned (128-byte-swizzled tensor map); pass "
                             f"{nm}.clone()")
-    for nm, v in (("M", m), ("N", n), ("K", k), ("groups", g)):
-        if v >= 2**31:
-            raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
+    ldg = sg if g > 1 else max(ldb * (k if b_mn else n), 16)
+    return sa0 if m > 1 else 16, ldb, ldg, ldc, b_mn
+
+
+def choose_grouped_fp8_config(m: int, n: int, groups: int, scaling: str, fast_accum: bool,
+                              sms: int = NUM_SMS) -> GemmConfig:
+    """The fp8 grouped kernel's tile: 64-row tiles (one consumer warpgroup) when groups average at most 64 rows; else
+    128x192 (two-level accumulation, the widest tile whose two accumulator sets fit) where the tiles fill the GPU,
+    128x128 otherwise; with fast accumulation 128x256 where they fill it. Single CTAs (the grouped work list)."""
+    if m <= 64 * max(groups, 1):
+        return _FP8["m64_n128_s8_c1_ov1" if fast_accum and scaling != "block" else "m64_n128_s8_c1"]
+    tiles_m = -(-m // 128)
+    if fast_accum and scaling != "block":
+        return _FP8["n256_s4_c1" if tiles_m * -(-n // 256) >= sms else "n128_s6_c1"]
+    return _FP8["n192_s4_c1" if tiles_m * -(-n // 192) >= sms and n >= 1536 else "n128_s6_c1"]
+
+
+def _grouped_scales(scale_a, scale_b, m: int, n: int, k: int, g: int) -> tuple[str, tuple]:
+    """(scaling, (a_m, a_k, b_n, b_k, b_g)) the scale shapes name, or GemmError listing the accepted shapes."""
+    from .gemm_fp8 import BK as FP8_BK
+
+    for nm, t in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if _dtype_name(t.dtype) != "float32":
+            raise GemmError(f"{nm} must be float32, got {_dtype_name(t.dtype)}; pass {nm}.float()")
+    sa, sb = tuple(int(x) for x in scale_a.shape), tuple(int(x) for x in scale_b.shape)
+    ta, tb = tuple(int(x) for x in scale_a.stride()), tuple(int(x) for x in scale_b.stride())
+    kb, nb = -(-k // FP8_BK), -(-n // FP8_BK)
+    if len(sb) == 3 and sa == (m, kb) and sb == (g, nb, kb):  # block-wise: 1x128 of A, 128x128 of each B[g]
+        return "block", (ta[0], ta[1], tb[1], tb[2], tb[0])
+    a_ok = {(): (0,), (1,): (0,), (m,): ta[:1], (m, 1): ta[:1]}
+    b_ok = {(g,): (0, tb[0] if tb else 0), (g, 1): (0, tb[0]), (g, n): (tb[1] if len(tb) > 1 else 0, tb[0])}
+    if sa in a_ok and sb in b_ok and len(sb) >= 1:
+        (a_m,), (b_n, b_g) = a_ok[sa], b_ok[sb]
+        return "row", (a_m if m > 1 else 0, 0, b_n if n > 1 else 0, 0, b_g if g > 1 else 0)
+    raise GemmError(f"scale shapes {sa} and {sb} name no scaling mode for {g} groups of {m}x{k} @ {k}x{n}; use "
+                    f"scale_a ({m},) and scale_b ({g}, {n}) (row-wise, as torch._scaled_grouped_mm; ({g},) for one "
+                    f"scale per expert, one element of scale_a per tensor), or scale_a ({m}, {kb}) and scale_b "
+                    f"({g}, {nb}, {kb}) (block-wise: 1x128 of A, 128x128 of each B[g])")
+
+
+def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype="bfloat16",
+                     config: GemmConfig | str | None = None, fast_accum: bool = False) -> GroupedPlan:
+    """Check the scaled fp8 grouped product ``C[rows of g] = (A[rows of g] @ B[g]) * scales`` (no GPU needed) and
+    return its plan. A (M, K) row-major fp8, B (G, K, N) fp8 with each B[g] K-major (``w.transpose(-2, -1)`` of a
+    contiguous (G, N, K) ``w``: fp8 wgmma reads both operands K-major), fp32 scales (:func:`_grouped_scales`).
+    Raises :class:`GemmError` with the rule and a fix."""
+    from .gemm_fp8 import FP8_DTYPES
+
+    m, n, k, g = _shapes(a, b, offs_len)
+    ta, tb = _dtype_name(a.dtype), _dtype_name(b.dtype)
+    for nm, t in (("a", ta), ("b", tb)):
+        if t not in FP8_DTYPES:
+            raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {t}; quantize it first "
+                            "(tmakit.ops.quantize)")
+    od = _out_dtype(out, out_dtype)
+    lda, ldb, ldg, ldc, b_mn = _layout(a, b, out, m, n, k, g, 1, _ELEM[od])
+    if b_mn and k > 1:
+        raise GemmError(f"each b[g] must be K-major (b = w.transpose(-2, -1) of a contiguous (G, N, K) w, as "
+                        f"torch._scaled_grouped_mm requires; fp8 wgmma reads B K-major), got strides "
+                        f"{tuple(b.stride())}; pass w.transpose(-2, -1) of a contiguous w")
+    scaling, strides = _grouped_scales(scale_a, scale_b, m, n, k, g)
+    if scaling == "block" and fast_accum:
+        raise GemmError("fast_accum applies to row-wise scaling only: block scaling sums each 128-deep K block apart "
+                        "(that is where its scales apply); pass fast_accum=False")
     if isinstance(config, str):
-        config = CONFIGS[config]
-    config = config or choose_grouped_config(m, g)
+        if config not in _FP8:
+            raise GemmError(f"unknown fp8 config {config!r}; choose one of {sorted(_FP8)}")
+        config = _FP8[config]
+    config = config or choose_grouped_fp8_config(m, n, g, scaling, fast_accum)
     if config.cluster_size != 1 or config.defer:
         raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs without the deferred epilogue")
-    return GroupedPlan(m, n, k, g, sa0 if m > 1 else 16, ldb, sg if g > 1 else max(ldb * (k if b_mn else n), 16),
-                       ldc, ta, od, config, b_mn)
+    if not fast_accum and (config.bn > 192 or config.overlap or (scaling == "block" and config.bn not in (128, 192))):
+        raise GemmError(f"two-level accumulation needs a tile at most 192 columns wide without overlap (128 or 192 "
+                        f"for block scaling), got config {config.name}")
+    return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, 0, tb, scaling, strides, bool(fast_accum))
 
 
 def kernel_name(p: GroupedPlan) -> str:
     c = p.config
-    return (f"tmakit_gemm_grouped<{_IN[p.in_dtype]}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {p.b_mn}, "
-            f"{c.overlap}, {c.epi}>")
+    return (f"tmakit_gemm_grouped<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {p.b_mn}, "
+            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}>")
+
+
+_SCALE_CODE = {"": 0, "row": 2, "block": 3}
 
 
 _launchers: dict = {}
@@ -127,20 +236,21 @@ def kernel_for(p):
 def tensormaps(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int):
     """A: {K, M} boxes 64 x bm; B: {K, N, G} boxes 64 x bn x 1 (K-major) or {N, K, G} boxes 64 x 64 x 1
     (row-major); C: {N, M} boxes (128 bytes) x 64."""
-    eb, eo = _ELEM[p.in_dtype], _ELEM[p.out_dtype]
-    ta = map_nd(a_ptr, (p.k, p.m), (p.lda * eb,), p.in_dtype, (BK, p.config.bm))
+    eo = _ELEM[p.out_dtype]
+    eb, tdt, bk = (1, "uint8", 2 * BK) if p.scaling else (_ELEM[p.in_dtype], p.in_dtype, BK)  # fp8 moves as bytes
+    ta = map_nd(a_ptr, (p.k, p.m), (p.lda * eb,), tdt, (bk, p.config.bm))
     if p.b_mn:
-        tb = map_nd(b_ptr, (p.n, p.k, p.groups), (p.ldb * eb, p.ldb_group * eb), p.in_dtype, (64, BK, 1))
+        tb = map_nd(b_ptr, (p.n, p.k, p.groups), (p.ldb * eb, p.ldb_group * eb), tdt, (64, bk, 1))
     else:
-        tb = map_nd(b_ptr, (p.k, p.n, p.groups), (p.ldb * eb, p.ldb_group * eb), p.in_dtype, (BK, p.config.bn, 1))
+        tb = map_nd(b_ptr, (p.k, p.n, p.groups), (p.ldb * eb, p.ldb_group * eb), tdt, (bk, p.config.bn, 1))
     tc = map_nd(c_ptr, (p.n, p.m), (p.ldc * eo,), p.out_dtype, (128 // eo, 64))
     return ta, tb, tc
 
 
-def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int):
-    """A memoised ``fn(stream=None)`` launching plan ``p`` on these pointers: one persistent CTA per SM (the work
-    list is read from the offsets on the device)."""
-    key = (p, a_ptr, b_ptr, c_ptr, offs_ptr)
+def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, sa_ptr: int = 0, sb_ptr: int = 0):
+    """A memoised ``fn(stream=None)`` launching plan ``p`` on these pointers (fp8: and the fp32 scales): one
+    persistent CTA per SM (the work list is read from the offsets on the device)."""
+    key = (p, a_ptr, b_ptr, c_ptr, offs_ptr, sa_ptr, sb_ptr)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -150,7 +260,8 @@ def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int):
     cfg = p.config
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr)]
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_uint64(offs_ptr),
-            ctypes.c_int32(p.groups), ctypes.c_uint64(c_ptr), ctypes.c_int64(p.ldc))
+            ctypes.c_int32(p.groups), ctypes.c_uint64(c_ptr), ctypes.c_int64(p.ldc), ctypes.c_uint64(sa_ptr),
+            ctypes.c_uint64(sb_ptr), *(ctypes.c_int64(v) for v in p.scale_strides))
     fn = launch_fn(k, resident_ctas(k, cfg), cfg.threads, args, smem_bytes(cfg), 1, False)
     if len(_launchers) > 512:
         _launchers.clear()

@@ -14,12 +14,20 @@
 namespace tmakit {
 namespace gemm {
 
-// Scale and bias arguments (device pointers; strides in elements). Unused fields are null / zero.
+// Scale and bias arguments (device pointers; strides in elements). Unused fields are null / zero. b_g: the grouped
+// kernel's stride between the B scales of consecutive groups.
 struct Scales {
   const float* a;
   const float* b;
   const void* bias;
-  long long a_m, a_k, b_n, b_k;
+  long long a_m, a_k, b_n, b_k, b_g;
+
+  // The scales of group g's B (the grouped kernel; g = 0 elsewhere leaves them as they are).
+  TMAKIT_DEVICE Scales of_group(int g) const {
+    Scales s = *this;
+    s.b = b + g * b_g;
+    return s;
+  }
 };
 
 // PTX: ld.global.nc.f32   (read-only for the kernel's lifetime)

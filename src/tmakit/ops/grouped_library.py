@@ -1,4 +1,5 @@
-"""``torch.ops.tmakit.grouped_mm`` / ``grouped_mm_out``: ``tk.ops.grouped_mm`` as torch custom ops, so
+"""``torch.ops.tmakit.grouped_mm`` / ``grouped_mm_out`` and ``scaled_grouped_mm`` / ``scaled_grouped_mm_out``:
+``tk.ops.grouped_mm`` and ``tk.ops.scaled_grouped_mm`` as torch custom ops, so
 ``torch.compile`` keeps it in its graph (the eager op calls these while tracing; at run time they run the eager op).
 Registered when ``tmakit.ops`` is imported with torch installed. No autograd formula."""
 
@@ -8,6 +9,7 @@ import torch
 from torch import Tensor
 
 from .grouped import grouped_mm as tk_grouped_mm
+from .scaled_grouped import scaled_grouped_mm as tk_scaled_grouped_mm
 
 __all__: list = []
 
@@ -42,3 +44,25 @@ def _grouped_mm_out(a: Tensor, b: Tensor, offs: Tensor | None, out: Tensor, stri
 
 
 _grouped_mm_out.register_fake(lambda a, b, offs, out, strict, check_offs, config: None)
+
+
+@torch.library.custom_op("tmakit::scaled_grouped_mm", mutates_args=())
+def _scaled_grouped_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, offs: Tensor | None, out_dtype: str,
+                       use_fast_accum: bool, strict: bool, check_offs: bool, config: str | None) -> Tensor:
+    return tk_scaled_grouped_mm(a, b, scale_a, scale_b, offs, out_dtype=getattr(torch, out_dtype),
+                                use_fast_accum=use_fast_accum, strict=strict, check_offs=check_offs, config=config)
+
+
+@_scaled_grouped_mm.register_fake
+def _(a, b, scale_a, scale_b, offs, out_dtype, use_fast_accum, strict, check_offs, config):
+    return a.new_empty((a.shape[0], b.shape[2]), dtype=getattr(torch, out_dtype))
+
+
+@torch.library.custom_op("tmakit::scaled_grouped_mm_out", mutates_args=("out",))
+def _scaled_grouped_mm_out(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, offs: Tensor | None, out: Tensor,
+                           use_fast_accum: bool, strict: bool, check_offs: bool, config: str | None) -> None:
+    tk_scaled_grouped_mm(a, b, scale_a, scale_b, offs, out=out, use_fast_accum=use_fast_accum, strict=strict,
+                         check_offs=check_offs, config=config)
+
+
+_scaled_grouped_mm_out.register_fake(lambda a, b, scale_a, scale_b, offs, out, *rest: None)

@@ -1,0 +1,168 @@
+"""``scaled_grouped_mm(a, b, scale_a, scale_b, offs)``: ``torch._scaled_grouped_mm``'s FP8 mixture-of-experts GEMM
+on the grouped TMA + fp8 wgmma kernel, plus DeepSeek-V3's block-wise scales.
+
+The kernel takes the MoE layout: ``a`` (M, K) float8 with the tokens sorted by expert, ``b`` (G, K, N) float8 with
+each ``b[g]`` K-major (``w.transpose(-2, -1)`` of a contiguous (G, N, K) ``w``, as torch requires), ``offs`` (G,)
+int32 end rows, fp32 scales:
+
+- row-wise (torch's): scale_a (M,) per row of ``a``, scale_b (G, N) per column of each ``b[g]``; scale_b (G,)
+  gives one scale per expert and a one-element scale_a one scale for all of ``a`` (zero strides in the kernel);
+- block-wise: scale_a (M, ceil(K/128)) per 1x128 of ``a``, scale_b (G, ceil(N/128), ceil(K/128)) per 128x128 block
+  of each ``w[g]`` (``tmakit.ops.quantize`` makes both); each 128-deep partial sum is scaled in fp32 registers.
+
+``out[offs[g-1]:offs[g]] = (a[offs[g-1]:offs[g]] @ b[g]) * scales``. Accumulation as in ``tk.ops.scaled_mm``:
+two-level by default (every 128-deep K block's tensor-core sum added into an fp32 total), ``use_fast_accum=True``
+(row-wise only) one tensor-core accumulation over all of K. Output bfloat16 (default), float16 or float32. The offsets
+stay on the device (clamped there, so any ``offs`` is memory-safe; ``check_offs=True`` checks them on the host and
+raises ``ValueError``); rows past the last offset are left as they are.
+
+Arguments that mean nothing (non-fp8 inputs, shapes that do not compose, scale shapes of no mode, a bad ``offs``)
+raise ``GemmError`` / ``ValueError``. Valid calls the kernel cannot take (CPU tensors, not a Hopper GPU, strides TMA
+cannot read, B not K-major) run ``torch._scaled_grouped_mm`` where torch takes them, else a dequantize + fp32 matmul
+per group (:func:`scaled_grouped_mm_reference`); ``tk.ops.last_path`` says why, ``strict=True`` raises instead. The
+kernel's path is ``"tma:scaled_grouped:<mode>"``. Under ``torch.compile`` the call is the custom op
+``torch.ops.tmakit.scaled_grouped_mm`` (``scaled_grouped_mm_out`` with ``out``).
+"""
+
+from __future__ import annotations
+
+from ..kernels import gemm_grouped as _kg
+from ..kernels.gemm import GemmError
+from .common import check_tensor, compiling, on_device, set_path, torch_module
+from .grouped import _check_offs_tensor, _check_offs_values
+from .quantize import BLOCK, expand_blocks
+from .scaled_mm import _why_not_kernel
+
+__all__ = ["scaled_grouped_mm", "scaled_grouped_mm_reference"]
+
+_plans: dict = {}
+
+
+def _name(dt) -> str:
+    return str(dt).rsplit(".", 1)[-1]
+
+
+def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_result=None, out_dtype=None,
+                      use_fast_accum=False, out=None, strict=False, check_offs=False, config=None):
+    """``torch._scaled_grouped_mm(a, b, scale_a, scale_b, offs, out_dtype=..., use_fast_accum=...)`` with the TMA
+    kernel for 2-D ``a`` x 3-D ``b`` (module docstring: modes, fallback, ``strict``, ``check_offs``). ``out``: an
+    optional (M, N) result; ``config``: a name in ``tmakit.kernels.gemm_fp8.CONFIGS`` (single-CTA configs; default:
+    ``tmakit.kernels.gemm_grouped.choose_grouped_fp8_config``). ``bias`` and ``scale_result`` must be None (torch
+    supports neither here). Runs on the tensors' device and its current stream; returns the result."""
+    torch = torch_module()
+    for nm, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
+        check_tensor(nm, t)
+    if bias is not None or scale_result is not None:
+        raise GemmError("scaled_grouped_mm: bias and scale_result are not supported (as torch._scaled_grouped_mm); "
+                        "add a bias after the call")
+    if out_dtype is None:
+        out_dtype = out.dtype if out is not None else torch.bfloat16
+    mode = _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype)
+    if compiling():
+        od, fast = _name(out_dtype), bool(use_fast_accum)
+        if out is None:
+            return torch.ops.tmakit.scaled_grouped_mm(a, b, scale_a, scale_b, offs, od, fast, strict, check_offs,
+                                                      config)
+        torch.ops.tmakit.scaled_grouped_mm_out(a, b, scale_a, scale_b, offs, out, fast, strict, check_offs, config)
+        return out
+    if check_offs:
+        _check_offs_values(torch, offs, int(a.shape[0]))
+    reason = _why_not_kernel(torch, [t for t in (a, b, scale_a, scale_b, offs, out) if t is not None])
+    p = None
+    if not reason:
+        try:
+            p = _plan(a, b, scale_a, scale_b, offs, out, _name(out_dtype), config, bool(use_fast_accum))
+        except GemmError as e:
+            reason = str(e)
+    if reason:
+        if strict:
+            raise GemmError(f"scaled_grouped_mm cannot run on tmakit's kernel: {reason} (strict=True)")
+        set_path(f"torch:{reason}")
+        return _fallback(torch, mode, a, b, scale_a, scale_b, offs, out_dtype, out, bool(use_fast_accum))
+    if out is None:
+        out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
+    if p.m and p.n and p.groups:
+        if p.k == 0:
+            out.zero_()
+        else:
+            with on_device(a.get_device()):
+                _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), scale_a.data_ptr(),
+                             scale_b.data_ptr())()
+    set_path(f"tma:scaled_grouped:{p.scaling}")
+    return out
+
+
+def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype) -> str:
+    """The scaling mode ("row" or "block"), after the checks whose failure no path could run."""
+    if a.dim() != 2 or b.dim() != 3 or offs is None:
+        raise GemmError(f"scaled_grouped_mm takes a 2-D a, a 3-D b and offs (the MoE layout), got {a.dim()}-D, "
+                        f"{b.dim()}-D{'' if offs is not None else ' and no offs'}")
+    (m, k), (g, kb, n) = tuple(int(s) for s in a.shape), tuple(int(s) for s in b.shape)
+    if kb != k:
+        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {g}x{kb}x{n} (a.shape[1] must equal b.shape[1])")
+    for nm, t in (("a", a), ("b", b)):
+        if _name(t.dtype) not in ("float8_e4m3fn", "float8_e5m2"):
+            raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {_name(t.dtype)}; quantize it "
+                            "first (tmakit.ops.quantize)")
+    od = _name(out_dtype)
+    if od not in ("bfloat16", "float16", "float32"):
+        raise GemmError(f"out_dtype must be bfloat16, float16 or float32, got {od}")
+    if out is not None and (tuple(out.shape) != (m, n) or _name(out.dtype) != od):
+        raise GemmError(f"out must be a ({m}, {n}) {od} tensor, got {tuple(out.shape)} {_name(out.dtype)}")
+    _check_offs_tensor(torch, a, b, offs)
+    scaling, _ = _kg._grouped_scales(scale_a, scale_b, m, n, k, g)
+    return scaling
+
+
+def _plan(a, b, scale_a, scale_b, offs, out, od, config, fast):
+    key = tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.data_ptr() % 128) if t is not None else None
+                for t in (a, b, scale_a, scale_b, out)) + (int(offs.shape[0]), od, config, fast)
+    p = _plans.get(key)
+    if p is None:
+        p = _kg.plan_grouped_fp8(a, b, scale_a, scale_b, int(offs.shape[0]), out, od, config, fast)
+        if len(_plans) > 1024:
+            _plans.clear()
+        _plans[key] = p
+    return p
+
+
+def _fallback(torch, mode, a, b, scale_a, scale_b, offs, out_dtype, out, fast):
+    """``torch._scaled_grouped_mm`` where torch takes the call (row-wise, e4m3, bfloat16 out), else the reference."""
+    c = None
+    if mode == "row" and tuple(scale_a.shape) == (a.shape[0],) and tuple(scale_b.shape) == (b.shape[0], b.shape[2]):
+        try:
+            c = torch._scaled_grouped_mm(a, b, scale_a, scale_b, offs=offs, out_dtype=out_dtype, use_fast_accum=fast)
+        except (AttributeError, RuntimeError, NotImplementedError, TypeError):
+            c = None
+    if c is None:
+        c = scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype)
+    if out is None:
+        return c
+    return out.copy_(c)
+
+
+def scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype=None, rows_after=None):
+    """What every mode computes, without the fp8 tensor cores: both operands dequantized, each group's rows times its
+    B in fp32 (``torch.float64`` inputs are not needed: fp32 products of fp8 values are exact), converted to
+    ``out_dtype`` (default bfloat16). Rows past the last offset are zero (``rows_after`` fills them with another
+    value). Reads ``offs`` on the host (one synchronisation)."""
+    torch = torch_module()
+    out_dtype = out_dtype or torch.bfloat16
+    (m, k), (g, _, n) = tuple(a.shape), tuple(b.shape)
+    scaling, _ = _kg._grouped_scales(scale_a, scale_b, m, n, k, g)
+    sa, sb = scale_a.float(), scale_b.float()
+    if scaling == "block":
+        ad = a.float() * expand_blocks(sa, m, k, 1, BLOCK)
+        bd = torch.stack([b[i].float() * expand_blocks(sb[i], n, k, BLOCK, BLOCK).t() for i in range(g)]) if g else \
+            b.float()
+    else:
+        ad = a.float() * (sa.reshape(-1, 1) if sa.numel() == m and m > 1 else sa.reshape(()))
+        bd = b.float() * sb.reshape(g, 1, -1)
+    c = torch.full((m, n), 0.0 if rows_after is None else rows_after, dtype=torch.float32, device=a.device)
+    lo = 0
+    for i, hi in enumerate(int(x) for x in offs.tolist()):
+        hi = min(max(hi, lo), m)
+        if hi > lo:
+            c[lo:hi] = ad[lo:hi] @ bd[i]
+        lo = hi
+    return c.to(out_dtype)
