@@ -6,7 +6,8 @@ layer holds them) and G x Mg tokens sorted by expert, split evenly ("uniform") o
 of the experts empty ("skewed"). Both results are checked against each other and an fp32 reference on a sample of
 groups; times are CUDA-event medians of single calls, each after an L2 flush, the two libraries alternating in
 ``--rounds`` interleaved rounds; ratio = torch time / tmakit time (> 1: tmakit faster). The summary splits the cases
-at 256 rows per expert on average (issue 25's two goals).
+at 256 rows per expert on average (issue 25's two goals). ``--dtype fp8 [--scaling row|block]``: the FP8 grouped GEMM
+instead (``tmakit.bench.grouped_fp8``).
 """
 
 from __future__ import annotations
@@ -218,6 +219,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--config", default=None, help="a single-CTA name in tmakit.kernels.gemm.CONFIGS (default: the "
                                                    "heuristic)")
+    ap.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16",
+                    help="fp8: tk.ops.scaled_grouped_mm against torch._scaled_grouped_mm (tmakit.bench.grouped_fp8)")
+    ap.add_argument("--scaling", choices=("row", "block"), default="row", help="fp8 scales (default: row-wise)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
     try:
@@ -239,9 +243,15 @@ def main(argv: list[str]) -> int:
         print(f"tmakit bench grouped: torch {torch.__version__} has no torch._grouped_mm to compare with",
               file=sys.stderr)
         return 2
-    res = run(rounds=args.rounds, reps=args.reps, config=args.config)
-    res["lists"] = run_lists(rounds=args.rounds, reps=args.reps)
-    md = markdown(res)
+    if args.dtype == "fp8":
+        from .grouped_fp8 import markdown_fp8, run_fp8
+
+        res = run_fp8(args.scaling, rounds=args.rounds, reps=args.reps)
+        md = markdown_fp8(res)
+    else:
+        res = run(rounds=args.rounds, reps=args.reps, config=args.config)
+        res["lists"] = run_lists(rounds=args.rounds, reps=args.reps)
+        md = markdown(res)
     print(md)
     if args.json:
         with open(args.json, "w") as f:

@@ -33,6 +33,7 @@ from .grouped import _check_offs_tensor, _check_offs_values
 from .quantize import BLOCK, expand_blocks
 from .scaled_mm import _why_not_kernel
 
+_FP8_CONFIGS = _kg._FP8  # the configs a call may name
 __all__ = ["scaled_grouped_mm", "scaled_grouped_mm_reference"]
 
 _plans: dict = {}
@@ -57,7 +58,7 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
                         "add a bias after the call")
     if out_dtype is None:
         out_dtype = out.dtype if out is not None else torch.bfloat16
-    mode = _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype)
+    mode = _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, use_fast_accum, config)
     if compiling():
         od, fast = _name(out_dtype), bool(use_fast_accum)
         if out is None:
@@ -82,8 +83,8 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
     if out is None:
         out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
     if p.m and p.n and p.groups:
-        if p.k == 0:
-            out.zero_()
+        if p.k == 0:  # an empty sum: the grouped rows are zero (one read of the last offset)
+            out[:_rows_used(offs, p.m)].zero_()
         else:
             with on_device(a.get_device()):
                 _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), scale_a.data_ptr(),
@@ -92,8 +93,9 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
     return out
 
 
-def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype) -> str:
-    """The scaling mode ("row" or "block"), after the checks whose failure no path could run."""
+def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) -> str:
+    """The scaling mode ("row" or "block"), after the checks whose failure no path could run (meaningless
+    arguments and knobs raise whichever path would run)."""
     if a.dim() != 2 or b.dim() != 3 or offs is None:
         raise GemmError(f"scaled_grouped_mm takes a 2-D a, a 3-D b and offs (the MoE layout), got {a.dim()}-D, "
                         f"{b.dim()}-D{'' if offs is not None else ' and no offs'}")
@@ -111,6 +113,11 @@ def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype) -> str:
         raise GemmError(f"out must be a ({m}, {n}) {od} tensor, got {tuple(out.shape)} {_name(out.dtype)}")
     _check_offs_tensor(torch, a, b, offs)
     scaling, _ = _kg._grouped_scales(scale_a, scale_b, m, n, k, g)
+    if scaling == "block" and fast:
+        raise GemmError("use_fast_accum applies to row-wise scaling only: block scaling sums each 128-deep K block "
+                        "apart (that is where its scales apply); pass use_fast_accum=False")
+    if config is not None and config not in _FP8_CONFIGS:
+        raise GemmError(f"unknown fp8 config {config!r}; choose one of {sorted(_FP8_CONFIGS)}")
     return scaling
 
 
@@ -138,7 +145,14 @@ def _fallback(torch, mode, a, b, scale_a, scale_b, offs, out_dtype, out, fast):
         c = scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype)
     if out is None:
         return c
-    return out.copy_(c)
+    used = _rows_used(offs, int(a.shape[0]))  # rows past the last offset stay as they are, as on the kernel path
+    out[:used].copy_(c[:used])
+    return out
+
+
+def _rows_used(offs, m: int) -> int:
+    """The rows the groups cover: the last offset clamped to [0, M] (a device-to-host read)."""
+    return min(max(int(offs[-1]), 0), m) if int(offs.shape[0]) else 0
 
 
 def scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype=None, rows_after=None):
@@ -150,6 +164,9 @@ def scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype=None, ro
     out_dtype = out_dtype or torch.bfloat16
     (m, k), (g, _, n) = tuple(a.shape), tuple(b.shape)
     scaling, _ = _kg._grouped_scales(scale_a, scale_b, m, n, k, g)
+    c = torch.full((m, n), 0.0 if rows_after is None else rows_after, dtype=torch.float32, device=a.device)
+    if m == 0 or g == 0:
+        return c.to(out_dtype)
     sa, sb = scale_a.float(), scale_b.float()
     if scaling == "block":
         ad = a.float() * expand_blocks(sa, m, k, 1, BLOCK)
@@ -158,7 +175,6 @@ def scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype=None, ro
     else:
         ad = a.float() * (sa.reshape(-1, 1) if sa.numel() == m and m > 1 else sa.reshape(()))
         bd = b.float() * sb.reshape(g, 1, -1)
-    c = torch.full((m, n), 0.0 if rows_after is None else rows_after, dtype=torch.float32, device=a.device)
     lo = 0
     for i, hi in enumerate(int(x) for x in offs.tolist()):
         hi = min(max(hi, lo), m)
