@@ -75,7 +75,7 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
     ta, tb = _dtype_name(a.dtype), _dtype_name(b.dtype)
     if ta not in _IN or tb != ta:
         raise GemmError(f"a and b must both be bfloat16 or both float16, got {ta} and {tb}")
-    od = _out_dtype(out, out_dtype or a.dtype)
+    od = _out_dtype(out, out_dtype if out is not None else (out_dtype or a.dtype))
     lda, ldb, ldg, ldc, b_mn = _layout(a, b, out, m, n, k, g, _ELEM[ta], _ELEM[od])
     if isinstance(config, str):
         config = CONFIGS[config]
