@@ -592,7 +592,7 @@ def test_two_level_default_takes_turns_with_plain_promotion(mode):
     assert len(mma) == 4 and mma[-1] - mma[0] < 60
     body = lines[mma[0]:mma[-1]]
     assert not any("WARPGROUP" in ln or "LDL" in ln or "STL" in ln for ln in body)
-    before, after = lines[mma[0] - 40:mma[0]], lines[mma[-1]:mma[-1] + 8]
+    before, after = lines[mma[0] - 64:mma[0]], lines[mma[-1]:mma[-1] + 8]
     assert any("BAR.SYNC" in ln for ln in before) and any("BAR.ARV" in ln for ln in after)
     promo = lines[mma[-1]:mma[-1] + 160]
     op = "FFMA" if mode == "block" else "FADD"  # block: two static scale-block splits, the first path here

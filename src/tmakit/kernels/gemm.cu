@@ -489,7 +489,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
         mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
-        if constexpr (SCALE == 3) bsc.load(kt);
         if (TURNS && (cw == 1 || it > 0)) named_sync(3 + cw, 256);  // 0 issues slab `it` after 1 issued `it - 1`
         wgmma_fence();
         const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
@@ -507,6 +506,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         }
         wgmma_commit();
         if constexpr (TURNS) named_arrive(4 - cw, 256);  // the other consumer's turn
+        if constexpr (SCALE == 3) bsc.load(kt);  // this slab's scales, once its wgmmas are issued
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
           if (pb < pe) flush_next();
         }

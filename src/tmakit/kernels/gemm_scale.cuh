@@ -82,49 +82,63 @@ TMAKIT_DEVICE void scale_epilogue(float* acc, const Scales& sc, int row0, int n0
   }
 }
 
-// Block scaling (SCALE 3) for one unit: start() at the unit's first slab, load(kt) as slab kt's wgmmas are issued,
-// promote() once they are done. The scales are fetched one slab ahead (slab kt + 1's during slab kt), so their load
-// latency is hidden behind a slab's wgmmas. A 128-column tile has one B scale per slab; a 192-column tile (n0 a
-// multiple of 64) spans two 128-column scale blocks, split at column 128 - n0 % 128 (64 or 128), which is a whole
-// number of the thread's 8-column groups: promote() takes one of two static splits, no select per element.
+// Block scaling (SCALE 3) for one unit: start() at the unit's first slab, load(kt) once slab kt's wgmmas are issued,
+// promote() once they are done. The scales are fetched two slabs ahead (slab kt + 2's during slab kt), so their load
+// latency (L2, under a full GPU's traffic) is hidden behind two slabs' wgmmas. A 128-column tile has one B scale per
+// slab; a 192-column tile (n0 a multiple of 64) spans two 128-column scale blocks, split at column 128 - n0 % 128 (64
+// or 128), which is a whole number of the thread's 8-column groups: promote() takes one of two static splits, no
+// select per element.
 template <int BN> struct BlockScale {
   static_assert(BN == 128 || BN == 192, "block scaling: 128- or 192-column tiles");
-  const float* pa0;
-  const float* pa1;
-  const float* pb;
-  const float* pb1;       // the second scale block (192-column tiles; the first again past N)
-  long long a_k, b_k;
-  int last;               // the unit's last slab
+  // Few registers (the two accumulator sets of a 192-column tile leave little room): one pointer per operand,
+  // advanced one K block per fetch, and 32-bit offsets to the second row / scale block.
+  const float* pa;        // scale of row r at the next K block to fetch
+  const float* pb;        // the tile's first B scale block at that K block
+  int a8, b1off;          // elements to row r + 8's scale, to the second B scale block (0 past N)
+  int a_k, b_k;           // elements per K block
+  int left;               // K blocks still to fetch after the next (the unit's last is fetched again past its end)
   int split;              // 8-column groups in the first scale block: 16 (all of a 128-column tile) or 8
   float a0, a1, b, b1;    // this slab's scales: rows r, r + 8; the tile's two column blocks
   float na0, na1, nb, nb1;  // the next slab's
+  float ma0, ma1, mb, mb1;  // the slab after that
 
   // kb0: the unit's first K block (slab); nkt: its slabs
   TMAKIT_DEVICE void start(const Scales& sc, int row0, int n0, int kb0, int nkt, int M, int N, int warp,
                            int lane) {
     const int r = row0 + 16 * warp + lane / 4;
-    pa0 = sc.a + min(r, M - 1) * sc.a_m + kb0 * sc.a_k;
-    pa1 = sc.a + min(r + 8, M - 1) * sc.a_m + kb0 * sc.a_k;
+    pa = sc.a + min(r, M - 1) * sc.a_m + kb0 * sc.a_k;
+    a8 = (int)((min(r + 8, M - 1) - min(r, M - 1)) * sc.a_m);
     pb = sc.b + (n0 / 128) * sc.b_n + kb0 * sc.b_k;
-    pb1 = pb + ((n0 / 128 + 1) * 128 < N ? sc.b_n : 0);
-    a_k = sc.a_k;
-    b_k = sc.b_k;
-    last = nkt - 1;
+    b1off = (n0 / 128 + 1) * 128 < N ? (int)sc.b_n : 0;
+    a_k = (int)sc.a_k;
+    b_k = (int)sc.b_k;
+    left = nkt - 1;
     split = (128 - n0 % 128) / 8;
-    fetch(0);
+    fetch(na0, na1, nb, nb1);
+    fetch(ma0, ma1, mb, mb1);
   }
-  TMAKIT_DEVICE void fetch(int kt) {
-    na0 = ldg_f32(pa0 + kt * a_k);
-    na1 = ldg_f32(pa1 + kt * a_k);
-    nb = ldg_f32(pb + kt * b_k);
-    if constexpr (BN > 128) nb1 = ldg_f32(pb1 + kt * b_k);
+  TMAKIT_DEVICE void fetch(float& x0, float& x1, float& y0, float& y1) {
+    x0 = ldg_f32(pa);
+    x1 = ldg_f32(pa + a8);
+    y0 = ldg_f32(pb);
+    if constexpr (BN > 128) y1 = ldg_f32(pb + b1off);
+    if (left > 0) {  // past the unit's last slab its scales again (no read past the unit)
+      pa += a_k;
+      pb += b_k;
+      --left;
+    }
   }
-  TMAKIT_DEVICE void load(int kt) {
+  // Slab kt's scales (fetched two slabs ahead, so the wait for them is not in front of the wgmma issue).
+  TMAKIT_DEVICE void load(int) {
     a0 = na0;
     a1 = na1;
     b = nb;
     if constexpr (BN > 128) b1 = nb1;
-    fetch(min(kt + 1, last));  // the last slab fetches its own again (no read past the unit)
+    na0 = ma0;
+    na1 = ma1;
+    nb = mb;
+    if constexpr (BN > 128) nb1 = mb1;
+    fetch(ma0, ma1, mb, mb1);
   }
   // total += part * scale (the total starts each unit at zero)
   TMAKIT_DEVICE void promote(float* total, const float* part) const {
