@@ -430,7 +430,7 @@ def test_bad_offs_raise_value_error():
         tk.ops.scaled_grouped_mm(qa, b, sa, sb, offs.reshape(3, 1))
     with pytest.raises(ValueError, match="offs has 2 entries for 3 groups"):
         tk.ops.scaled_grouped_mm(qa, b, sa, sb, offs[:2])
-    with pytest.raises(GemmError, match="and no offs"):
+    with pytest.raises(GemmError, match="needs offs"):
         tk.ops.scaled_grouped_mm(qa, b, sa, sb, None)
     with pytest.raises(ValueError, match=re.escape("non-decreasing: offs[1] = 2 < 3")):
         tk.ops.scaled_grouped_mm(qa, b, sa, sb, torch.tensor([3, 2, 12], dtype=torch.int32), check_offs=True)
@@ -454,8 +454,8 @@ def test_meaningless_arguments_raise_gemm_error():
         tk.ops.scaled_grouped_mm(qa.to(BF16), b, sa, sb, offs)
     with pytest.raises(GemmError, match="b.dtype must be float8_e4m3fn or float8_e5m2, got float32"):
         tk.ops.scaled_grouped_mm(qa, b.float(), sa, sb, offs)
-    with pytest.raises(GemmError, match="2-D a, a 3-D b"):
-        tk.ops.scaled_grouped_mm(qa, b[0], sa, sb, offs)
+    with pytest.raises(GemmError, match="2-D or 3-D operands"):
+        tk.ops.scaled_grouped_mm(qa, b[None], sa, sb, offs)
     with pytest.raises(GemmError, match="do not compose"):
         tk.ops.scaled_grouped_mm(qa[:, :32], b, sa, sb, offs)
     with pytest.raises(GemmError, match="name no scaling mode"):
@@ -470,6 +470,26 @@ def test_meaningless_arguments_raise_gemm_error():
         tk.ops.scaled_grouped_mm(qa, b, sa, sb, offs, out=torch.empty(8, 16, dtype=BF16))
     with pytest.raises(TypeError, match="scale_a must be a torch.Tensor"):
         tk.ops.scaled_grouped_mm(qa, b, 1.0, sb, offs)
+
+
+def test_forms_only_torch_has_run_torch_and_say_so(monkeypatch):
+    """3-D x 3-D batches and 2-D x 2-D grouped along K go to torch._scaled_grouped_mm with the same arguments (here a
+    stand-in: this CPU torch has no kernel for it); strict=True refuses them."""
+    qa, b, sa, sb, offs, _, _ = _moe("row", [3, 5], 32, 64)
+    seen = []
+
+    def fake(a, b, scale_a, scale_b, offs=None, out_dtype=None, use_fast_accum=False):
+        seen.append((a.dim(), b.dim(), offs is None, out_dtype, use_fast_accum))
+        return torch.zeros(2, 4, 32, dtype=out_dtype)
+
+    monkeypatch.setattr(torch, "_scaled_grouped_mm", fake)
+    a3 = qa[:8].reshape(2, 4, 64)
+    b3 = b[:2]
+    c = tk.ops.scaled_grouped_mm(a3, b3, torch.ones(2, 4), torch.ones(2, 32), use_fast_accum=True)
+    assert tuple(c.shape) == (2, 4, 32) and seen == [(3, 3, True, torch.bfloat16, True)]
+    assert tk.ops.last_path.startswith("torch:a is 3-D, b 3-D")
+    with pytest.raises(GemmError, match="kernel takes 2-D x 3-D"):
+        tk.ops.scaled_grouped_mm(qa, b[0], sa, sb, offs, strict=True)
 
 
 def test_no_tokens_block_wise_gives_an_empty_result():

@@ -55,7 +55,10 @@ def _scaled_grouped_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, o
 
 @_scaled_grouped_mm.register_fake
 def _(a, b, scale_a, scale_b, offs, out_dtype, use_fast_accum, strict, check_offs, config):
-    return a.new_empty((a.shape[0], b.shape[2]), dtype=getattr(torch, out_dtype))
+    if a.dim() == 2 and b.dim() == 3:
+        return a.new_empty((a.shape[0], b.shape[2]), dtype=getattr(torch, out_dtype))
+    return torch._scaled_grouped_mm(a, b, scale_a, scale_b, offs=offs, out_dtype=getattr(torch, out_dtype),
+                                    use_fast_accum=use_fast_accum)
 
 
 @torch.library.custom_op("tmakit::scaled_grouped_mm_out", mutates_args=("out",))

@@ -17,9 +17,11 @@ stay on the device (clamped there, so any ``offs`` is memory-safe; ``check_offs=
 raises ``ValueError``); rows past the last offset are left as they are.
 
 Arguments that mean nothing (non-fp8 inputs, shapes that do not compose, scale shapes of no mode, a bad ``offs``)
-raise ``GemmError`` / ``ValueError``. Valid calls the kernel cannot take (CPU tensors, not a Hopper GPU, strides TMA
-cannot read, B not K-major) run ``torch._scaled_grouped_mm`` where torch takes them, else a dequantize + fp32 matmul
-per group (:func:`scaled_grouped_mm_reference`); ``tk.ops.last_path`` says why, ``strict=True`` raises instead. The
+raise ``GemmError`` / ``ValueError``. The other forms ``torch._scaled_grouped_mm`` has (3-D x 3-D batches, 2-D x
+2-D grouped along K, 3-D x 2-D) run torch's op. Valid MoE calls the kernel cannot take (CPU tensors, not a Hopper
+GPU, strides TMA cannot read, B not K-major) run ``torch._scaled_grouped_mm`` where torch takes them, else a
+dequantize + fp32 matmul per group (:func:`scaled_grouped_mm_reference`; it reads the last offset, so that rows past
+it stay as they are here too). ``tk.ops.last_path`` says why; ``strict=True`` raises instead. The
 kernel's path is ``"tma:scaled_grouped:<mode>"``. Under ``torch.compile`` the call is the custom op
 ``torch.ops.tmakit.scaled_grouped_mm`` (``scaled_grouped_mm_out`` with ``out``).
 """
@@ -66,6 +68,14 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
                                                       config)
         torch.ops.tmakit.scaled_grouped_mm_out(a, b, scale_a, scale_b, offs, out, fast, strict, check_offs, config)
         return out
+    if mode == "other":  # a form torch has and the kernel does not take (3-D x 3-D batches, 2-D x 2-D along K, ...)
+        why = f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel takes 2-D x 3-D"
+        if strict:
+            raise GemmError(f"scaled_grouped_mm cannot run on tmakit's kernel: {why} (strict=True)")
+        set_path(f"torch:{why}")
+        c = torch._scaled_grouped_mm(a, b, scale_a, scale_b, offs=offs, out_dtype=out_dtype,
+                                     use_fast_accum=bool(use_fast_accum))
+        return c if out is None else out.copy_(c)
     if check_offs:
         _check_offs_values(torch, offs, int(a.shape[0]))
     reason = _why_not_kernel(torch, [t for t in (a, b, scale_a, scale_b, offs, out) if t is not None])
@@ -94,18 +104,22 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
 
 
 def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) -> str:
-    """The scaling mode ("row" or "block"), after the checks whose failure no path could run (meaningless
-    arguments and knobs raise whichever path would run)."""
-    if a.dim() != 2 or b.dim() != 3 or offs is None:
-        raise GemmError(f"scaled_grouped_mm takes a 2-D a, a 3-D b and offs (the MoE layout), got {a.dim()}-D, "
-                        f"{b.dim()}-D{'' if offs is not None else ' and no offs'}")
-    (m, k), (g, kb, n) = tuple(int(s) for s in a.shape), tuple(int(s) for s in b.shape)
-    if kb != k:
-        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {g}x{kb}x{n} (a.shape[1] must equal b.shape[1])")
+    """The scaling mode ("row" or "block"; "other" for the forms only torch runs), after the checks whose failure no
+    path could run (meaningless arguments and knobs raise whichever path would run)."""
     for nm, t in (("a", a), ("b", b)):
         if _name(t.dtype) not in ("float8_e4m3fn", "float8_e5m2"):
             raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {_name(t.dtype)}; quantize it "
                             "first (tmakit.ops.quantize)")
+    if a.dim() == 2 and b.dim() == 3 and offs is None:
+        raise GemmError("scaled_grouped_mm of a 2-D a and a 3-D b (the MoE layout) needs offs: one int32 end row per "
+                        "group of b")
+    if a.dim() != 2 or b.dim() != 3:
+        if a.dim() not in (2, 3) or b.dim() not in (2, 3):
+            raise GemmError(f"scaled_grouped_mm takes 2-D or 3-D operands, got {a.dim()}-D and {b.dim()}-D")
+        return "other"
+    (m, k), (g, kb, n) = tuple(int(s) for s in a.shape), tuple(int(s) for s in b.shape)
+    if kb != k:
+        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {g}x{kb}x{n} (a.shape[1] must equal b.shape[1])")
     od = _name(out_dtype)
     if od not in ("bfloat16", "float16", "float32"):
         raise GemmError(f"out_dtype must be bfloat16, float16 or float32, got {od}")
