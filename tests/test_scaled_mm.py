@@ -631,6 +631,27 @@ def test_rows_an_odd_multiple_of_16_bytes_apart_go_to_torch():
     assert slow_pitch(plan(1, 512, 4112)).startswith("b's rows")  # A's single row: only B's pitch matters
 
 
+def test_measured_classes_route_to_torch():
+    """Without a knob, two-level per-tensor calls go to torch._scaled_mm, and row-wise ones unless A has at most 128
+    rows and K is at least 2048; block scales, fast accumulation, e5m2 x e5m2 and shapes torch refuses stay."""
+    from tmakit.ops.scaled_mm import ROW_KERNEL_MAX_M, ROW_KERNEL_MIN_K, slower_class
+
+    def plan(m, n, k, mode="tensor", fast=False, types=(E4, E4)):
+        return gf.plan_fp8(Fake((m, k), dtype=types[0]), bt(n, k, dtype=types[1]), *scales(mode, m, n, k),
+                           fast_accum=fast)
+
+    assert slower_class(plan(4096, 4096, 4096)).startswith("per-tensor scales")
+    assert slower_class(plan(16, 4096, 4096)).startswith("per-tensor scales")
+    assert slower_class(plan(4096, 4096, 4096, "row")).startswith("row-wise scales")
+    assert slower_class(plan(ROW_KERNEL_MAX_M + 1, 4096, 8192, "row")).startswith("row-wise scales")
+    assert slower_class(plan(64, 4096, ROW_KERNEL_MIN_K - 32, "row")).startswith("row-wise scales")
+    assert slower_class(plan(ROW_KERNEL_MAX_M, 4096, ROW_KERNEL_MIN_K, "row")) == ""
+    assert slower_class(plan(4096, 4096, 4096, "block")) == ""
+    assert slower_class(plan(4096, 4096, 4096, fast=True)) == ""
+    assert slower_class(plan(4096, 4096, 4096, types=("torch.float8_e5m2",) * 2)) == ""
+    assert slower_class(plan(4096, 4104, 4096)) == ""  # torch._scaled_mm needs N % 16 == 0
+
+
 @pytest.mark.gpu
 def test_scaled_mm_gpu_routes_odd_16_byte_rows_to_torch():
     """A default call whose rows are 16 mod 32 bytes apart runs torch._scaled_mm (and says so); strict=True runs

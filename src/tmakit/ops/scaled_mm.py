@@ -14,9 +14,12 @@ Arguments that mean nothing (shapes that do not compose, scale shapes of no mode
 ``GemmError``. Where the kernel cannot take a valid call (CPU tensors, no GPU runtime, a row pitch that is not a
 multiple of 16 bytes, a misaligned base, ...) the call falls back to ``torch._scaled_mm`` (tensor- and row-wise) or
 to a dequantize + fp32 matmul reference (block-wise, and whatever ``torch._scaled_mm`` refuses), and
-``tk.ops.last_path`` says ``"torch:<reason>"``; ``strict=True`` raises the reason as ``GemmError`` instead. The
-kernel's path is ``"tma:scaled_mm:<mode>"``. Under ``torch.compile`` the call is the custom op
-``torch.ops.tmakit.scaled_mm`` (``scaled_mm_out`` with ``out``), which stays in the graph.
+``tk.ops.last_path`` says ``"torch:<reason>"``; ``strict=True`` raises the reason as ``GemmError`` instead.
+Without a tuning knob (``strict``, ``config``, ``split``), calls in a class of problems where ``torch._scaled_mm``
+measured faster go to it too (:func:`slow_pitch`, :func:`slower_class`): the kernel runs block-wise scales, fast
+accumulation, and row-wise two-level accumulation on few rows with a long K. The kernel's path is
+``"tma:scaled_mm:<mode>"``. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_mm``
+(``scaled_mm_out`` with ``out``), which stays in the graph.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ..kernels.gemm import GemmError
 from .common import check_tensor, compiling, on_device, set_path, torch_module
 from .quantize import dequantize
 
-__all__ = ["GemmError", "scaled_mm", "scaled_mm_reference", "slow_pitch"]
+__all__ = ["GemmError", "scaled_mm", "scaled_mm_reference", "slow_pitch", "slower_class"]
 
 _plans: dict = {}
 _buffers: dict = {}  # (device, stream) -> [workspace, flags, allocated while capturing] for split schedules
@@ -169,6 +172,27 @@ def slow_pitch(p) -> str:
     return ""
 
 
+ROW_KERNEL_MAX_M = 128  # row-wise two-level: the kernel runs (by default) up to this many rows of A ...
+ROW_KERNEL_MIN_K = 2048  # ... with at least this K (measured class; see slower_class)
+
+
+def slower_class(p) -> str:
+    """Why ``torch._scaled_mm`` runs plan ``p``'s class of problem faster, or '' (docs/GEMM.md "Where the FP8 kernel
+    runs": 90 random shapes on an H200, each timed against ``torch._scaled_mm`` with the same accumulation). With
+    two-level accumulation the kernel trails cuBLAS's per-tensor GEMM on every class (geomean 0.71x) and torch's
+    row-wise GEMM except on few rows of A with a long K (M <= 128, K >= 2048: 1.24x geomean, 0.94-1.85x). Block
+    scales (torch has no such GEMM), fast accumulation (parity) and e5m2 x e5m2 (torch has no kernel) stay."""
+    if p.scaling == "block" or p.fast_accum or p.k % 16 or p.n % 16 or p.a_dtype == p.b_dtype == "float8_e5m2":
+        return ""
+    if p.scaling == "tensor":
+        return ("per-tensor scales with two-level accumulation: torch._scaled_mm (cuBLAS) measured faster on every "
+                "class of shape; strict=True or a config runs the kernel")
+    if p.m <= ROW_KERNEL_MAX_M and p.k >= ROW_KERNEL_MIN_K:
+        return ""
+    return (f"row-wise scales with two-level accumulation: torch._scaled_mm measured faster except with M <= "
+            f"{ROW_KERNEL_MAX_M} and K >= {ROW_KERNEL_MIN_K}; strict=True or a config runs the kernel")
+
+
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, use_fast_accum=False, strict=False,
               config=None, split=None):
     """``(a @ b) * scales (+ bias)`` for float8 ``a`` (M, K) row-major and ``b`` (K, N) column-major (module
@@ -198,7 +222,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
         except GemmError as e:
             reason = str(e)
     if not reason and not strict and config is None and split is None:
-        reason = slow_pitch(p)
+        reason = slow_pitch(p) or slower_class(p)
     if reason:
         if strict:
             raise GemmError(f"scaled_mm cannot run on tmakit's kernel: {reason}")
