@@ -663,3 +663,31 @@ def test_scaled_mm_gpu_routes_odd_16_byte_rows_to_torch():
     assert tk.ops.last_path.startswith("torch:a's rows are 1040 bytes apart") and _err(got, ref) < 1e-3
     got = tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32, strict=True)
     assert tk.ops.last_path == "tma:scaled_mm:tensor" and _err(got, ref) < 1e-3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode, m, route", [("tensor", 256, "torch:per-tensor"), ("row", 64, "tma:scaled_mm:row"),
+                                            ("block", 300, "tma:scaled_mm:block")])
+def test_repeated_default_calls_take_the_cached_path(mode, m, route):
+    """A default call made again runs from the cache (tmakit.ops.scaled_mm._fast): the same route and result, with a
+    fresh ``out`` each time and with a new result tensor per call; a call with a knob never uses the cache."""
+    import tmakit as tk
+    from tmakit.ops import scaled_mm as sm
+
+    n, k = 512, 2048
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k)
+    results = []
+    for _ in range(3):
+        out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+        got = tk.ops.scaled_mm(qa, qb, sa, sb, out=out)
+        assert got is out and tk.ops.last_path.startswith(route), tk.ops.last_path
+        results.append(got)
+        new = tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32)
+        assert new.data_ptr() != out.data_ptr() and tk.ops.last_path.startswith(route)
+        results.append(new)
+    torch.cuda.synchronize()
+    assert any(key[3] == qa.data_ptr() for key in sm._fast)
+    for r in results:
+        assert _err(r, ref) < TOL_FP8[torch.float32], _err(r, ref)
+    tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32, strict=True)
+    assert tk.ops.last_path == f"tma:scaled_mm:{mode}"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..kernels import gemm_fp8 as _k
 from ..kernels.gemm import GemmError
-from .common import check_tensor, compiling, on_device, set_path, torch_module
+from .common import check_tensor, compiling, current_device, on_device, set_path, state, torch_module
 from .quantize import dequantize
 
 __all__ = ["GemmError", "scaled_mm", "scaled_mm_reference", "slow_pitch", "slower_class"]
@@ -200,6 +200,22 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
     ``config``: a name in ``tmakit.kernels.gemm_fp8.CONFIGS``, ``split``: K ranges per tile (tuning; default: the
     heuristics ``choose_config`` / ``choose_split``). Runs on the tensors' device and its current
     stream."""
+    key = None
+    if strict is False and config is None and split is None:  # a default call: the cached path, if it ran before
+        try:
+            key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
+                   scale_a.shape, scale_a.stride(), scale_a.dtype, scale_a.data_ptr(), scale_b.shape,
+                   scale_b.stride(), scale_b.dtype, scale_b.data_ptr(),
+                   None if bias is None else (bias.shape, bias.stride(), bias.dtype, bias.data_ptr()),
+                   None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype,
+                   use_fast_accum)
+            run = _fast.get(key)
+        except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say so
+            key = run = None
+        if run is not None and not (a.requires_grad or b.requires_grad or scale_a.requires_grad
+                                    or scale_b.requires_grad) and a.get_device() == current_device() \
+                and not compiling():
+            return run(a, b, scale_a, scale_b, bias, out)
     torch = torch_module()
     for nm, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
         check_tensor(nm, t)
@@ -227,7 +243,12 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
         if strict:
             raise GemmError(f"scaled_mm cannot run on tmakit's kernel: {reason}")
         set_path(f"torch:{reason}")
-        return _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, bool(use_fast_accum))
+        r = _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, bool(use_fast_accum))
+        if key is not None and p is not None:  # a CUDA call torch._scaled_mm took: the same call next time
+            _remember(key, _torch_runner(torch, mode, a, b, out, out_dtype, bool(use_fast_accum), state.path))
+        return r
+    if key is not None and a.get_device() == current_device():
+        _remember(key, _kernel_runner(torch, p, out))
     if out is None:
         out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
     with on_device(a.get_device()):  # a context switch only when another device is current
@@ -239,3 +260,54 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
                     bias.data_ptr() if bias is not None else 0, ws, flags)()
     set_path(f"tma:scaled_mm:{p.scaling}")
     return out
+
+
+_fast: dict = {}  # default-call layout (shapes, strides, dtypes, pointers, out_dtype, accumulation) -> runner
+
+
+def _remember(key, run) -> None:
+    if run is not None:
+        if len(_fast) >= 1024:
+            _fast.clear()
+        _fast[key] = run
+
+
+def _torch_runner(torch, mode, a, b, out, out_dtype, fast: bool, path: str):
+    """``run(a, b, scale_a, scale_b, bias, out)`` for a call routed to ``torch._scaled_mm`` (straight into ``out``,
+    or a new result), or None where the fallback takes another way (block scales, e5m2 x e5m2, an ``out`` of another
+    dtype or layout)."""
+    if mode == "block" or _name(a.dtype) == _name(b.dtype) == "float8_e5m2":
+        return None
+    if out is not None and not (out.dtype == out_dtype and out.is_contiguous()):
+        return None
+    mm = torch._scaled_mm
+
+    def run(a, b, sa, sb, bias, out):
+        state.path = path
+        if out is None:
+            return mm(a, b, sa, sb, bias=bias, out_dtype=out_dtype, use_fast_accum=fast)
+        try:
+            return mm(a, b, sa, sb, bias=bias, out_dtype=out_dtype, use_fast_accum=fast, out=out)
+        except (RuntimeError, NotImplementedError, TypeError):  # a torch without the out= variant
+            return _fallback(torch, mode, a, b, sa, sb, bias, out_dtype, out, fast)
+
+    return run
+
+
+def _kernel_runner(torch, p, out):
+    """``run(...)`` launching plan ``p`` whole (no split workspace) on the call's pointers; a new result is allocated
+    per call when no ``out`` is given (its address picks the memoised launcher)."""
+    if p.split > 1 and _k.schedule(p).sk_units:
+        return None
+    path, launcher, empty, shape = f"tma:scaled_mm:{p.scaling}", _k.launcher, torch.empty, (p.m, p.n)
+    od = getattr(torch, p.out_dtype)
+
+    def run(a, b, sa, sb, bias, out):
+        if out is None:
+            out = empty(shape, dtype=od, device=a.device)
+        launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sa.data_ptr(), sb.data_ptr(),
+                 bias.data_ptr() if bias is not None else 0)()
+        state.path = path
+        return out
+
+    return run
