@@ -671,9 +671,11 @@ def test_scaled_mm_gpu_routes_odd_16_byte_rows_to_torch():
 def test_repeated_default_calls_take_the_cached_path(mode, m, route):
     """A default call made again runs from the cache (tmakit.ops.scaled_mm._fast): the same route and result, with a
     fresh ``out`` each time and with a new result tensor per call; a call with a knob never uses the cache."""
-    import tmakit as tk
-    from tmakit.ops import scaled_mm as sm
+    import importlib
 
+    import tmakit as tk
+
+    sm = importlib.import_module("tmakit.ops.scaled_mm")  # the module (tk.ops.scaled_mm is the function)
     n, k = 512, 2048
     qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k)
     results = []

@@ -201,7 +201,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
     heuristics ``choose_config`` / ``choose_split``). Runs on the tensors' device and its current
     stream."""
     key = None
-    if strict is False and config is None and split is None:  # a default call: the cached path, if it ran before
+    if strict is False and config is None and split is None and not compiling():  # a default call: the cached path
         try:
             key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
                    scale_a.shape, scale_a.stride(), scale_a.dtype, scale_a.data_ptr(), scale_b.shape,
@@ -213,8 +213,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
         except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say so
             key = run = None
         if run is not None and not (a.requires_grad or b.requires_grad or scale_a.requires_grad
-                                    or scale_b.requires_grad) and a.get_device() == current_device() \
-                and not compiling():
+                                    or scale_b.requires_grad) and a.get_device() == current_device():
             return run(a, b, scale_a, scale_b, bias, out)
     torch = torch_module()
     for nm, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
