@@ -208,3 +208,41 @@ def test_grouped_kernels_compile_with_hgmma_tma_and_no_spills(kind):
         hg = [i for i, ln in enumerate(lines) if "HGMMA" in ln]
         local = [i for i, ln in enumerate(lines) if "LDL" in ln or "STL" in ln]
         assert len(local) <= 3 and not any(hg[0] < i < hg[-1] for i in local), fn.split(",")[0]
+
+
+@pytest.mark.gpu
+def test_repeated_calls_take_the_cached_path():
+    """A grouped call made again (bf16 and fp8) runs from the cache (one dictionary lookup, the memoised launch): the
+    same path and result, into ``out`` or a new result per call, with the offsets' contents read anew each call."""
+    import importlib
+
+    from tmakit.ops.quantize import quantize_rows
+
+    grouped = importlib.import_module("tmakit.ops.grouped")
+    scaled = importlib.import_module("tmakit.ops.scaled_grouped")
+    rng = random.Random(5)
+    a, b, offs, ends = _moe(rng, "cuda", 6, 500, 256, 512, torch.bfloat16, False, True)
+    ref = torch.cat([a[lo:hi].float() @ b[g].float() for g, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))])
+    m = ends[-1]
+    for _ in range(3):
+        out = torch.full((a.shape[0], 256), float("nan"), device="cuda", dtype=torch.float32)
+        got = tk.ops.grouped_mm(a, b, offs, out=out)
+        new = tk.ops.grouped_mm(a, b, offs, out_dtype=torch.float32)
+        assert got is out and new.data_ptr() != out.data_ptr() and tk.ops.last_path == "tma:grouped"
+        for r in (got, new):
+            assert float((r[:m] - ref).norm() / ref.norm()) < 1e-3
+    assert any(k[3] == a.data_ptr() for k in grouped._fast)
+    offs.copy_(torch.tensor([0] * 5 + [m], dtype=torch.int32))  # new contents, same tensor: one group of all rows
+    got = tk.ops.grouped_mm(a, b, offs, out_dtype=torch.float32)
+    assert float((got[:m] - a[:m].float() @ b[5].float()).norm() / got[:m].norm()) < 1e-3
+    qa, sa = quantize_rows(a.float())
+    qs = [quantize_rows(b[g].t().float()) for g in range(6)]
+    qb = torch.stack([q for q, _ in qs]).transpose(-2, -1)
+    sb = torch.stack([s[:, 0] for _, s in qs]).contiguous()
+    sa = sa[:, 0].contiguous()
+    want = scaled.scaled_grouped_mm_reference(qa, qb, sa, sb, offs, torch.float32)
+    for _ in range(3):
+        got = tk.ops.scaled_grouped_mm(qa, qb, sa, sb, offs, out_dtype=torch.float32)
+        assert tk.ops.last_path == "tma:scaled_grouped:row"
+        assert float((got[:m] - want[:m]).norm() / want[:m].norm()) < 1e-3
+    assert any(k[3] == qa.data_ptr() for k in scaled._fast)
