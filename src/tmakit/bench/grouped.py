@@ -52,6 +52,12 @@ def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed:
     return a, w.transpose(-2, -1), offs, ends
 
 
+def flush_buffer(torch):
+    """An int32 buffer of twice the L2's size: zeroing it before a timed call evicts the previous call's data."""
+    return torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1, dtype=torch.int32,
+                       device="cuda")
+
+
 def _rounds(fns: dict, flush, rounds: int, reps: int) -> dict:
     """Per name, the median milliseconds of ``reps`` single calls (``timing.time_events``: each after an L2 flush,
     CUDA events) in each of ``rounds`` rounds; the order of the callables reverses from round to round."""
@@ -86,8 +92,7 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
 
     from .timing import spin_up
 
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1, dtype=torch.int32,
-                        device="cuda")
+    flush = flush_buffer(torch)
     spin_up()
     rows_out = []
     for experts, rows, n, k, dist in cases:
@@ -135,8 +140,7 @@ def run_lists(lists=LISTS, rounds: int = 5, reps: int = 20) -> list[dict]:
 
     import tmakit as tk
 
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1, dtype=torch.int32,
-                        device="cuda")
+    flush = flush_buffer(torch)
     out_rows = []
     for count, lo, hi in lists:
         rng = random.Random(count * 1000 + lo)

@@ -22,7 +22,7 @@ import math
 import statistics
 import sys
 
-from .grouped import CASES, _rounds, moe_problem
+from .grouped import CASES, _rounds, flush_buffer, moe_problem
 
 __all__ = ["run_fp8", "markdown_fp8"]
 
@@ -97,8 +97,7 @@ def run_fp8(scaling: str = "row", cases=CASES, rounds: int = 5, reps: int = 20) 
 
     from .timing import spin_up
 
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1, dtype=torch.int32,
-                        device="cuda")
+    flush = flush_buffer(torch)
     spin_up()
     rows_out = []
     for experts, rows, n, k, dist in cases:
