@@ -239,7 +239,7 @@ def test_plan_scale_strides(m, n, k, g, sa, sb, mode, strides):
     (8192, 1024, 8, "row", False, "n128_s6_c1"),  # many tiles, but N < 1536
     (8192, 1024, 8, "row", True, "n256_s4_c1"),
     (2048, 2048, 8, "row", False, "n192_s4_c1"),  # 16 x 11 = 176 tiles of 128x192
-    (1024, 2048, 8, "block", False, "n128_s6_c1"),  # 8 x 11 = 88 < 132
+    (1024, 2048, 8, "block", False, "n128_s5_c1"),  # 8 x 11 = 88 < 132; block scales: 5 stages
     (2048, 4096, 8, "row", True, "n256_s4_c1"),  # 16 x 16 = 256 tiles of 128x256
     (1024, 4096, 8, "row", True, "n128_s6_c1"),  # 8 x 16 = 128 < 132
 ])
@@ -264,7 +264,7 @@ def test_config_choice_follows_the_sm_count():
 @pytest.mark.parametrize("mode, fast, out, cfg, want", [
     ("row", False, "bfloat16", None, "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 0>"),
     ("row", True, "bfloat16", None, "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 1>"),
-    ("block", False, "float32", None, "tmakit_gemm_grouped<2, 2, 128, 128, 6, 0, 0, 2, 3, 0>"),
+    ("block", False, "float32", None, "tmakit_gemm_grouped<2, 2, 128, 128, 5, 0, 0, 2, 3, 0>"),
     ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 0, 0, 2, 3, 0>"),
     ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 0, 1, 2, 2, 1>"),
     ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 0, 0, 2, 2, 1>"),
@@ -591,13 +591,13 @@ _SASS_CASES = [
     ("row_128x128", "row", "n128_s6_c1", False, E4, E4, "bfloat16"),
     ("row_128x192", "row", "n192_s4_c1", False, E4, E4, "bfloat16"),
     ("row_64x128", "row", "m64_n128_s8_c1", False, E4, E4, "float32"),
-    ("block_128x128", "block", "n128_s6_c1", False, E4, E4, "bfloat16"),
+    ("block_128x128", "block", "n128_s5_c1", False, E4, E4, "bfloat16"),
     ("block_128x192", "block", "n192_s4_c1", False, E4, E4, "float32"),
     ("block_64x128", "block", "m64_n128_s8_c1", False, E4, E4, "bfloat16"),
     ("fast_row_64x128_ov1", "row", "m64_n128_s8_c1_ov1", True, E4, E4, "bfloat16"),
     ("fast_row_128x256", "row", "n256_s4_c1", True, E4, E4, "bfloat16"),
     ("row_e4m3_e5m2", "row", "n128_s6_c1", False, E4, E5, "float16"),
-    ("block_e5m2_e4m3", "block", "n128_s6_c1", False, E5, E4, "bfloat16"),
+    ("block_e5m2_e4m3", "block", "n128_s5_c1", False, E5, E4, "bfloat16"),
 ]
 
 

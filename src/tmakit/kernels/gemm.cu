@@ -297,6 +297,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // unit's first slab; every unit has >= 1 slab, so that wait needs the consumers' release of a slab of a later unit
   // than the slot's previous occupant, whose slot they read before its first slab.
   const u32 slots = bars + 16 * STAGES;
+  // Block scaling: each stage's scales (BM rows of A, two B blocks) after the slots (gemm_scale.cuh).
+  constexpr u32 SC_BYTES = SCALE == 3 ? scale_stage_bytes<BM>() : 0;
+  const u32 s_sc = slots + 32 * (STAGES + 1);
 
   const int tid = threadIdx.x;
   const int wg = tid / 128;
@@ -316,8 +319,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(bars + 8 * s, 1);
-      mbarrier_init(bars + 8 * (STAGES + s), 4 * NC * CS);
+      mbarrier_init(bars + 8 * s, SCALE == 3 ? 1 + 32 : 1);  // block scales: + the scale warp's 32 lanes
+      mbarrier_init(bars + 8 * (STAGES + s), 4 * NC * CS * (SCALE == 3 ? 32 : 1));  // block scales: every lane
     }
     fence_mbarrier_init();
     prefetch_tensormap(&tm_a);
@@ -371,7 +374,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #endif
         wait_empty(it % STAGES);  // the unit's first slab
         put_unit(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
-        if constexpr (SCALE == 3) put_unit_k0(slots + 32 * (ui % (STAGES + 1)), t);
         // k_rotate: each cluster starts its K loop at its own slab (cid / ncl of the way), so the clusters do not all
         // read the same A slab from one L2 slice at once (one tile row: every CTA shares A). Sum order only changes.
         const int rot = k_rotate ? (int)((long long)cid * t.kt / ncl) : 0;
@@ -411,6 +413,32 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       wait_empty(s);
       put_end(slots + 32 * (ui % (STAGES + 1)));
       mbarrier_arrive(bars + 8 * s);
+    } else if (SCALE == 3 && tid / 32 == 1) {  // the scale warp: the same units and slabs as the producer
+      const int lane = tid % 32;
+      int it = 0, kt = 0;
+      auto wait_empty = [&](int s) {
+        if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+        else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
+      };
+      BlockScaleLoad<BM> v;  // the next slab's scales, loaded one slab ahead
+      work.start();
+      Unit t;
+      bool more = work.next(t);
+      if (more) v.load(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
+      while (more) {
+        const int s = it % STAGES;
+        wait_empty(s);
+        v.store(s_sc + s * SC_BYTES, lane);
+        mbarrier_arrive(bars + 8 * s);  // release: the stores before the consumers' wait
+        ++it;
+        if (++kt == t.kt) {
+          kt = 0;
+          more = work.next(t);
+        }
+        if (more) v.load(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK + kt, M, N, lane);
+      }
+      wait_empty(it % STAGES);  // the end stage: its phase completes with these arrivals and the producer's
+      mbarrier_arrive(bars + 8 * (it % STAGES));
     }
   } else {
     setmaxnreg_inc<C_REGS>();
@@ -423,10 +451,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     float pacc[TWO ? BN / 2 : 1];  // two-level accumulation: the slab's partial sums (acc holds the total)
     float pacc2[TWO_OV ? BN / 2 : 1];  // ... and the odd slabs' with overlap
     int it = 0, ebox = 0;
-    // one arrival per consumer warp on a stage's empty barrier, in every CTA of the cluster; predicated in PTX, not
+    // one arrival per consumer warp (per lane with block scales, whose shared loads each lane makes) on a stage's
+    // empty barrier, in every CTA of the cluster; predicated in PTX, not
     // branched, so no divergent path separates in-flight wgmmas from their accumulators
     auto release = [&](u32 empty, bool pred = true) {
-      const bool p = pred && lane == 0;
+      const bool p = pred && (SCALE == 3 || lane == 0);  // block scales: each lane's own shared loads released
       mbarrier_arrive_if(empty, p);
 #pragma unroll
       for (int d = 1; d < CS; ++d) mbarrier_arrive_remote_cta_if(empty, (rank + d) % CS, p);
@@ -478,10 +507,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       if (nkt == 0 && TURNS && cw == 0 && it > 0) named_sync(3, 256);  // consumer 1's arrival after its last slab
       if (nkt == 0) break;
       BlockScale<SCALE == 3 ? BN : 128> bsc;
-      if constexpr (SCALE == 3) {
-        const Unit t0 = get_unit(uslot);
-        bsc.start(sc.of_group(t0.slot), t0.m0 + cw * 64, t0.n0, get_unit_kt(uslot, 20) / BK, nkt, M, N, warp, lane);
-      }
+      if constexpr (SCALE == 3) bsc.start(get_unit(uslot).n0);
       if constexpr (TWO) {  // the total starts at zero, so a promotion adds without a select per element
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
@@ -506,7 +532,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         }
         wgmma_commit();
         if constexpr (TURNS) named_arrive(4 - cw, 256);  // the other consumer's turn
-        if constexpr (SCALE == 3) bsc.load(kt);  // this slab's scales, once its wgmmas are issued
+        if constexpr (SCALE == 3)  // this slab's scales (before the stage is released), once its wgmmas are issued
+          bsc.template load<BM>(s_sc + s * SC_BYTES, cw * 64 + 16 * warp + lane / 4);
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
           if (pb < pe) flush_next();
         }

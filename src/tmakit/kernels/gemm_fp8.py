@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from . import gemm as gk
 from .gemm import GemmConfig, GemmError, Schedule
 
-__all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "choose_config", "choose_split", "kernel_for",
+__all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
+           "kernel_for",
            "kernel_name", "launcher", "plan_fp8", "scaling_of", "schedule", "tensormaps"]
 
 BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
@@ -50,6 +51,9 @@ CONFIGS = {
     "n256_s4_c2n2": GemmConfig(256, 4, 2, 8, cluster_n=2),
     "n128_s6_c1": GemmConfig(128, 6, 1, 8),
     "n128_s6_c2": GemmConfig(128, 6, 2, 8),
+    # block scaling on 128-column tiles: 5 stages leave room for each stage's scales in shared memory
+    "n128_s5_c1": GemmConfig(128, 5, 1, 8),
+    "n128_s5_c2": GemmConfig(128, 5, 2, 8),
     "n128_s6_c2n2": GemmConfig(128, 6, 2, 8, cluster_n=2),
     "n128_s6_c1_d": GemmConfig(128, 6, 1, 8, defer=1),
     # deferred epilogue for 128-column 16-bit tiles: one staging box per consumer (2 boxes per tile row), so a
@@ -75,6 +79,16 @@ for _c in CONFIGS.values():
     assert gk.smem_bytes(_c) <= gk.SMEM_LIMIT, _c
 
 
+def block_fits(cfg: GemmConfig) -> bool:
+    """Whether a config has room for block scales (each stage's scales beside its operands in shared memory)."""
+    return gk.smem_bytes(cfg) + gk.scale_smem(cfg) <= gk.SMEM_LIMIT
+
+
+def smem_for(cfg: GemmConfig, scaling: str) -> int:
+    """Dynamic shared memory of the kernel of a config and scaling mode."""
+    return gk.smem_bytes(cfg) + (gk.scale_smem(cfg) if scaling == "block" else 0)
+
+
 def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,
                   fast_accum: bool = False) -> GemmConfig:
     """A first heuristic, from bandwidth arithmetic rather than measurement (tune on the GPU with ``config=``): an fp8
@@ -90,14 +104,15 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
       outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
     tiles_m = -(-m // 128)
+    s = "5" if scaling == "block" else "6"  # block scales take a stage's worth of shared memory (block_fits)
     if scaling == "block" or not fast_accum:
         if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
             return CONFIGS["m64_n128_s8_c1"]
         if tiles_m % 2 == 0 and tiles_m * -(-n // 128) * 2 <= sms and k >= 64 * BK:
-            return CONFIGS["n128_s6_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
+            return CONFIGS[f"n128_s{s}_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
         if tiles_m * -(-n // 192) >= sms and n >= 1536:
             return CONFIGS["n192_s4_c1"]  # wider tiles where they fill the GPU
-        return CONFIGS["n128_s6_c1"]  # the two consumers take turns (their promotions under each other's wgmmas)
+        return CONFIGS[f"n128_s{s}_c1"]  # the two consumers take turns (their promotions under each other's wgmmas)
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
     if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2:
@@ -278,6 +293,9 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
         raise GemmError(f"two-level accumulation (block scaling, or fast_accum=False) needs a tile at most 192 "
                         f"columns wide (at most 128 with overlap; 128 or 192 for block scaling, without overlap), got "
                         f"config {config.name}")
+    if scaling == "block" and not block_fits(config):
+        raise GemmError(f"config {config.name} leaves no room for block scales in shared memory (each stage's scales "
+                        f"sit beside its operands); use one with fewer stages, e.g. n128_s5_c1")
     kt = -(-k // BK)
     if split is None:
         split = choose_split(m, n, k, config)
@@ -347,7 +365,7 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None)
     cs = cfg.cluster_size
     units = p.units
     if resident is None:
-        resident = gk.resident_ctas(kernel_for(p, debug), cfg)
+        resident = gk.resident_ctas(kernel_for(p, debug), cfg, smem_for(cfg, p.scaling) - gk.smem_bytes(cfg))
     sched = Schedule(max(1, min(units, resident // cs)), cs, units, bn=cfg.bn, consumers=cfg.consumers)
     if p.split > 1 and units * p.split <= resident // cs:
         kt = -(-p.k // BK)
@@ -382,7 +400,7 @@ def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr
     args = (*maps, i32(p.m), i32(p.n), i32(p.k), i32(cfg.group_m), i32(p.k), i32(sched.dp_units),
             i32(sched.sk_units), i32(sched.maxseg), u64(ws_ptr), u64(flags_ptr), i32(sched.scatter), u64(sa_ptr),
             u64(sb_ptr), u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k))
-    fn = gk.launch_fn(k, sched.grid, cfg.threads, args, gk.smem_bytes(cfg), cs, pdl)
+    fn = gk.launch_fn(k, sched.grid, cfg.threads, args, smem_for(cfg, p.scaling), cs, pdl)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn

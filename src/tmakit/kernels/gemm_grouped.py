@@ -28,6 +28,7 @@ from .gemm import (
     launch_fn,
     map_nd,
     resident_ctas,
+    scale_smem,
     smem_bytes,
 )
 from .gemm_fp8 import CONFIGS as _FP8
@@ -153,7 +154,8 @@ def choose_grouped_fp8_config(m: int, n: int, groups: int, scaling: str, fast_ac
     tiles_m = -(-m // 128)
     if fast_accum and scaling != "block":
         return _FP8["n256_s4_c1" if tiles_m * -(-n // 256) >= sms else "n128_s6_c1"]
-    return _FP8["n192_s4_c1" if tiles_m * -(-n // 192) >= sms and n >= 1536 else "n128_s6_c1"]
+    narrow = "n128_s5_c1" if scaling == "block" else "n128_s6_c1"  # block scales: room for them in shared memory
+    return _FP8["n192_s4_c1" if tiles_m * -(-n // 192) >= sms and n >= 1536 else narrow]
 
 
 def _grouped_scales(scale_a, scale_b, m: int, n: int, k: int, g: int) -> tuple[str, tuple]:
@@ -210,9 +212,14 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
     config = config or choose_grouped_fp8_config(m, n, g, scaling, fast_accum)
     if config.cluster_size != 1 or config.defer:
         raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs without the deferred epilogue")
+    from .gemm_fp8 import block_fits
+
     if not fast_accum and (config.bn > 192 or config.overlap or (scaling == "block" and config.bn not in (128, 192))):
         raise GemmError(f"two-level accumulation needs a tile at most 192 columns wide without overlap (128 or 192 "
                         f"for block scaling), got config {config.name}")
+    if scaling == "block" and not block_fits(config):
+        raise GemmError(f"config {config.name} leaves no room for block scales in shared memory (each stage's scales "
+                        f"sit beside its operands); use one with fewer stages, e.g. n128_s5_c1")
     return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, 0, tb, scaling, strides, bool(fast_accum))
 
 
@@ -262,7 +269,8 @@ def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, 
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_uint64(offs_ptr),
             ctypes.c_int32(p.groups), ctypes.c_uint64(c_ptr), ctypes.c_int64(p.ldc), ctypes.c_uint64(sa_ptr),
             ctypes.c_uint64(sb_ptr), *(ctypes.c_int64(v) for v in p.scale_strides))
-    fn = launch_fn(k, resident_ctas(k, cfg), cfg.threads, args, smem_bytes(cfg), 1, False)
+    extra = scale_smem(cfg) if p.scaling == "block" else 0
+    fn = launch_fn(k, resident_ctas(k, cfg, extra), cfg.threads, args, smem_bytes(cfg) + extra, 1, False)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn

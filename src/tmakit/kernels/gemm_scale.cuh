@@ -5,7 +5,8 @@
 //   SCALE 2 (row-wise):   C[r][c] = acc * a[r * a_m] * b[c * b_n], in the epilogue.
 //   SCALE 3 (block-wise, DeepSeek-V3): A scaled per (row, 128-deep K block), B per (128 columns, 128-deep K block);
 //     every slab (BK = 128 fp8 = one K block) is summed by the wgmmas into a partial set of registers, which is then
-//     scaled into the fp32 total: total[r][c] += part[r][c] * a[r * a_m + kb * a_k] * b[(c / 128) * b_n + kb * b_k].
+//     scaled into the fp32 total: total[r][c] += part[r][c] * a[r * a_m + kb * a_k] * b[(c / 128) * b_n + kb * b_k],
+//     the slab's scales staged in shared memory by a producer warp (BlockScaleLoad).
 // Bias (BIAS = 1): C[r][c] += bias[c] (elements of the output type), after the scales.
 // Without FAST, SCALE 1 and 2 also sum each slab into a partial set first and add it to the total (promote_sum).
 #pragma once
@@ -34,6 +35,14 @@ struct Scales {
 TMAKIT_DEVICE float ldg_f32(const float* p) {
   float v;
   asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+// PTX: st.shared.f32
+TMAKIT_DEVICE void sts_f32(u32 addr, float v) { asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory"); }
+// PTX: ld.shared.f32
+TMAKIT_DEVICE float lds_f32(u32 addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
   return v;
 }
 // PTX: ld.global.nc.u16 + cvt.f32.{bf16,f16} (bf16: the high half of an fp32)
@@ -82,63 +91,48 @@ TMAKIT_DEVICE void scale_epilogue(float* acc, const Scales& sc, int row0, int n0
   }
 }
 
-// Block scaling (SCALE 3) for one unit: start() at the unit's first slab, load(kt) once slab kt's wgmmas are issued,
-// promote() once they are done. The scales are fetched two slabs ahead (slab kt + 2's during slab kt), so their load
-// latency (L2, under a full GPU's traffic) is hidden behind two slabs' wgmmas. A 128-column tile has one B scale per
-// slab; a 192-column tile (n0 a multiple of 64) spans two 128-column scale blocks, split at column 128 - n0 % 128 (64
-// or 128), which is a whole number of the thread's 8-column groups: promote() takes one of two static splits, no
-// select per element.
+// Block scaling (SCALE 3). The scales of every slab reach shared memory beside the slab's operands: a warp of the
+// producer warpgroup loads, per stage, the scale of each of the tile's BM rows of A for that K block and the tile's
+// two 128-column B scale blocks (the second clamped at N) one slab ahead into registers (BlockScaleLoad), stores them
+// to the stage's scale slot once the stage is free, and its lanes arrive on the stage's full barrier (release: the
+// consumers' wait orders their shared loads after the stores). The consumers read their four values with shared
+// loads: no global load, address or prefetch in the mainloop. A 192-column tile (n0 a multiple of 64) spans two scale
+// blocks, split at column 128 - n0 % 128 (64 or 128), a whole number of the thread's 8-column groups: promote() takes
+// one of two static splits, no select per element.
+template <int BM> TMAKIT_DEVICE constexpr u32 scale_stage_bytes() { return ((BM + 2) * 4 + 15) / 16 * 16; }
+
+// One lane's share of a stage's block scales: rows m0 + lane + 32 j of A (clamped to M - 1: rows past M are never
+// stored), and for lanes 0 and 1 the two B blocks, at K block kb; load() from global memory, store() to a slot.
+template <int BM> struct BlockScaleLoad {
+  float a[BM / 32];
+  float b;
+  TMAKIT_DEVICE void load(const Scales& g, int m0, int n0, long long kb, int M, int N, int lane) {
+#pragma unroll
+    for (int j = 0; j < BM / 32; ++j) a[j] = ldg_f32(g.a + min(m0 + lane + 32 * j, M - 1) * g.a_m + kb * g.a_k);
+    const long long nb = n0 / 128 + (lane == 1 && (n0 / 128 + 1) * 128 < N);
+    b = lane < 2 ? ldg_f32(g.b + nb * g.b_n + kb * g.b_k) : 0.f;
+  }
+  // PTX: st.shared.f32
+  TMAKIT_DEVICE void store(u32 slot, int lane) const {
+#pragma unroll
+    for (int j = 0; j < BM / 32; ++j) sts_f32(slot + 4 * (lane + 32 * j), a[j]);
+    if (lane < 2) sts_f32(slot + 4 * (BM + lane), b);
+  }
+};
+
 template <int BN> struct BlockScale {
   static_assert(BN == 128 || BN == 192, "block scaling: 128- or 192-column tiles");
-  // Few registers (the two accumulator sets of a 192-column tile leave little room): one pointer per operand,
-  // advanced one K block per fetch, and 32-bit offsets to the second row / scale block.
-  const float* pa;        // scale of row r at the next K block to fetch
-  const float* pb;        // the tile's first B scale block at that K block
-  int a8, b1off;          // elements to row r + 8's scale, to the second B scale block (0 past N)
-  int a_k, b_k;           // elements per K block
-  int left;               // K blocks still to fetch after the next (the unit's last is fetched again past its end)
   int split;              // 8-column groups in the first scale block: 16 (all of a 128-column tile) or 8
   float a0, a1, b, b1;    // this slab's scales: rows r, r + 8; the tile's two column blocks
-  float na0, na1, nb, nb1;  // the next slab's
-  float ma0, ma1, mb, mb1;  // the slab after that
 
-  // kb0: the unit's first K block (slab); nkt: its slabs
-  TMAKIT_DEVICE void start(const Scales& sc, int row0, int n0, int kb0, int nkt, int M, int N, int warp,
-                           int lane) {
-    const int r = row0 + 16 * warp + lane / 4;
-    pa = sc.a + min(r, M - 1) * sc.a_m + kb0 * sc.a_k;
-    a8 = (int)((min(r + 8, M - 1) - min(r, M - 1)) * sc.a_m);
-    pb = sc.b + (n0 / 128) * sc.b_n + kb0 * sc.b_k;
-    b1off = (n0 / 128 + 1) * 128 < N ? (int)sc.b_n : 0;
-    a_k = (int)sc.a_k;
-    b_k = (int)sc.b_k;
-    left = nkt - 1;
-    split = (128 - n0 % 128) / 8;
-    fetch(na0, na1, nb, nb1);
-    fetch(ma0, ma1, mb, mb1);
-  }
-  TMAKIT_DEVICE void fetch(float& x0, float& x1, float& y0, float& y1) {
-    x0 = ldg_f32(pa);
-    x1 = ldg_f32(pa + a8);
-    y0 = ldg_f32(pb);
-    if constexpr (BN > 128) y1 = ldg_f32(pb + b1off);
-    if (left > 0) {  // past the unit's last slab its scales again (no read past the unit)
-      pa += a_k;
-      pb += b_k;
-      --left;
-    }
-  }
-  // Slab kt's scales (fetched two slabs ahead, so the wait for them is not in front of the wgmma issue).
-  TMAKIT_DEVICE void load(int) {
-    a0 = na0;
-    a1 = na1;
-    b = nb;
-    if constexpr (BN > 128) b1 = nb1;
-    na0 = ma0;
-    na1 = ma1;
-    nb = mb;
-    if constexpr (BN > 128) nb1 = mb1;
-    fetch(ma0, ma1, mb, mb1);
+  TMAKIT_DEVICE void start(int n0) { split = (128 - n0 % 128) / 8; }
+  // Slab scales from the stage's copy at `stage` (row r of the tile's A rows, r + 8, then the two B blocks at BM);
+  // read before the stage is released.
+  template <int BM> TMAKIT_DEVICE void load(u32 stage, int r) {
+    a0 = lds_f32(stage + 4 * r);
+    a1 = lds_f32(stage + 4 * (r + 8));
+    b = lds_f32(stage + 4 * BM);
+    if constexpr (BN > 128) b1 = lds_f32(stage + 4 * (BM + 1));
   }
   // total += part * scale (the total starts each unit at zero)
   TMAKIT_DEVICE void promote(float* total, const float* part) const {
