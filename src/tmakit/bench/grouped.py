@@ -19,57 +19,9 @@ import random
 import statistics
 import sys
 
+from .moe import CASES, flush_buffer, moe_problem, time_rounds
+
 __all__ = ["CASES", "moe_problem", "run", "main"]
-
-# (experts, mean rows per expert, N, K, distribution): the issue's three peers first, then group counts 8-256 and
-# rows per expert 16-4096 over weight shapes of common MoE layers
-CASES = [
-    (8, 512, 4096, 4096, "uniform"), (64, 128, 4096, 7168, "uniform"), (16, 2048, 2048, 7168, "uniform"),
-    (8, 4096, 4096, 2048, "uniform"), (32, 1024, 2048, 4096, "uniform"), (128, 256, 1536, 2048, "uniform"),
-    (256, 64, 2048, 2048, "uniform"), (64, 16, 4096, 4096, "uniform"), (256, 16, 1536, 2048, "uniform"),
-    (128, 32, 2048, 4096, "uniform"), (64, 128, 4096, 7168, "skewed"), (128, 64, 2048, 4096, "skewed"),
-    (8, 1024, 4096, 4096, "skewed"), (32, 256, 2048, 2048, "skewed"),
-]
-
-
-def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed: int = 0):
-    """(a, b, offs, ends) for ``experts`` experts averaging ``rows`` tokens each."""
-    rng = random.Random(seed * 7919 + experts * 31 + rows)
-    if dist == "uniform":
-        sizes = [rows] * experts
-    else:
-        w = [0.0 if rng.random() < 0.15 else rng.paretovariate(1.2) for _ in range(experts)]
-        tot = sum(w) or 1.0
-        sizes = [int(experts * rows * x / tot) for x in w]
-    ends, acc = [], 0
-    for s in sizes:
-        acc += s
-        ends.append(acc)
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    a = torch.randn(max(acc, 1), k, device="cuda", dtype=torch.bfloat16, generator=g)
-    w = torch.randn(experts, n, k, device="cuda", dtype=torch.bfloat16, generator=g)
-    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
-    return a, w.transpose(-2, -1), offs, ends
-
-
-def flush_buffer(torch):
-    """An int32 buffer of twice the L2's size: zeroing it before a timed call evicts the previous call's data."""
-    return torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1, dtype=torch.int32,
-                       device="cuda")
-
-
-def _rounds(fns: dict, flush, rounds: int, reps: int) -> dict:
-    """Per name, the median milliseconds of ``reps`` single calls (``timing.time_events``: each after an L2 flush,
-    CUDA events) in each of ``rounds`` rounds; the order of the callables reverses from round to round."""
-    from .timing import time_events
-
-    times = {name: [] for name in fns}
-    for r in range(rounds):
-        names = list(fns) if r % 2 == 0 else list(fns)[::-1]
-        for name, ms in zip(names, time_events([lambda i, f=fns[n]: f() for n in names], 1, flush, 0, reps)):
-            times[name].append(ms)
-    return times
-
 
 def _check(torch, a, b, ends, out, peer) -> float:
     """Relative error of ``out`` against fp32 on up to 4 non-empty groups; also vs the peer's result."""
@@ -106,7 +58,7 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
         for f in fns.values():
             for _ in range(3):
                 f()
-        times = _rounds(fns, flush, rounds, reps)
+        times = time_rounds(fns, flush, rounds, reps)
         ratios = [th / tk_ for th, tk_ in zip(times["torch"], times["tmakit"])]
         flop = 2.0 * ends[-1] * n * k
         t_tk, t_th = statistics.median(times["tmakit"]), statistics.median(times["torch"])
@@ -158,7 +110,7 @@ def run_lists(lists=LISTS, rounds: int = 5, reps: int = 20) -> list[dict]:
         path = tk.ops.last_path
         for f in fns.values():
             f()
-        t = {name: statistics.median(v) for name, v in _rounds(fns, flush, rounds, reps).items()}
+        t = {name: statistics.median(v) for name, v in time_rounds(fns, flush, rounds, reps).items()}
         flop = sum(2.0 * a.shape[0] * a.shape[1] * b.shape[1] for a, b in zip(As, Bs))
         row = dict(problems=count, sides=f"{lo}-{hi}", list_tflops=flop / t["list"] / 1e9,
                    gemm_loop_tflops=flop / t["gemm loop"] / 1e9, cublas_loop_tflops=flop / t["cublas loop"] / 1e9,

@@ -22,7 +22,7 @@ import math
 import statistics
 import sys
 
-from .grouped import CASES, _rounds, flush_buffer, moe_problem
+from .moe import CASES, flush_buffer, moe_problem, time_rounds
 
 __all__ = ["run_fp8", "markdown_fp8"]
 
@@ -114,7 +114,7 @@ def run_fp8(scaling: str = "row", cases=CASES, rounds: int = 5, reps: int = 20) 
         for f in fns.values():
             for _ in range(3):
                 f()
-        t = {name: statistics.median(v) for name, v in _rounds(fns, flush, rounds, reps).items()}
+        t = {name: statistics.median(v) for name, v in time_rounds(fns, flush, rounds, reps).items()}
         best = min((t[x] for x in ("torch", "torch fast") if x in t), default=float("nan"))
         flop = 2.0 * ends[-1] * n * k
         row = dict(experts=experts, rows_per_expert=rows, n=n, k=k, dist=dist, tokens=ends[-1], path=path,
