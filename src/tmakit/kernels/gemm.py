@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from ..memory_overlap import Region, relation
 
 __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config", "launch_fn",
-           "choose_split", "kernel_for", "launch", "plan", "schedule", "scale_smem", "smem_bytes", "split_schedule",
+           "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "split_schedule",
            "stream_k_segments", "whole_k"]
 
 BM = 128  # default tile rows (two consumer warpgroups of 64); GemmConfig.bm = 64 runs one consumer warpgroup
@@ -104,12 +104,6 @@ CONFIGS = {
     "m64_n128_s9_c1_ov1_e1": GemmConfig(128, 9, 1, 8, 1, 1, bm=64),  # 9 x 24 KiB in flight, one staging box
     "m64_n64_s12_c1_ov1": GemmConfig(64, 12, 1, 8, 1, bm=64),  # M <= 64 (decode-like): 64x64 tiles, 192 KiB ring
 }
-
-
-def scale_smem(cfg: GemmConfig) -> int:
-    """Extra dynamic shared memory of a block-scaled (fp8) kernel: per stage the scales of the tile's rows of A and
-    two B scale blocks, 16-byte aligned (gemm_scale.cuh's scale_stage_bytes)."""
-    return cfg.stages * (((cfg.bm + 2) * 4 + 15) // 16 * 16)
 
 
 def smem_bytes(cfg: GemmConfig) -> int:

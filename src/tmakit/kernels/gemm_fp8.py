@@ -29,8 +29,7 @@ from . import gemm as gk
 from .gemm import GemmConfig, GemmError, Schedule
 
 __all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
-           "kernel_for",
-           "kernel_name", "launcher", "plan_fp8", "scaling_of", "schedule", "tensormaps"]
+           "kernel_for", "kernel_name", "launcher", "plan_fp8", "scale_smem", "scaling_of", "schedule", "tensormaps"]
 
 BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
 FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
@@ -79,14 +78,20 @@ for _c in CONFIGS.values():
     assert gk.smem_bytes(_c) <= gk.SMEM_LIMIT, _c
 
 
+def scale_smem(cfg: GemmConfig) -> int:
+    """Extra dynamic shared memory of a block-scaled kernel: per stage the scales of the tile's rows of A and two B
+    scale blocks, 16-byte aligned (gemm_scale.cuh's scale_stage_bytes)."""
+    return cfg.stages * (((cfg.bm + 2) * 4 + 15) // 16 * 16)
+
+
 def block_fits(cfg: GemmConfig) -> bool:
     """Whether a config has room for block scales (each stage's scales beside its operands in shared memory)."""
-    return gk.smem_bytes(cfg) + gk.scale_smem(cfg) <= gk.SMEM_LIMIT
+    return gk.smem_bytes(cfg) + scale_smem(cfg) <= gk.SMEM_LIMIT
 
 
 def smem_for(cfg: GemmConfig, scaling: str) -> int:
     """Dynamic shared memory of the kernel of a config and scaling mode."""
-    return gk.smem_bytes(cfg) + (gk.scale_smem(cfg) if scaling == "block" else 0)
+    return gk.smem_bytes(cfg) + (scale_smem(cfg) if scaling == "block" else 0)
 
 
 def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,

@@ -28,10 +28,10 @@ from .gemm import (
     launch_fn,
     map_nd,
     resident_ctas,
-    scale_smem,
     smem_bytes,
 )
 from .gemm_fp8 import CONFIGS as _FP8
+from .gemm_fp8 import smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
            "kernel_name", "launcher"]
@@ -269,8 +269,8 @@ def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, 
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_uint64(offs_ptr),
             ctypes.c_int32(p.groups), ctypes.c_uint64(c_ptr), ctypes.c_int64(p.ldc), ctypes.c_uint64(sa_ptr),
             ctypes.c_uint64(sb_ptr), *(ctypes.c_int64(v) for v in p.scale_strides))
-    extra = scale_smem(cfg) if p.scaling == "block" else 0
-    fn = launch_fn(k, resident_ctas(k, cfg, extra), cfg.threads, args, smem_bytes(cfg) + extra, 1, False)
+    smem = smem_for(cfg, p.scaling)  # block scales: room for each stage's scales
+    fn = launch_fn(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem, 1, False)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn
