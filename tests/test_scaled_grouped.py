@@ -28,6 +28,7 @@ torch = pytest.importorskip("torch")
 
 import tmakit as tk  # noqa: E402
 from fake_tensors import FakeTensor as _T  # noqa: E402
+from sass_checks import SASS_TYPES, fp8_sass  # noqa: E402
 from tmakit.kernels import gemm_fp8 as gf  # noqa: E402
 from tmakit.kernels import gemm_grouped as kg  # noqa: E402
 from tmakit.kernels.gemm import GemmError  # noqa: E402
@@ -584,7 +585,6 @@ def test_torch_compile_keeps_scaled_grouped_mm_as_one_custom_op():
 # ---------------------------------------------------------------------------------------------------------------
 # NVRTC + SASS (no GPU needed)
 
-_SASS_TYPES = {2: "E4M3.E4M3", 3: "E4M3.E5M2", 4: "E5M2.E4M3", 5: "E5M2.E5M2"}
 
 # (id, mode, config, fast, a dtype, b dtype, out dtype)
 _SASS_CASES = [
@@ -607,28 +607,13 @@ def test_grouped_fp8_kernels_compile_with_qgmma_tma_and_no_spills(mode, cfg, fas
     """The plan's kernel: fp8 wgmma (QGMMA 64 x BN x 32 with the operands' fp8 types, fp32 accumulators), no 16-bit
     MMA, TMA loads (B's rank-3 map) and stores; nothing in local memory (no LDL/STL), except a little around the
     MMA loop of the fast 128x256 kernel."""
-    pytest.importorskip("cuda.bindings.nvrtc")
-    from tmakit import cuda as tkc
-    from tmakit.cuda import sass
-    from tmakit.kernels import KERNELS_DIR
-
     m, n, k, g = 4096, 2048, 1024, 8
     sc = _block(m, n, k, g) if mode == "block" else _row(m, n, g)
     p = kg.plan_grouped_fp8(fa(m, k, dtype=ta), fb(g, k, n, dtype=tb), *sc, g, out_dtype=out, config=cfg,
                             fast_accum=fast)
-    c = tkc.compile_file(KERNELS_DIR / "gemm_grouped.cu", name_expressions=[kg.kernel_name(p)])
-    try:
-        text = sass.disassemble(c.cubin)
-    except tkc.RuntimeUnavailable:
-        pytest.skip("no nvdisasm/cuobjdump")
-    ops = sass.opcodes(text)
-    # (ptxas may insert a never-executed HGMMA.64x8x16 placeholder with a false predicate, !UPT, as a warpgroup
-    # arrive: see tests/test_scaled_mm.py; any other HGMMA would be a 16-bit MMA)
-    hgmma = [ln for ln in text.splitlines() if "HGMMA" in ln and "!UPT" not in ln]
-    assert ops["QGMMA"] > 0 and not hgmma, hgmma
-    kinds = set(re.findall(r"QGMMA\.64x(\d+)x32\.F32\.(\w+\.\w+)", text))
-    assert kinds == {(str(p.config.bn), _SASS_TYPES[p.in_code])}, kinds
-    assert f"QGMMA.64x{p.config.bn}x32.F32.{_SASS_TYPES[p.in_code]}" in text
+    text, ops, kinds = fp8_sass("gemm_grouped.cu", kg.kernel_name(p))
+    assert kinds == {(str(p.config.bn), SASS_TYPES[p.in_code])}, kinds
+    assert f"QGMMA.64x{p.config.bn}x32.F32.{SASS_TYPES[p.in_code]}" in text
     assert ops["UTMALDG"] > 0 and "UTMALDG.3D" in text and ops["UTMASTG"] > 0, ops
     lines = text.splitlines()
     mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]

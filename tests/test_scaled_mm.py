@@ -5,13 +5,12 @@ the dequantized product (skipped without a Hopper GPU)."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sass_checks import SASS_TYPES, fp8_sass
 from tmakit.kernels import KERNELS_DIR
 from tmakit.kernels import gemm_fp8 as gf
 from tmakit.kernels.gemm import GemmError
@@ -202,33 +201,19 @@ def test_configs_fit_smem():
 # ---------------------------------------------------------------------------------------------------------------
 # NVRTC + SASS (no GPU needed)
 
-_SASS_TYPES = {2: "E4M3.E4M3", 3: "E4M3.E5M2", 4: "E5M2.E4M3", 5: "E5M2.E5M2"}
 
 
 @pytest.mark.parametrize("mode, fast", [(s, False) for s in gf.SCALINGS] + [("tensor", True), ("row", True)])
 @pytest.mark.parametrize("out", ["bfloat16", "float16", "float32"])
 def test_kernel_compiles_with_qgmma_and_tma(mode, fast, out):
-    pytest.importorskip("cuda.bindings.nvrtc")
-    from tmakit import cuda as tkc
-    from tmakit.cuda import sass
-
     m, n, k = 4096, 4096, 4096
     a_t, b_t = (E4, E5) if out == "float16" else (E4, E4)
     p = gf.plan_fp8(Fake((m, k), dtype=a_t), bt(n, k, dtype=b_t), *scales(mode, m, n, k),
                     bias=Fake((n,), dtype=f"torch.{out}") if out != "bfloat16" else None, out_dtype=out,
                     fast_accum=fast)
-    c = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[gf.kernel_name(p)])
-    try:
-        text = sass.disassemble(c.cubin)
-    except tkc.RuntimeUnavailable:
-        pytest.skip("no nvdisasm/cuobjdump")
-    ops = sass.opcodes(text)
-    # no 16-bit MMA: only ptxas's never-executed placeholder (HGMMA.64x8x16 RZ, !UPT) that it inserts as a
-    # warpgroup arrive where the overlapped two-level promotion reads the other partial set (note C7519)
-    hgmma = [ln for ln in text.splitlines() if "HGMMA" in ln and "!UPT" not in ln]
-    assert ops["QGMMA"] > 0 and not hgmma and ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0, hgmma
-    kinds = set(re.findall(r"QGMMA\.64x(\d+)x32\.F32\.(\w+\.\w+)", text))
-    assert kinds == {(str(p.config.bn), _SASS_TYPES[p.in_code])}, kinds
+    text, ops, kinds = fp8_sass("gemm_fp8.cu", gf.kernel_name(p))  # QGMMA only (no 16-bit MMA)
+    assert ops["UTMALDG"] > 0 and ops["UTMASTG"] > 0, ops
+    assert kinds == {(str(p.config.bn), SASS_TYPES[p.in_code])}, kinds
     # accumulators (and block scaling's partials) stay in registers: nothing spills in the mainloop, and at most a
     # few scalars around the epilogue (row-wise scales and the deferred epilogue's packed tile)
     lines = text.splitlines()
