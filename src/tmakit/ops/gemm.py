@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..kernels import gemm as _k
 from ..kernels.gemm import GemmConfig, GemmError, plan
 from . import gemm_route as _route
+from . import gemm_small as _small
 from . import gemm_tuned as _gemm_tuned
 from .common import compiling, current_device, on_device, set_path, state, torch_module
 
@@ -175,10 +176,12 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
     where the kernel cannot read an operand as given (a row pitch that is not a multiple of 16 bytes, a start that
     is not 128-byte aligned, no unit stride), the faster correct path runs -- the kernel on padded scratch copies,
     or ``torch.matmul`` (``tmakit.ops.gemm_route`` decides and says why) -- and ``tk.ops.last_path`` names it:
-    ``"tma"``, ``"tma+pad(a,b,out): <reason>"`` or ``"torch:<reason>"``. ``strict=True`` raises ``GemmError``
-    instead of taking another path. Shapes that do not compose and ``out`` overlapping an input raise either way.
-    ``out``: optional (M, N) tensor, not overlapping ``a`` or ``b``; ``out_dtype``: bfloat16, float16 or float32
-    (default: the input dtype). ``config``: a name in
+    ``"tma"``, ``"small"``, ``"tma+pad(a,b,out): <reason>"`` or ``"torch:<reason>"``. Small problems of short K
+    (``gemm_route.small_wins``) with 16-byte-loadable operands run the one-tile-per-CTA ``mma.sync`` kernel of
+    ``tmakit.kernels.gemm_small`` (``"small"``; ``config="small"`` forces it on any call). ``strict=True`` raises
+    ``GemmError`` instead of taking another path. Shapes that do not compose and ``out`` overlapping an input
+    raise either way. ``out``: optional (M, N) tensor, not overlapping ``a`` or ``b``; ``out_dtype``: bfloat16,
+    float16 or float32 (default: the input dtype). ``config``: ``"small"`` or a name in
     ``tmakit.kernels.gemm.CONFIGS``, ``split``: number of K ranges (tuning knobs, grouped per call as a
     :class:`GemmOptions`; default: the heuristics ``choose_config`` / ``choose_split``). ``split_mode`` (split-K
     only): ``"fixup"`` runs the K ranges of a tile on different clusters in one wave and finishes the tile in the
@@ -226,6 +229,11 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
                         "under torch.no_grad()")
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         return _custom_op(torch, a, b, out, out_dtype, opts)
+    if opts.config == "small" or (opts is DEFAULT_OPTIONS and not strict and _small.takes(a, b, out, out_dtype)):
+        r, run = _small.call(torch, a, b, out, out_dtype)
+        if key is not None:
+            _remember(key, run)
+        return r
     p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split, opts is DEFAULT_OPTIONS)
     if p.__class__ is _Refusal:
         r = _repair(torch, a, b, out, out_dtype, opts, strict, p)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "tile_fill", "padded_copy",
-           "padded_empty", "torch_gemm"]
+__all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "small_wins", "tile_fill",
+           "padded_copy", "padded_empty", "torch_gemm"]
 
 # cost model (seconds), measured on an H200 (docs/GEMM.md, "Shapes the kernel cannot read as given")
 COPY_BYTES_PER_S = 2.2e12  # a strided torch copy into a padded buffer (bytes read + written); H100-safe
@@ -29,6 +29,9 @@ PAD_HOST_S = 90e-6  # host time of the padded path (copies, plan, launch): its f
 TORCH_HOST_S = 10e-6  # torch.matmul's
 SMALL_FLOP = 1 << 31  # at or below: torch.matmul is faster than the kernel (slow_rows)
 BIG_FLOP = 1 << 37  # below (and not tuned): cuBLAS measured faster on random shapes (slow_rows)
+SMALL_K_MAX = 128  # small_wins: the small-problem kernel's K ...
+SMALL_MN_MAX = 1 << 20  # ... outputs ...
+SKINNY_M = 4096  # ... and tall-narrow limits (measured, docs/GEMM.md "Small problems")
 MIN_FILL = 0.85  # 128x256 tiles x waves at least this full, else cuBLAS measured faster (slow_rows)
 
 
@@ -120,6 +123,14 @@ def slow_rows(p) -> str:
                 f"2MNK >= 2^37 and tiles x waves >= {MIN_FILL:.0%} full); strict=True, a config or "
                 f"`tmakit tune gemm` runs the kernel")
     return ""
+
+
+def small_wins(m: int, n: int, k: int) -> bool:
+    """Whether the small-problem kernel (``tmakit.kernels.gemm_small``) runs ``m x n x k`` faster than cuBLAS:
+    short K (its K loop runs on one CTA per tile), at most ``SMALL_MN_MAX`` outputs (past that cuBLAS's wider
+    tiles store faster), and not tall and narrow (M > ``SKINNY_M``, N <= 64: 64-column tiles waste most of their
+    work). Measured on random shapes, docs/GEMM.md "Small problems"."""
+    return 1 <= k <= SMALL_K_MAX and m * n <= SMALL_MN_MAX and not (m > SKINNY_M and n <= 64)
 
 
 def tile_fill(m: int, n: int, sms: int = 132) -> float:
