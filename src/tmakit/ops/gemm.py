@@ -160,6 +160,19 @@ def _tuned(a, p):
         return None
 
 
+def _tuned_call(a, b, out, out_dtype) -> bool:
+    """Whether ``tmakit tune gemm`` stored a choice for this problem (it then decides, not the small-path class)."""
+    try:
+        m, k = a.shape
+        n = b.shape[1]
+        od = str(out.dtype if out is not None else (out_dtype or a.dtype)).removeprefix("torch.")
+        b_mn = _k._b_layout(b, k, n, a.element_size())[0]
+        return _gemm_tuned.lookup(a.get_device(), m, n, k, str(a.dtype).removeprefix("torch."), od,
+                                  bool(b_mn)) is not None
+    except Exception:  # noqa: BLE001 - a tuning table must never break a GEMM (b with no unit stride: untuned)
+        return False
+
+
 def forget_plans() -> None:
     """Drop the memoised plans, routes and cached call paths (after a tune changed what the default would pick)."""
     _plans.clear()
@@ -229,7 +242,8 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
                         "under torch.no_grad()")
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         return _custom_op(torch, a, b, out, out_dtype, opts)
-    if opts.config == "small" or (opts is DEFAULT_OPTIONS and not strict and _small.takes(a, b, out, out_dtype)):
+    if opts.config == "small" or (opts is DEFAULT_OPTIONS and not strict and _small.takes(a, b, out, out_dtype)
+                                  and not _tuned_call(a, b, out, out_dtype)):
         r, run = _small.call(torch, a, b, out, out_dtype)
         if key is not None:
             _remember(key, run)
