@@ -12,6 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tmakit as tk  # noqa: E402
+from gemm_operands import KINDS  # noqa: E402
+from gemm_operands import operand as _operand  # noqa: E402
 from tmakit.ops import gemm_route as route  # noqa: E402
 
 DT = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -25,23 +27,6 @@ def _ref(a, b):
     return a.double().matmul(b.double()).float()
 
 
-def _operand(rows, cols, kind, dtype, device, g):
-    """A (rows, cols) operand laid out as ``kind``: contiguous, transposed (column-major), a strided slice of a
-    wider buffer, a stepped view, or a view starting at an odd element (misaligned base)."""
-    if kind == "contig":
-        return torch.randn(rows, cols, dtype=dtype, device=device, generator=g)
-    if kind == "colmajor":
-        return torch.randn(cols, rows, dtype=dtype, device=device, generator=g).t()
-    if kind == "slice":
-        return torch.randn(rows, cols + 3, dtype=dtype, device=device, generator=g)[:, 1:cols + 1]
-    if kind == "step":
-        return torch.randn(rows, 2 * cols, dtype=dtype, device=device, generator=g)[:, ::2]
-    if kind == "offset":
-        return torch.randn(rows * cols + 1, dtype=dtype, device=device, generator=g)[1:].view(rows, cols)
-    raise AssertionError(kind)
-
-
-KINDS = ("contig", "colmajor", "slice", "step", "offset")
 
 
 def _dim(rng):

@@ -17,6 +17,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tmakit as tk  # noqa: E402
+from gemm_operands import KINDS  # noqa: E402
+from gemm_operands import operand as _operand  # noqa: E402
 from tmakit.kernels.gemm import GemmError  # noqa: E402
 from tmakit.kernels.gemm_small import TILES, Operand, _vector_ok, choose_tile, kernel_name, plan_small  # noqa: E402
 from tmakit.ops import gemm_route as route  # noqa: E402
@@ -32,22 +34,6 @@ def _ref(a, b):
     return a.double().matmul(b.double())
 
 
-def _operand(rows, cols, kind, dtype, device, g):
-    """A (rows, cols) operand: contiguous, column-major, a slice, a stepped view, or misaligned (from element 1)."""
-    if kind == "contig":
-        return torch.randn(rows, cols, dtype=dtype, device=device, generator=g)
-    if kind == "colmajor":
-        return torch.randn(cols, rows, dtype=dtype, device=device, generator=g).t()
-    if kind == "slice":
-        return torch.randn(rows, cols + 3, dtype=dtype, device=device, generator=g)[:, 1:cols + 1]
-    if kind == "step":
-        return torch.randn(rows, 2 * cols, dtype=dtype, device=device, generator=g)[:, ::2]
-    if kind == "offset":
-        return torch.randn(rows * cols + 1, dtype=dtype, device=device, generator=g)[1:].view(rows, cols)
-    raise AssertionError(kind)
-
-
-KINDS = ("contig", "colmajor", "slice", "step", "offset")
 
 
 # ---------------------------------------------------------------------------------------------------- CPU: plan
