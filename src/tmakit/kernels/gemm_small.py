@@ -112,15 +112,24 @@ def _operands(p: SmallPlan, a_ptr: int, b_ptr: int):
 
 def loads_async(m: int, n: int, k: int, a_strides, b_strides, a_ptr: int, b_ptr: int) -> bool:
     """Whether both operands take the kernel's cp.async path (16-byte loads; else it gathers element by element,
-    which measured slower than cuBLAS on most unaligned small problems)."""
-    p = plan_small(m, n, k, "bfloat16", "bfloat16", a_strides, b_strides, (n, 1), TILES[0])
-    _, _, va, vb = _operands(p, a_ptr, b_ptr)
-    return bool(va and vb)
+    which measured slower than cuBLAS on most unaligned small problems). Integer tests only: the route asks this
+    on every call it has not cached."""
+    for (s_mn, s_k), mn, ptr in ((a_strides, m, a_ptr), ((b_strides[1], b_strides[0]), n, b_ptr)):
+        kc = _contiguous_is_k(s_k, s_mn, k)
+        s_row, s_col, rows, cols = (s_mn, s_k, mn, k) if kc else (s_k, s_mn, k, mn)
+        if not _rows_vector_ok(s_row, s_col, rows, cols, ptr, 2):
+            return False
+    return True
 
 
 def _vector_ok(op: Operand, eb: int) -> int:
-    """16-byte loads along the tile's columns: unit column stride, 16-byte base, 16-byte row pitch."""
-    return int((op.s_col == 1 or op.cols == 1) and op.p % 16 == 0 and (op.rows == 1 or (op.s_row * eb) % 16 == 0))
+    """16-byte loads along the tile's columns of ``op``: :func:`_rows_vector_ok` of its fields."""
+    return int(_rows_vector_ok(op.s_row, op.s_col, op.rows, op.cols, op.p, eb))
+
+
+def _rows_vector_ok(s_row: int, s_col: int, rows: int, cols: int, ptr: int, eb: int) -> bool:
+    """Unit column stride, 16-byte base, 16-byte row pitch (a single row or column needs only the base)."""
+    return (s_col == 1 or cols == 1) and ptr % 16 == 0 and (rows == 1 or (s_row * eb) % 16 == 0)
 
 
 def kernel_name(p: SmallPlan, va: int, vb: int, vc: int) -> str:

@@ -11,7 +11,7 @@ forces it (any size; ``strict`` does not refuse it: the user named it).
 from __future__ import annotations
 
 from ..kernels import gemm_small as _ks
-from ..kernels.gemm import GemmError
+from ..kernels.gemm import GemmError, _dtype_name
 from ..memory_overlap import Region, relation, self_overlap
 from . import gemm_route as _route
 from .common import on_device, state
@@ -19,7 +19,7 @@ from .common import on_device, state
 __all__ = ["PATH", "takes", "call"]
 
 PATH = "small"
-_NAMES = {"torch.bfloat16": "bfloat16", "torch.float16": "float16", "torch.float32": "float32"}
+_OUT_NAMES = ("bfloat16", "float16", "float32")
 _plans: dict = {}
 
 
@@ -27,7 +27,8 @@ def _out_dtype(a, out, out_dtype):
     """The result's dtype name, or None when the small kernel cannot write it (or out and out_dtype disagree)."""
     if out is not None and out_dtype is not None and out_dtype != out.dtype:
         return None
-    return _NAMES.get(str(out.dtype if out is not None else (out_dtype or a.dtype)))
+    od = _dtype_name(out.dtype if out is not None else (out_dtype or a.dtype))
+    return od if od in _OUT_NAMES else None
 
 
 def takes(a, b, out, out_dtype) -> bool:
@@ -77,7 +78,7 @@ def _plan(a, b, out, od: str, tile=None):
     if p is None:
         if len(_plans) > 1024:
             _plans.clear()
-        p = _plans[key] = _ks.plan_small(m, n, k, _NAMES[str(a.dtype)], od, a.stride(), b.stride(), cs, tile)
+        p = _plans[key] = _ks.plan_small(m, n, k, _dtype_name(a.dtype), od, a.stride(), b.stride(), cs, tile)
     return p
 
 
