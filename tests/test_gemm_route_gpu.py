@@ -52,3 +52,23 @@ def test_tuned_entries_steer_later_calls():
         c = tk.ops.gemm(a, b)
         assert tk.ops.last_path.startswith(want) and _err(c, a, b) < 1e-2
     forget_plans()
+
+
+def test_tuned_entries_decide_the_small_kernel_too():
+    """A stored {"path": "small"} sends a problem outside the measured class to the small kernel; a stored torch
+    entry keeps a class problem on torch."""
+    dev = torch.cuda.current_device()
+    tag = gemm_tuned.device_tag(dev)
+    cases = ((264, 248, 520, {"path": "small"}, "small"), (296, 216, 72, {"path": "torch"}, "torch"))  # own shapes
+    try:
+        for m, n, k, entry, want in cases:
+            a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t()
+            gemm_tuned.store(tag, gemm_tuned.problem_key(m, n, k, "bfloat16", "bfloat16", False), entry)
+            forget_plans()
+            c = tk.ops.gemm(a, b)
+            assert tk.ops.last_path.split(":")[0] == want, tk.ops.last_path
+            assert _err(c, a, b) < 1e-2
+    finally:
+        gemm_tuned.forget()
+        forget_plans()

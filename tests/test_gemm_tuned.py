@@ -41,6 +41,16 @@ def test_bad_entries_are_refused_and_bad_files_mean_not_tuned(cache):
     assert tuned.entries("dev3") == {"a": {"path": "torch"}}
 
 
+def test_the_small_kernel_is_a_tuned_choice_and_a_candidate(cache):
+    from tmakit.bench.gemm_tune import candidates
+
+    tuned.store("dev", "k", {"path": "small"})
+    tuned.forget()
+    assert tuned.entries("dev") == {"k": {"path": "small"}}
+    names = dict(candidates(300, 200, 64))
+    assert names["small"] == {"config": "small"} and "torch" in names and "heuristic" in names
+
+
 def test_lookup_uses_the_device_tag(cache, monkeypatch):
     monkeypatch.setitem(tuned._devices, 5, "FakeGPU-132sm")
     key = tuned.problem_key(64, 128, 256, "float16", "float16", True)

@@ -1,5 +1,6 @@
-"""``tmakit tune gemm M N K``: time every GEMM kernel configuration and ``torch.matmul`` on one problem and keep the
-fastest for ``tk.ops.gemm`` (``tmakit.ops.gemm_tuned``: a JSON file per device kind in the kernel cache directory).
+"""``tmakit tune gemm M N K``: time every GEMM kernel configuration, the small-problem kernel and ``torch.matmul`` on
+one problem and keep the fastest for ``tk.ops.gemm`` (``tmakit.ops.gemm_tuned``: a JSON file per device kind in the
+kernel cache directory).
 
 Each candidate is checked against an fp32 reference first (a wrong or failing candidate is never kept), then all are
 timed in interleaved rounds, each call after an L2 flush, by CUDA events; the median wins. Later ``tk.ops.gemm``
@@ -20,7 +21,7 @@ def candidates(m: int, n: int, k: int) -> list[tuple[str, dict]]:
     """(name, gemm keyword arguments) of every configuration worth timing on (M, N, K), torch.matmul first."""
     from ..kernels.gemm import CONFIGS, choose_split
 
-    out = [("torch", {}), ("heuristic", {"strict": True})]
+    out = [("torch", {}), ("heuristic", {"strict": True}), ("small", {"config": "small"})]
     for name, cfg in CONFIGS.items():
         out.append((name, {"config": name}))
         tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
@@ -82,8 +83,8 @@ def tune(m: int, n: int, k: int, *, dtype: str = "bfloat16", out_dtype: str | No
         p = plan(a, b, c)
         entry = {"path": "kernel", "config": next(nm for nm, cf in CONFIGS.items() if cf == p.config),
                  "split": p.split}
-    elif best == "torch":
-        entry = {"path": "torch"}
+    elif best in ("torch", "small"):
+        entry = {"path": best}
     else:
         kw = cands[best]
         entry = {"path": "kernel", "config": kw["config"], "split": kw.get("split", 0) or 0}

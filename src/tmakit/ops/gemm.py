@@ -133,7 +133,7 @@ def _plan_cached(a, b, out, out_dtype, config, split, auto=False):
                 return p
             p = plan(a, b, out, out_dtype, config, split)
             tuned = _tuned(a, p) if auto else None
-            if tuned is not None:  # `tmakit tune gemm` measured this problem on this device kind
+            if tuned is not None and tuned["path"] != "small":  # `tmakit tune gemm` measured this problem here
                 if tuned["path"] == "torch":
                     p = _Refusal(None, (None, "torch", "tuned: torch.matmul measured fastest on this problem "
                                                       "(tmakit tune gemm)"), p)
@@ -160,17 +160,20 @@ def _tuned(a, p):
         return None
 
 
-def _tuned_call(a, b, out, out_dtype) -> bool:
-    """Whether ``tmakit tune gemm`` stored a choice for this problem (it then decides, not the small-path class)."""
+def _small_route(a, b, out, out_dtype) -> bool:
+    """Whether a default call runs the small-problem kernel: where ``tmakit tune gemm`` stored a choice for the
+    problem, that choice; else the measured class (``gemm_small.takes``)."""
     try:
         m, k = a.shape
         n = b.shape[1]
-        od = str(out.dtype if out is not None else (out_dtype or a.dtype)).removeprefix("torch.")
+        od = _k._dtype_name(out.dtype if out is not None else (out_dtype or a.dtype))
         b_mn = _k._b_layout(b, k, n, a.element_size())[0]
-        return _gemm_tuned.lookup(a.get_device(), m, n, k, str(a.dtype).removeprefix("torch."), od,
-                                  bool(b_mn)) is not None
+        tuned = _gemm_tuned.lookup(a.get_device(), m, n, k, _k._dtype_name(a.dtype), od, bool(b_mn))
     except Exception:  # noqa: BLE001 - a tuning table must never break a GEMM (b with no unit stride: untuned)
-        return False
+        tuned = None
+    if tuned is not None:
+        return tuned["path"] == "small" and _small.fits(a, b, out, out_dtype)
+    return _small.takes(a, b, out, out_dtype)
 
 
 def forget_plans() -> None:
@@ -242,8 +245,7 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
                         "under torch.no_grad()")
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         return _custom_op(torch, a, b, out, out_dtype, opts)
-    if opts.config == "small" or (opts is DEFAULT_OPTIONS and not strict and _small.takes(a, b, out, out_dtype)
-                                  and not _tuned_call(a, b, out, out_dtype)):
+    if opts.config == "small" or (opts is DEFAULT_OPTIONS and not strict and _small_route(a, b, out, out_dtype)):
         r, run = _small.call(torch, a, b, out, out_dtype)
         if key is not None:
             _remember(key, run)

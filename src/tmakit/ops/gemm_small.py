@@ -16,7 +16,7 @@ from ..memory_overlap import Region, relation, self_overlap
 from . import gemm_route as _route
 from .common import on_device, state
 
-__all__ = ["PATH", "takes", "call"]
+__all__ = ["PATH", "fits", "takes", "call"]
 
 PATH = "small"
 _OUT_NAMES = ("bfloat16", "float16", "float32")
@@ -31,17 +31,23 @@ def _out_dtype(a, out, out_dtype):
     return od if od in _OUT_NAMES else None
 
 
-def takes(a, b, out, out_dtype) -> bool:
-    """A default call of the class the small kernel runs faster than cuBLAS (2-D CUDA bf16/fp16 operands already
-    checked by the caller); anything unusual (sizes that do not compose, an output on another device) is left to
-    the main path, which reports it."""
+def fits(a, b, out, out_dtype) -> bool:
+    """The small kernel can take this call (2-D CUDA bf16/fp16 operands already checked by the caller): sizes that
+    compose (none 0), an output dtype it writes, ``out`` of the result's shape on the inputs' device. Anything else
+    is left to the main path, which reports it."""
     m, k = a.shape
     kb, n = b.shape
-    if kb != k or not _route.small_wins(m, n, k) or _out_dtype(a, out, out_dtype) is None:
+    if kb != k or 0 in (m, n, k) or _out_dtype(a, out, out_dtype) is None:
         return False
-    if out is not None and (out.device != a.device or tuple(out.shape) != (m, n)):
-        return False
-    return _ks.loads_async(m, n, k, a.stride(), b.stride(), a.data_ptr(), b.data_ptr())
+    return out is None or (out.device == a.device and tuple(out.shape) == (m, n))
+
+
+def takes(a, b, out, out_dtype) -> bool:
+    """A call the small kernel :func:`fits` of the class it runs faster than cuBLAS in."""
+    m, k = a.shape
+    n = b.shape[1]
+    return (_route.small_wins(m, n, k) and fits(a, b, out, out_dtype)
+            and _ks.loads_async(m, n, k, a.stride(), b.stride(), a.data_ptr(), b.data_ptr()))
 
 
 def _check(a, b, out) -> None:

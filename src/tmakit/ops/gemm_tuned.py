@@ -2,9 +2,10 @@
 
 One JSON file per device kind (``gemm-tuned-<device>.json`` under ``tmakit.cuda.cache.cache_dir()``), mapping a
 problem class -- input and output dtypes, B's layout and the exact M, N, K -- to the fastest path measured there:
-``{"path": "torch"}`` or ``{"path": "kernel", "config": <name in CONFIGS>, "split": <K ranges>}``. ``tk.ops.gemm``
-reads the file once per process and device (then again after a tune writes it) when it plans a call without tuning
-knobs, so a tuned shape costs nothing per call. A missing, unreadable or foreign file means "not tuned".
+``{"path": "torch"}``, ``{"path": "small"}`` (the small-problem kernel) or ``{"path": "kernel", "config": <name in
+CONFIGS>, "split": <K ranges>}``. ``tk.ops.gemm`` reads the file once per process and device (then again after a
+tune writes it) when it plans a call without tuning knobs, so a tuned shape costs nothing per call. A missing,
+unreadable or foreign file means "not tuned".
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def entries(tag: str) -> dict:
 def _valid(e) -> bool:
     from ..kernels.gemm import CONFIGS
 
-    return isinstance(e, dict) and (e.get("path") == "torch" or (
+    return isinstance(e, dict) and (e.get("path") in ("torch", "small") or (
         e.get("path") == "kernel" and e.get("config") in CONFIGS and isinstance(e.get("split", 1), int)))
 
 
