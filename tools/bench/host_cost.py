@@ -30,9 +30,10 @@ def _per_call_us(fn, calls: int) -> float:
 
 
 def cases():
-    """(name, tmakit call, torch call, calls per round): tensors of a few KiB (gemm routed to torch: 256^3); copies
-    and reductions that rotate over 64 pairs of 1 MiB tensors, as the bandwidth benchmark does (new addresses every
-    call); a 4096^3 GEMM on the TMA kernel, host time of 100 queued calls (the GPU runs behind)."""
+    """(name, tmakit call, torch call, calls per round): tensors of a few KiB (gemm routed to torch: 256^3; on the
+    small-problem kernel: 256x256x64); copies and reductions that rotate over 64 pairs of 1 MiB tensors, as the
+    bandwidth benchmark does (new addresses every call); a 4096^3 GEMM on the TMA kernel, host time of 100 queued
+    calls (the GPU runs behind)."""
     import itertools
 
     import torch
@@ -45,6 +46,7 @@ def cases():
     t = torch.randn(64, 64, device=dev, dtype=bf16)
     ga, gw = torch.randn(256, 256, device=dev, dtype=bf16), torch.randn(256, 256, device=dev, dtype=bf16)
     gc = torch.empty(256, 256, device=dev, dtype=bf16)
+    sa, sw = torch.randn(256, 64, device=dev, dtype=bf16), torch.randn(256, 64, device=dev, dtype=bf16).t()
     xs = [torch.randn(1 << 19, device=dev, dtype=bf16) for _ in range(64)]
     ys = [torch.empty_like(xs[0]) for _ in range(64)]
     fs = [torch.randn(1 << 18, device=dev) for _ in range(64)]
@@ -64,6 +66,9 @@ def cases():
          lambda: (lambda i: ds[i].add_(fs[i]))(ring()), 2000),
         ("gemm 256^3 (torch route)", lambda: tk.ops.gemm(ga, gw.t(), out=gc), lambda: torch.matmul(ga, gw.t(), out=gc),
          2000),
+        ("gemm 256x256x64 out= (small kernel)", lambda: tk.ops.gemm(sa, sw, out=gc),
+         lambda: torch.matmul(sa, sw, out=gc), 2000),
+        ("gemm 256x256x64 (small kernel)", lambda: tk.ops.gemm(sa, sw), lambda: torch.matmul(sa, sw), 2000),
         ("gemm 4096^3 out= (kernel)", lambda: tk.ops.gemm(big[0], bw, out=bc), lambda: torch.matmul(big[0], bw, out=bc),
          100),
         ("gemm 4096^3 (kernel)", lambda: tk.ops.gemm(big[0], bw), lambda: torch.matmul(big[0], bw), 100),
