@@ -20,6 +20,15 @@ def a():
     return np.arange(16 * 16, dtype=np.float32).reshape(16, 16)
 
 
+@pytest.fixture
+def sigint_raises():
+    """Ctrl-C raises KeyboardInterrupt here even where the test process inherited SIGINT ignored (a job started in
+    the background by a non-interactive shell): the tests below send it to themselves."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 def half_map(arr):
     return TensorMap(DataType.FLOAT32, (16, 16), (64,), (16, 8), global_address=arr.ctypes.data)
 
@@ -202,7 +211,7 @@ def test_keyboard_interrupt_inside_a_cta_leaves_the_emulator_clean():
 
 @pytest.mark.skipif(not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread(),
                     reason="needs POSIX signals on the main thread")
-def test_ctrl_c_during_a_multi_cta_launch_leaves_the_emulator_clean():
+def test_ctrl_c_during_a_multi_cta_launch_leaves_the_emulator_clean(sigint_raises):
     def kernel():
         if emu.block_rank_in_cluster() == 1:
             end = time.monotonic() + 0.8
@@ -240,7 +249,7 @@ def test_a_cta_that_swallows_the_abort_does_not_hang_the_launch():
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")
-def test_ctrl_c_during_a_single_cta_launch_leaves_the_emulator_clean():
+def test_ctrl_c_during_a_single_cta_launch_leaves_the_emulator_clean(sigint_raises):
     def kernel():
         s = emu.shared_array(4)
         s[:] = 1
