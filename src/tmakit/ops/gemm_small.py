@@ -74,23 +74,26 @@ def _check(a, b, out) -> None:
                             "out tensor")
 
 
-def _plan(a, b, out, od: str, tile=None):
+def _plan(a, b, out, od: str, tile=None, split=None):
     """The memoised plan for these shapes, strides and dtypes."""
     m, k = a.shape
     n = b.shape[1]
     cs = tuple(out.stride()) if out is not None else (n, 1)
-    key = (m, n, k, a.dtype, od, tuple(a.stride()), tuple(b.stride()), cs, tile)
+    key = (m, n, k, a.dtype, od, tuple(a.stride()), tuple(b.stride()), cs, tile, split)
     p = _plans.get(key)
     if p is None:
         if len(_plans) > 1024:
             _plans.clear()
-        p = _plans[key] = _ks.plan_small(m, n, k, _dtype_name(a.dtype), od, a.stride(), b.stride(), cs, tile)
+        p = _plans[key] = _ks.plan_small(m, n, k, _dtype_name(a.dtype), od, a.stride(), b.stride(), cs, tile,
+                                         split)
     return p
 
 
-def call(torch, a, b, out, out_dtype, tile=None):
+def call(torch, a, b, out, out_dtype, workspace, tile=None, split=None):
     """``(result, runner)``: run ``a @ b`` on the small kernel now; ``runner(a, b, out)`` repeats it for tensors of
-    the same layout (the ops' cached path), or is None where the call must take the checked path each time."""
+    the same layout (the ops' cached path), or is None where the call must take the checked path each time.
+    ``workspace(floats, flags)``: ``(fp32 workspace, zeroed int32 flags)`` of the current stream, for a plan split
+    over K (flags are left zeroed by every launch)."""
     _check(a, b, out)
     od = _out_dtype(a, out, out_dtype)
     if od is None:
@@ -100,26 +103,28 @@ def call(torch, a, b, out, out_dtype, tile=None):
     if 0 in (m, n, a.shape[1]):
         state.path = "torch:an empty operand (M, N or K is 0): torch.matmul's result"
         return _route.torch_gemm(torch, a, b, out, getattr(torch, od)), None
-    p = _plan(a, b, out, od, tile)
+    p = _plan(a, b, out, od, tile, split)
     dt = getattr(torch, od)
     launcher = _ks.launcher
     shape = (m, n)
-    with on_device(a.get_device()):
-        if out is None:
-            r = torch.empty(shape, dtype=dt, device=a.device)
-            launcher(p, a.data_ptr(), b.data_ptr(), r.data_ptr())()
+    need = (p.ws_floats, p.tiles) if p.split > 1 else None
+
+    def launch(a, b, c):
+        if need is None:
+            launcher(p, a.data_ptr(), b.data_ptr(), c.data_ptr())()
         else:
-            r = out
-            fixed = launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
-            fixed()
+            ws, flags = workspace(*need)
+            launcher(p, a.data_ptr(), b.data_ptr(), c.data_ptr(), ws.data_ptr(), flags.data_ptr())()
+
+    with on_device(a.get_device()):
+        r = torch.empty(shape, dtype=dt, device=a.device) if out is None else out
+        launch(a, b, r)
     state.path = PATH
 
     def run(a, b, out):  # the cached path: same layouts and addresses (out=None: a new result per call)
         if out is None:
             out = torch.empty(shape, dtype=dt, device=a.device)
-            launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()
-        else:
-            fixed()
+        launch(a, b, out)
         state.path = PATH
         return out
 
