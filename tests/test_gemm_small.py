@@ -58,7 +58,7 @@ def test_plan_tile_override_tiles_and_k1():
     q = plan_small(300, 200, 64, "bfloat16", "bfloat16", (64, 1), (200, 1), (200, 1))
     assert (q.bm, q.bn) == choose_tile(300, 200) and q.tiles == math.ceil(300 / q.bm) * math.ceil(200 / q.bn)
     assert plan_small(2**31 - 1, 1, 1, "bfloat16", "bfloat16", (1, 1), (1, 1), (1, 1)).m == 2**31 - 1
-    assert kernel_name(p, 1, 0, 1) == "tmakit_gemm_small<1, 0, 32, 64, 1, 0, 1, 0, 1, 0>"
+    assert kernel_name(p, 1, 0, 1) == "tmakit_gemm_small<1, 0, 32, 64, 1, 0, 1, 0, 1>"
     # K = 1: its stride is never used; a unit M (N) stride gives the [K][MN] tile (16-byte loads along M / N)
     r = plan_small(64, 64, 1, "float16", "float16", (1, 1), (64, 1), (64, 1))
     assert (r.a_kc, r.b_kc) == (0, 0)
@@ -187,26 +187,6 @@ def test_sass(case):
     assert ops["HGMMA"] == ops["UTMALDG"] == ops["UTMASTG"] == 0
 
 
-def test_sass_of_a_k_split():
-    """K ranges on separate CTAs: each counts itself in with one GPU-scope atomic after a fence, the last reads the
-    others' partials from L2 (LDG .STRONG.GPU, not the non-coherent path); still no local memory."""
-    pytest.importorskip("cuda.bindings.nvrtc")
-    from tmakit import cuda as tkc
-    from tmakit.cuda import sass
-    from tmakit.kernels import KERNELS_DIR
-
-    p = plan_small(16, 512, 4096, "bfloat16", "bfloat16", (4096, 1), (1, 4096), (512, 1))
-    assert p.split > 1 and p.k_per_split % 32 == 0 and p.ws_floats == p.tiles * p.split * 16 * 64
-    try:
-        text = sass.disassemble(tkc.compile_file(KERNELS_DIR / "gemm_small.cu",
-                                                 name_expressions=[kernel_name(p, 1, 1, 1)]).cubin)
-    except tkc.RuntimeUnavailable as e:
-        pytest.skip(str(e))
-    ops = sass.opcodes(text)
-    assert "ATOMG.E.ADD.STRONG.GPU" in text and "MEMBAR" in text and "LDG.E.128.STRONG.GPU" in text
-    assert ops["LDGSTS"] > 0 and ops["LDL"] == ops["STL"] == 0
-
-
 # ---------------------------------------------------------------------------------------------------- GPU
 def _dim(rng, hi):
     r = rng.random()
@@ -248,14 +228,11 @@ def test_random_shapes_and_layouts(seed):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("split", (1, 3))
 @pytest.mark.parametrize("tile", TILES)
-def test_every_tile_and_layout(tile, split):
+def test_every_tile_and_layout(tile):
     """Each tile on A row-/column-major and B row-major / w.t(), through cp.async (16-byte rows) and the gather
-    (misaligned or stepped); K = 264: more chunks than cp.async stages, the last one partial; whole K or 3 K ranges
-    (96, 96, 72) added in the kernel."""
+    (misaligned or stepped); K = 264: more chunks than cp.async stages, the last one partial."""
     from tmakit.ops import gemm_small as ops_small
-    from tmakit.ops.gemm import _small_workspace
 
     g = torch.Generator(device="cuda").manual_seed(1)
     m, n, k = 80, 200, 264
@@ -263,7 +240,7 @@ def test_every_tile_and_layout(tile, split):
         for kb in ("contig", "colmajor", "step"):
             a = _operand(m, k, ka, torch.bfloat16, "cuda", g)
             b = _operand(k, n, kb, torch.bfloat16, "cuda", g)
-            r, _ = ops_small.call(torch, a, b, None, torch.float32, _small_workspace, tile=tile, split=split)
+            r, _ = ops_small.call(torch, a, b, None, torch.float32, tile=tile)
             assert tk.ops.last_path == "small" and r.dtype == torch.float32
             assert _rel(r, _ref(a, b)) < 1e-4, (tile, ka, kb)
 
@@ -355,43 +332,3 @@ def test_zero_sizes(m, n, k):
         out = torch.full((m, n), float("nan"), device="cuda", dtype=od or torch.float16)
         assert tk.ops.gemm(a, b, out=out, config="small") is out and torch.all(out == 0)
         assert tk.ops.last_path.startswith("torch:"), tk.ops.last_path
-
-
-@pytest.mark.gpu
-def test_k_split_over_ctas_matches_fp64_and_leaves_its_flags_clean():
-    """Long K on few tiles runs as K ranges on separate CTAs (choose_split): random shapes against fp64, repeated
-    calls on new data (the per-tile counters must be back at zero), a CUDA graph replayed twice, and a side stream
-    (its own workspace)."""
-    from tmakit.kernels import gemm_small as ks
-
-    rng = random.Random(5)
-    g = torch.Generator(device="cuda").manual_seed(5)
-    for _ in range(24):
-        m, n, k = rng.choice((1, 3, 16, 40, 64, 130)), rng.choice((8, 64, 200, 1024)), rng.randrange(256, 9000)
-        dt = rng.choice((torch.bfloat16, torch.float16))
-        a = torch.randn(m, k, device="cuda", dtype=dt, generator=g)
-        b = torch.randn(n, -(-k // 8) * 8, device="cuda", dtype=dt, generator=g)[:, :k].t()
-        assert ks.choose_split(m, n, k, ks.choose_tile(m, n)) > 1
-        out = torch.full((m, n), float("nan"), device="cuda", dtype=dt)
-        for _ in range(2):
-            a.normal_(generator=g)
-            tk.ops.gemm(a, b, out=out, config="small")
-            assert tk.ops.last_path == "small"
-            assert _rel(out, _ref(a, b)) < (1e-2 if dt == torch.bfloat16 else 2e-3), (m, n, k)
-    a = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(512, 4096, device="cuda", dtype=torch.bfloat16).t()
-    c = torch.empty(16, 512, device="cuda", dtype=torch.bfloat16)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        tk.ops.gemm(a, b, out=c, config="small")
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        tk.ops.gemm(a, b, out=c, config="small")
-    for _ in range(2):
-        a.normal_()
-        c.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert _rel(c, _ref(a, b)) < 1e-2

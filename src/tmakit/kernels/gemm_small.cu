@@ -16,13 +16,8 @@
 // loads are legal (unit stride along the contiguous dim, 16-byte aligned base, pitch a multiple of 8 elements),
 // else elements are gathered one by one. Elements past M, N or K are read as zero and never stored.
 //
-// SPLIT: K is cut into ranges of kps, one CTA each (for few tiles and long K); the ranges' fp32 tiles meet in a
-// workspace and the last range to finish adds them in order and stores C (flags: one zeroed counter per tile, left
-// zeroed).
-//
 // Template arguments: IN 0 bf16 / 1 fp16; OUT 0 bf16 / 1 fp16 / 2 fp32; BM x BN the tile (BM 16: warps 1 x 4,
-// else 2 x 2); A_KC, B_KC the shared layouts; VA, VB vector loads (both: cp.async); VC 16-byte stores into C;
-// SPLIT the K ranges.
+// else 2 x 2); A_KC, B_KC the shared layouts; VA, VB vector loads (both: cp.async); VC 16-byte stores into C.
 #include <tmakit/types.cuh>
 
 using namespace tmakit;
@@ -212,16 +207,9 @@ template <int BM, int BN, int A_KC, int B_KC> struct SmallTile {
 
 }  // namespace
 
-// PTX: ld.global.cg.v4.f32   16 bytes from L2 (another CTA's partial tile: never through this SM's L1).
-TMAKIT_DEVICE float4 ld_cg_v4(const float* p) {
-  float4 v;
-  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-  return v;
-}
-
-template <int IN, int OUT, int BM, int BN, int A_KC, int B_KC, int VA, int VB, int VC, int SPLIT>
+template <int IN, int OUT, int BM, int BN, int A_KC, int B_KC, int VA, int VB, int VC>
 __global__ void __launch_bounds__(STHREADS) tmakit_gemm_small(Operand a, Operand b, void* c, i64 ldc_m, i64 ldc_n,
-                                                              int m, int n, int k, int kps, float* ws, u32* flags) {
+                                                              int m, int n, int k) {
   constexpr int WARPS_M = BM == 16 ? 1 : 2, WARPS_N = 4 / WARPS_M;
   constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;  // warp tile
   constexpr int MT = WTM / 16, NT = WTN / 8;
@@ -230,21 +218,14 @@ __global__ void __launch_bounds__(STHREADS) tmakit_gemm_small(Operand a, Operand
   __shared__ __align__(128) unsigned char smem[T::BYTES];
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int tiles_n = (n + BN - 1) / BN, tiles = (m + BM - 1) / BM * tiles_n;
-  // SPLIT: the K ranges of one tile are neighbouring CTAs (kps elements each, a multiple of SBK)
-  const int splits = SPLIT ? gridDim.x / tiles : 1, tile = SPLIT ? blockIdx.x / splits : blockIdx.x;
-  const int ks = SPLIT ? (blockIdx.x - tile * splits) * kps : 0, ke = SPLIT ? min(k, ks + kps) : k;
-  const int tm = tile / tiles_n, tn = tile - tm * tiles_n;
+  const int tiles_n = (n + BN - 1) / BN;
+  const int tm = blockIdx.x / tiles_n, tn = blockIdx.x - tm * tiles_n;
   const int m0 = tm * BM, n0 = tn * BN;
   const int wm0 = (warp / WARPS_N) * WTM, wn0 = (warp % WARPS_N) * WTN;
   const u32 s0 = smem_u32(smem);
-  const int chunks = (ke - ks + SBK - 1) / SBK;
-  if (SPLIT) {  // nothing past this range is read (zero-filled as if K ended at ke)
-    (A_KC ? a.cols : a.rows) = ke;
-    (B_KC ? b.cols : b.rows) = ke;
-  }
+  const int chunks = (k + SBK - 1) / SBK;
   // (row, col) origin of chunk kc in each operand's shared-tile coordinates
-  const int ar0 = A_KC ? m0 : ks, ac0 = A_KC ? ks : m0, br0 = B_KC ? n0 : ks, bc0 = B_KC ? ks : n0;
+  const int ar0 = A_KC ? m0 : 0, ac0 = A_KC ? 0 : m0, br0 = B_KC ? n0 : 0, bc0 = B_KC ? 0 : n0;
   const int ard = A_KC ? 0 : SBK, acd = A_KC ? SBK : 0, brd = B_KC ? 0 : SBK, bcd = B_KC ? SBK : 0;
 
   float acc[MT][NT][4];
@@ -312,36 +293,6 @@ __global__ void __launch_bounds__(STHREADS) tmakit_gemm_small(Operand a, Operand
         d[1] = acc[i][j][2 * h + 1];
       }
   __syncthreads();
-  if (SPLIT && splits > 1) {
-    // Each K range stores its fp32 tile to the workspace and counts itself in; the last to arrive adds all the
-    // ranges in range order (deterministic), resets the counter for the next launch and stores C.
-    __shared__ int last;
-    float* part = ws + i64(blockIdx.x) * (BM * BN);
-    for (int v = tid; v < BM * BN / 4; v += STHREADS) {
-      const int r = v / (BN / 4), cl = (v % (BN / 4)) * 4;
-      *reinterpret_cast<float4*>(part + r * BN + cl) = *reinterpret_cast<const float4*>(ct + r * CP + cl);
-    }
-    __threadfence();  // the partial is visible at GPU scope before the count says so
-    __syncthreads();
-    if (tid == 0) {
-      last = atomicAdd(flags + tile, 1u) == u32(splits - 1);
-      if (last) flags[tile] = 0;
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    const float* first = ws + i64(tile) * splits * (BM * BN);
-    for (int v = tid; v < BM * BN / 4; v += STHREADS) {
-      const int r = v / (BN / 4), cl = (v % (BN / 4)) * 4;
-      float4 t = ld_cg_v4(first + r * BN + cl);
-      for (int s = 1; s < splits; ++s) {
-        const float4 u = ld_cg_v4(first + i64(s) * (BM * BN) + r * BN + cl);
-        t.x += u.x, t.y += u.y, t.z += u.z, t.w += u.w;
-      }
-      *reinterpret_cast<float4*>(ct + r * CP + cl) = t;
-    }
-    __syncthreads();
-  }
   constexpr int EV = OUT == 2 ? 4 : 8;  // elements per 16-byte store
   for (int v = tid; v < BM * BN / EV; v += STHREADS) {
     const int r = v / (BN / EV), cl = (v % (BN / EV)) * EV;

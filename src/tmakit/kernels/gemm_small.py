@@ -15,13 +15,10 @@ from dataclasses import dataclass, field
 
 from .gemm import GemmError, compiled, launch_fn
 
-__all__ = ["SmallPlan", "TILES", "choose_split", "choose_tile", "kernel_name", "launcher", "loads_async",
-           "plan_small"]
+__all__ = ["SmallPlan", "TILES", "choose_tile", "kernel_name", "launcher", "loads_async", "plan_small"]
 
 THREADS = 128
 BK = 32  # K per chunk (gemm_small.cu's SBK)
-MIN_SPLIT_K = 256  # choose_split: K per range at least
-MAX_SPLIT = 32
 TILES = ((16, 64), (32, 64), (64, 64), (64, 128))  # (BM, BN) the kernel is built for
 _IN = {"bfloat16": 0, "float16": 1}
 _OUT = {"bfloat16": 0, "float16": 1, "float32": 2}
@@ -53,14 +50,11 @@ class SmallPlan:
     c_strides: tuple[int, int]  # (M, N)
     a_kc: int
     b_kc: int
-    split: int = 1  # K ranges, one CTA each (their fp32 tiles are added in the kernel)
-    k_per_split: int = 0  # elements per range (a multiple of BK); 0 without a split
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self):  # plans key the launch cache on every call: hash once
         object.__setattr__(self, "_hash", hash((self.m, self.n, self.k, self.in_dtype, self.out_dtype, self.bm,
-                                                 self.bn, self.a_strides, self.b_strides, self.c_strides,
-                                                 self.split)))
+                                                 self.bn, self.a_strides, self.b_strides, self.c_strides)))
 
     def __hash__(self) -> int:
         return self._hash
@@ -68,19 +62,6 @@ class SmallPlan:
     @property
     def tiles(self) -> int:
         return -(-self.m // self.bm) * -(-self.n // self.bn)
-
-    @property
-    def ws_floats(self) -> int:
-        """fp32 workspace of a split: one BM x BN tile per CTA (0 without a split)."""
-        return self.tiles * self.split * self.bm * self.bn if self.split > 1 else 0
-
-
-def choose_split(m: int, n: int, k: int, tile: tuple[int, int], sms: int = 132) -> int:
-    """K ranges for (M, N, K) on ``tile``: enough CTAs for about two per SM where the tiles are fewer, each range
-    at least ``MIN_SPLIT_K`` deep (shorter ranges cost more in the workspace pass than they save)."""
-    tiles = -(-m // tile[0]) * -(-n // tile[1])
-    want = -(-2 * sms // tiles)
-    return max(1, min(want, k // MIN_SPLIT_K, MAX_SPLIT))
 
 
 def choose_tile(m: int, n: int, sms: int = 132) -> tuple[int, int]:
@@ -101,10 +82,9 @@ def _contiguous_is_k(s_k: int, s_mn: int, k: int) -> int:
 
 
 def plan_small(m: int, n: int, k: int, in_dtype: str, out_dtype: str, a_strides, b_strides, c_strides,
-               tile: tuple[int, int] | None = None, split: int | None = None) -> SmallPlan:
-    """The plan of ``C (M, N) = A (M, K) @ B (K, N)`` with these element strides; ``split``: K ranges (default
-    :func:`choose_split`; 1: none). Raises :class:`GemmError` for what the kernel cannot take (dtypes, sizes past
-    its 32-bit indices, a tile it is not built for)."""
+               tile: tuple[int, int] | None = None) -> SmallPlan:
+    """The plan of ``C (M, N) = A (M, K) @ B (K, N)`` with these element strides. Raises :class:`GemmError` for
+    what the kernel cannot take (dtypes, sizes past its 32-bit indices, a tile it is not built for)."""
     if in_dtype not in _IN:
         raise GemmError(f"the small GEMM takes bfloat16 or float16 inputs, got {in_dtype}")
     if out_dtype not in _OUT:
@@ -115,18 +95,11 @@ def plan_small(m: int, n: int, k: int, in_dtype: str, out_dtype: str, a_strides,
     tile = tuple(tile) if tile is not None else choose_tile(m, n)
     if tile not in TILES:
         raise GemmError(f"tile {tile} is not one of the small GEMM's {TILES}")
-    split = choose_split(m, n, k, tile) if split is None else int(split)
-    if split < 1:
-        raise GemmError(f"split = {split}: the number of K ranges is at least 1")
-    chunks = -(-k // BK)
-    kps = -(-chunks // min(split, chunks)) * BK
-    split = -(-k // kps)  # ranges of whole chunks, none empty
-    if -(-m // tile[0]) * -(-n // tile[1]) * split >= 2**31:
-        raise GemmError(f"{m}x{n} needs 2^31 or more {tile} tiles (x {split} K ranges): past the grid's limit")
+    if -(-m // tile[0]) * -(-n // tile[1]) >= 2**31:
+        raise GemmError(f"{m}x{n} needs 2^31 or more {tile} tiles: past the grid's limit")
     sa, sb = tuple(int(s) for s in a_strides), tuple(int(s) for s in b_strides)
     return SmallPlan(m, n, k, in_dtype, out_dtype, tile[0], tile[1], sa, sb, tuple(int(s) for s in c_strides),
-                     _contiguous_is_k(sa[1], sa[0], k), _contiguous_is_k(sb[0], sb[1], k), split,
-                     kps if split > 1 else 0)
+                     _contiguous_is_k(sa[1], sa[0], k), _contiguous_is_k(sb[0], sb[1], k))
 
 
 def _operands(p: SmallPlan, a_ptr: int, b_ptr: int):
@@ -161,19 +134,15 @@ def _rows_vector_ok(s_row: int, s_col: int, rows: int, cols: int, ptr: int, eb: 
 
 def kernel_name(p: SmallPlan, va: int, vb: int, vc: int) -> str:
     return (f"tmakit_gemm_small<{_IN[p.in_dtype]}, {_OUT[p.out_dtype]}, {p.bm}, {p.bn}, {p.a_kc}, {p.b_kc}, "
-            f"{va}, {vb}, {vc}, {int(p.split > 1)}>")
+            f"{va}, {vb}, {vc}>")
 
 
 _launchers: dict = {}
 
 
-def launcher(p: SmallPlan, a_ptr: int, b_ptr: int, c_ptr: int, ws_ptr: int = 0, flags_ptr: int = 0):
-    """A memoised ``fn(stream=None)`` launching plan ``p`` on these addresses (compiled by NVRTC on first use). A
-    split plan needs ``ws_ptr`` (``p.ws_floats`` fp32) and ``flags_ptr`` (``p.tiles`` zeroed uint32, left zeroed by
-    every launch)."""
-    if p.split > 1 and not (ws_ptr and flags_ptr):
-        raise GemmError("a split small GEMM needs a workspace and zeroed flags (ws_ptr, flags_ptr)")
-    key = (p, a_ptr, b_ptr, c_ptr, ws_ptr, flags_ptr)
+def launcher(p: SmallPlan, a_ptr: int, b_ptr: int, c_ptr: int):
+    """A memoised ``fn(stream=None)`` launching plan ``p`` on these addresses (compiled by NVRTC on first use)."""
+    key = (p, a_ptr, b_ptr, c_ptr)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -183,9 +152,8 @@ def launcher(p: SmallPlan, a_ptr: int, b_ptr: int, c_ptr: int, ws_ptr: int = 0, 
     vc = int((scn == 1 or p.n == 1) and c_ptr % 16 == 0 and (p.m == 1 or (scm * eo) % 16 == 0))
     k = compiled("gemm_small.cu", kernel_name(p, va, vb, vc))
     args = (a, b, ctypes.c_uint64(c_ptr), ctypes.c_int64(scm), ctypes.c_int64(scn), ctypes.c_int32(p.m),
-            ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_int32(p.k_per_split), ctypes.c_uint64(ws_ptr),
-            ctypes.c_uint64(flags_ptr))
-    fn = launch_fn(k, p.tiles * p.split, THREADS, args, 0, 1, False)
+            ctypes.c_int32(p.n), ctypes.c_int32(p.k))
+    fn = launch_fn(k, p.tiles, THREADS, args, 0, 1, False)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn

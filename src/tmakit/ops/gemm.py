@@ -160,23 +160,6 @@ def _tuned(a, p):
         return None
 
 
-class _Need:
-    """A workspace request in ``_sk_workspace``'s terms (bytes of fp32 partials, zeroed flags)."""
-
-    __slots__ = ("ws_bytes", "flag_count")
-
-    def __init__(self, ws_bytes: int, flag_count: int):
-        self.ws_bytes, self.flag_count = ws_bytes, flag_count
-
-
-def _small_workspace(floats: int, flags: int):
-    """The stream-K workspace and flags of the current stream, for the small kernel's K split (same contract:
-    flags left zeroed by every launch)."""
-    torch = _torch or _load_torch()
-    dev = torch.device("cuda", current_device())
-    return _sk_workspace(torch, _Need(4 * floats, flags), dev)
-
-
 def _small_route(a, b, out, out_dtype) -> bool:
     """Whether a default call runs the small-problem kernel: where ``tmakit tune gemm`` stored a choice for the
     problem, that choice; else the measured class (``gemm_small.takes``)."""
@@ -263,7 +246,7 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
     if recording or torch.compiler.is_compiling():  # the custom op tmakit::gemm: its autograd, and no graph break
         return _custom_op(torch, a, b, out, out_dtype, opts)
     if opts.config == "small" or (opts is DEFAULT_OPTIONS and not strict and _small_route(a, b, out, out_dtype)):
-        r, run = _small.call(torch, a, b, out, out_dtype, _small_workspace)
+        r, run = _small.call(torch, a, b, out, out_dtype)
         if key is not None:
             _remember(key, run)
         return r

@@ -74,26 +74,23 @@ def _check(a, b, out) -> None:
                             "out tensor")
 
 
-def _plan(a, b, out, od: str, tile=None, split=None):
+def _plan(a, b, out, od: str, tile=None):
     """The memoised plan for these shapes, strides and dtypes."""
     m, k = a.shape
     n = b.shape[1]
     cs = tuple(out.stride()) if out is not None else (n, 1)
-    key = (m, n, k, a.dtype, od, tuple(a.stride()), tuple(b.stride()), cs, tile, split)
+    key = (m, n, k, a.dtype, od, tuple(a.stride()), tuple(b.stride()), cs, tile)
     p = _plans.get(key)
     if p is None:
         if len(_plans) > 1024:
             _plans.clear()
-        p = _plans[key] = _ks.plan_small(m, n, k, _dtype_name(a.dtype), od, a.stride(), b.stride(), cs, tile,
-                                         split)
+        p = _plans[key] = _ks.plan_small(m, n, k, _dtype_name(a.dtype), od, a.stride(), b.stride(), cs, tile)
     return p
 
 
-def call(torch, a, b, out, out_dtype, workspace, tile=None, split=None):
+def call(torch, a, b, out, out_dtype, tile=None):
     """``(result, runner)``: run ``a @ b`` on the small kernel now; ``runner(a, b, out)`` repeats it for tensors of
-    the same layout (the ops' cached path), or is None where the call must take the checked path each time.
-    ``workspace(floats, flags)``: ``(fp32 workspace, zeroed int32 flags)`` of the current stream, for a plan split
-    over K (flags are left zeroed by every launch)."""
+    the same layout (the ops' cached path), or is None where the call must take the checked path each time."""
     _check(a, b, out)
     od = _out_dtype(a, out, out_dtype)
     if od is None:
@@ -103,28 +100,26 @@ def call(torch, a, b, out, out_dtype, workspace, tile=None, split=None):
     if 0 in (m, n, a.shape[1]):
         state.path = "torch:an empty operand (M, N or K is 0): torch.matmul's result"
         return _route.torch_gemm(torch, a, b, out, getattr(torch, od)), None
-    p = _plan(a, b, out, od, tile, split)
+    p = _plan(a, b, out, od, tile)
     dt = getattr(torch, od)
     launcher = _ks.launcher
     shape = (m, n)
-    need = (p.ws_floats, p.tiles) if p.split > 1 else None
-
-    def launch(a, b, c):
-        if need is None:
-            launcher(p, a.data_ptr(), b.data_ptr(), c.data_ptr())()
-        else:
-            ws, flags = workspace(*need)
-            launcher(p, a.data_ptr(), b.data_ptr(), c.data_ptr(), ws.data_ptr(), flags.data_ptr())()
-
     with on_device(a.get_device()):
-        r = torch.empty(shape, dtype=dt, device=a.device) if out is None else out
-        launch(a, b, r)
+        if out is None:
+            r = torch.empty(shape, dtype=dt, device=a.device)
+            launcher(p, a.data_ptr(), b.data_ptr(), r.data_ptr())()
+        else:
+            r = out
+            fixed = launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())
+            fixed()
     state.path = PATH
 
     def run(a, b, out):  # the cached path: same layouts and addresses (out=None: a new result per call)
         if out is None:
             out = torch.empty(shape, dtype=dt, device=a.device)
-        launch(a, b, out)
+            launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr())()
+        else:
+            fixed()
         state.path = PATH
         return out
 
