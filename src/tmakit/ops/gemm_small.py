@@ -1,11 +1,10 @@
 """``tk.ops.gemm``'s small-problem path: the one-tile-per-CTA kernel of ``tmakit.kernels.gemm_small``.
 
-``takes`` says whether a default call belongs to the class where that kernel is measured ahead of cuBLAS
-(``gemm_route.small_wins``, with operands it can load 16 bytes at a time: gathered element by element it is
-not); ``call`` checks, plans, launches and returns the result with a runner for the cached
-path. The kernel reads any strides (``config="small"`` runs it on any), but only 16-byte-loadable operands keep
-it ahead, so those are what the default route sends it. ``config="small"``
-forces it (any size; ``strict`` does not refuse it: the user named it).
+``takes``: a default call of the class where that kernel measured ahead of cuBLAS (``gemm_route.small_wins``)
+whose operands it can load 16 bytes at a time (it reads any strides, but gathered element by element it is not
+ahead). ``fits``: the kernel can take the call at all (``config="small"`` and tuned entries use it; ``strict`` does
+not refuse it: the user named it). ``call`` checks, plans, launches and returns the result with a runner for the
+ops' cached path.
 """
 
 from __future__ import annotations
