@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
+from ..bounded import make_room
 from .driver import check, cu, ensure_context
 
 __all__ = ["encode_tensormap", "encode_cached", "tensormap_bytes"]
@@ -93,8 +94,7 @@ def encode_cached(tm, address: int | None = None):
     key = (tm, address)
     got = _cache.get(key)
     if got is None:
-        if len(_cache) > 4096:
-            _cache.clear()
+        make_room(_cache, 4096)
         got = _cache[key] = encode_tensormap(tm, address)
     return got
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, field, replace
 
+from ..bounded import make_room
 from ..memory_overlap import Region, relation
 
 __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config", "launch_fn",
@@ -593,7 +594,6 @@ def launcher(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int, debug: bool | None
             ctypes.c_int32(int(bool(k_rotate))),  # off by default: no gain measured
             ctypes.c_int32(sched.scatter))
     fn = launch_fn(k, grid, cfg.threads, args, smem_bytes(cfg), cs, pdl)
-    if len(_launchers) > 512:
-        _launchers.clear()
+    make_room(_launchers, 512)
     _launchers[key] = fn
     return fn

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, field
 
+from ..bounded import make_room
 from .gemm import GemmError, compiled, launch_fn
 
 __all__ = ["SmallPlan", "TILES", "choose_tile", "kernel_name", "launcher", "loads_async", "plan_small"]
@@ -154,7 +155,6 @@ def launcher(p: SmallPlan, a_ptr: int, b_ptr: int, c_ptr: int):
     args = (a, b, ctypes.c_uint64(c_ptr), ctypes.c_int64(scm), ctypes.c_int64(scn), ctypes.c_int32(p.m),
             ctypes.c_int32(p.n), ctypes.c_int32(p.k))
     fn = launch_fn(k, p.tiles, THREADS, args, 0, 1, False)
-    if len(_launchers) > 512:
-        _launchers.clear()
+    make_room(_launchers, 512)
     _launchers[key] = fn
     return fn

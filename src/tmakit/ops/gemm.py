@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..bounded import make_room
 from ..kernels import gemm as _k
 from ..kernels.gemm import GemmConfig, GemmError, plan
+from . import gemm_cublas as _cublas
 from . import gemm_route as _route
 from . import gemm_small as _small
 from . import gemm_tuned as _gemm_tuned
@@ -145,8 +147,7 @@ def _plan_cached(a, b, out, out_dtype, config, split, auto=False):
                     p = _Refusal(None, (None, "torch", why), p)
         except GemmError as e:
             p = _Refusal(e)
-        if len(_plans) > 1024:
-            _plans.clear()
+        make_room(_plans, 1024)
         _plans[key] = p
     return p
 
@@ -180,6 +181,7 @@ def forget_plans() -> None:
     """Drop the memoised plans, routes and cached call paths (after a tune changed what the default would pick)."""
     _plans.clear()
     _fast.clear()
+    _cublas.forget()
     _gemm_tuned.forget()
 
 
@@ -253,8 +255,8 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
     p = _plan_cached(a, b, out, out_dtype, opts.config, opts.split, opts is DEFAULT_OPTIONS)
     if p.__class__ is _Refusal:
         r = _repair(torch, a, b, out, out_dtype, opts, strict, p)
-        if key is not None and p.route is not None and p.route[1] == "torch" and p.error is None:
-            _remember(key, _torch_runner(torch, a, out, out_dtype, state.path))
+        if key is not None and p.route is not None and p.route[1] == "torch":  # the same layout routes the same
+            _remember(key, _routed_runner(torch, a, b, out, out_dtype, state.path))
         return r
     set_path("tma")
     r = _run(torch, p, a, b, out, opts)
@@ -268,9 +270,18 @@ _fast: dict = {}  # call layout (shapes, strides, dtypes, pointers, out) -> runn
 
 def _remember(key, run) -> None:
     if run is not None:
-        if len(_fast) >= 1024:
-            _fast.clear()
+        make_room(_fast, 1024)
         _fast[key] = run
+
+
+def _routed_runner(torch, a, b, out, out_dtype, path: str):
+    """``run(a, b, out)`` for a call routed to cuBLAS: its recorded kernels (``gemm_cublas``), else ``torch.mm``."""
+    od = out.dtype if out is not None else (out_dtype or a.dtype)
+    try:
+        run = _cublas.runner(torch, a, b, out, od, path)
+    except Exception:  # noqa: BLE001 - planning or recording failed: the route stays torch.mm, as before
+        run = None
+    return run or _torch_runner(torch, a, out, out_dtype, path)
 
 
 def _torch_runner(torch, a, out, out_dtype, path: str):

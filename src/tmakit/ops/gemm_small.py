@@ -9,6 +9,7 @@ ops' cached path.
 
 from __future__ import annotations
 
+from ..bounded import make_room
 from ..kernels import gemm_small as _ks
 from ..kernels.gemm import GemmError, _dtype_name
 from ..memory_overlap import Region, relation, self_overlap
@@ -81,8 +82,7 @@ def _plan(a, b, out, od: str, tile=None):
     key = (m, n, k, a.dtype, od, tuple(a.stride()), tuple(b.stride()), cs, tile)
     p = _plans.get(key)
     if p is None:
-        if len(_plans) > 1024:
-            _plans.clear()
+        make_room(_plans, 1024)
         p = _plans[key] = _ks.plan_small(m, n, k, _dtype_name(a.dtype), od, a.stride(), b.stride(), cs, tile)
     return p
 

@@ -1,0 +1,156 @@
+"""The cached GEMM calls routed to cuBLAS: its kernels, recorded once per call layout and launched directly.
+
+``gemm`` sends a call to cuBLAS where cuBLAS runs it faster than tmakit's kernels (``gemm_route``). Through
+``torch.mm`` every repeated call would pay torch's dispatch and cuBLAS's per-call planning on top of tmakit's own
+lookup, i.e. more host time than ``torch.matmul``. Instead the first call of a layout (shapes, strides, dtypes,
+address alignments) plans it with cuBLASLt (``tmakit.cuda.cublaslt``: the algorithm its heuristic ranks first,
+which is the one ``torch.matmul`` runs) and records that call's kernel launches (``tmakit.cuda.replay``); a
+repeated call patches its addresses into the recorded parameters and launches the same kernels on torch's current
+stream. Where the library or the recording is not available, or the layout does not fit, the route stays
+``torch.mm``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..bounded import make_room
+from .common import on_device, state
+from .gemm_route import torch_gemm
+
+__all__ = ["runner", "forget"]
+
+_MOVE = 1 << 32  # the recordings' alternate addresses: 4 GiB further (same alignment), never dereferenced
+_layouts: dict = {}  # layout key -> (LtMatmul, {workspace address: RecordedLaunch}) or None
+_side: dict = {}  # device -> the idle stream recordings are captured on
+_workspaces: dict = {}  # (device, stream) -> cuBLASLt workspace tensor (stream order makes sharing it safe)
+_lock = threading.Lock()
+_get_ident = threading.get_ident
+
+
+def forget() -> None:
+    """Drop the recorded layouts (their kernels stay loaded in cuBLAS)."""
+    with _lock:
+        _layouts.clear()
+
+
+def _alignment(ptr: int) -> int:
+    return min(256, ptr & -ptr) if ptr else 256
+
+
+def _dtype(t) -> str:
+    return str(t).removeprefix("torch.")
+
+
+def _layout(torch, dev, a, b, od, ldc, out_align):
+    """(LtMatmul, recordings by workspace address) of this layout, planned once; None where cuBLASLt cannot take
+    it."""
+    from ..cuda import cublaslt
+
+    m, k = a.shape
+    n = b.shape[1]
+    key = (dev, m, n, k, a.dtype, od, a.stride(), b.stride(), ldc, _alignment(a.data_ptr()),
+           _alignment(b.data_ptr()), out_align)
+    got = _layouts.get(key, False)
+    if got is False:
+        with on_device(dev):
+            lt = cublaslt.plan(dev, _dtype(a.dtype), _dtype(od), m, n, k, a.stride(), b.stride(), ldc, a.data_ptr(),
+                               b.data_ptr(), out_align)
+        got = (lt, {}) if lt is not None else None
+        with _lock:
+            make_room(_layouts, 1024)
+            _layouts[key] = got
+    return got
+
+
+def _workspace(torch, dev: int, stream: int, nbytes: int) -> int:
+    """This stream's workspace address (0 when none is needed), allocated once per (device, stream)."""
+    if not nbytes:
+        return 0
+    from ..cuda.cublaslt import WORKSPACE_BYTES
+
+    w = _workspaces.get((dev, stream))
+    if w is None:
+        w = _workspaces[(dev, stream)] = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{dev}")
+    return w.data_ptr()
+
+
+def _recorded(torch, dev, layout, ws: int, ap: int, bp: int, dp: int):
+    """The layout's recording over workspace ``ws`` (recorded on first use), or None where it cannot be recorded."""
+    from ..cuda import replay
+
+    lt, recs = layout
+    rec = recs.get(ws, False)
+    if rec is False:
+        with on_device(dev):
+            side = _side.get(dev)
+            if side is None:
+                side = _side[dev] = torch.cuda.Stream(dev)
+            rec = replay.record(lambda st, a, b, d: lt(a, b, d, ws, st), side.cuda_stream, (ap, bp, dp),
+                                (ap + _MOVE, bp + _MOVE, dp + _MOVE))
+        recs[ws] = rec
+    return rec
+
+
+def runner(torch, a, b, out, od, path: str):
+    """``run(a, b, out)`` for a cached call routed to cuBLAS (the ``_fast`` entry of ``gemm``: ``a``, ``b`` and a
+    given ``out`` keep these addresses), or None where the recorded route cannot take it: no cuBLASLt, a stream
+    being captured now, a dtype, shape or stride cuBLASLt is not given here, a call that did not record."""
+    if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype or od not in (a.dtype, torch.float32):
+        return None
+    m, k = a.shape
+    n = b.shape[1]
+    if min(m, n, k) < 1 or torch.cuda.is_current_stream_capturing():
+        return None
+    if out is not None and (out.dtype != od or (out.stride(1) != 1 and n > 1)):
+        return None
+    from ..cuda import cublaslt
+
+    if not cublaslt.available():
+        return None
+    dev = a.get_device()
+    ldc = n if out is None or m == 1 else out.stride(0)
+    out_align = 256 if out is None else _alignment(out.data_ptr())
+    layout = _layout(torch, dev, a, b, od, ldc, out_align)
+    if layout is None:
+        return None
+    ap, bp = a.data_ptr(), b.data_ptr()
+    dp0 = out.data_ptr() if out is not None else 0
+    stream_of = torch._C._cuda_getCurrentRawStream
+    slots: dict = {}  # (stream, thread) -> this thread's copy of the recording for that stream's workspace
+
+    def slot(st: int, dp: int):
+        if torch.cuda.is_current_stream_capturing():  # no recording or allocation inside a user's capture
+            return None
+        rec = _recorded(torch, dev, layout, _workspace(torch, dev, st, layout[0].workspace_bytes), ap, bp, dp)
+        if rec is None:
+            return None
+        mine = slots[(st, _get_ident())] = rec.copy()
+        return mine
+
+    dp_first = dp0 or (ap | 0xFFFF) + 1  # a new output's stand-in while recording: 64 KiB aligned, never touched
+    if slot(stream_of(dev), dp_first) is None:  # records now: a call that cannot be recorded keeps torch.mm
+        return None
+    empty, shape = torch.empty, (m, n)
+
+    def run(a, b, out):
+        st = stream_of(dev)
+        rec = slots.get((st, _get_ident()))
+        if rec is None:
+            rec = slot(st, dp_first)
+            if rec is None:
+                state.path = path
+                return torch_gemm(torch, a, b, out, od)
+        if out is None:
+            out = empty(shape, dtype=od, device=a.device)
+            dp = out.data_ptr()
+            if dp & 255:  # an allocator that gave less alignment than the plan assumed
+                state.path = path
+                return torch_gemm(torch, a, b, out, od)
+            rec(st, ap, bp, dp)
+        else:
+            rec(st, ap, bp, dp0)
+        state.path = path
+        return out
+
+    return run
