@@ -23,7 +23,8 @@ __all__ = ["runner", "forget"]
 _MOVE = 1 << 32  # the recordings' alternate addresses: 4 GiB further (same alignment), never dereferenced
 _layouts: dict = {}  # layout key -> (LtMatmul, {workspace address: RecordedLaunch}) or None
 _side: dict = {}  # device -> the idle stream recordings are captured on
-_workspaces: dict = {}  # (device, stream) -> cuBLASLt workspace tensor (stream order makes sharing it safe)
+_workspaces: dict = {}  # (device, stream) -> cuBLASLt workspace tensor
+_retired: list = []  # workspaces a larger one replaced
 _lock = threading.Lock()
 _get_ident = threading.get_ident
 
@@ -64,14 +65,17 @@ def _layout(torch, dev, a, b, od, ldc, out_align):
 
 
 def _workspace(torch, dev: int, stream: int, nbytes: int) -> int:
-    """This stream's workspace address (0 when none is needed), allocated once per (device, stream)."""
+    """This stream's workspace address (0 when none is needed): one buffer per (device, stream), grown to the
+    largest need seen (a replaced buffer is kept: recordings and captured graphs still hold its address); stream
+    order makes sharing it between layouts safe."""
     if not nbytes:
         return 0
-    from ..cuda.cublaslt import WORKSPACE_BYTES
-
     w = _workspaces.get((dev, stream))
-    if w is None:
-        w = _workspaces[(dev, stream)] = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{dev}")
+    if w is None or w.numel() < nbytes:
+        if w is not None:
+            _retired.append(w)
+        size = max(nbytes, 2 * w.numel() if w is not None else 0)
+        w = _workspaces[(dev, stream)] = torch.empty(size, dtype=torch.uint8, device=f"cuda:{dev}")
     return w.data_ptr()
 
 
