@@ -61,6 +61,20 @@ def test_the_extra_parameter_buffer_is_read_from_its_key_value_list():
     assert replay._extra_buffer(None) is None
 
 
+def test_alignment_is_the_largest_power_of_two_up_to_256():
+    from tmakit.cuda import cublaslt
+
+    assert [cublaslt.alignment(p) for p in (0, 2, 48, 4096, 0x7F0000000100 + 64)] == [256, 2, 16, 256, 64]
+
+
+def test_without_cublaslt_there_is_no_plan(monkeypatch):
+    from tmakit.cuda import cublaslt
+
+    monkeypatch.setattr(cublaslt, "_lib", False)
+    assert not cublaslt.available()
+    assert cublaslt.plan(0, "bfloat16", "bfloat16", 8, 8, 8, (8, 1), (8, 1), 8, 256, 256) is None
+
+
 def test_a_recording_of_other_shape_is_not_comparable():
     assert _rec((0, _words(1))).shape() != _rec((0, _words(1)), grid=(2, 1, 1)).shape()
 

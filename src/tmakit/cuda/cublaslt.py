@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-__all__ = ["LtMatmul", "available", "plan"]
+__all__ = ["LtMatmul", "alignment", "available", "plan"]
 
 # cudaDataType_t, cublasComputeType_t, cublasOperation_t and attribute ids (cublasLt.h / library_types.h)
 _R_32F, _R_16F, _R_16BF = 0, 2, 14
@@ -106,7 +106,7 @@ def _set(setter, obj, attr: int, value, ctype) -> None:
     _check(setter(obj, attr, ctypes.byref(v), ctypes.sizeof(v)), setter.__name__)
 
 
-def _alignment(ptr: int) -> int:
+def alignment(ptr: int) -> int:
     """The largest power of two up to 256 dividing ``ptr`` (cuBLASLt's MIN_ALIGNMENT preference)."""
     return min(256, ptr & -ptr) if ptr else 256
 
@@ -168,7 +168,7 @@ def plan(device: int, in_dtype: str, out_dtype: str, m: int, n: int, k: int, a_s
     try:
         setp = lib.cublasLtMatmulPreferenceSetAttribute
         _set(setp, pref, _PREF_MAX_WORKSPACE, WORKSPACE_BYTES, ctypes.c_uint64)
-        for attr, align in ((_PREF_ALIGN_A, _alignment(b_ptr)), (_PREF_ALIGN_B, _alignment(a_ptr)),
+        for attr, align in ((_PREF_ALIGN_A, alignment(b_ptr)), (_PREF_ALIGN_B, alignment(a_ptr)),
                             (_PREF_ALIGN_C, d_align), (_PREF_ALIGN_D, d_align)):
             _set(setp, pref, attr, align, ctypes.c_uint32)
         res, count = _Heuristic(), ctypes.c_int(0)

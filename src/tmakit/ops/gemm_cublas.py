@@ -35,10 +35,6 @@ def forget() -> None:
         _layouts.clear()
 
 
-def _alignment(ptr: int) -> int:
-    return min(256, ptr & -ptr) if ptr else 256
-
-
 def _dtype(t) -> str:
     return str(t).removeprefix("torch.")
 
@@ -50,8 +46,8 @@ def _layout(torch, dev, a, b, od, ldc, out_align):
 
     m, k = a.shape
     n = b.shape[1]
-    key = (dev, m, n, k, a.dtype, od, a.stride(), b.stride(), ldc, _alignment(a.data_ptr()),
-           _alignment(b.data_ptr()), out_align)
+    key = (dev, m, n, k, a.dtype, od, a.stride(), b.stride(), ldc, cublaslt.alignment(a.data_ptr()),
+           cublaslt.alignment(b.data_ptr()), out_align)
     got = _layouts.get(key, False)
     if got is False:
         with on_device(dev):
@@ -114,7 +110,7 @@ def runner(torch, a, b, out, od, path: str):
         return None
     dev = a.get_device()
     ldc = n if out is None or m == 1 else out.stride(0)
-    out_align = 256 if out is None else _alignment(out.data_ptr())
+    out_align = 256 if out is None else cublaslt.alignment(out.data_ptr())
     layout = _layout(torch, dev, a, b, od, ldc, out_align)
     if layout is None:
         return None
