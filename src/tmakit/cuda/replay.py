@@ -24,6 +24,9 @@ _CAPTURE_THREAD_LOCAL = 1  # CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 _CLUSTER_ATTR = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
 _MAX_PARAMS = 4096
 _MAX_NODES = 8
+_PDL_ATTR = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+_EDGE_PROGRAMMATIC = 1  # CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+_PORT_PROGRAMMATIC = 1  # CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC
 
 
 class _NodeParams(ctypes.Structure):
@@ -93,14 +96,17 @@ def _extra_buffer(extra):
 
 
 class _Recording:
-    """What one capture launched: function, grid, block, smem, cluster and each parameter's (offset, bytes)."""
+    """What one capture launched: function, grid, block, smem, cluster, each parameter's (offset, bytes), and
+    whether it was a programmatic dependent launch."""
 
-    def __init__(self, func, grid, block, smem, cluster, params):
+    def __init__(self, func, grid, block, smem, cluster, params, early: bool = False):
         self.func, self.grid, self.block, self.smem, self.cluster, self.params = \
             func, grid, block, smem, cluster, params
+        self.early = early
 
     def shape(self):
-        return self.func, self.grid, self.block, self.smem, self.cluster, [(o, len(b)) for o, b in self.params]
+        return (self.func, self.grid, self.block, self.smem, self.cluster, self.early,
+                [(o, len(b)) for o, b in self.params])
 
 
 def _capture(issue, stream: int, ptrs):
@@ -121,17 +127,19 @@ def _capture(issue, stream: int, ptrs):
             cu.cuGraphDestroy(graph)
         return None
     try:
-        nodes = _chain(cu, graph)
-        recs = [_read_node(cu, node) for node in nodes or ()]
+        chain = _chain(cu, graph)
+        recs = [_read_node(cu, node, early) for node, early in chain or ()]
         return recs if recs and all(recs) else None
     finally:
         cu.cuGraphDestroy(graph)
 
 
 def _chain(cu, graph):
-    """The graph's nodes in order when they form one chain (each node depends on the one before), else None. A
-    replay launches them one after the other on one stream: stricter than the graph's edges (also where an edge
-    lets the next kernel start early, programmatic dependent launch), so never less correct."""
+    """[(node, early)] in order when the graph's nodes form one chain (each depends on the one before), else None.
+    ``early``: the edge into the node is programmatic from the previous kernel's trigger port, i.e. the library
+    launched it with programmatic dependent launch (the kernel waits in-grid for its predecessor); a replay launches
+    such a kernel with that attribute, every other one fully serialized after its predecessor (stricter than any
+    edge, so never less correct)."""
     n = ctypes.c_size_t(0)
     if cu.cuGraphGetNodes(graph, None, ctypes.byref(n)) or not 1 <= n.value <= _MAX_NODES:
         return None
@@ -146,17 +154,20 @@ def _chain(cu, graph):
     if e.value and cu.cuGraphGetEdges_v2(graph, src, dst, data, ctypes.byref(e)):
         return None
     after = dict(zip(src[:e.value], dst[:e.value]))
+    early = {dst[i] for i in range(e.value)
+             if data[8 * i + 2] == _EDGE_PROGRAMMATIC and data[8 * i] == _PORT_PROGRAMMATIC}
     heads = set(nodes) - set(dst[:e.value])
     if len(after) != e.value or len(heads) != 1:
         return None
     order = [heads.pop()]
     while order[-1] in after:
         order.append(after[order[-1]])
-    return order if len(order) == n.value else None
+    return [(x, x in early) for x in order] if len(order) == n.value else None
 
 
-def _read_node(cu, node):
-    """The :class:`_Recording` of one kernel node, or None."""
+def _read_node(cu, node, early: bool = False):
+    """The :class:`_Recording` of one kernel node (``early``: launched with programmatic dependent launch), or
+    None."""
     kind = ctypes.c_int(-1)
     if cu.cuGraphNodeGetType(node, ctypes.byref(kind)) or kind.value != _KERNEL_NODE:
         return None
@@ -185,7 +196,7 @@ def _read_node(cu, node):
         if buf is None or (layout and layout[-1][0] + layout[-1][1] > buf[1]):
             return None
         params = [(o, ctypes.string_at(buf[0] + o, n)) for o, n in layout]
-    return _Recording(func, tuple(p.grid), tuple(p.block), p.smem, cluster, params)
+    return _Recording(func, tuple(p.grid), tuple(p.block), p.smem, cluster, params, early)
 
 
 def _explain(r1: _Recording, r2: _Recording, p1: int, p2: int):
@@ -224,13 +235,19 @@ class _Kernel:
         self.ptrs = (ctypes.c_void_p * max(1, len(rec.params)))(*[base + o for o in self.offsets])
         self.patches: list = []  # per address slot: [(param, offset, constant, is_map)]
         self.func, self.grid, self.rec = rec.func, rec.grid, rec
-        self.attr = _LaunchAttr()
+        self.attrs = attrs = (_LaunchAttr * 2)()
         cfg = self.cfg = _LaunchConfig()
         cfg.grid[:], cfg.block[:], cfg.smem = rec.grid, rec.block, rec.smem
+        n = 0
         if rec.cluster != (1, 1, 1):
-            self.attr.id = _CLUSTER_ATTR
-            self.attr.value.words[:3] = rec.cluster
-            cfg.attrs, cfg.nattrs = ctypes.pointer(self.attr), 1
+            attrs[n].id = _CLUSTER_ATTR
+            attrs[n].value.words[:3] = rec.cluster
+            n += 1
+        if rec.early:
+            attrs[n].id = _PDL_ATTR
+            attrs[n].value.words[0] = 1  # programmaticStreamSerializationAllowed
+            n += 1
+        cfg.attrs, cfg.nattrs = ctypes.cast(attrs, ctypes.POINTER(_LaunchAttr)), n
         self.cfg_addr, self.params_addr = ctypes.addressof(cfg), ctypes.addressof(self.ptrs)
 
     def copy(self) -> _Kernel:
