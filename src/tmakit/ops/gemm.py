@@ -256,7 +256,7 @@ def gemm(a, b, *, out=None, out_dtype=None, strict=False, config=None, split=Non
     if p.__class__ is _Refusal:
         r = _repair(torch, a, b, out, out_dtype, opts, strict, p)
         if key is not None and p.route is not None and p.route[1] == "torch":  # the same layout routes the same
-            _remember(key, _routed_runner(torch, a, b, out, out_dtype, state.path))
+            _remember(key, _routed_runner(torch, a, b, out, out_dtype, state.path, key))
         return r
     set_path("tma")
     r = _run(torch, p, a, b, out, opts)
@@ -274,14 +274,29 @@ def _remember(key, run) -> None:
         _fast[key] = run
 
 
-def _routed_runner(torch, a, b, out, out_dtype, path: str):
-    """``run(a, b, out)`` for a call routed to cuBLAS: its recorded kernels (``gemm_cublas``), else ``torch.mm``."""
+def _routed_runner(torch, a, b, out, out_dtype, path: str, key):
+    """``run(a, b, out)`` for a call routed to cuBLAS: its recorded kernels (``gemm_cublas``, from the second time
+    a layout is seen: a layout used once never pays for the recording), else ``torch.mm``."""
     od = out.dtype if out is not None else (out_dtype or a.dtype)
+    fallback = _torch_runner(torch, a, out, out_dtype, path)
+    run = _recorded_runner(torch, a, b, out, od, path)
+    if run is not None or fallback is None:  # no fallback (fp32 out): the checked path asks again next time
+        return run
+
+    def retry(a, b, out):  # this key's second call: the layout's second sighting records it
+        run = _recorded_runner(torch, a, b, out, od, path) or fallback
+        if _fast.get(key) is retry:
+            _fast[key] = run
+        return run(a, b, out)
+
+    return retry
+
+
+def _recorded_runner(torch, a, b, out, od, path: str):
     try:
-        run = _cublas.runner(torch, a, b, out, od, path)
+        return _cublas.runner(torch, a, b, out, od, path)
     except Exception:  # noqa: BLE001 - planning or recording failed: the route stays torch.mm, as before
-        run = None
-    return run or _torch_runner(torch, a, out, out_dtype, path)
+        return None
 
 
 def _torch_runner(torch, a, out, out_dtype, path: str):

@@ -2,11 +2,11 @@
 
 ``gemm`` sends a call to cuBLAS where cuBLAS runs it faster than tmakit's kernels (``gemm_route``). Through
 ``torch.mm`` every repeated call would pay torch's dispatch and cuBLAS's per-call planning on top of tmakit's own
-lookup, i.e. more host time than ``torch.matmul``. Instead the first call of a layout (shapes, strides, dtypes,
-address alignments) plans it with cuBLASLt (``tmakit.cuda.cublaslt``: the algorithm its heuristic ranks first,
-which is the one ``torch.matmul`` runs) and records that call's kernel launches (``tmakit.cuda.replay``); a
-repeated call patches its addresses into the recorded parameters and launches the same kernels on torch's current
-stream. Where the library or the recording is not available, or the layout does not fit, the route stays
+lookup, i.e. more host time than ``torch.matmul``. Instead the second time a layout (shapes, strides, dtypes,
+address alignments) is seen -- a layout used once does not pay for it -- it is planned with cuBLASLt
+(``tmakit.cuda.cublaslt``: the algorithm its heuristic ranks first, which is the one ``torch.matmul`` runs) and
+that call's kernel launches are recorded (``tmakit.cuda.replay``); later calls patch their addresses into the
+recorded parameters and launch the same kernels on torch's current stream. Where the library or the recording is not available, or the layout does not fit, the route stays
 ``torch.mm``.
 """
 
@@ -22,6 +22,7 @@ __all__ = ["runner", "forget"]
 
 _MOVE = 1 << 32  # the recordings' alternate addresses: 4 GiB further (same alignment), never dereferenced
 _layouts: dict = {}  # layout key -> (LtMatmul, {workspace address: RecordedLaunch}) or None
+_seen: dict = {}  # layout key -> times seen before it was planned
 _side: dict = {}  # device -> the idle stream recordings are captured on
 _workspaces: dict = {}  # (device, stream) -> cuBLASLt workspace tensor
 _retired: list = []  # workspaces a larger one replaced
@@ -33,23 +34,35 @@ def forget() -> None:
     """Drop the recorded layouts (their kernels stay loaded in cuBLAS)."""
     with _lock:
         _layouts.clear()
+        _seen.clear()
 
 
 def _dtype(t) -> str:
     return str(t).removeprefix("torch.")
 
 
-def _layout(torch, dev, a, b, od, ldc, out_align):
+def _layout_key(dev, a, b, od, ldc, out_align):
+    from ..cuda.cublaslt import alignment
+
+    return (dev, *a.shape, b.shape[1], a.dtype, od, a.stride(), b.stride(), ldc, alignment(a.data_ptr()),
+            alignment(b.data_ptr()), out_align)
+
+
+def _layout(torch, key, dev, a, b, od, ldc, out_align):
     """(LtMatmul, recordings by workspace address) of this layout, planned once; None where cuBLASLt cannot take
-    it."""
+    it, or (False) on the layout's first sighting: a layout is planned and recorded the second time it is seen."""
     from ..cuda import cublaslt
 
-    m, k = a.shape
-    n = b.shape[1]
-    key = (dev, m, n, k, a.dtype, od, a.stride(), b.stride(), ldc, cublaslt.alignment(a.data_ptr()),
-           cublaslt.alignment(b.data_ptr()), out_align)
     got = _layouts.get(key, False)
     if got is False:
+        seen = _seen.get(key, 0) + 1
+        if seen < 2:
+            make_room(_seen, 4096)
+            _seen[key] = seen
+            return False
+        _seen.pop(key, None)
+        m, k = a.shape
+        n = b.shape[1]
         with on_device(dev):
             lt = cublaslt.plan(dev, _dtype(a.dtype), _dtype(od), m, n, k, a.stride(), b.stride(), ldc, a.data_ptr(),
                                b.data_ptr(), out_align)
@@ -94,8 +107,9 @@ def _recorded(torch, dev, layout, ws: int, ap: int, bp: int, dp: int):
 
 def runner(torch, a, b, out, od, path: str):
     """``run(a, b, out)`` for a cached call routed to cuBLAS (the ``_fast`` entry of ``gemm``: ``a``, ``b`` and a
-    given ``out`` keep these addresses), or None where the recorded route cannot take it: no cuBLASLt, a stream
-    being captured now, a dtype, shape or stride cuBLASLt is not given here, a call that did not record."""
+    given ``out`` keep these addresses), or None where the recorded route cannot take it (yet): the layout's first
+    sighting, no cuBLASLt, a stream being captured now, a dtype, shape or stride cuBLASLt is not given here, a call
+    that did not record."""
     if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype or od not in (a.dtype, torch.float32):
         return None
     m, k = a.shape
@@ -111,8 +125,8 @@ def runner(torch, a, b, out, od, path: str):
     dev = a.get_device()
     ldc = n if out is None or m == 1 else out.stride(0)
     out_align = 256 if out is None else cublaslt.alignment(out.data_ptr())
-    layout = _layout(torch, dev, a, b, od, ldc, out_align)
-    if layout is None:
+    layout = _layout(torch, _layout_key(dev, a, b, od, ldc, out_align), dev, a, b, od, ldc, out_align)
+    if not layout:
         return None
     ap, bp = a.data_ptr(), b.data_ptr()
     dp0 = out.data_ptr() if out is not None else 0
