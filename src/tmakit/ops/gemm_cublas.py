@@ -6,8 +6,8 @@ lookup, i.e. more host time than ``torch.matmul``. Instead the second time a lay
 address alignments) is seen -- a layout used once does not pay for it -- it is planned with cuBLASLt
 (``tmakit.cuda.cublaslt``: the algorithm its heuristic ranks first, which is the one ``torch.matmul`` runs) and
 that call's kernel launches are recorded (``tmakit.cuda.replay``); later calls patch their addresses into the
-recorded parameters and launch the same kernels on torch's current stream. Where the library or the recording is not available, or the layout does not fit, the route stays
-``torch.mm``.
+recorded parameters and launch the same kernels on torch's current stream. Where the library or the recording is
+not available, or the layout does not fit, the route stays ``torch.mm``.
 """
 
 from __future__ import annotations
