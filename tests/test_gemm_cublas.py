@@ -50,6 +50,18 @@ def test_an_unexplained_block_inside_a_large_parameter_is_taken_as_a_tensor_map(
     assert replay._explain(_rec((0, b1)), _rec((0, b2)), p1, p2) == [(0, 64, 0, True)]
 
 
+def test_a_recorded_kernel_launches_with_its_cluster_shape_and_programmatic_launch():
+    p = [(0, _words(1, 2)), (16, bytes(range(8)))]
+    rec = replay._Recording(7, (3, 2, 1), (128, 1, 1), 4096, (2, 1, 1), p, early=True)
+    k = replay._Kernel(rec)
+    assert k.matches(rec) and list(k.cfg.grid) == [3, 2, 1] and k.cfg.smem == 4096
+    attrs = [(k.cfg.attrs[i].id, list(k.cfg.attrs[i].value[:3])) for i in range(k.cfg.nattrs)]
+    assert attrs == [(4, [2, 1, 1]), (6, [1, 0, 0])]  # cluster dimension, programmatic stream serialization
+    plain = replay._Kernel(replay._Recording(7, (1, 1, 1), (32, 1, 1), 0, (1, 1, 1), p))
+    assert plain.cfg.nattrs == 0
+    assert [plain.ptrs[i] - plain.base for i in range(2)] == [0, 16]
+
+
 def test_the_extra_parameter_buffer_is_read_from_its_key_value_list():
     buf = ctypes.create_string_buffer(b"x" * 40)
     size = ctypes.c_size_t(40)

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import ctypes
 
-from .packed import replace_map_address
+from .packed import _CLUSTER_ATTR, _PDL_ATTR, _LaunchAttr, _LaunchConfig, replace_map_address
 
 __all__ = ["RecordedLaunch", "record"]
 
 _KERNEL_NODE = 0  # CU_GRAPH_NODE_TYPE_KERNEL
 _CAPTURE_THREAD_LOCAL = 1  # CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-_CLUSTER_ATTR = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
 _MAX_PARAMS = 4096
 _MAX_NODES = 8
-_PDL_ATTR = 6  # CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
 _EDGE_PROGRAMMATIC = 1  # CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
 _PORT_PROGRAMMATIC = 1  # CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC
 
@@ -35,23 +33,6 @@ class _NodeParams(ctypes.Structure):
     _fields_ = [("func", ctypes.c_void_p), ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
                 ("smem", ctypes.c_uint), ("params", ctypes.c_void_p), ("extra", ctypes.c_void_p),
                 ("kern", ctypes.c_void_p), ("ctx", ctypes.c_void_p)]
-
-
-class _AttrValue(ctypes.Union):
-    """``CUlaunchAttributeValue`` (64 bytes)."""
-
-    _fields_ = [("words", ctypes.c_uint32 * 16)]
-
-
-class _LaunchAttr(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _AttrValue)]
-
-
-class _LaunchConfig(ctypes.Structure):
-    """``CUlaunchConfig``."""
-
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("smem", ctypes.c_uint),
-                ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(_LaunchAttr)), ("nattrs", ctypes.c_uint)]
 
 
 _cu = None
@@ -174,10 +155,10 @@ def _read_node(cu, node, early: bool = False):
     p = _NodeParams()
     if cu.cuGraphKernelNodeGetParams_v2(node, ctypes.byref(p)):
         return None
-    attr = _AttrValue()
+    attr = (ctypes.c_uint32 * 16)()  # CUlaunchAttributeValue
     cluster = (1, 1, 1)
     if cu.cuGraphKernelNodeGetAttribute(node, _CLUSTER_ATTR, ctypes.byref(attr)) == 0:
-        cluster = tuple(max(1, int(w)) for w in attr.words[:3])
+        cluster = tuple(max(1, int(w)) for w in attr[:3])
     func = p.func or p.kern
     info = cu.cuFuncGetParamInfo if p.func else cu.cuKernelGetParamInfo
     layout = []
@@ -241,11 +222,11 @@ class _Kernel:
         n = 0
         if rec.cluster != (1, 1, 1):
             attrs[n].id = _CLUSTER_ATTR
-            attrs[n].value.words[:3] = rec.cluster
+            attrs[n].value[:3] = rec.cluster
             n += 1
         if rec.early:
             attrs[n].id = _PDL_ATTR
-            attrs[n].value.words[0] = 1  # programmaticStreamSerializationAllowed
+            attrs[n].value[0] = 1  # programmaticStreamSerializationAllowed
             n += 1
         cfg.attrs, cfg.nattrs = ctypes.cast(attrs, ctypes.POINTER(_LaunchAttr)), n
         self.cfg_addr, self.params_addr = ctypes.addressof(cfg), ctypes.addressof(self.ptrs)
