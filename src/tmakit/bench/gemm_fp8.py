@@ -26,7 +26,6 @@ import argparse
 import json
 import math
 import random
-import statistics
 import sys
 
 __all__ = ["SUITE", "bench_shape", "main", "random_shapes"]
@@ -59,22 +58,11 @@ def _operands(torch, mode, m, n, k, ta, tb):
 
 
 def _time(torch, fns, reps: int, warmup: int = 3) -> list[float]:
-    """Median CUDA-event ms of each fn, alternating, each call after an L2 flush."""
+    """Median CUDA-event ms of each fn, alternating, each call after an L2 flush (``timing.time_events``)."""
+    from .timing import time_events
+
     flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
-    for fn in fns:
-        for _ in range(warmup):
-            fn()
-    times = [[] for _ in fns]
-    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in fns]
-    for _ in range(reps):
-        for i, fn in enumerate(fns):
-            flush.zero_()
-            ev[i][0].record()
-            fn()
-            ev[i][1].record()
-            torch.cuda.synchronize()
-            times[i].append(ev[i][0].elapsed_time(ev[i][1]))
-    return [statistics.median(t) for t in times]
+    return time_events([lambda i, f=fn: f() for fn in fns], 1, flush, warmup, reps)
 
 
 def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "float8_e4m3fn"), reps=20,
@@ -97,8 +85,9 @@ def bench_shape(m, n, k, mode, out_dtype="bfloat16", types=("float8_e4m3fn", "fl
     r["err"] = float((out.float() - ref).abs().max() / ref.abs().max())
     del ref
     fns = {"tmakit": lambda: tk.ops.scaled_mm(qa, qb, sa, sb, out=out, **kw)}
-    if mode != "block":
-        fns["torch"] = lambda: torch._scaled_mm(qa, qb, sa, sb, out_dtype=od, use_fast_accum=fast)
+    if mode != "block":  # into an output of its own, as tmakit's call
+        t_out = torch.empty_like(out)
+        fns["torch"] = lambda: torch._scaled_mm(qa, qb, sa, sb, out_dtype=od, use_fast_accum=fast, out=t_out)
     else:
         one = torch.ones((), device="cuda")
         pt_out = torch.empty_like(out)

@@ -75,7 +75,9 @@ def spin_up(seconds: float = 0.5) -> None:
 
 
 def time_events(fns, nsets: int, flush, warmup: int, reps: int) -> list[float]:
-    """Median ms of each ``fn(i)``, the fns alternating, each call after an L2 flush."""
+    """Median ms of each ``fn(i)``, the fns alternating (in reverse order every other round: no fn always runs in
+    the same position of the sequence, which measured up to 4 % apart for the very same kernel), each call after an
+    L2 flush."""
     import torch
 
     for f in fns:
@@ -84,8 +86,9 @@ def time_events(fns, nsets: int, flush, warmup: int, reps: int) -> list[float]:
     torch.cuda.synchronize()
     ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
           for _ in fns]
+    order = list(enumerate(fns))
     for r in range(reps):
-        for j, f in enumerate(fns):
+        for j, f in order if r % 2 == 0 else order[::-1]:
             flush.zero_()
             ev[j][r][0].record()
             f(r % nsets)

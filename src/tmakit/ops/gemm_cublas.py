@@ -7,7 +7,8 @@ address alignments) is seen -- a layout used once does not pay for it -- it is p
 (``tmakit.cuda.cublaslt``: the algorithm its heuristic ranks first, which is the one ``torch.matmul`` runs) and
 that call's kernel launches are recorded (``tmakit.cuda.replay``); later calls patch their addresses into the
 recorded parameters and launch the same kernels on torch's current stream. Where the library or the recording is
-not available, or the layout does not fit, the route stays ``torch.mm``.
+not available, or the layout does not fit, the route stays ``torch.mm``. ``scaled_mm``'s per-tensor calls that
+go to ``torch._scaled_mm`` (cuBLAS's FP8 GEMM) take the same route, with the two scale addresses recorded too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..bounded import make_room
 from .common import on_device, state
 from .gemm_route import torch_gemm
 
-__all__ = ["runner", "forget"]
+__all__ = ["runner", "scaled_runner", "forget"]
 
 _MOVE = 1 << 32  # the recordings' alternate addresses: 4 GiB further (same alignment), never dereferenced
 _layouts: dict = {}  # layout key -> (LtMatmul, {workspace address: RecordedLaunch}) or None
@@ -27,6 +28,7 @@ _side: dict = {}  # device -> the idle stream recordings are captured on
 _workspaces: dict = {}  # (device, stream) -> cuBLASLt workspace tensor
 _retired: list = []  # workspaces a larger one replaced
 _lock = threading.Lock()
+_record_lock = threading.Lock()  # one capture at a time on a device's side stream
 _get_ident = threading.get_ident
 
 
@@ -41,18 +43,17 @@ def _dtype(t) -> str:
     return str(t).removeprefix("torch.")
 
 
-def _layout_key(dev, a, b, od, ldc, out_align):
+def _layout_key(dev, a, b, od, ldc, out_align, *extra):
     from ..cuda.cublaslt import alignment
 
-    return (dev, *a.shape, b.shape[1], a.dtype, od, a.stride(), b.stride(), ldc, alignment(a.data_ptr()),
-            alignment(b.data_ptr()), out_align)
+    return (dev, *a.shape, b.shape[1], a.dtype, b.dtype, od, a.stride(), b.stride(), ldc, alignment(a.data_ptr()),
+            alignment(b.data_ptr()), out_align, *extra)
 
 
-def _layout(torch, key, dev, a, b, od, ldc, out_align):
-    """(LtMatmul, recordings by workspace address) of this layout, planned once; None where cuBLASLt cannot take
-    it, or (False) on the layout's first sighting: a layout is planned and recorded the second time it is seen."""
-    from ..cuda import cublaslt
-
+def _layout(key, plan):
+    """(LtMatmul, recordings by workspace address) of this layout, planned once (``plan()`` on the device); None
+    where cuBLASLt cannot take it, or (False) on the layout's first sighting: a layout is planned and recorded the
+    second time it is seen."""
     got = _layouts.get(key, False)
     if got is False:
         seen = _seen.get(key, 0) + 1
@@ -61,11 +62,8 @@ def _layout(torch, key, dev, a, b, od, ldc, out_align):
             _seen[key] = seen
             return False
         _seen.pop(key, None)
-        m, k = a.shape
-        n = b.shape[1]
-        with on_device(dev):
-            lt = cublaslt.plan(dev, _dtype(a.dtype), _dtype(od), m, n, k, a.stride(), b.stride(), ldc, a.data_ptr(),
-                               b.data_ptr(), out_align)
+        with on_device(key[0]):
+            lt = plan()
         got = (lt, {}) if lt is not None else None
         with _lock:
             make_room(_layouts, 1024)
@@ -88,21 +86,67 @@ def _workspace(torch, dev: int, stream: int, nbytes: int) -> int:
     return w.data_ptr()
 
 
-def _recorded(torch, dev, layout, ws: int, ap: int, bp: int, dp: int):
-    """The layout's recording over workspace ``ws`` (recorded on first use), or None where it cannot be recorded."""
+def _recorded(torch, dev, layout, ws: int, ptrs):
+    """The layout's recording over workspace ``ws`` (recorded on first use, one recording at a time), or None where
+    it cannot be recorded. ``ptrs``: A, B, D and (FP8) the two scale addresses."""
     from ..cuda import replay
 
     lt, recs = layout
     rec = recs.get(ws, False)
     if rec is False:
-        with on_device(dev):
+        with _record_lock, on_device(dev):
             side = _side.get(dev)
             if side is None:
                 side = _side[dev] = torch.cuda.Stream(dev)
-            rec = replay.record(lambda st, a, b, d: lt(a, b, d, ws, st), side.cuda_stream, (ap, bp, dp),
-                                (ap + _MOVE, bp + _MOVE, dp + _MOVE))
+            rec = replay.record(lambda st, a, b, d, *scales: lt(a, b, d, ws, st, *scales), side.cuda_stream, ptrs,
+                                tuple(p + _MOVE for p in ptrs))
         recs[ws] = rec
     return rec
+
+
+def _replayer(torch, dev, layout, ptrs, shape, od):
+    """``launch(out)`` -> ``out`` (a new result when None), launching the layout's recording over ``ptrs`` (A, B,
+    D, scales...; D is replaced by each new result's address) on the current stream; None when the call must take
+    the library's own path (inside a user's capture before this stream was recorded, a misaligned new result).
+    Returns None when the call cannot be recorded at all."""
+    ap, bp, dp0 = ptrs[:3]
+    rest = tuple(ptrs[3:])
+    stream_of = torch._C._cuda_getCurrentRawStream
+    slots: dict = {}  # (stream, thread) -> this thread's copy of the recording for that stream's workspace
+
+    def slot(st: int, dp: int):
+        if torch.cuda.is_current_stream_capturing():  # no recording or allocation inside a user's capture
+            return None
+        rec = _recorded(torch, dev, layout, _workspace(torch, dev, st, layout[0].workspace_bytes),
+                        (ap, bp, dp, *rest))
+        if rec is None:
+            return None
+        mine = slots[(st, _get_ident())] = rec.copy()
+        return mine
+
+    dp_first = dp0 or (ap | 0xFFFF) + 1  # a new output's stand-in while recording: 64 KiB aligned, never touched
+    if slot(stream_of(dev), dp_first) is None:  # records now: a call that cannot be recorded keeps the library
+        return None
+    empty = torch.empty
+
+    def launch(out, device):
+        st = stream_of(dev)
+        rec = slots.get((st, _get_ident()))
+        if rec is None:
+            rec = slot(st, dp_first)
+            if rec is None:
+                return None
+        if out is None:
+            out = empty(shape, dtype=od, device=device)
+            dp = out.data_ptr()
+            if dp & 255:  # an allocator that gave less alignment than the plan assumed
+                return None
+            rec(st, ap, bp, dp, *rest)
+        else:
+            rec(st, ap, bp, dp0, *rest)
+        return out
+
+    return launch
 
 
 def runner(torch, a, b, out, od, path: str):
@@ -125,46 +169,46 @@ def runner(torch, a, b, out, od, path: str):
     dev = a.get_device()
     ldc = n if out is None or m == 1 else out.stride(0)
     out_align = 256 if out is None else cublaslt.alignment(out.data_ptr())
-    layout = _layout(torch, _layout_key(dev, a, b, od, ldc, out_align), dev, a, b, od, ldc, out_align)
+    ap, bp = a.data_ptr(), b.data_ptr()
+    layout = _layout(_layout_key(dev, a, b, od, ldc, out_align), lambda: cublaslt.plan(
+        dev, _dtype(a.dtype), _dtype(od), m, n, k, a.stride(), b.stride(), ldc, ap, bp, out_align))
     if not layout:
         return None
-    ap, bp = a.data_ptr(), b.data_ptr()
-    dp0 = out.data_ptr() if out is not None else 0
-    stream_of = torch._C._cuda_getCurrentRawStream
-    slots: dict = {}  # (stream, thread) -> this thread's copy of the recording for that stream's workspace
-
-    def slot(st: int, dp: int):
-        if torch.cuda.is_current_stream_capturing():  # no recording or allocation inside a user's capture
-            return None
-        rec = _recorded(torch, dev, layout, _workspace(torch, dev, st, layout[0].workspace_bytes), ap, bp, dp)
-        if rec is None:
-            return None
-        mine = slots[(st, _get_ident())] = rec.copy()
-        return mine
-
-    dp_first = dp0 or (ap | 0xFFFF) + 1  # a new output's stand-in while recording: 64 KiB aligned, never touched
-    if slot(stream_of(dev), dp_first) is None:  # records now: a call that cannot be recorded keeps torch.mm
+    launch = _replayer(torch, dev, layout, (ap, bp, out.data_ptr() if out is not None else 0), (m, n), od)
+    if launch is None:
         return None
-    empty, shape = torch.empty, (m, n)
 
     def run(a, b, out):
-        st = stream_of(dev)
-        rec = slots.get((st, _get_ident()))
-        if rec is None:
-            rec = slot(st, dp_first)
-            if rec is None:
-                state.path = path
-                return torch_gemm(torch, a, b, out, od)
-        if out is None:
-            out = empty(shape, dtype=od, device=a.device)
-            dp = out.data_ptr()
-            if dp & 255:  # an allocator that gave less alignment than the plan assumed
-                state.path = path
-                return torch_gemm(torch, a, b, out, od)
-            rec(st, ap, bp, dp)
-        else:
-            rec(st, ap, bp, dp0)
+        r = launch(out, a.device)
         state.path = path
-        return out
+        return r if r is not None else torch_gemm(torch, a, b, out, od)
 
     return run
+
+
+def scaled_runner(torch, a, b, scale_a, scale_b, out, od, fast_accum: bool):
+    """``launch(out, device)`` -> the result, for a cached ``scaled_mm`` call with per-tensor scales routed to cuBLAS
+    (``a``, ``b``, the scales and a given ``out`` keep these addresses), or None where the recorded route cannot
+    take it (yet): as :func:`runner`; ``launch`` itself returns None where the call must go to ``torch._scaled_mm``.
+    cuBLASLt is given what ``torch._scaled_mm`` gives it (TN operands, scale pointers, fast accumulation flag), so
+    its heuristic picks the same kernel."""
+    m, k = a.shape
+    n = b.shape[1]
+    if min(m, n, k) < 1 or torch.cuda.is_current_stream_capturing():
+        return None
+    if out is not None and (out.dtype != od or not out.is_contiguous()):
+        return None
+    from ..cuda import cublaslt
+
+    if not cublaslt.available():
+        return None
+    dev = a.get_device()
+    out_align = 256 if out is None else cublaslt.alignment(out.data_ptr())
+    ap, bp = a.data_ptr(), b.data_ptr()
+    layout = _layout(_layout_key(dev, a, b, od, n, out_align, "tensor", fast_accum), lambda: cublaslt.plan(
+        dev, _dtype(a.dtype), _dtype(od), m, n, k, a.stride(), b.stride(), n, ap, bp, out_align,
+        b_dtype=_dtype(b.dtype), scaling="tensor", fast_accum=fast_accum))
+    if not layout:
+        return None
+    return _replayer(torch, dev, layout, (ap, bp, out.data_ptr() if out is not None else 0, scale_a.data_ptr(),
+                                          scale_b.data_ptr()), (m, n), od)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from ..kernels import gemm_fp8 as _k
 from ..kernels.gemm import GemmError
+from . import gemm_cublas as _cublas
 from .common import check_tensor, compiling, current_device, on_device, set_path, state, torch_module
 from .quantize import dequantize
 
@@ -244,7 +245,8 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
         set_path(f"torch:{reason}")
         r = _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, bool(use_fast_accum))
         if key is not None and p is not None:  # a CUDA call torch._scaled_mm took: the same call next time
-            _remember(key, _torch_runner(torch, mode, a, b, out, out_dtype, bool(use_fast_accum), state.path))
+            _remember(key, _routed_runner(torch, mode, a, b, scale_a, scale_b, bias, out, out_dtype,
+                                          bool(use_fast_accum), state.path, key))
         return r
     if key is not None and a.get_device() == current_device():
         _remember(key, _kernel_runner(torch, p, out))
@@ -269,6 +271,44 @@ def _remember(key, run) -> None:
         if len(_fast) >= 1024:
             _fast.clear()
         _fast[key] = run
+
+
+def _routed_runner(torch, mode, a, b, scale_a, scale_b, bias, out, out_dtype, fast: bool, path: str, key):
+    """``run(...)`` for a call routed to ``torch._scaled_mm``: per-tensor calls without a bias replay cuBLAS's
+    recorded kernels (``gemm_cublas.scaled_runner``, from the second time a layout is seen), else (and where that
+    route declines a call) ``torch._scaled_mm`` itself."""
+    fallback = _torch_runner(torch, mode, a, b, out, out_dtype, fast, path)
+    if fallback is None or mode != "tensor" or bias is not None:
+        return fallback
+    launch = _recorded_launch(torch, a, b, scale_a, scale_b, out, out_dtype, fast)
+    if launch is None:
+        def retry(a, b, sa, sb, bias, out):  # this key's second call: the layout's second sighting records it
+            launch = _recorded_launch(torch, a, b, sa, sb, out, out_dtype, fast)
+            run = _replaying(launch, fallback, path) if launch is not None else fallback
+            if _fast.get(key) is retry:
+                _fast[key] = run
+            return run(a, b, sa, sb, bias, out)
+
+        return retry
+    return _replaying(launch, fallback, path)
+
+
+def _recorded_launch(torch, a, b, scale_a, scale_b, out, out_dtype, fast: bool):
+    try:
+        return _cublas.scaled_runner(torch, a, b, scale_a, scale_b, out, out_dtype, fast)
+    except Exception:  # noqa: BLE001 - planning or recording failed: the route stays torch._scaled_mm
+        return None
+
+
+def _replaying(launch, fallback, path: str):
+    def run(a, b, sa, sb, bias, out):
+        r = launch(out, a.device)
+        if r is None:
+            return fallback(a, b, sa, sb, bias, out)
+        state.path = path
+        return r
+
+    return run
 
 
 def _torch_runner(torch, mode, a, b, out, out_dtype, fast: bool, path: str):
