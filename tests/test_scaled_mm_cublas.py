@@ -7,13 +7,14 @@ threads and CUDA graphs."""
 from __future__ import annotations
 
 import random
-import threading
 
 import pytest
 
 from tmakit.cuda import cublaslt
 
 torch = pytest.importorskip("torch")
+
+from concurrent_calls import in_threads  # noqa: E402
 
 gpu = pytest.mark.gpu
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -130,23 +131,12 @@ def test_replay_on_other_streams_and_threads(shape, tmp_path, monkeypatch):
     s.synchronize()
     for c in outs:
         _check(c, a, b, sa, sb, torch.bfloat16, False)
-    errors = []
+    def call():
+        c = tk.ops.scaled_mm(a, b, sa, sb)
+        torch.cuda.current_stream().synchronize()
+        _check(c, a, b, sa, sb, torch.bfloat16, False)
 
-    def work():
-        try:
-            for _ in range(10):
-                c = tk.ops.scaled_mm(a, b, sa, sb)
-                torch.cuda.current_stream().synchronize()
-                _check(c, a, b, sa, sb, torch.bfloat16, False)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    ts = [threading.Thread(target=work) for _ in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors, errors[0]
+    in_threads(call, calls=10)
 
 
 @gpu
