@@ -678,3 +678,41 @@ def test_repeated_default_calls_take_the_cached_path(mode, m, route):
         assert _err(r, ref) < TOL_FP8[torch.float32], _err(r, ref)
     tk.ops.scaled_mm(qa, qb, sa, sb, out_dtype=torch.float32, strict=True)
     assert tk.ops.last_path == f"tma:scaled_mm:{mode}"
+
+
+# (mode, fast, shape, out dtype, bias): shapes whose last wave of tiles is partial, so the default schedule deals it
+# out as stream-K ranges finished in the kernel (128x192, 128x128 and, with fast accumulation, 128x256 cluster tiles;
+# ragged M, N and K)
+_STREAM_K_CASES = [("tensor", False, (1024, 4224, 4096), torch.bfloat16, False),
+                   ("tensor", False, (1000, 4200, 4000), torch.float32, True),
+                   ("row", False, (1024, 4224, 4096), torch.float16, False),
+                   ("block", False, (1000, 4200, 4000), torch.bfloat16, False),
+                   ("block", False, (2048, 1408, 4096), torch.float32, False),
+                   ("tensor", True, (1536, 4096, 8192), torch.bfloat16, False)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode, fast, shape, out_dtype, bias", _STREAM_K_CASES)
+def test_scaled_mm_gpu_stream_k_tail(mode, fast, shape, out_dtype, bias):
+    """The partial last wave as stream-K ranges: every scaling mode's result, fixed up across CTAs before the
+    epilogue's scales and bias, matches the fp64 reference, call after call (block-wise and fast accumulation:
+    default calls, whose cached path fetches the stream's workspace)."""
+    import tmakit as tk
+
+    m, n, k = shape
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k, seed=5)
+    od = str(out_dtype).split(".")[-1]
+    bvec = None
+    if bias:
+        bvec = torch.randn(n, device="cuda").to(out_dtype)
+        ref = ref + bvec.double()
+    p = gf.plan_fp8(qa, qb, sa, sb, bvec, None, od, None, fast, None)
+    assert gf.schedule(p).sk_units > 0, (p.units, gf.schedule(p))
+    strict = mode != "block" and not fast  # default calls of these classes go to cuBLAS (docs/GEMM.md)
+    for _ in range(3):  # checked call, then the cached path twice
+        out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
+        tk.ops.scaled_mm(qa, qb, sa, sb, bias=bvec, out=out, use_fast_accum=fast, strict=strict)
+        torch.cuda.synchronize()
+        assert tk.ops.last_path == f"tma:scaled_mm:{mode}"
+        err = _err(out, ref)
+        assert err < (max(TOL_FAST, TOL_FP8[out_dtype]) if fast else TOL_FP8[out_dtype]), err

@@ -19,7 +19,7 @@ from ..memory_overlap import Region, relation
 
 __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config", "launch_fn",
            "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "split_schedule",
-           "stream_k_segments", "whole_k"]
+           "stream_k_segments", "tail_schedule", "whole_k"]
 
 BM = 128  # default tile rows (two consumer warpgroups of 64); GemmConfig.bm = 64 runs one consumer warpgroup
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
@@ -446,21 +446,33 @@ def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
     use stream-K."""
     if stream_k not in STREAM_K_MODES:
         raise GemmError(f"stream_k must be one of {STREAM_K_MODES}, got {stream_k!r}")
-    cs = p.config.cluster_size
-    units = p.units
+    if p.split > 1:
+        cs = p.config.cluster_size
+        return Schedule(max(1, min(p.units, resident // cs)), cs, p.units, bn=p.config.bn,
+                        consumers=p.config.consumers)
+    return tail_schedule(p.units, -(-p.k // BK), p.config, resident, stream_k, STREAM_K_MAX_FILL)
+
+
+def tail_schedule(units: int, kt: int, cfg: GemmConfig, resident: int, stream_k: str = "auto",
+                  max_fill: float = STREAM_K_MAX_FILL) -> Schedule:
+    """Whole units on min(units, resident / cluster) persistent clusters, the last partial wave dealt out as
+    stream-K slab ranges per ``stream_k`` (see :func:`schedule`; ``"auto"``: when that wave is at most ``max_fill``
+    full). ``kt``: K slabs per unit. Shared by the 16-bit and FP8 schedules (a slab is 64 16-bit or 128 fp8 K)."""
+    if stream_k not in STREAM_K_MODES:
+        raise GemmError(f"stream_k must be one of {STREAM_K_MODES}, got {stream_k!r}")
+    cs = cfg.cluster_size
     clusters = max(1, min(units, resident // cs))
-    kt = -(-p.k // BK)
-    if p.split > 1 or stream_k == "off" or units == 0:
-        return Schedule(clusters, cs, units, bn=p.config.bn, consumers=p.config.consumers)
+    if stream_k == "off" or units == 0:
+        return Schedule(clusters, cs, units, bn=cfg.bn, consumers=cfg.consumers)
     sk = units if stream_k == "all" else (units % clusters if units > clusters else 0)
-    if stream_k == "auto" and sk > STREAM_K_MAX_FILL * clusters:
+    if stream_k == "auto" and sk > max_fill * clusters:
         sk = 0
     if stream_k == "all":
         clusters = max(1, resident // cs)
     if sk == 0 or sk * kt // clusters < STREAM_K_MIN_SLABS:
-        return Schedule(min(units, clusters), cs, units, bn=p.config.bn, consumers=p.config.consumers)
+        return Schedule(min(units, clusters), cs, units, bn=cfg.bn, consumers=cfg.consumers)
     min_range = sk * kt // clusters
-    return Schedule(clusters, cs, units - sk, sk, kt // min_range + 2, p.config.bn, p.config.consumers)
+    return Schedule(clusters, cs, units - sk, sk, kt // min_range + 2, cfg.bn, cfg.consumers)
 
 
 def whole_k(p: GemmPlan) -> GemmPlan:

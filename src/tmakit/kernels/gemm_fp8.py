@@ -356,13 +356,21 @@ _launchers: dict = {}
 _schedules: dict = {}
 
 
-def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None) -> Schedule:
+# The last partial wave is dealt out as stream-K ranges (gemm.tail_schedule) when it is at most this full. Measured
+# on an H200 (docs/GEMM.md "FP8", stream-K tail): last waves 21-67 % full gained 2-9 % on 128x192 tiles (per tensor
+# and block-wise alike), 85 % full was even, 91 % full lost 1-2 %.
+STREAM_K_MAX_FILL = 0.75
+
+
+def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None, stream_k: str = "auto") -> Schedule:
     """How the plan's tiles go to the persistent clusters (memoised): min(units, resident) clusters of whole tiles,
-    or with ``p.split`` > 1 (and a wave that holds them) every tile's K cut into ``split`` ranges, one per cluster,
-    finished in the kernel -- by reduce-scatter when the ranges divide the tile's staging boxes, else by the range
-    holding the first slab. Split schedules need ``sched.ws_bytes`` of workspace and ``sched.flag_count`` zeroed
-    32-bit flags (left zeroed by every launch). ``resident``: co-resident CTAs (default: asked of the kernel)."""
-    key = (p, resident, debug)
+    the last partial wave as stream-K slab ranges (``stream_k`` as ``gemm.schedule``'s: ``"auto"`` when that wave
+    is at most ``STREAM_K_MAX_FILL`` full), or with ``p.split`` > 1 (and a wave that holds them) every tile's K cut
+    into ``split`` ranges, one per cluster -- both finished in the kernel, split ranges by reduce-scatter when the
+    ranges divide the tile's staging boxes, else by the range holding the first slab. Schedules with stream-K units
+    need ``sched.ws_bytes`` of workspace and ``sched.flag_count`` zeroed 32-bit flags (left zeroed by every
+    launch). ``resident``: co-resident CTAs (default: asked of the kernel)."""
+    key = (p, resident, debug, stream_k)
     got = _schedules.get(key)
     if got is not None:
         return got
@@ -371,12 +379,15 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None)
     units = p.units
     if resident is None:
         resident = gk.resident_ctas(kernel_for(p, debug), cfg, smem_for(cfg, p.scaling) - gk.smem_bytes(cfg))
-    sched = Schedule(max(1, min(units, resident // cs)), cs, units, bn=cfg.bn, consumers=cfg.consumers)
+    kt = -(-p.k // BK)
     if p.split > 1 and units * p.split <= resident // cs:
-        kt = -(-p.k // BK)
         boxes = cfg.bn * _ELEM[p.out_dtype] // 128
         sched = Schedule(units * p.split, cs, 0, units, p.split + 2, cfg.bn, cfg.consumers, int(boxes % p.split == 0))
         assert kt % p.split == 0
+    elif p.split > 1:
+        sched = Schedule(max(1, min(units, resident // cs)), cs, units, bn=cfg.bn, consumers=cfg.consumers)
+    else:
+        sched = gk.tail_schedule(units, kt, cfg, resident, stream_k, STREAM_K_MAX_FILL)
     if len(_schedules) > 1024:
         _schedules.clear()
     _schedules[key] = sched
@@ -384,10 +395,11 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None)
 
 
 def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr: int, bias_ptr: int = 0,
-             ws_ptr: int = 0, flags_ptr: int = 0, debug: bool | None = None, pdl: bool = False):
+             ws_ptr: int = 0, flags_ptr: int = 0, debug: bool | None = None, pdl: bool = False,
+             stream_k: str = "auto"):
     """A memoised ``fn(stream)`` launching plan ``p`` on these pointers with :func:`schedule`'s schedule (tensor maps
-    encoded once); a split schedule needs ``ws_ptr`` and ``flags_ptr``."""
-    key = (p, a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, bias_ptr, ws_ptr, flags_ptr, debug, pdl)
+    encoded once); a schedule with stream-K or split ranges needs ``ws_ptr`` and ``flags_ptr``."""
+    key = (p, a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, bias_ptr, ws_ptr, flags_ptr, debug, pdl, stream_k)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -396,7 +408,7 @@ def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr
     k = kernel_for(p, debug)
     cfg = p.config
     cs = cfg.cluster_size
-    sched = schedule(p, debug=debug)
+    sched = schedule(p, debug=debug, stream_k=stream_k)
     if sched.sk_units and not (ws_ptr and flags_ptr):
         raise GemmError("a split schedule needs a workspace and zeroed flags (ws_ptr, flags_ptr)")
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr)]

@@ -144,7 +144,7 @@ def _split_buffers(torch, sched, device):
     """(fp32 workspace, int32 flags) for a split schedule, per (device, stream), grown on demand and never freed. The
     kernel leaves the flags zeroed; flags allocated inside a CUDA-graph capture are zeroed again on each later use
     until one happens outside a capture (their memset ran only in that graph)."""
-    key = (device, torch.cuda.current_stream(device).cuda_stream)
+    key = (device, torch._C._cuda_getCurrentRawStream(device.index))
     got = _buffers.get(key)
     if got is None or got[0].numel() * 4 < sched.ws_bytes or got[1].numel() < sched.flag_count:
         if got is not None:
@@ -254,7 +254,7 @@ def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, us
         out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
     with on_device(a.get_device()):  # a context switch only when another device is current
         ws = flags = 0
-        if p.split > 1 and _k.schedule(p).sk_units:
+        if _k.schedule(p).sk_units:
             w, f = _split_buffers(torch, _k.schedule(p), a.device)
             ws, flags = w.data_ptr(), f.data_ptr()
         _k.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), scale_a.data_ptr(), scale_b.data_ptr(),
@@ -334,12 +334,23 @@ def _torch_runner(torch, mode, a, b, out, out_dtype, fast: bool, path: str):
 
 
 def _kernel_runner(torch, p, out):
-    """``run(...)`` launching plan ``p`` whole (no split workspace) on the call's pointers; a new result is allocated
-    per call when no ``out`` is given (its address picks the memoised launcher)."""
-    if p.split > 1 and _k.schedule(p).sk_units:
-        return None
+    """``run(...)`` launching plan ``p`` on the call's pointers (and, for a schedule with stream-K or split ranges,
+    the current stream's workspace); a new result is allocated per call when no ``out`` is given (its address picks
+    the memoised launcher)."""
     path, launcher, empty, shape = f"tma:scaled_mm:{p.scaling}", _k.launcher, torch.empty, (p.m, p.n)
     od = getattr(torch, p.out_dtype)
+    sched = _k.schedule(p)
+    if sched.sk_units:
+        def run(a, b, sa, sb, bias, out):
+            if out is None:
+                out = empty(shape, dtype=od, device=a.device)
+            w, f = _split_buffers(torch, sched, a.device)
+            launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), sa.data_ptr(), sb.data_ptr(),
+                     bias.data_ptr() if bias is not None else 0, w.data_ptr(), f.data_ptr())()
+            state.path = path
+            return out
+
+        return run
 
     def run(a, b, sa, sb, bias, out):
         if out is None:
