@@ -158,6 +158,26 @@ def test_plan_out_rules():
     assert p.ldc == 64
 
 
+@pytest.mark.parametrize("mode", ["tensor", "block"])
+def test_stream_k_tail_schedule(mode):
+    """The last partial wave goes to stream-K ranges when it is at most STREAM_K_MAX_FILL full and the ranges are at
+    least STREAM_K_MIN_SLABS long; otherwise whole tiles (docs/GEMM.md "Stream-K tail")."""
+    def sched(m, n, k, stream_k="auto"):
+        p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
+        assert p.config.bn == 192 and p.split == 1
+        return p, gf.schedule(p, resident=132, stream_k=stream_k)
+
+    p, s = sched(4096, 4096, 4096)  # 704 tiles: 5 waves and 44 of 132
+    assert (s.clusters, s.dp_units, s.sk_units) == (132, 660, 44)
+    assert s.maxseg == 32 // (44 * 32 // 132) + 2 and s.ws_bytes == s.flag_count * 64 * 192 * 4
+    assert sched(4096, 4096, 4096, "off")[1] == gf.Schedule(132, 1, 704, bn=192, consumers=2)
+    assert sched(2048, 4096, 14336)[1].sk_units == 88  # 67 % full: taken
+    assert sched(3072, 3072, 8192)[1].sk_units == 0  # 91 % full: whole tiles
+    assert sched(3072, 3072, 8192, "tail")[1].sk_units == 120
+    assert sched(8192, 7168, 2048)[1].sk_units == 0  # 56 tiles x 16 slabs over 132 CTAs: ranges under 8 slabs
+    assert sched(6144, 4096, 4096)[1].sk_units == 0  # 1056 tiles: 8 whole waves
+
+
 def test_split_heuristic_and_schedule():
     p = gf.plan_fp8(Fake((1024, 65536)), bt(1024, 65536), f32(), f32())
     # 64 tiles of 128x128 in pairs along M sharing B: two K ranges each fill 128 SMs
