@@ -173,3 +173,94 @@ def test_cublaslt_fp8_plan_refuses_what_it_is_not_given():
     assert cublaslt.plan(0, E5, "bfloat16", 64, 64, 64, (64, 1), (1, 64), 64, 256, 256, scaling="tensor") is None
     assert cublaslt.plan(0, E4, "bfloat16", 64, 64, 64, (64, 1), (1, 64), 64, 256, 256, scaling="tensor") \
         is not None
+
+
+def test_alternate_tensor_keeps_layout_and_alignment_class():
+    from tmakit.ops.gemm_cublas import _alternate
+
+    base = torch.empty(4096, dtype=torch.uint8)
+    for off, shape, stride, dt in ((0, (8, 16), (16, 1), torch.float32), (48, (5, 3), (1, 7), torch.float16),
+                                   (17, (4, 1), (1, 1), torch.uint8)):
+        t = torch.empty(0, dtype=dt).set_(base.untyped_storage(), off // dt.itemsize if dt.itemsize > 1 else off,
+                                          shape, stride)
+        alt, buf = _alternate(torch, t)
+        assert (alt.shape, alt.stride(), alt.dtype) == (t.shape, t.stride(), t.dtype)
+        assert alt.data_ptr() % 256 == t.data_ptr() % 256 and alt.data_ptr() != t.data_ptr()
+        last = alt.data_ptr() + (sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * alt.element_size()
+        assert buf.data_ptr() <= alt.data_ptr() and last <= buf.data_ptr() + buf.numel()
+
+
+def _row_problem(m, n, k, g):
+    from tmakit.ops import quantize as q
+
+    (qa, sa), (qw, sw) = (q.quantize_rows(torch.randn(r, k, device="cuda", generator=g)) for r in (m, n))
+    return qa, qw.t(), sa, sw.t()
+
+
+@gpu
+@needs_gpu
+def test_row_wise_calls_routed_to_torch_replay_its_kernel(tmp_path, monkeypatch):
+    """Row-wise default calls outside the kernel's class run torch._scaled_mm's own kernel; from a layout's second
+    call it is replayed (recorded on the call's tensors): the same result as torch._scaled_mm, bit for bit, on new
+    outputs, new operands and another stream."""
+    import tmakit as tk
+    from tmakit.ops.scaled_mm import _fast
+
+    monkeypatch.setenv("TMAKIT_CACHE_DIR", str(tmp_path))
+    rng, g = random.Random(7), torch.Generator(device="cuda").manual_seed(7)
+    replayed = 0
+    for _ in range(24):
+        m = rng.choice([rng.randint(129, 2048), rng.randint(1, 128)])
+        n, k = 16 * rng.randint(1, 256), 16 * rng.randint(1, 127)  # K < 2048: torch's class at any M
+        od = torch.bfloat16  # torch's row-wise kernel writes bf16 only
+        use_out = rng.random() < 0.5
+        _fast.clear()
+        first, again = _row_problem(m, n, k, g), _row_problem(m, n, k, g)
+        outs = {id(t): torch.empty(m, n, dtype=od, device="cuda") for t in (first, again)} if use_out else {}
+        for tensors in (first, first, again):
+            a, b, sa, sb = tensors
+            out = outs.get(id(tensors))
+            if out is not None:
+                out.fill_(float("nan"))
+            c = tk.ops.scaled_mm(a, b, sa, sb, out_dtype=od, out=out)
+            assert tk.ops.last_path.startswith("torch:")
+            assert torch.equal(c, torch._scaled_mm(a, b, sa, sb, out_dtype=od))
+        replayed += _replaying()
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            c = tk.ops.scaled_mm(*again, out_dtype=od)
+        s.synchronize()
+        assert torch.equal(c, torch._scaled_mm(*again, out_dtype=od))
+    assert replayed >= 20, replayed
+
+
+@gpu
+@needs_gpu
+def test_a_torch_call_that_allocates_is_not_recorded():
+    from tmakit.ops.gemm_cublas import record_torch_call
+
+    x = torch.randn(1000, device="cuda")
+    out = torch.empty_like(x)
+    assert record_torch_call(torch, 0, lambda x, out: out.copy_(x + 1), [x, out]) is None  # x + 1: a temporary
+    rec = record_torch_call(torch, 0, lambda x, out: torch.add(x, 1, out=out), [x, out])
+    assert rec is not None
+    y, o2 = torch.randn(1000, device="cuda"), torch.full((1000,), float("nan"), device="cuda")
+    rec.copy()(torch.cuda.current_stream().cuda_stream, y.data_ptr(), o2.data_ptr())
+    torch.cuda.synchronize()
+    assert torch.equal(o2, y + 1)
+
+
+@gpu
+@needs_gpu
+@pytest.mark.parametrize("od", [torch.float32, torch.float16])
+def test_row_wise_outputs_torch_refuses_keep_the_reference_on_repeated_calls(od, tmp_path, monkeypatch):
+    """Where torch._scaled_mm refuses a kind of call (its row-wise kernel writes bf16 only), the first call computes
+    the dequantized reference and later calls must not take a cached torch route: every call succeeds."""
+    import tmakit as tk
+
+    monkeypatch.setenv("TMAKIT_CACHE_DIR", str(tmp_path))
+    a, b, sa, sb = _row_problem(300, 256, 512, torch.Generator(device="cuda").manual_seed(2))
+    ref = (a.float() * sa) @ (b.float() * sb)
+    for _ in range(3):
+        c = tk.ops.scaled_mm(a, b, sa, sb, out_dtype=od)
+        assert c.dtype == od and ((c.float() - ref).norm() / ref.norm()).item() < 1e-2

@@ -19,7 +19,7 @@ from ..bounded import make_room
 from .common import on_device, state
 from .gemm_route import torch_gemm
 
-__all__ = ["runner", "scaled_runner", "forget"]
+__all__ = ["runner", "scaled_runner", "scaled_row_runner", "record_torch_call", "forget"]
 
 _MOVE = 1 << 32  # the recordings' alternate addresses: 4 GiB further (same alignment), never dereferenced
 _layouts: dict = {}  # layout key -> (LtMatmul, {workspace address: RecordedLaunch}) or None
@@ -86,6 +86,13 @@ def _workspace(torch, dev: int, stream: int, nbytes: int) -> int:
     return w.data_ptr()
 
 
+def _side_stream(torch, dev: int):
+    side = _side.get(dev)
+    if side is None:
+        side = _side[dev] = torch.cuda.Stream(dev)
+    return side
+
+
 def _recorded(torch, dev, layout, ws: int, ptrs):
     """The layout's recording over workspace ``ws`` (recorded on first use, one recording at a time), or None where
     it cannot be recorded. ``ptrs``: A, B, D and (FP8) the two scale addresses."""
@@ -95,20 +102,55 @@ def _recorded(torch, dev, layout, ws: int, ptrs):
     rec = recs.get(ws, False)
     if rec is False:
         with _record_lock, on_device(dev):
-            side = _side.get(dev)
-            if side is None:
-                side = _side[dev] = torch.cuda.Stream(dev)
+            side = _side_stream(torch, dev)
             rec = replay.record(lambda st, a, b, d, *scales: lt(a, b, d, ws, st, *scales), side.cuda_stream, ptrs,
                                 tuple(p + _MOVE for p in ptrs))
         recs[ws] = rec
     return rec
 
 
-def _replayer(torch, dev, layout, ptrs, shape, od):
-    """``launch(out)`` -> ``out`` (a new result when None), launching the layout's recording over ``ptrs`` (A, B,
-    D, scales...; D is replaced by each new result's address) on the current stream; None when the call must take
-    the library's own path (inside a user's capture before this stream was recorded, a misaligned new result).
-    Returns None when the call cannot be recorded at all."""
+def _alternate(torch, t):
+    """(a tensor like ``t`` -- shape, strides, dtype, address modulo 256 -- in new memory, its buffer)."""
+    extent = 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) if t.numel() else 1
+    buf = torch.empty(extent * t.element_size() + 512, dtype=torch.uint8, device=t.device)
+    skip = (t.data_ptr() - buf.data_ptr()) % 256
+    alt = torch.empty(0, dtype=t.dtype, device=t.device)
+    alt.set_(buf.untyped_storage(), skip // t.element_size(), t.shape, t.stride())
+    return alt, buf
+
+
+def _allocations(torch, dev: int) -> int:
+    return torch.cuda.memory_stats(dev).get("allocation.all.allocated", 0)
+
+
+def record_torch_call(torch, dev: int, call, tensors):
+    """Record ``call(*tensors)`` -- a torch op that launches kernels on the current stream, the tensors its operands,
+    scales and output -- with each tensor's address as an address slot (moved to a same-shaped tensor in new memory
+    for the moved captures), or None: not a chain of kernels explained by those addresses, or an op that allocated
+    memory from torch's allocator while it was captured (a workspace whose address the recording would keep)."""
+    from ..cuda import replay
+
+    with _record_lock, on_device(dev):
+        alts = [_alternate(torch, t) for t in tensors]
+        base, moved = tuple(t.data_ptr() for t in tensors), tuple(a.data_ptr() for a, _ in alts)
+        side = _side_stream(torch, dev)
+
+        def issue(st, *ptrs):
+            with torch.cuda.stream(side):
+                call(*[t if p == b else a for p, b, t, (a, _) in zip(ptrs, base, tensors, alts)])
+
+        before = _allocations(torch, dev)
+        rec = replay.record(issue, side.cuda_stream, base, moved)
+        if _allocations(torch, dev) != before:
+            rec = None
+    return rec
+
+
+def _replayer(torch, dev, record, ws_bytes: int, ptrs, shape, od):
+    """``launch(out, device)`` -> ``out`` (a new result when None), launching ``record(workspace, ptrs)``'s
+    recording over ``ptrs`` (A, B, D, scales...; D is replaced by each new result's address) on the current stream;
+    None when the call must take the library's own path (inside a user's capture before this stream was recorded, a
+    misaligned new result). Returns None when the call cannot be recorded at all."""
     ap, bp, dp0 = ptrs[:3]
     rest = tuple(ptrs[3:])
     stream_of = torch._C._cuda_getCurrentRawStream
@@ -117,8 +159,7 @@ def _replayer(torch, dev, layout, ptrs, shape, od):
     def slot(st: int, dp: int):
         if torch.cuda.is_current_stream_capturing():  # no recording or allocation inside a user's capture
             return None
-        rec = _recorded(torch, dev, layout, _workspace(torch, dev, st, layout[0].workspace_bytes),
-                        (ap, bp, dp, *rest))
+        rec = record(_workspace(torch, dev, st, ws_bytes), (ap, bp, dp, *rest))
         if rec is None:
             return None
         mine = slots[(st, _get_ident())] = rec.copy()
@@ -174,7 +215,8 @@ def runner(torch, a, b, out, od, path: str):
         dev, _dtype(a.dtype), _dtype(od), m, n, k, a.stride(), b.stride(), ldc, ap, bp, out_align))
     if not layout:
         return None
-    launch = _replayer(torch, dev, layout, (ap, bp, out.data_ptr() if out is not None else 0), (m, n), od)
+    launch = _replayer(torch, dev, lambda ws, ptrs: _recorded(torch, dev, layout, ws, ptrs), layout[0].workspace_bytes,
+                       (ap, bp, out.data_ptr() if out is not None else 0), (m, n), od)
     if launch is None:
         return None
 
@@ -210,5 +252,51 @@ def scaled_runner(torch, a, b, scale_a, scale_b, out, od, fast_accum: bool):
         b_dtype=_dtype(b.dtype), scaling="tensor", fast_accum=fast_accum))
     if not layout:
         return None
-    return _replayer(torch, dev, layout, (ap, bp, out.data_ptr() if out is not None else 0, scale_a.data_ptr(),
-                                          scale_b.data_ptr()), (m, n), od)
+    return _replayer(torch, dev, lambda ws, ptrs: _recorded(torch, dev, layout, ws, ptrs), layout[0].workspace_bytes,
+                     (ap, bp, out.data_ptr() if out is not None else 0, scale_a.data_ptr(), scale_b.data_ptr()),
+                     (m, n), od)
+
+
+def scaled_row_runner(torch, a, b, scale_a, scale_b, out, od, fast_accum: bool):
+    """``launch(out, device)`` -> the result, for a cached ``scaled_mm`` call with row-wise scales routed to
+    ``torch._scaled_mm`` (its own kernel: cuBLASLt offers no row-wise FP8 algorithm on Hopper), recorded on the
+    layout's second sighting and replayed; None where it cannot be (as :func:`scaled_runner`). The recording is
+    made on the call's own tensors (and same-shaped ones in new memory) with the output in a tensor of its own,
+    and, holding no workspace of its own (``record_torch_call`` refuses calls that allocate), serves every
+    stream."""
+    m, k = a.shape
+    n = b.shape[1]
+    if min(m, n, k) < 1 or torch.cuda.is_current_stream_capturing():
+        return None
+    if out is not None and (out.dtype != od or not out.is_contiguous()):
+        return None
+    from ..cuda.cublaslt import alignment
+
+    dev = a.get_device()
+    out_align = 256 if out is None else alignment(out.data_ptr())
+    key = (_layout_key(dev, a, b, od, n, out_align, "row", fast_accum, scale_a.shape, scale_a.stride(),
+                       scale_b.shape, scale_b.stride()))
+    layout = _layout(key, lambda: _TorchCall())
+    if not layout:
+        return None
+    tensors = [a, b, out if out is not None else torch.empty((m, n), dtype=od, device=a.device), scale_a, scale_b]
+
+    def call(a, b, out, sa, sb):
+        torch._scaled_mm(a, b, sa, sb, out_dtype=od, use_fast_accum=fast_accum, out=out)
+
+    def record(ws, ptrs):
+        recs = layout[1]
+        if "any" not in recs:
+            recs["any"] = record_torch_call(torch, dev, call, tensors)
+        return recs["any"]
+
+    launch = _replayer(torch, dev, record, 0, (a.data_ptr(), b.data_ptr(), out.data_ptr() if out is not None else 0,
+                                               scale_a.data_ptr(), scale_b.data_ptr()), (m, n), od)
+    tensors.clear()  # recorded (or not): keep no reference to the call's tensors
+    return launch
+
+
+class _TorchCall:
+    """A layout whose recording is a torch op's own launch (no cuBLASLt plan, no workspace of tmakit's)."""
+
+    workspace_bytes = 0

@@ -83,6 +83,9 @@ def scaled_mm_reference(a, b, scale_a, scale_b, bias=None, out_dtype=None):
     return c.to(out_dtype)
 
 
+_refused: set = set()  # (mode, a dtype, b dtype, out dtype, fast, bias dtype) that torch._scaled_mm refused here
+
+
 def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fast_accum):
     c = None
     if mode != "block" and not (_name(a.dtype) == _name(b.dtype) == "float8_e5m2"):
@@ -95,7 +98,8 @@ def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fas
         try:
             c = torch._scaled_mm(a, b, scale_a, scale_b, **kw)
         except (RuntimeError, NotImplementedError):
-            c = None  # e.g. a layout or device torch's kernel does not take: the reference below
+            c = None  # e.g. a layout, device or output type torch's kernel does not take: the reference below
+            _refused.add(_torch_kind(mode, a, b, out_dtype, use_fast_accum, bias))
     if c is None:
         c = scaled_mm_reference(a, b, scale_a, scale_b, bias, out_dtype)
     if out is None:
@@ -274,11 +278,12 @@ def _remember(key, run) -> None:
 
 
 def _routed_runner(torch, mode, a, b, scale_a, scale_b, bias, out, out_dtype, fast: bool, path: str, key):
-    """``run(...)`` for a call routed to ``torch._scaled_mm``: per-tensor calls without a bias replay cuBLAS's
-    recorded kernels (``gemm_cublas.scaled_runner``, from the second time a layout is seen), else (and where that
-    route declines a call) ``torch._scaled_mm`` itself."""
-    fallback = _torch_runner(torch, mode, a, b, out, out_dtype, fast, path)
-    if fallback is None or mode != "tensor" or bias is not None:
+    """``run(...)`` for a call routed to ``torch._scaled_mm``: calls without a bias replay recorded kernels from the
+    second time a layout is seen -- cuBLAS's for per-tensor scales (``gemm_cublas.scaled_runner``), torch's own
+    row-wise kernel's (``gemm_cublas.scaled_row_runner``) --, else (and where that route declines a call)
+    ``torch._scaled_mm`` itself."""
+    fallback = _torch_runner(torch, mode, a, b, out, out_dtype, fast, path, bias)
+    if fallback is None or mode not in ("tensor", "row") or bias is not None:
         return fallback
     launch = _recorded_launch(torch, a, b, scale_a, scale_b, out, out_dtype, fast)
     if launch is None:
@@ -295,7 +300,9 @@ def _routed_runner(torch, mode, a, b, scale_a, scale_b, bias, out, out_dtype, fa
 
 def _recorded_launch(torch, a, b, scale_a, scale_b, out, out_dtype, fast: bool):
     try:
-        return _cublas.scaled_runner(torch, a, b, scale_a, scale_b, out, out_dtype, fast)
+        if scale_a.numel() == 1 and scale_b.numel() == 1:
+            return _cublas.scaled_runner(torch, a, b, scale_a, scale_b, out, out_dtype, fast)
+        return _cublas.scaled_row_runner(torch, a, b, scale_a, scale_b, out, out_dtype, fast)
     except Exception:  # noqa: BLE001 - planning or recording failed: the route stays torch._scaled_mm
         return None
 
@@ -311,13 +318,19 @@ def _replaying(launch, fallback, path: str):
     return run
 
 
-def _torch_runner(torch, mode, a, b, out, out_dtype, fast: bool, path: str):
+def _torch_kind(mode, a, b, out_dtype, fast, bias):
+    return mode, a.dtype, b.dtype, out_dtype, bool(fast), None if bias is None else bias.dtype
+
+
+def _torch_runner(torch, mode, a, b, out, out_dtype, fast: bool, path: str, bias=None):
     """``run(a, b, scale_a, scale_b, bias, out)`` for a call routed to ``torch._scaled_mm`` (straight into ``out``,
     or a new result), or None where the fallback takes another way (block scales, e5m2 x e5m2, an ``out`` of another
     dtype or layout)."""
     if mode == "block" or _name(a.dtype) == _name(b.dtype) == "float8_e5m2":
         return None
     if out is not None and not (out.dtype == out_dtype and out.is_contiguous()):
+        return None
+    if _torch_kind(mode, a, b, out_dtype, fast, bias) in _refused:  # the reference ran: keep the checked path
         return None
     mm = torch._scaled_mm
 
