@@ -31,7 +31,8 @@ def _per_call_us(fn, calls: int) -> float:
 
 def cases():
     """(name, tmakit call, torch call, calls per round): tensors of a few KiB (gemm routed to cuBLAS: 256^3; on the
-    small-problem kernel: 256x256x64; FP8 per-tensor scaled_mm, routed to cuBLAS: 256^3); copies and reductions
+    small-problem kernel: 256x256x64; FP8 per-tensor scaled_mm, routed to cuBLAS: 256^3; row-wise, routed to
+    torch's kernel: 64x4096x1024); copies and reductions
     that rotate over 64 pairs of 1 MiB tensors, as the
     bandwidth benchmark does (new addresses every call); a 4096^3 GEMM on the TMA kernel, host time of 100 queued
     calls (the GPU runs behind)."""
@@ -57,6 +58,9 @@ def cases():
     bw, bc = big[1].t(), torch.empty(4096, 4096, device=dev, dtype=bf16)
     qa, qw = (torch.randn(256, 256, device=dev).to(torch.float8_e4m3fn) for _ in range(2))
     qb, one = qw.t(), torch.ones((), device=dev)
+    ra, rw = (torch.randn(r, 1024, device=dev).to(torch.float8_e4m3fn) for r in (64, 4096))
+    rb, rsa, rsb = rw.t(), torch.rand(64, 1, device=dev) + 0.5, torch.rand(1, 4096, device=dev) + 0.5
+    rc = torch.empty(64, 4096, device=dev, dtype=bf16)
     return [
         ("copy 8 KiB", lambda: tk.ops.copy(a, b), lambda: b.copy_(a), 2000),
         ("reduce_into add 8 KiB", lambda: tk.ops.reduce_into(b, a, "add"), lambda: b.add_(a), 2000),
@@ -77,6 +81,8 @@ def cases():
          lambda: torch._scaled_mm(qa, qb, one, one, out_dtype=bf16, out=gc), 2000),
         ("scaled_mm 256^3 (cuBLAS route)", lambda: tk.ops.scaled_mm(qa, qb, one, one),
          lambda: torch._scaled_mm(qa, qb, one, one, out_dtype=bf16), 2000),
+        ("scaled_mm row-wise 64x4096x1024 out= (torch's kernel)", lambda: tk.ops.scaled_mm(ra, rb, rsa, rsb, out=rc),
+         lambda: torch._scaled_mm(ra, rb, rsa, rsb, out_dtype=bf16, out=rc), 2000),
         ("gemm 4096^3 out= (kernel)", lambda: tk.ops.gemm(big[0], bw, out=bc), lambda: torch.matmul(big[0], bw, out=bc),
          100),
         ("gemm 4096^3 (kernel)", lambda: tk.ops.gemm(big[0], bw), lambda: torch.matmul(big[0], bw), 100),
