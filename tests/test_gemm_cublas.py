@@ -230,3 +230,15 @@ def test_cublaslt_plan_refuses_what_it_is_not_given():
     assert cublaslt.plan(0, "bfloat16", "bfloat16", 8, 8, 8, (16, 2), (8, 1), 8, 256, 256) is None  # no unit stride
     assert cublaslt.plan(0, "bfloat16", "bfloat16", 0, 8, 8, (8, 1), (8, 1), 8, 256, 256) is None
     assert cublaslt.plan(0, "bfloat16", "bfloat16", 8, 8, 8, (8, 1), (8, 1), 4, 256, 256) is None  # ldc < n
+
+
+def test_other_addresses_are_words_outside_the_patched_slots():
+    p = 0x7F0000000000
+    rec = replay._Recording(1, (1, 1, 1), (128, 1, 1), 0, (1, 1, 1),
+                            [(0, _words(5, p + 64, 0x7E0000001000)), (24, _words(0x7E0000002000))])
+    k = replay._Kernel(rec)
+    k.patches.append([(0, 8, 64, False)])
+    launch = replay.RecordedLaunch.__new__(replay.RecordedLaunch)
+    launch.kernels = [k]
+    known = {0x7E0000001000, 0x7E0000002000, p + 64}
+    assert replay.other_addresses(launch, known.__contains__) == [0x7E0000001000, 0x7E0000002000]

@@ -17,7 +17,7 @@ import ctypes
 
 from .packed import _CLUSTER_ATTR, _PDL_ATTR, _LaunchAttr, _LaunchConfig, replace_map_address
 
-__all__ = ["RecordedLaunch", "record"]
+__all__ = ["RecordedLaunch", "device_address", "other_addresses", "record"]
 
 _KERNEL_NODE = 0  # CU_GRAPH_NODE_TYPE_KERNEL
 _CAPTURE_THREAD_LOCAL = 1  # CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
@@ -50,7 +50,8 @@ def _driver():
                            ("cuGraphKernelNodeGetParams_v2", [vp, vp]),
                            ("cuGraphKernelNodeGetAttribute", [vp, ctypes.c_int, vp]),
                            ("cuFuncGetParamInfo", [vp, sz, vp, vp]), ("cuKernelGetParamInfo", [vp, sz, vp, vp]),
-                           ("cuGraphDestroy", [vp]), ("cuLaunchKernelEx", [vp] * 4)):
+                           ("cuGraphDestroy", [vp]), ("cuLaunchKernelEx", [vp] * 4),
+                           ("cuPointerGetAttribute", [vp, ctypes.c_int, vp])):
             f = getattr(lib, name)
             f.argtypes, f.restype = args, ctypes.c_int
         _cu = lib
@@ -277,6 +278,36 @@ class RecordedLaunch:
                 from .driver import check, cu
 
                 check((cu().CUresult(r),), "cuLaunchKernelEx", kernel="recorded library kernel", grid=k.grid)
+
+
+def other_addresses(rec: RecordedLaunch, is_address) -> list[int]:
+    """The 64-bit parameter words of ``rec``'s kernels, outside the patched address slots and tensor maps, for which
+    ``is_address(word)`` holds: addresses the recording would keep whatever the call's own addresses are (a
+    library's workspace, say), which make it unsafe to replay on other streams or after the library freed them."""
+    found = []
+    for k in rec.kernels:
+        skip = {}
+        for slot in k.patches:
+            for i, o, _, is_map in slot:
+                skip.setdefault(i, set()).update(range(o, o + (128 if is_map else 8)))
+        for i, (_, b) in enumerate(k.rec.params):
+            for o in range(0, len(b) - 7, 8):
+                if o in skip.get(i, ()):
+                    continue
+                w = int.from_bytes(b[o:o + 8], "little")
+                if w >> 16 and is_address(w):
+                    found.append(w)
+    return found
+
+
+def device_address(value: int) -> bool:
+    """Whether ``value`` lies in memory the driver knows (``cuPointerGetAttribute`` of its memory type succeeds)."""
+    cu = _driver()
+    kind = ctypes.c_uint(0)
+    return cu.cuPointerGetAttribute(ctypes.byref(kind), _POINTER_MEMORY_TYPE, ctypes.c_void_p(value)) == 0
+
+
+_POINTER_MEMORY_TYPE = 2  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 
 
 def record(issue, stream: int, ptrs, alternates) -> RecordedLaunch | None:

@@ -126,14 +126,24 @@ def _allocations(torch, dev: int) -> int:
 def record_torch_call(torch, dev: int, call, tensors):
     """Record ``call(*tensors)`` -- a torch op that launches kernels on the current stream, the tensors its operands,
     scales and output -- with each tensor's address as an address slot (moved to a same-shaped tensor in new memory
-    for the moved captures), or None: not a chain of kernels explained by those addresses, or an op that allocated
-    memory from torch's allocator while it was captured (a workspace whose address the recording would keep)."""
+    for the moved captures), or None: not a chain of kernels explained by those addresses, an op that allocated
+    memory from torch's allocator while it was captured, or kernels that hold any other device address (a
+    workspace the recording would keep). The call first runs once for real on the new-memory tensors on the side
+    stream, so that torch's lazy per-stream set-up (handles, workspaces) happens outside the capture."""
     from ..cuda import replay
 
     with _record_lock, on_device(dev):
         alts = [_alternate(torch, t) for t in tensors]
         base, moved = tuple(t.data_ptr() for t in tensors), tuple(a.data_ptr() for a, _ in alts)
         side = _side_stream(torch, dev)
+        side.wait_stream(torch.cuda.current_stream(dev))  # the new buffers were allocated on the current stream
+        try:
+            with torch.cuda.stream(side):
+                call(*[a for a, _ in alts])
+        except (RuntimeError, NotImplementedError, TypeError):
+            return None
+        finally:
+            side.synchronize()
 
         def issue(st, *ptrs):
             with torch.cuda.stream(side):
@@ -141,7 +151,8 @@ def record_torch_call(torch, dev: int, call, tensors):
 
         before = _allocations(torch, dev)
         rec = replay.record(issue, side.cuda_stream, base, moved)
-        if _allocations(torch, dev) != before:
+        if rec is not None and (_allocations(torch, dev) != before
+                                or replay.other_addresses(rec, replay.device_address)):
             rec = None
     return rec
 
