@@ -16,10 +16,19 @@ from dataclasses import dataclass, field, replace
 
 from ..bounded import make_room
 from ..memory_overlap import Region, relation
+from .gemm_schedule import (
+    STREAM_K_MAX_FILL,
+    STREAM_K_MIN_SLABS,
+    STREAM_K_MODES,
+    Schedule,
+    stream_k_segments,
+    tail_schedule,
+)
 
 __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedule", "choose_config", "launch_fn",
            "choose_split", "kernel_for", "launch", "plan", "schedule", "smem_bytes", "split_schedule",
-           "stream_k_segments", "tail_schedule", "whole_k"]
+           "stream_k_segments", "tail_schedule", "whole_k", "STREAM_K_MAX_FILL", "STREAM_K_MIN_SLABS",
+           "STREAM_K_MODES"]
 
 BM = 128  # default tile rows (two consumer warpgroups of 64); GemmConfig.bm = 64 runs one consumer warpgroup
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
@@ -401,43 +410,6 @@ def tensormaps(p: GemmPlan, a_ptr: int, b_ptr: int, c_ptr: int = 0, ldc: int | N
     return ta, tb, tc
 
 
-@dataclass(frozen=True)
-class Schedule:
-    """How a plan's units go to the persistent clusters: ``clusters`` of ``cluster_size`` CTAs; the first
-    ``dp_units`` units whole (unit i to cluster i mod clusters), the last ``sk_units`` as stream-K slab ranges, one
-    per cluster. Stream-K needs an fp32 workspace of ``ws_bytes`` and ``flag_count`` zeroed 32-bit flags."""
-
-    clusters: int
-    cluster_size: int
-    dp_units: int
-    sk_units: int = 0
-    maxseg: int = 0
-    bn: int = 256
-    consumers: int = 2
-    scatter: int = 0  # split-K reduce-scatter: each of a tile's nseg segments finishes 1/nseg of its columns
-
-    @property
-    def grid(self) -> int:
-        return self.clusters * self.cluster_size
-
-    @property
-    def flag_count(self) -> int:
-        return self.sk_units * self.cluster_size * self.maxseg * self.consumers
-
-    @property
-    def ws_bytes(self) -> int:
-        return self.flag_count * 64 * self.bn * 4  # one 64 x bn fp32 partial per flag (warpgroup)
-
-
-STREAM_K_MODES = ("auto", "off", "all", "tail")
-STREAM_K_MIN_SLABS = 8  # a cluster's stream-K range shorter than this costs more in fixups than it saves
-# "auto" uses stream-K only when the last wave is at most this full (docs/design/gemm.md): last waves 45-58 % full
-# (8192^3, 4096x18432x7168, 8192x7168x2048) gained 0.3-2 % (events) / 3-4.5 % (graph); 79-94 % full (4096^3,
-# 4096x7168x16384, 2048x4096x14336) lost 1-3 %: every cluster's fixup (128 KiB of fp32 partials out and back in,
-# all clusters at once) costs a few microseconds, more than a nearly full last wave leaves idle.
-STREAM_K_MAX_FILL = 0.6
-
-
 def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
     """The schedule of plan ``p`` on ``resident`` co-resident CTAs. ``stream_k``: ``"auto"`` deals the last partial
     wave's units out as stream-K ranges when that wave is at most ``STREAM_K_MAX_FILL`` full, ``"all"`` does so
@@ -451,28 +423,6 @@ def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
         return Schedule(max(1, min(p.units, resident // cs)), cs, p.units, bn=p.config.bn,
                         consumers=p.config.consumers)
     return tail_schedule(p.units, -(-p.k // BK), p.config, resident, stream_k, STREAM_K_MAX_FILL)
-
-
-def tail_schedule(units: int, kt: int, cfg: GemmConfig, resident: int, stream_k: str = "auto",
-                  max_fill: float = STREAM_K_MAX_FILL) -> Schedule:
-    """Whole units on min(units, resident / cluster) persistent clusters, the last partial wave dealt out as
-    stream-K slab ranges per ``stream_k`` (see :func:`schedule`; ``"auto"``: when that wave is at most ``max_fill``
-    full). ``kt``: K slabs per unit. Shared by the 16-bit and FP8 schedules (a slab is 64 16-bit or 128 fp8 K)."""
-    if stream_k not in STREAM_K_MODES:
-        raise GemmError(f"stream_k must be one of {STREAM_K_MODES}, got {stream_k!r}")
-    cs = cfg.cluster_size
-    clusters = max(1, min(units, resident // cs))
-    if stream_k == "off" or units == 0:
-        return Schedule(clusters, cs, units, bn=cfg.bn, consumers=cfg.consumers)
-    sk = units if stream_k == "all" else (units % clusters if units > clusters else 0)
-    if stream_k == "auto" and sk > max_fill * clusters:
-        sk = 0
-    if stream_k == "all":
-        clusters = max(1, resident // cs)
-    if sk == 0 or sk * kt // clusters < STREAM_K_MIN_SLABS:
-        return Schedule(min(units, clusters), cs, units, bn=cfg.bn, consumers=cfg.consumers)
-    min_range = sk * kt // clusters
-    return Schedule(clusters, cs, units - sk, sk, kt // min_range + 2, cfg.bn, cfg.consumers)
 
 
 def whole_k(p: GemmPlan) -> GemmPlan:
@@ -504,28 +454,6 @@ def split_schedule(p: GemmPlan, resident: int, scatter: bool = True) -> tuple[Ge
     boxes = p.config.bn * _ELEM[p.out_dtype] // 128  # staging boxes per tile row: the parts are whole boxes
     scatter = int(scatter and SPLIT_SCATTER and boxes % p.split == 0)
     return p1, Schedule(clusters, cs, 0, p1.units, kt // per + 2, p.config.bn, p.config.consumers, scatter)
-
-
-def stream_k_segments(sched: Schedule, kt: int, cid: int) -> list[tuple[int, int, int, int, int, int]]:
-    """The stream-K segments cluster ``cid`` runs, in order, as the kernel's ``WorkList`` computes them:
-    (unit, first slab, end slab, role, slot, segments of the unit); role 0 whole, 1 contributor, 2 head."""
-    total = sched.sk_units * kt
-    ncl = sched.clusters
-
-    def owner(x: int) -> int:
-        return ((x + 1) * ncl + total - 1) // total - 1
-
-    pos, end = total * cid // ncl, total * (cid + 1) // ncl
-    segs = []
-    while pos < end:
-        su, ks = divmod(pos, kt)
-        ke = min(kt, ks + end - pos)
-        first = owner(su * kt)
-        nseg = owner(su * kt + kt - 1) - first + 1
-        slot = cid - first
-        segs.append((sched.dp_units + su, ks, ke, 0 if nseg == 1 else (2 if slot == 0 else 1), slot, nseg))
-        pos += ke - ks
-    return segs
 
 
 _resident: dict = {}

@@ -374,6 +374,8 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
     got = _schedules.get(key)
     if got is not None:
         return got
+    if stream_k not in gk.STREAM_K_MODES:
+        raise GemmError(f"stream_k must be one of {gk.STREAM_K_MODES}, got {stream_k!r}")
     cfg = p.config
     cs = cfg.cluster_size
     units = p.units
