@@ -6,6 +6,7 @@ threads and CUDA graphs."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -264,3 +265,34 @@ def test_row_wise_outputs_torch_refuses_keep_the_reference_on_repeated_calls(od,
     for _ in range(3):
         c = tk.ops.scaled_mm(a, b, sa, sb, out_dtype=od)
         assert c.dtype == od and ((c.float() - ref).norm() / ref.norm()).item() < 1e-2
+
+
+class _Layout:
+    """Shape, strides and element size of a tensor, without memory."""
+
+    def __init__(self, shape, stride, itemsize):
+        self.shape, self._stride, self._itemsize = shape, stride, itemsize
+
+    def stride(self):
+        return self._stride
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def element_size(self):
+        return self._itemsize
+
+
+def test_a_torch_call_over_large_tensors_is_not_recorded():
+    """Recording a torch op copies its tensors' layouts into new memory: above RECORD_COPY_LIMIT it is not tried
+    (nothing is allocated and the op never runs)."""
+    from tmakit.ops import gemm_cublas as gc
+
+    def call(*_):
+        raise AssertionError("must not run")
+
+    a = _Layout((4096, 4096), (1, 4096), 1)  # w.t() of a 4096 x 4096 fp8 weight: 16 MiB
+    out = _Layout((4096, 4096), (4096, 1), 2)  # 32 MiB
+    assert gc._extent_bytes(a) == 16 << 20 and gc._extent_bytes(out) == 32 << 20
+    assert gc._extent_bytes(_Layout((3, 5), (40, 2), 4)) == (2 * 40 + 4 * 2 + 1) * 4
+    assert gc.record_torch_call(torch, 0, call, [a, a, out, _Layout((8,), (1,), 4)]) is None  # 64 MiB + 32 B

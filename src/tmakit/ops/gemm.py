@@ -284,6 +284,8 @@ def _routed_runner(torch, a, b, out, out_dtype, path: str, key):
         return run
 
     def retry(a, b, out):  # this key's second call: the layout's second sighting records it
+        if torch.cuda.is_current_stream_capturing():  # nothing is recorded inside a user's capture: not yet
+            return fallback(a, b, out)
         run = _recorded_runner(torch, a, b, out, od, path) or fallback
         if _fast.get(key) is retry:
             _fast[key] = run

@@ -109,10 +109,19 @@ def _recorded(torch, dev, layout, ws: int, ptrs):
     return rec
 
 
+# record_torch_call's moved captures need same-shaped tensors in new memory: calls whose tensors span more than
+# this are not recorded (their GPU time hides the host time a replay would save, and the copies' memory would stay
+# in torch's cache)
+RECORD_COPY_LIMIT = 64 << 20
+
+
+def _extent_bytes(t) -> int:
+    return (1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) if t.numel() else 1) * t.element_size()
+
+
 def _alternate(torch, t):
     """(a tensor like ``t`` -- shape, strides, dtype, address modulo 256 -- in new memory, its buffer)."""
-    extent = 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) if t.numel() else 1
-    buf = torch.empty(extent * t.element_size() + 512, dtype=torch.uint8, device=t.device)
+    buf = torch.empty(_extent_bytes(t) + 512, dtype=torch.uint8, device=t.device)
     skip = (t.data_ptr() - buf.data_ptr()) % 256
     alt = torch.empty(0, dtype=t.dtype, device=t.device)
     alt.set_(buf.untyped_storage(), skip // t.element_size(), t.shape, t.stride())
@@ -132,6 +141,8 @@ def record_torch_call(torch, dev: int, call, tensors):
     stream, so that torch's lazy per-stream set-up (handles, workspaces) happens outside the capture."""
     from ..cuda import replay
 
+    if sum(_extent_bytes(t) for t in tensors) > RECORD_COPY_LIMIT:
+        return None
     with _record_lock, on_device(dev):
         alts = [_alternate(torch, t) for t in tensors]
         base, moved = tuple(t.data_ptr() for t in tensors), tuple(a.data_ptr() for a, _ in alts)

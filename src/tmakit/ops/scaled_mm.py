@@ -288,6 +288,8 @@ def _routed_runner(torch, mode, a, b, scale_a, scale_b, bias, out, out_dtype, fa
     launch = _recorded_launch(torch, a, b, scale_a, scale_b, out, out_dtype, fast)
     if launch is None:
         def retry(a, b, sa, sb, bias, out):  # this key's second call: the layout's second sighting records it
+            if torch.cuda.is_current_stream_capturing():  # nothing is recorded inside a user's capture: not yet
+                return fallback(a, b, sa, sb, bias, out)
             launch = _recorded_launch(torch, a, b, sa, sb, out, out_dtype, fast)
             run = _replaying(launch, fallback, path) if launch is not None else fallback
             if _fast.get(key) is retry:
