@@ -250,18 +250,23 @@ def runner(torch, a, b, out, od, path: str):
     return run
 
 
+def _scaled_call_fits(torch, a, b, out, od) -> bool:
+    """A non-empty FP8 call, not inside a capture, into a new result or a contiguous ``out`` of the output dtype."""
+    if min(*a.shape, b.shape[1]) < 1 or torch.cuda.is_current_stream_capturing():
+        return False
+    return out is None or (out.dtype == od and out.is_contiguous())
+
+
 def scaled_runner(torch, a, b, scale_a, scale_b, out, od, fast_accum: bool):
     """``launch(out, device)`` -> the result, for a cached ``scaled_mm`` call with per-tensor scales routed to cuBLAS
     (``a``, ``b``, the scales and a given ``out`` keep these addresses), or None where the recorded route cannot
     take it (yet): as :func:`runner`; ``launch`` itself returns None where the call must go to ``torch._scaled_mm``.
     cuBLASLt is given what ``torch._scaled_mm`` gives it (TN operands, scale pointers, fast accumulation flag), so
     its heuristic picks the same kernel."""
+    if not _scaled_call_fits(torch, a, b, out, od):
+        return None
     m, k = a.shape
     n = b.shape[1]
-    if min(m, n, k) < 1 or torch.cuda.is_current_stream_capturing():
-        return None
-    if out is not None and (out.dtype != od or not out.is_contiguous()):
-        return None
     from ..cuda import cublaslt
 
     if not cublaslt.available():
@@ -286,12 +291,10 @@ def scaled_row_runner(torch, a, b, scale_a, scale_b, out, od, fast_accum: bool):
     made on the call's own tensors (and same-shaped ones in new memory) with the output in a tensor of its own,
     and, holding no workspace of its own (``record_torch_call`` refuses calls that allocate), serves every
     stream."""
+    if not _scaled_call_fits(torch, a, b, out, od):
+        return None
     m, k = a.shape
     n = b.shape[1]
-    if min(m, n, k) < 1 or torch.cuda.is_current_stream_capturing():
-        return None
-    if out is not None and (out.dtype != od or not out.is_contiguous()):
-        return None
     from ..cuda.cublaslt import alignment
 
     dev = a.get_device()
