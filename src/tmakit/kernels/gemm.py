@@ -418,11 +418,8 @@ def schedule(p: GemmPlan, resident: int, stream_k: str = "auto") -> Schedule:
     use stream-K."""
     if stream_k not in STREAM_K_MODES:
         raise GemmError(f"stream_k must be one of {STREAM_K_MODES}, got {stream_k!r}")
-    if p.split > 1:
-        cs = p.config.cluster_size
-        return Schedule(max(1, min(p.units, resident // cs)), cs, p.units, bn=p.config.bn,
-                        consumers=p.config.consumers)
-    return tail_schedule(p.units, -(-p.k // BK), p.config, resident, stream_k, STREAM_K_MAX_FILL)
+    return tail_schedule(p.units, -(-p.k // BK), p.config, resident, "off" if p.split > 1 else stream_k,
+                         STREAM_K_MAX_FILL)
 
 
 def whole_k(p: GemmPlan) -> GemmPlan:

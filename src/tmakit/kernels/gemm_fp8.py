@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from . import gemm as gk
 from .gemm import GemmConfig, GemmError, Schedule
+from .gemm_schedule import STREAM_K_MODES, tail_schedule
 
 __all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
            "kernel_for", "kernel_name", "launcher", "plan_fp8", "scale_smem", "scaling_of", "schedule", "tensormaps"]
@@ -356,9 +357,9 @@ _launchers: dict = {}
 _schedules: dict = {}
 
 
-# The last partial wave is dealt out as stream-K ranges (gemm.tail_schedule) when it is at most this full. Measured
-# on an H200 (docs/GEMM.md "FP8", stream-K tail): last waves 21-67 % full gained 2-9 % on 128x192 tiles (per tensor
-# and block-wise alike), 85 % full was even, 91 % full lost 1-2 %.
+# The last partial wave is dealt out as stream-K ranges (gemm_schedule.tail_schedule) when it is at most this full.
+# Measured on an H200 and an H100 (docs/GEMM.md "FP8", stream-K tail): last waves 21-67 % full gained 2-9 % on
+# 128x192 tiles (per tensor and block-wise alike), 85 % full was even, 91 % full lost 1-3 %.
 STREAM_K_MAX_FILL = 0.75
 
 
@@ -374,8 +375,8 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
     got = _schedules.get(key)
     if got is not None:
         return got
-    if stream_k not in gk.STREAM_K_MODES:
-        raise GemmError(f"stream_k must be one of {gk.STREAM_K_MODES}, got {stream_k!r}")
+    if stream_k not in STREAM_K_MODES:
+        raise GemmError(f"stream_k must be one of {STREAM_K_MODES}, got {stream_k!r}")
     cfg = p.config
     cs = cfg.cluster_size
     units = p.units
@@ -386,10 +387,8 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
         boxes = cfg.bn * _ELEM[p.out_dtype] // 128
         sched = Schedule(units * p.split, cs, 0, units, p.split + 2, cfg.bn, cfg.consumers, int(boxes % p.split == 0))
         assert kt % p.split == 0
-    elif p.split > 1:
-        sched = Schedule(max(1, min(units, resident // cs)), cs, units, bn=cfg.bn, consumers=cfg.consumers)
-    else:
-        sched = gk.tail_schedule(units, kt, cfg, resident, stream_k, STREAM_K_MAX_FILL)
+    else:  # split plans whose ranges do not fit one wave run whole tiles
+        sched = tail_schedule(units, kt, cfg, resident, "off" if p.split > 1 else stream_k, STREAM_K_MAX_FILL)
     if len(_schedules) > 1024:
         _schedules.clear()
     _schedules[key] = sched

@@ -51,9 +51,9 @@ def _layout_key(dev, a, b, od, ldc, out_align, *extra):
 
 
 def _layout(key, plan):
-    """(LtMatmul, recordings by workspace address) of this layout, planned once (``plan()`` on the device); None
-    where cuBLASLt cannot take it, or (False) on the layout's first sighting: a layout is planned and recorded the
-    second time it is seen."""
+    """(plan, recordings) of this layout, planned once (``plan()`` on the device: an LtMatmul, whose recordings are
+    by workspace address, or a torch op's marker); None where it cannot be planned, or (False) on the layout's first
+    sighting: a layout is planned and recorded the second time it is seen."""
     got = _layouts.get(key, False)
     if got is False:
         seen = _seen.get(key, 0) + 1
@@ -212,6 +212,12 @@ def _replayer(torch, dev, record, ws_bytes: int, ptrs, shape, od):
     return launch
 
 
+def _lt_replayer(torch, dev, layout, ptrs, shape, od):
+    """:func:`_replayer` of a planned cuBLASLt layout: one recording per stream's workspace."""
+    return _replayer(torch, dev, lambda ws, p: _recorded(torch, dev, layout, ws, p), layout[0].workspace_bytes, ptrs,
+                     shape, od)
+
+
 def runner(torch, a, b, out, od, path: str):
     """``run(a, b, out)`` for a cached call routed to cuBLAS (the ``_fast`` entry of ``gemm``: ``a``, ``b`` and a
     given ``out`` keep these addresses), or None where the recorded route cannot take it (yet): the layout's first
@@ -237,8 +243,7 @@ def runner(torch, a, b, out, od, path: str):
         dev, _dtype(a.dtype), _dtype(od), m, n, k, a.stride(), b.stride(), ldc, ap, bp, out_align))
     if not layout:
         return None
-    launch = _replayer(torch, dev, lambda ws, ptrs: _recorded(torch, dev, layout, ws, ptrs), layout[0].workspace_bytes,
-                       (ap, bp, out.data_ptr() if out is not None else 0), (m, n), od)
+    launch = _lt_replayer(torch, dev, layout, (ap, bp, out.data_ptr() if out is not None else 0), (m, n), od)
     if launch is None:
         return None
 
@@ -279,9 +284,8 @@ def scaled_runner(torch, a, b, scale_a, scale_b, out, od, fast_accum: bool):
         b_dtype=_dtype(b.dtype), scaling="tensor", fast_accum=fast_accum))
     if not layout:
         return None
-    return _replayer(torch, dev, lambda ws, ptrs: _recorded(torch, dev, layout, ws, ptrs), layout[0].workspace_bytes,
-                     (ap, bp, out.data_ptr() if out is not None else 0, scale_a.data_ptr(), scale_b.data_ptr()),
-                     (m, n), od)
+    return _lt_replayer(torch, dev, layout, (ap, bp, out.data_ptr() if out is not None else 0, scale_a.data_ptr(),
+                                             scale_b.data_ptr()), (m, n), od)
 
 
 def scaled_row_runner(torch, a, b, scale_a, scale_b, out, od, fast_accum: bool):
