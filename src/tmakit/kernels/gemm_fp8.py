@@ -102,9 +102,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
 
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
-    - two-level accumulation (default, block scaling): single CTAs whose two consumer warpgroups take turns issuing
-      slabs; 128x192 tiles where they fill the GPU (H200: 0.83-0.90x ``torch._scaled_mm`` per tensor; block scales
-      then span two 128-column scale blocks per tile), else 128x128 (0.78-0.81x; 2x2 clusters, which hold only 120
+    - two-level accumulation (default, block scaling): single CTAs with two consumer warpgroups; 128x192 tiles
+      where they fill the GPU (0.92-0.98x ``torch._scaled_mm`` per tensor; block scales then span two 128-column
+      scale blocks per tile), else 128x128 (0.82-0.90x the 128x192 tiles' speed; 2x2 clusters, which hold only 120
       of 132 SMs, ran 0.70-0.83x, pairs along M 0.76-0.77x); few tiles with a long K (split by
       :func:`choose_split`): pairs along M sharing B;
     - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
@@ -118,7 +118,7 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
             return CONFIGS[f"n128_s{s}_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
         if tiles_m * -(-n // 192) >= sms and n >= 1536:
             return CONFIGS["n192_s4_c1"]  # wider tiles where they fill the GPU
-        return CONFIGS[f"n128_s{s}_c1"]  # the two consumers take turns (their promotions under each other's wgmmas)
+        return CONFIGS[f"n128_s{s}_c1"]
     if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
         return CONFIGS["m64_n128_s8_c1_ov1"]
     if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2:
