@@ -59,7 +59,7 @@ def scales(mode, m, n, k):
 
 @pytest.mark.parametrize("mode", gf.SCALINGS)
 def test_plan_modes(mode):
-    m, n, k = 300, 264, 512
+    m, n, k = 1300, 1000, 512  # 88 tiles of 128x128
     p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
     assert (p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.scaling) == (m, n, k, k, k, n, mode)
     assert p.in_code == 2 and not p.bias and p.out_dtype == "bfloat16"
@@ -178,6 +178,30 @@ def test_stream_k_tail_schedule(mode):
     assert sched(6144, 4096, 4096)[1].sk_units == 0  # 1056 tiles: 8 whole waves
 
 
+def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
+    """Few 128x128 tiles (at most a quarter of the SMs, or half of them where the 128-row plan does not split K):
+    64x128 tiles, twice as many. A single wave at most STREAM_K_ALL_MAX_FILL full, with at least STREAM_K_MIN_SLABS
+    slabs per CTA, runs as stream-K ranges on every CTA (docs/GEMM.md "Few tiles")."""
+    m64 = gf.CONFIGS["m64_n128_s8_c1"]
+    assert gf.choose_config(437, 544, 2080, "block") == m64  # 20 tiles
+    assert gf.choose_config(674, 256, 9152, "block") == m64  # 12 tiles: even where K would split
+    assert gf.choose_config(155, 2880, 3040, "tensor") == m64  # 46 tiles, K too short to split
+    assert gf.choose_config(1066, 608, 9984, "block") == gf.CONFIGS["n128_s5_c1"]  # 45 tiles, long K: split
+    assert gf.choose_config(160, 4640, 4160, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 74 tiles
+    assert gf.choose_config(4096, 4096, 4096, "row") == gf.CONFIGS["n192_s4_c1"]
+    assert gf.choose_config(437, 544, 2080, "tensor", fast_accum=True).bm == 128  # fast accumulation: unchanged
+
+    def sched(m, n, k):
+        p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("block", m, n, k))
+        return p, gf.schedule(p, resident=132)
+
+    p, s = sched(30, 3936, 5504)  # 31 tiles x 43 slabs: 10 slabs per CTA
+    assert p.config == m64 and (s.clusters, s.dp_units, s.sk_units) == (132, 0, 31)
+    assert sched(18, 768, 6336)[1].sk_units == 0  # 6 tiles x 50 slabs: under 8 slabs per CTA
+    p, s = sched(160, 4640, 4160)  # 74 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
+    assert p.units == 74 and s.sk_units == 0 and s.clusters == 74
+
+
 def test_split_heuristic_and_schedule():
     p = gf.plan_fp8(Fake((1024, 65536)), bt(1024, 65536), f32(), f32())
     # 64 tiles of 128x128 in pairs along M sharing B: two K ranges each fill 128 SMs
@@ -187,6 +211,7 @@ def test_split_heuristic_and_schedule():
     assert s.ws_bytes == s.flag_count * 64 * 128 * 4 and s.flag_count == 32 * 2 * (2 + 2) * 2
     assert gf.schedule(p, resident=100).sk_units == 0  # the split tiles do not fit one wave: whole tiles
     p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), out_dtype="float32")
+    assert p.config == gf.CONFIGS["m64_n128_s8_c1"]  # 4 tiles of 128x128: 8 of 64x128, each K cut in 4
     assert p.split == 4 and gf.schedule(p, resident=132).scatter == 1  # fp32: 4 boxes per tile row
     p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32())
     assert p.split == 4 and gf.schedule(p, resident=132).scatter == 0  # bf16: 2 boxes, 4 ranges: head adds

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from . import gemm as gk
 from .gemm import GemmConfig, GemmError, Schedule
-from .gemm_schedule import STREAM_K_MODES, tail_schedule
+from .gemm_schedule import STREAM_K_MIN_SLABS, STREAM_K_MODES, tail_schedule
 
 __all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
            "kernel_for", "kernel_name", "launcher", "plan_fp8", "scale_smem", "scaling_of", "schedule", "tensormaps"]
@@ -102,6 +102,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
 
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
+    - few 128x128 tiles (at most a quarter of the SMs, or half of them where K is too short to split): 64x128 tiles,
+      twice as many (a random sweep on an H200: 1.09-1.21x the 128-row plan on 10 such shapes; at 42-45 tiles with a
+      long K the split 128-row plan stays ahead, 0.63-0.67x);
     - two-level accumulation (default, block scaling): single CTAs with two consumer warpgroups; 128x192 tiles
       where they fill the GPU (0.92-0.98x ``torch._scaled_mm`` per tensor; block scales then span two 128-column
       scale blocks per tile), else 128x128 (0.82-0.90x the 128x192 tiles' speed; 2x2 clusters, which hold only 120
@@ -112,7 +115,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     tiles_m = -(-m // 128)
     s = "5" if scaling == "block" else "6"  # block scales take a stage's worth of shared memory (block_fits)
     if scaling == "block" or not fast_accum:
-        if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4):
+        tiles = tiles_m * -(-n // 128)
+        if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4) or tiles <= sms // 4 or \
+                (tiles <= sms // 2 and choose_split(m, n, k, CONFIGS[f"n128_s{s}_c1"], sms) == 1):
             return CONFIGS["m64_n128_s8_c1"]
         if tiles_m % 2 == 0 and tiles_m * -(-n // 128) * 2 <= sms and k >= 64 * BK:
             return CONFIGS[f"n128_s{s}_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
@@ -361,16 +366,20 @@ _schedules: dict = {}
 # Measured on an H200 and an H100 (docs/GEMM.md "FP8", stream-K tail): last waves 21-67 % full gained 2-9 % on
 # 128x192 tiles (per tensor and block-wise alike), 85 % full was even, 91 % full lost 1-3 %.
 STREAM_K_MAX_FILL = 0.75
+# A single wave at most this full (and at least STREAM_K_MIN_SLABS slabs per CTA) is dealt out whole as stream-K
+# ranges: random sweep on an H200, 23-35 % full 1.04-1.30x, 56 % full 0.94x.
+STREAM_K_ALL_MAX_FILL = 0.4
 
 
 def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None, stream_k: str = "auto") -> Schedule:
-    """How the plan's tiles go to the persistent clusters (memoised): min(units, resident) clusters of whole tiles,
-    the last partial wave as stream-K slab ranges (``stream_k`` as ``gemm.schedule``'s: ``"auto"`` when that wave
-    is at most ``STREAM_K_MAX_FILL`` full), or with ``p.split`` > 1 (and a wave that holds them) every tile's K cut
-    into ``split`` ranges, one per cluster -- both finished in the kernel, split ranges by reduce-scatter when the
-    ranges divide the tile's staging boxes, else by the range holding the first slab. Schedules with stream-K units
-    need ``sched.ws_bytes`` of workspace and ``sched.flag_count`` zeroed 32-bit flags (left zeroed by every
-    launch). ``resident``: co-resident CTAs (default: asked of the kernel)."""
+    """How the plan's tiles go to the persistent clusters (memoised): min(units, resident) clusters of whole tiles, the
+    last partial wave as stream-K slab ranges (``stream_k`` as ``gemm.schedule``'s: ``"auto"`` when that wave is at
+    most ``STREAM_K_MAX_FILL`` full, and all units when they make a single wave at most ``STREAM_K_ALL_MAX_FILL``
+    full with at least ``STREAM_K_MIN_SLABS`` slabs per CTA), or with ``p.split`` > 1 (and a wave that holds them)
+    every tile's K cut into ``split`` ranges, one per cluster -- both finished in the kernel, split ranges by
+    reduce-scatter when the ranges divide the tile's staging boxes, else by the range holding the first slab.
+    Schedules with stream-K units need ``sched.ws_bytes`` of workspace and ``sched.flag_count`` zeroed 32-bit flags
+    (left zeroed by every launch). ``resident``: co-resident CTAs (default: asked of the kernel)."""
     key = (p, resident, debug, stream_k)
     got = _schedules.get(key)
     if got is not None:
@@ -388,7 +397,11 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
         sched = Schedule(units * p.split, cs, 0, units, p.split + 2, cfg.bn, cfg.consumers, int(boxes % p.split == 0))
         assert kt % p.split == 0
     else:  # split plans whose ranges do not fit one wave run whole tiles
-        sched = tail_schedule(units, kt, cfg, resident, "off" if p.split > 1 else stream_k, STREAM_K_MAX_FILL)
+        mode = "off" if p.split > 1 else stream_k
+        full = resident // cs
+        if mode == "auto" and units <= STREAM_K_ALL_MAX_FILL * full and units * kt >= STREAM_K_MIN_SLABS * full:
+            mode = "all"
+        sched = tail_schedule(units, kt, cfg, resident, mode, STREAM_K_MAX_FILL)
     if len(_schedules) > 1024:
         _schedules.clear()
     _schedules[key] = sched
