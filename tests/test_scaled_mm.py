@@ -188,7 +188,8 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     assert gf.choose_config(155, 2880, 3040, "tensor") == m64  # 46 tiles, K too short to split
     assert gf.choose_config(1066, 608, 9984, "block") == gf.CONFIGS["n128_s5_c1"]  # 45 tiles, long K: split
     assert gf.choose_config(160, 4640, 4160, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 74 tiles
-    assert gf.choose_config(4096, 4096, 4096, "row") == gf.CONFIGS["n192_s4_c1"]
+    assert gf.choose_config(4096, 4096, 4096, "row") == gf.CONFIGS["n192_s4_c1"]  # 6 waves of 128x192, 8 of 128x128
+    assert gf.choose_config(289, 10272, 4352, "block") == gf.CONFIGS["n128_s5_c1"]  # 2 waves either way
     assert gf.choose_config(437, 544, 2080, "tensor", fast_accum=True).bm == 128  # fast accumulation: unchanged
 
     def sched(m, n, k):

@@ -1,0 +1,112 @@
+"""The FP8 kernel's default plan against its alternatives on random shapes (the evidence behind ``choose_config``'s
+64x128 rule and ``schedule``'s single-wave stream-K rule): per shape and scaling mode (per tensor, block-wise), the
+default plan, the 128x128-tile plan, the 64x128-tile plan and the default with stream-K off, each call after an L2
+flush, contenders alternating; per tensor also ``torch._scaled_mm``.
+
+    python3 tools/bench/fp8_plans.py [--shapes 48] [--seed 3] [--reps 10]
+
+Prints per shape each alternative's time over the default's (> 1: the default is faster) and the default's plan,
+then per mode the geomean of the best alternative over the default and the shapes where an alternative is ahead by
+more than 5 %. Shapes: M log-uniform in [1, 16384], N in [128, 16384] and K in [256, 16384], multiples of 32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+
+
+def shapes(n: int, seed: int) -> list[tuple[int, int, int]]:
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        m = max(1, int(math.exp(rng.uniform(0, math.log(16384)))))
+        nn = max(128, int(math.exp(rng.uniform(math.log(128), math.log(16384)))) // 32 * 32)
+        k = max(256, int(math.exp(rng.uniform(math.log(256), math.log(16384)))) // 32 * 32)
+        if 2.0 * m * nn * k <= 4e12:
+            out.append((m, nn, k))
+    return out
+
+
+def _launch(torch, K, args, out, config, stream_k):
+    p = K.plan_fp8(*args, None, out, "bfloat16", config, False, None)
+    sched = K.schedule(p, stream_k=stream_k)
+    ws = torch.empty(max(sched.ws_bytes, 1), dtype=torch.uint8, device="cuda")
+    flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
+    fn = K.launcher(p, *(a.data_ptr() for a in args[:2]), out.data_ptr(), *(a.data_ptr() for a in args[2:]), 0,
+                    ws.data_ptr(), flags.data_ptr(), stream_k=stream_k)
+    plan = f"{p.config.bm}x{p.config.bn} c{p.config.cluster} split {p.split} stream-K {sched.sk_units}/{p.units}"
+    return (lambda i, f=fn, keep=(ws, flags): f()), plan
+
+
+def measure(m: int, n: int, k: int, reps: int, flush) -> dict:
+    import torch
+
+    from tmakit.bench.timing import time_events
+    from tmakit.kernels import gemm_fp8 as K
+    from tmakit.ops import quantize as Q
+
+    x, w = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda")
+    (qa, sa), (qw, sb) = Q.quantize_tensor(x), Q.quantize_tensor(w)
+    (qa3, sa3), (qw3, sb3) = Q.quantize_1x128(x), Q.quantize_128x128(w)
+    ref = Q.dequantize(qa3, sa3) @ Q.dequantize(qw3, sb3).t()
+    fns, labels, outs, plans = [], [], [], {}
+    o = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+    fns.append(lambda i: torch._scaled_mm(qa, qw.t(), sa, sb, out_dtype=torch.bfloat16, out=o))
+    labels.append("tensor torch")
+    for mode, args in (("tensor", (qa, qw.t(), sa, sb)), ("block", (qa3, qw3.t(), sa3, sb3))):
+        narrow = "n128_s5_c1" if mode == "block" else "n128_s6_c1"
+        for name, config, sk in (("default", None, "auto"), ("128x128", narrow, "auto"),
+                                 ("64x128", "m64_n128_s8_c1", "auto"), ("no stream-K", None, "off")):
+            out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+            f, plan = _launch(torch, K, args, out, config, sk)
+            fns.append(f)
+            labels.append(f"{mode} {name}")
+            outs.append((mode, out))
+            plans[f"{mode} {name}"] = plan
+    for f in fns:
+        f(0)
+    torch.cuda.synchronize()
+    err = max(float((o.float() - ref).norm() / ref.norm()) for md, o in outs if md == "block")
+    t = dict(zip(labels, time_events(fns, 1, flush, 3, reps)))
+    return dict(shape=(m, n, k), t=t, plans=plans, block_err=err)
+
+
+def _gm(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main(argv=None) -> list:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shapes", type=int, default=48)
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=10)
+    args = ap.parse_args(argv)
+    import torch
+
+    print(torch.cuda.get_device_name(), f"seed {args.seed}", flush=True)
+    flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+    rows = []
+    for m, n, k in shapes(args.shapes, args.seed):
+        r = measure(m, n, k, args.reps, flush)
+        rows.append(r)
+        t = r["t"]
+        cells = [f"cuBLAS/default {t['tensor torch'] / t['tensor default']:.2f}"]
+        for mode in ("tensor", "block"):
+            cells.append(mode + " " + " ".join(f"{alt} {t[f'{mode} {alt}'] / t[f'{mode} default']:.2f}"
+                                               for alt in ("128x128", "64x128", "no stream-K")))
+        print(f"{m:5}x{n:5}x{k:5}  " + " | ".join(cells) + f" | default {r['plans']['block default']}", flush=True)
+    for mode in ("tensor", "block"):
+        best = [min(r["t"][f"{mode} {a}"] for a in ("128x128", "64x128", "no stream-K")) / r["t"][f"{mode} default"]
+                for r in rows]
+        behind = [f"{r['shape']} {b:.2f}" for r, b in zip(rows, best) if b < 0.95]
+        print(f"{mode}: best alternative / default geomean {_gm(best):.3f}, ahead by > 5 % on {len(behind)} of "
+              f"{len(rows)}: {', '.join(behind)}")
+    vs = _gm([r["t"]["tensor torch"] / r["t"]["tensor default"] for r in rows])
+    print(f"tensor: default vs cuBLAS geomean {vs:.3f}; max block error {max(r['block_err'] for r in rows):.1e}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
