@@ -190,7 +190,9 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     assert gf.choose_config(160, 4640, 4160, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 74 tiles
     assert gf.choose_config(4096, 4096, 4096, "row") == gf.CONFIGS["n192_s4_c1"]  # 6 waves of 128x192, 8 of 128x128
     assert gf.choose_config(289, 10272, 4352, "block") == gf.CONFIGS["n128_s5_c1"]  # 2 waves either way
-    assert gf.choose_config(437, 544, 2080, "tensor", fast_accum=True).bm == 128  # fast accumulation: unchanged
+    assert gf.choose_config(437, 544, 2080, "tensor", fast_accum=True) == gf.CONFIGS["m64_n128_s8_c1_ov1"]
+    fast = [gf.choose_config(m, n, k, "row", fast_accum=True) for m, n, k in ((3351, 1280, 3648), (8221, 8160, 15776))]
+    assert fast == [gf.CONFIGS["n128_s6_c1"], gf.CONFIGS["n256_s4_c2_d"]]  # 128x256 pairs: 2 waves vs 3; 16 vs 32
 
     def sched(m, n, k):
         p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("block", m, n, k))
@@ -668,8 +670,9 @@ def test_rows_an_odd_multiple_of_16_bytes_apart_go_to_torch():
 
 
 def test_measured_classes_route_to_torch():
-    """Without a knob, two-level per-tensor calls go to torch._scaled_mm, and row-wise ones unless A has at most 128
-    rows and K is at least 2048; block scales, fast accumulation, e5m2 x e5m2 and shapes torch refuses stay."""
+    """Without a knob, per-tensor calls go to torch._scaled_mm (two-level and fast accumulation), and two-level
+    row-wise ones unless A has at most 128 rows and K is at least 2048; block scales, row-wise fast accumulation,
+    e5m2 x e5m2 and shapes torch refuses stay."""
     from tmakit.ops.scaled_mm import ROW_KERNEL_MAX_M, ROW_KERNEL_MIN_K, slower_class
 
     def plan(m, n, k, mode="tensor", fast=False, types=(E4, E4)):
@@ -683,7 +686,8 @@ def test_measured_classes_route_to_torch():
     assert slower_class(plan(64, 4096, ROW_KERNEL_MIN_K - 32, "row")).startswith("row-wise scales")
     assert slower_class(plan(ROW_KERNEL_MAX_M, 4096, ROW_KERNEL_MIN_K, "row")) == ""
     assert slower_class(plan(4096, 4096, 4096, "block")) == ""
-    assert slower_class(plan(4096, 4096, 4096, fast=True)) == ""
+    assert slower_class(plan(4096, 4096, 4096, fast=True)).startswith("per-tensor scales with fast accumulation")
+    assert slower_class(plan(4096, 4096, 4096, "row", fast=True)) == ""
     assert slower_class(plan(4096, 4096, 4096, types=("torch.float8_e5m2",) * 2)) == ""
     assert slower_class(plan(4096, 4104, 4096)) == ""  # torch._scaled_mm needs N % 16 == 0
 

@@ -1,9 +1,10 @@
 """The FP8 kernel's default plan against its alternatives on random shapes (the evidence behind ``choose_config``'s
 64x128 rule and ``schedule``'s single-wave stream-K rule): per shape and scaling mode (per tensor, block-wise), the
 default plan, the 128x128-tile plan, the 64x128-tile plan and the default with stream-K off, each call after an L2
-flush, contenders alternating; per tensor also ``torch._scaled_mm``.
+flush, contenders alternating; per tensor also ``torch._scaled_mm``. ``--fast-accum``: per tensor only, both sides
+with fast accumulation (64x128 alternative: the overlapped ``m64_n128_s8_c1_ov1``).
 
-    python3 tools/bench/fp8_plans.py [--shapes 48] [--seed 3] [--reps 10]
+    python3 tools/bench/fp8_plans.py [--shapes 48] [--seed 3] [--reps 10] [--fast-accum]
 
 Prints per shape each alternative's time over the default's (> 1: the default is faster) and the default's plan,
 then per mode the geomean of the best alternative over the default and the shapes where an alternative is ahead by
@@ -29,8 +30,8 @@ def shapes(n: int, seed: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def _launch(torch, K, args, out, config, stream_k):
-    p = K.plan_fp8(*args, None, out, "bfloat16", config, False, None)
+def _launch(torch, K, args, out, config, stream_k, fast=False):
+    p = K.plan_fp8(*args, None, out, "bfloat16", config, fast, None)
     sched = K.schedule(p, stream_k=stream_k)
     ws = torch.empty(max(sched.ws_bytes, 1), dtype=torch.uint8, device="cuda")
     flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
@@ -40,7 +41,7 @@ def _launch(torch, K, args, out, config, stream_k):
     return (lambda i, f=fn, keep=(ws, flags): f()), plan
 
 
-def measure(m: int, n: int, k: int, reps: int, flush) -> dict:
+def measure(m: int, n: int, k: int, reps: int, flush, fast: bool = False) -> dict:
     import torch
 
     from tmakit.bench.timing import time_events
@@ -53,14 +54,16 @@ def measure(m: int, n: int, k: int, reps: int, flush) -> dict:
     ref = Q.dequantize(qa3, sa3) @ Q.dequantize(qw3, sb3).t()
     fns, labels, outs, plans = [], [], [], {}
     o = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
-    fns.append(lambda i: torch._scaled_mm(qa, qw.t(), sa, sb, out_dtype=torch.bfloat16, out=o))
+    fns.append(lambda i: torch._scaled_mm(qa, qw.t(), sa, sb, out_dtype=torch.bfloat16, out=o, use_fast_accum=fast))
     labels.append("tensor torch")
-    for mode, args in (("tensor", (qa, qw.t(), sa, sb)), ("block", (qa3, qw3.t(), sa3, sb3))):
+    modes = (("tensor", (qa, qw.t(), sa, sb)),) + (() if fast else (("block", (qa3, qw3.t(), sa3, sb3)),))
+    for mode, args in modes:
         narrow = "n128_s5_c1" if mode == "block" else "n128_s6_c1"
         for name, config, sk in (("default", None, "auto"), ("128x128", narrow, "auto"),
-                                 ("64x128", "m64_n128_s8_c1", "auto"), ("no stream-K", None, "off")):
+                                 ("64x128", "m64_n128_s8_c1" + ("_ov1" if fast else ""), "auto"),
+                                 ("no stream-K", None, "off")):
             out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
-            f, plan = _launch(torch, K, args, out, config, sk)
+            f, plan = _launch(torch, K, args, out, config, sk, fast)
             fns.append(f)
             labels.append(f"{mode} {name}")
             outs.append((mode, out))
@@ -68,9 +71,10 @@ def measure(m: int, n: int, k: int, reps: int, flush) -> dict:
     for f in fns:
         f(0)
     torch.cuda.synchronize()
-    err = max(float((o.float() - ref).norm() / ref.norm()) for md, o in outs if md == "block")
+    ref = Q.dequantize(qa, sa) @ Q.dequantize(qw, sb).t() if fast else ref
+    err = max(float((o.float() - ref).norm() / ref.norm()) for md, o in outs if md == ("tensor" if fast else "block"))
     t = dict(zip(labels, time_events(fns, 1, flush, 3, reps)))
-    return dict(shape=(m, n, k), t=t, plans=plans, block_err=err)
+    return dict(shape=(m, n, k), t=t, plans=plans, err=err)
 
 
 def _gm(xs):
@@ -82,6 +86,7 @@ def main(argv=None) -> list:
     ap.add_argument("--shapes", type=int, default=48)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--fast-accum", action="store_true")
     args = ap.parse_args(argv)
     import torch
 
@@ -89,22 +94,22 @@ def main(argv=None) -> list:
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     rows = []
     for m, n, k in shapes(args.shapes, args.seed):
-        r = measure(m, n, k, args.reps, flush)
+        r = measure(m, n, k, args.reps, flush, args.fast_accum)
         rows.append(r)
         t = r["t"]
         cells = [f"cuBLAS/default {t['tensor torch'] / t['tensor default']:.2f}"]
-        for mode in ("tensor", "block"):
+        for mode in ("tensor",) + (() if args.fast_accum else ("block",)):
             cells.append(mode + " " + " ".join(f"{alt} {t[f'{mode} {alt}'] / t[f'{mode} default']:.2f}"
                                                for alt in ("128x128", "64x128", "no stream-K")))
-        print(f"{m:5}x{n:5}x{k:5}  " + " | ".join(cells) + f" | default {r['plans']['block default']}", flush=True)
-    for mode in ("tensor", "block"):
+        print(f"{m:5}x{n:5}x{k:5}  " + " | ".join(cells) + f" | default {r['plans']['tensor default']}", flush=True)
+    for mode in ("tensor",) + (() if args.fast_accum else ("block",)):
         best = [min(r["t"][f"{mode} {a}"] for a in ("128x128", "64x128", "no stream-K")) / r["t"][f"{mode} default"]
                 for r in rows]
         behind = [f"{r['shape']} {b:.2f}" for r, b in zip(rows, best) if b < 0.95]
         print(f"{mode}: best alternative / default geomean {_gm(best):.3f}, ahead by > 5 % on {len(behind)} of "
               f"{len(rows)}: {', '.join(behind)}")
     vs = _gm([r["t"]["tensor torch"] / r["t"]["tensor default"] for r in rows])
-    print(f"tensor: default vs cuBLAS geomean {vs:.3f}; max block error {max(r['block_err'] for r in rows):.1e}")
+    print(f"tensor: default vs cuBLAS geomean {vs:.3f}; max error {max(r['err'] for r in rows):.1e}")
     return rows
 
 

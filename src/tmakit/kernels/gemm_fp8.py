@@ -112,8 +112,10 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
       128x192 tiles' speed; 2x2 clusters, which hold only 120 of 132 SMs, ran 0.70-0.83x, pairs along M
       0.76-0.77x); few tiles with a long K (split by
       :func:`choose_split`): pairs along M sharing B;
-    - ``fast_accum``: 128x256 tiles in clusters of 2 along M (B multicast) with the deferred epilogue for 16-bit
-      outputs when the tiles fill 3/4 of the GPU, else 128x128 single CTAs."""
+    - ``fast_accum``: 64x128 tiles (overlapped) by the same few-tiles rule; 128x256 tiles in clusters of 2 along M
+      (B multicast) with the deferred epilogue for 16-bit outputs when the tiles fill 3/4 of the GPU in at most
+      1/1.72 of the waves of 128x128 tiles, else 128x128 single CTAs (random shapes on an H200: 3351x1280x3648,
+      289x10272x4352 and 6010x800x1728 ran 0.76-0.84x on 128x128 tiles what they ran on 128x256 pairs)."""
     tiles_m = -(-m // 128)
     s = "5" if scaling == "block" else "6"  # block scales take a stage's worth of shared memory (block_fits)
     if scaling == "block" or not fast_accum:
@@ -127,10 +129,13 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         if wide >= sms and n >= 1536 and 100 * -(-wide // sms) <= 77 * -(-tiles // sms):  # need <= 1/1.3 the waves
             return CONFIGS["n192_s4_c1"]
         return CONFIGS[f"n128_s{s}_c1"]
-    if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)):
+    tiles = tiles_m * -(-n // 128)
+    if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)) or tiles <= sms // 4 or \
+            (tiles <= sms // 2 and choose_split(m, n, k, CONFIGS["n128_s6_c1"], sms) == 1):
         return CONFIGS["m64_n128_s8_c1_ov1"]
-    if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2:
-        return CONFIGS["n128_s6_c1"]
+    pairs = -(-tiles_m // 2) * -(-n // 256)  # 128x256 tiles in pairs along M: 2x a 128x128 tile's work at ~1.16x
+    if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2 or 172 * -(-pairs // (sms // 2)) > 100 * -(-tiles // sms):
+        return CONFIGS["n128_s6_c1"]  # ... its rate: they pay in fewer than 1/1.72 of the waves of 128x128 tiles
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
 
 
