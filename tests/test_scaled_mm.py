@@ -669,6 +669,35 @@ def test_rows_an_odd_multiple_of_16_bytes_apart_go_to_torch():
     assert slow_pitch(plan(1, 512, 4112)).startswith("b's rows")  # A's single row: only B's pitch matters
 
 
+def test_a_layout_torch_refuses_does_not_refuse_other_layouts(monkeypatch):
+    """torch._scaled_mm refusing one call (here: a B that is not column-major) sends that layout to the reference
+    again without asking torch, but other layouts of the same types keep torch's route: the refusal is remembered per
+    device and layout, not per dtype (a refused CPU or row-major call once cost every later call its cached route)."""
+    import importlib
+
+    import tmakit as tk
+
+    sm = importlib.import_module("tmakit.ops.scaled_mm")
+    real = torch._scaled_mm
+
+    def picky(a, b, *args, **kw):
+        if b.stride(0) != 1:
+            raise RuntimeError("mat2 must be col_major")
+        return real(a, b, *args, **kw)
+
+    monkeypatch.setattr(torch, "_scaled_mm", picky)
+    monkeypatch.setattr(sm, "_refused", set())
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(32, 64, generator=g).to(torch.float8_e4m3fn)
+    b_rows = torch.randn(64, 48, generator=g).to(torch.float8_e4m3fn)
+    one = torch.tensor(1.0)
+    c = tk.ops.scaled_mm(a, b_rows, one, one)
+    assert torch.allclose(c.float(), (a.float() @ b_rows.float()).bfloat16().float())
+    assert sm._torch_kind("tensor", a, b_rows, torch.bfloat16, False, None) in sm._refused
+    b_cols = b_rows.t().contiguous().t()
+    assert sm._torch_kind("tensor", a, b_cols, torch.bfloat16, False, None) not in sm._refused
+
+
 def test_measured_classes_route_to_torch():
     """Without a knob, per-tensor calls go to torch._scaled_mm (two-level and fast accumulation), and two-level
     row-wise ones unless A has at most 128 rows and K is at least 2048; block scales, row-wise fast accumulation,
@@ -738,12 +767,12 @@ def test_repeated_default_calls_take_the_cached_path(mode, m, route):
 # (mode, fast, shape, out dtype, bias): shapes whose last wave of tiles is partial, so the default schedule deals it
 # out as stream-K ranges finished in the kernel (128x192, 128x128 and, with fast accumulation, 128x256 cluster tiles;
 # ragged M, N and K)
-_STREAM_K_CASES = [("tensor", False, (1024, 4224, 4096), torch.bfloat16, False),
-                   ("tensor", False, (1000, 4200, 4000), torch.float32, True),
-                   ("row", False, (1024, 4224, 4096), torch.float16, False),
-                   ("block", False, (1000, 4200, 4000), torch.bfloat16, False),
+_STREAM_K_CASES = [("tensor", False, (1024, 5120, 4096), torch.bfloat16, False),  # 128x192: 216 tiles
+                   ("tensor", False, (1000, 5104, 4000), torch.float32, True),
+                   ("row", False, (1024, 2816, 4096), torch.float16, False),  # 128x128: 176 tiles
+                   ("block", False, (1000, 5104, 4000), torch.bfloat16, False),
                    ("block", False, (2048, 1408, 4096), torch.float32, False),
-                   ("tensor", True, (1536, 4096, 8192), torch.bfloat16, False)]
+                   ("row", True, (1000, 5104, 8000), torch.bfloat16, False)]  # fast: 320 tiles of 128x128
 
 
 @pytest.mark.gpu

@@ -83,7 +83,7 @@ def scaled_mm_reference(a, b, scale_a, scale_b, bias=None, out_dtype=None):
     return c.to(out_dtype)
 
 
-_refused: set = set()  # (mode, a dtype, b dtype, out dtype, fast, bias dtype) that torch._scaled_mm refused here
+_refused: set = set()  # call kinds (_torch_kind) that torch._scaled_mm refused here
 
 
 def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fast_accum):
@@ -99,6 +99,8 @@ def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fas
             c = torch._scaled_mm(a, b, scale_a, scale_b, **kw)
         except (RuntimeError, NotImplementedError):
             c = None  # e.g. a layout, device or output type torch's kernel does not take: the reference below
+            if len(_refused) >= 4096:
+                _refused.clear()
             _refused.add(_torch_kind(mode, a, b, out_dtype, use_fast_accum, bias))
     if c is None:
         c = scaled_mm_reference(a, b, scale_a, scale_b, bias, out_dtype)
@@ -326,7 +328,10 @@ def _replaying(launch, fallback, path: str):
 
 
 def _torch_kind(mode, a, b, out_dtype, fast, bias):
-    return mode, a.dtype, b.dtype, out_dtype, bool(fast), None if bias is None else bias.dtype
+    """What torch._scaled_mm's acceptance of a call depends on: the device, the operands' layouts, the types; a
+    refusal of one layout (e.g. a B that is not column-major) says nothing of another."""
+    return (a.device.type, mode, tuple(a.shape), tuple(a.stride()), tuple(b.shape), tuple(b.stride()), a.dtype,
+            b.dtype, out_dtype, bool(fast), None if bias is None else bias.dtype)
 
 
 def _torch_runner(torch, mode, a, b, out, out_dtype, fast: bool, path: str, bias=None):
