@@ -16,8 +16,8 @@ multiple of 16 bytes, a misaligned base, ...) the call falls back to ``torch._sc
 to a dequantize + fp32 matmul reference (block-wise, and whatever ``torch._scaled_mm`` refuses), and
 ``tk.ops.last_path`` says ``"torch:<reason>"``; ``strict=True`` raises the reason as ``GemmError`` instead.
 Without a tuning knob (``strict``, ``config``, ``split``), calls in a class of problems where ``torch._scaled_mm``
-measured faster go to it too (:func:`slow_pitch`, :func:`slower_class`): the kernel runs block-wise scales, fast
-accumulation, and row-wise two-level accumulation on few rows with a long K. The kernel's path is
+measured faster go to it too (:func:`slow_pitch`, :func:`slower_class`): the kernel runs block-wise scales, row-wise
+fast accumulation, and row-wise two-level accumulation on few rows with a long K. The kernel's path is
 ``"tma:scaled_mm:<mode>"``. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_mm``
 (``scaled_mm_out`` with ``out``), which stays in the graph.
 """
