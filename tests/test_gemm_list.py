@@ -115,3 +115,44 @@ def test_gemm_list_in_a_cuda_graph():
         ref = a.float() @ b.float()
         if ref.numel() and ref.abs().sum():
             assert float((o.float() - ref).norm() / ref.norm()) < 1e-2
+
+
+def test_problems_that_fill_the_gpu_alone_run_alone():
+    """A problem whose 128x256 tiles fill every SM on its own (and has a K to reduce) runs as its own tk.ops.gemm
+    call; smaller ones, and K = 0, stay in the list."""
+    from tmakit.ops.grouped import alone_problems
+
+    def t(*shape):
+        return torch.empty(*shape, device="meta")
+
+    As = [t(4096, 512), t(100, 64), t(1536, 64), t(4096, 0), t(1408, 64)]
+    Bs = [t(512, 4096), t(64, 200), t(64, 2816), t(0, 4096), t(64, 2816)]
+    outs = [t(a.shape[0], b.shape[1]) for a, b in zip(As, Bs)]
+    # 32 x 16 = 512 tiles; 1 x 1; 12 x 11 = 132 (exactly every SM); K = 0; 11 x 11 = 121
+    assert alone_problems(As, Bs, outs, sms=132) == [0, 2]
+
+
+@pytest.mark.gpu
+def test_lists_with_large_problems_run_them_alone():
+    """Large problems of a default call run as dense calls after the list's launch, the rest in the list; strict
+    and config keep every problem in the list kernel; a list of only large problems runs none in the list."""
+    shapes = [(2048, 4224, 512, False), (100, 200, 64, False), (1500, 4096, 320, True), (300, 520, 96, True)]
+    As = [torch.randn(m, k, device="cuda", dtype=torch.bfloat16) for m, n, k, _ in shapes]
+    Bs = [torch.randn(k, n, device="cuda", dtype=torch.bfloat16) if b_mn else
+          torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t() for m, n, k, b_mn in shapes]
+    for kw, path in ((dict(), "tma:ptr-array+1 alone"), (dict(strict=True), "tma:ptr-array")):
+        for b_mn in (False, True):  # the list kernel takes one B layout per list
+            idx = [g for g, s in enumerate(shapes) if s[3] == b_mn]
+            A, B = [As[g] for g in idx], [Bs[g] for g in idx]
+            outs = [torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=torch.float32)
+                    for a, b in zip(A, B)]
+            tk.ops.gemm_list(A, B, out=outs, **kw)
+            assert tk.ops.last_path == path, (kw, b_mn, tk.ops.last_path)
+            for a, b, o in zip(A, B, outs):
+                ref = a.float() @ b.float()
+                assert float((o - ref).norm() / ref.norm()) < 1e-2
+    big = [As[0], As[0]]
+    outs = tk.ops.gemm_list(big, [Bs[0], Bs[0]])
+    assert tk.ops.last_path == "tma:ptr-array+2 alone"
+    assert all(float((o.float() - As[0].float() @ Bs[0].float()).norm()) < 1e-2 *
+               float((As[0].float() @ Bs[0].float()).norm()) for o in outs)

@@ -190,8 +190,10 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
     M, N, K, pointers and strides; the kernel's producer rewrites its tensor maps on the device for each problem
     (``tmakit.kernels.gemm_ptr_array``). ``out``: optional list of (M_g, N_g) results. Problems that break the
     kernel's rules (CPU tensors, mixed dtypes or B layouts, pitches TMA cannot read) run ``torch.matmul`` per
-    problem, and ``tk.ops.last_path`` says why; ``strict=True`` raises ``GemmError`` instead. Returns the list of
-    results."""
+    problem, and ``tk.ops.last_path`` says why; ``strict=True`` raises ``GemmError`` instead. Without ``strict`` or
+    ``config``, a problem whose own tiles fill every SM runs as its own ``tk.ops.gemm`` call after the list's launch
+    (its own plan and route: the list's one tile shape measured slower on such problems, docs/GROUPED.md), and
+    ``last_path`` counts them (``tma:ptr-array+2 alone``). Returns the list of results."""
 
     torch = torch_module()
     As, Bs = list(As), list(Bs)
@@ -215,16 +217,21 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
             _lists[key] = run
     if run is None:  # the torch path ran
         return outs
-    zero, fn = run
+    zero, fn, alone = run
     for o in zero:
         o.zero_()
     if fn is not None:
         fn()
-    set_path("tma:ptr-array")
+    if alone:
+        from .gemm import gemm
+
+        for g in alone:
+            gemm(As[g], Bs[g], out=outs[g])
+    set_path(f"tma:ptr-array+{len(alone)} alone" if alone else "tma:ptr-array")
     return outs
 
 
-_lists: dict = {}  # problem list (pointers, shapes, strides, dtypes of a, b, out) -> (outs to zero, launch)
+_lists: dict = {}  # problem list (pointers, shapes, strides, dtypes of a, b, out) -> (outs to zero, launch, alone)
 
 
 def _stream() -> int:
@@ -245,8 +252,20 @@ def _map_buffer_for(torch, dev, nbytes):
     return maps.data_ptr()
 
 
+def alone_problems(As, Bs, outs, sms: int | None = None) -> list[int]:
+    """The problems of a list that run as their own ``tk.ops.gemm`` calls: those with a K to reduce whose 128x256
+    tiles (the list kernel's) fill every SM on their own. A list of only such problems runs as a loop of dense
+    calls."""
+    from ..kernels.gemm import NUM_SMS
+
+    sms = sms or NUM_SMS
+    return [g for g, (a, b, o) in enumerate(zip(As, Bs, outs))
+            if int(a.shape[1]) > 0 and -(-int(a.shape[0]) // 128) * -(-int(b.shape[-1]) // 256) >= sms]
+
+
 def _list_run(torch, As, Bs, outs, strict, config):
-    """Check and plan a problem list: (outputs to zero, launch or None), or None after running the torch path."""
+    """Check and plan a problem list: (outputs to zero, launch or None, problems run alone), or None after running
+    the torch path."""
     from ..kernels import gemm_ptr_array as _kp
 
     devs = {t.device for t in As + Bs + outs}
@@ -258,6 +277,13 @@ def _list_run(torch, As, Bs, outs, strict, config):
             p = _kp.plan_list(As, Bs, outs, config=config)
         except GemmError as e:
             why = str(e)
+    alone = [] if why or strict or config is not None else alone_problems(As, Bs, outs)
+    if alone:
+        keep = [g for g in range(len(As)) if g not in set(alone)]
+        if not keep:
+            return [], None, alone
+        As, Bs, outs = [As[g] for g in keep], [Bs[g] for g in keep], [outs[g] for g in keep]
+        p = _kp.plan_list(As, Bs, outs, config=config)
     if why:
         _refuse_or_record("ptr-array kernel", why, strict)
         for a, b, o in zip(As, Bs, outs):
@@ -265,7 +291,7 @@ def _list_run(torch, As, Bs, outs, strict, config):
         return None
     zero = [o for a, o in zip(As, outs) if int(a.shape[1]) == 0 and o.numel()]
     if p.first < 0:
-        return zero, None
+        return zero, None, alone
     rows = _kp.problem_rows(As, Bs, outs)
     dev = As[0].device
     with on_device(As[0].get_device()):
@@ -273,7 +299,7 @@ def _list_run(torch, As, Bs, outs, strict, config):
         nbytes = _kp.grid(p) * 4 * _kp.MAP_BYTES
         maps = _map_buffer_for(torch, dev, nbytes)
         fn = _kp.launcher(p, rows[p.first], prob.data_ptr(), maps)
-    return zero, fn
+    return zero, fn, alone
 
 
 def _refuse_or_record(kernel: str, why: str, strict: bool) -> None:
