@@ -118,17 +118,18 @@ def test_gemm_list_in_a_cuda_graph():
 
 
 def test_problems_that_fill_the_gpu_alone_run_alone():
-    """A problem whose 128x256 tiles fill every SM on its own (and has a K to reduce) runs as its own tk.ops.gemm
-    call; smaller ones, and K = 0, stay in the list."""
-    from tmakit.ops.grouped import alone_problems
+    """A problem with a K to reduce and either 2MNK >= ALONE_FLOP or 128x256 tiles that fill every SM on its own
+    runs as its own tk.ops.gemm call; smaller ones, and K = 0, stay in the list."""
+    from tmakit.ops.grouped import ALONE_FLOP, alone_problems
 
     def t(*shape):
         return torch.empty(*shape, device="meta")
 
-    As = [t(4096, 512), t(100, 64), t(1536, 64), t(4096, 0), t(1408, 64)]
-    Bs = [t(512, 4096), t(64, 200), t(64, 2816), t(0, 4096), t(64, 2816)]
+    As = [t(2048, 1024), t(100, 64), t(1536, 64), t(4096, 0), t(1408, 64), t(2048, 1023)]
+    Bs = [t(1024, 2048), t(64, 200), t(64, 2816), t(0, 4096), t(64, 2816), t(1023, 2048)]
     outs = [t(a.shape[0], b.shape[1]) for a, b in zip(As, Bs)]
-    # 32 x 16 = 512 tiles; 1 x 1; 12 x 11 = 132 (exactly every SM); K = 0; 11 x 11 = 121
+    assert 2 * 2048 * 2048 * 1024 == ALONE_FLOP
+    # 2^33 flop; small; 12 x 11 = 132 tiles (exactly every SM); K = 0; 11 x 11 = 121 tiles; just under 2^33
     assert alone_problems(As, Bs, outs, sms=132) == [0, 2]
 
 

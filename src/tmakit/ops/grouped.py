@@ -191,9 +191,9 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
     (``tmakit.kernels.gemm_ptr_array``). ``out``: optional list of (M_g, N_g) results. Problems that break the
     kernel's rules (CPU tensors, mixed dtypes or B layouts, pitches TMA cannot read) run ``torch.matmul`` per
     problem, and ``tk.ops.last_path`` says why; ``strict=True`` raises ``GemmError`` instead. Without ``strict`` or
-    ``config``, a problem whose own tiles fill every SM runs as its own ``tk.ops.gemm`` call after the list's launch
-    (its own plan and route: the list's one tile shape measured slower on such problems, docs/GROUPED.md), and
-    ``last_path`` counts them (``tma:ptr-array+2 alone``). Returns the list of results."""
+    ``config``, a large problem (:func:`alone_problems`) runs as its own ``tk.ops.gemm`` call after the list's
+    launch (its own plan and route: the list's one tile shape measured slower on such problems, docs/GROUPED.md),
+    and ``last_path`` counts them (``tma:ptr-array+2 alone``). Returns the list of results."""
 
     torch = torch_module()
     As, Bs = list(As), list(Bs)
@@ -207,7 +207,7 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
     cuda = As[0].is_cuda and As[0].get_device() == current_device()
     key = tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, b.data_ptr(), b.shape, b.stride(), b.dtype,
                  o.data_ptr(), o.shape, o.stride(), o.dtype) for a, b, o in zip(As, Bs, outs)) + (
-        config, _stream()) if cuda else None
+        config, bool(strict), _stream()) if cuda else None
     run = _lists.get(key) if cuda else None
     if run is None:
         run = _list_run(torch, As, Bs, outs, strict, config)
@@ -252,15 +252,24 @@ def _map_buffer_for(torch, dev, nbytes):
     return maps.data_ptr()
 
 
+ALONE_FLOP = 1 << 33  # 2MNK from which a problem runs as its own tk.ops.gemm call (~12 us at 700 TFLOP/s)
+
+
 def alone_problems(As, Bs, outs, sms: int | None = None) -> list[int]:
-    """The problems of a list that run as their own ``tk.ops.gemm`` calls: those with a K to reduce whose 128x256
-    tiles (the list kernel's) fill every SM on their own. A list of only such problems runs as a loop of dense
+    """The problems of a list that run as their own ``tk.ops.gemm`` calls: those with a K to reduce and either at
+    least ``ALONE_FLOP`` of work (long enough that a launch of its own costs little, and the dense call's own plan
+    and route -- cuBLAS for most such shapes, docs/GEMM.md -- beat the list kernel's one tile shape) or 128x256
+    tiles (the list kernel's) that fill every SM on their own. A list of only such problems runs as a loop of dense
     calls."""
     from ..kernels.gemm import NUM_SMS
 
     sms = sms or NUM_SMS
-    return [g for g, (a, b, o) in enumerate(zip(As, Bs, outs))
-            if int(a.shape[1]) > 0 and -(-int(a.shape[0]) // 128) * -(-int(b.shape[-1]) // 256) >= sms]
+    alone = []
+    for g, (a, b) in enumerate(zip(As, Bs)):
+        m, k, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[-1])
+        if k > 0 and (2 * m * n * k >= ALONE_FLOP or -(-m // 128) * -(-n // 256) >= sms):
+            alone.append(g)
+    return alone
 
 
 def _list_run(torch, As, Bs, outs, strict, config):
