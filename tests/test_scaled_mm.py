@@ -181,7 +181,8 @@ def test_stream_k_tail_schedule(mode):
 def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     """Few 128x128 tiles (at most a quarter of the SMs, or half of them where the 128-row plan does not split K):
     64x128 tiles, twice as many. A single wave at most STREAM_K_ALL_MAX_FILL full, with at least STREAM_K_MIN_SLABS
-    slabs per CTA, runs as stream-K ranges on every CTA (docs/GEMM.md "Few tiles")."""
+    slabs per CTA, runs as stream-K ranges on every CTA; at most a quarter of a wave with at least 16 slabs per tile,
+    on as many CTAs as get 8 slabs each (docs/GEMM.md "Few tiles")."""
     m64 = gf.CONFIGS["m64_n128_s8_c1"]
     assert gf.choose_config(437, 544, 2080, "block") == m64  # 20 tiles
     assert gf.choose_config(674, 256, 9152, "block") == m64  # 12 tiles: even where K would split
@@ -200,7 +201,10 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
 
     p, s = sched(30, 3936, 5504)  # 31 tiles x 43 slabs: 10 slabs per CTA
     assert p.config == m64 and (s.clusters, s.dp_units, s.sk_units) == (132, 0, 31)
-    assert sched(18, 768, 6336)[1].sk_units == 0  # 6 tiles x 50 slabs: under 8 slabs per CTA
+    p, s = sched(18, 768, 6336)  # 6 tiles x 50 slabs: over the 37 CTAs that get 8 slabs each
+    assert (s.clusters, s.dp_units, s.sk_units, s.maxseg) == (37, 0, 6, 50 // 8 + 2)
+    assert sched(2, 6496, 4576)[1].sk_units == 0  # 51 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
+    assert sched(8, 7168, 2048)[1].sk_units == 0  # 56 tiles of 16 slabs
     p, s = sched(160, 4640, 4160)  # 74 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
     assert p.units == 74 and s.sk_units == 0 and s.clusters == 74
 
@@ -772,15 +776,17 @@ _STREAM_K_CASES = [("tensor", False, (1024, 5120, 4096), torch.bfloat16, False),
                    ("row", False, (1024, 2816, 4096), torch.float16, False),  # 128x128: 176 tiles
                    ("block", False, (1000, 5104, 4000), torch.bfloat16, False),
                    ("block", False, (2048, 1408, 4096), torch.float32, False),
-                   ("row", True, (1000, 5104, 8000), torch.bfloat16, False)]  # fast: 320 tiles of 128x128
+                   ("row", True, (1000, 5104, 8000), torch.bfloat16, False),  # fast: 320 tiles of 128x128
+                   ("block", False, (18, 768, 6336), torch.float32, False),  # 6 tiles over 37 CTAs
+                   ("tensor", False, (1, 160, 4256), torch.bfloat16, True)]  # 2 tiles over 8 CTAs
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("mode, fast, shape, out_dtype, bias", _STREAM_K_CASES)
 def test_scaled_mm_gpu_stream_k_tail(mode, fast, shape, out_dtype, bias):
-    """The partial last wave as stream-K ranges: every scaling mode's result, fixed up across CTAs before the
-    epilogue's scales and bias, matches the fp64 reference, call after call (block-wise and fast accumulation:
-    default calls, whose cached path fetches the stream's workspace)."""
+    """The partial last wave (or a whole short wave, over fewer CTAs) as stream-K ranges: every scaling mode's
+    result, fixed up across CTAs before the epilogue's scales and bias, matches the fp64 reference, call after call
+    (block-wise and fast accumulation: default calls, whose cached path fetches the stream's workspace)."""
     import tmakit as tk
 
     m, n, k = shape

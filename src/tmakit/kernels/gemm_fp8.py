@@ -374,9 +374,11 @@ _schedules: dict = {}
 # Measured on an H200 and an H100 (docs/GEMM.md "FP8", stream-K tail): last waves 21-67 % full gained 2-9 % on
 # 128x192 tiles (per tensor and block-wise alike), 85 % full was even, 91 % full lost 1-3 %.
 STREAM_K_MAX_FILL = 0.75
-# A single wave at most this full (and at least STREAM_K_MIN_SLABS slabs per CTA) is dealt out whole as stream-K
-# ranges: random sweep on an H200, 23-35 % full 1.04-1.30x, 56 % full 0.94x.
-STREAM_K_ALL_MAX_FILL = 0.4
+# A single wave at most this full is dealt out whole as stream-K ranges: over every SM where that gives each at
+# least STREAM_K_MIN_SLABS slabs (random sweep, H200: 23-35 % full 1.04-1.30x; 39 % full, 2x6496x4576, 0.91x; 56 %
+# full 0.94x), and for at most a quarter of the SMs in units with at least 16 slabs, over as many SMs as get 8 slabs
+# each (decode-like shapes, 1-64 rows: 1.03-2.6x, docs/GEMM.md "Few tiles").
+STREAM_K_ALL_MAX_FILL = 0.35
 
 
 def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None, stream_k: str = "auto") -> Schedule:
@@ -407,7 +409,8 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
     else:  # split plans whose ranges do not fit one wave run whole tiles
         mode = "off" if p.split > 1 else stream_k
         full = resident // cs
-        if mode == "auto" and units <= STREAM_K_ALL_MAX_FILL * full and units * kt >= STREAM_K_MIN_SLABS * full:
+        if mode == "auto" and units <= STREAM_K_ALL_MAX_FILL * full and (units * kt >= STREAM_K_MIN_SLABS * full or
+                                                                        (units <= full // 4 and kt >= 16)):
             mode = "all"
         sched = tail_schedule(units, kt, cfg, resident, mode, STREAM_K_MAX_FILL)
     if len(_schedules) > 1024:

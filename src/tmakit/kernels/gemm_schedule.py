@@ -62,8 +62,8 @@ def tail_schedule(units: int, kt: int, cfg, resident: int, stream_k: str = "auto
     sk = units if stream_k == "all" else (units % clusters if units > clusters else 0)
     if stream_k == "auto" and sk > max_fill * clusters:
         sk = 0
-    if stream_k == "all":
-        clusters = max(1, resident // cs)
+    if stream_k == "all":  # every unit, over as many clusters as get STREAM_K_MIN_SLABS slabs each
+        clusters = max(1, min(resident // cs, sk * kt // STREAM_K_MIN_SLABS))
     if sk == 0 or sk * kt // clusters < STREAM_K_MIN_SLABS:
         return Schedule(min(units, clusters), cs, units, bn=cfg.bn, consumers=cfg.consumers)
     min_range = sk * kt // clusters
