@@ -4,11 +4,12 @@ default plan, the 128x128-tile plan, the 64x128-tile plan and the default with s
 flush, contenders alternating; per tensor also ``torch._scaled_mm``. ``--fast-accum``: per tensor only, both sides
 with fast accumulation (64x128 alternative: the overlapped ``m64_n128_s8_c1_ov1``).
 
-    python3 tools/bench/fp8_plans.py [--shapes 48] [--seed 3] [--reps 10] [--fast-accum]
+    python3 tools/bench/fp8_plans.py [--shapes 48] [--seed 3] [--reps 10] [--fast-accum] [--mnk MxNxK,...]
 
 Prints per shape each alternative's time over the default's (> 1: the default is faster) and the default's plan,
 then per mode the geomean of the best alternative over the default and the shapes where an alternative is ahead by
-more than 5 %. Shapes: M log-uniform in [1, 16384], N in [128, 16384] and K in [256, 16384], multiples of 32.
+more than 5 %. Shapes: M log-uniform in [1, 16384], N in [128, 16384] and K in [256, 16384], multiples of 32, or
+the list ``--mnk`` names (``DECODE``: ``--mnk decode``, rows of 1-64 against weight-sized N x K).
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from __future__ import annotations
 import argparse
 import math
 import random
+
+DECODE = [(18, 768, 6336), (1, 4096, 4096), (20, 736, 3040), (1, 2016, 5440), (42, 672, 2912), (1, 160, 4256),
+          (20, 160, 3072), (18, 128, 9344), (2, 6496, 4576), (30, 3936, 5504), (16, 4096, 7168), (64, 2048, 7168),
+          (32, 1536, 4096), (1, 7168, 2048), (4, 2048, 7168)]
 
 
 def shapes(n: int, seed: int) -> list[tuple[int, int, int]]:
@@ -87,13 +92,16 @@ def main(argv=None) -> list:
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--fast-accum", action="store_true")
+    ap.add_argument("--mnk", default=None, help="MxNxK,... or 'decode' (instead of random shapes)")
     args = ap.parse_args(argv)
     import torch
 
     print(torch.cuda.get_device_name(), f"seed {args.seed}", flush=True)
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     rows = []
-    for m, n, k in shapes(args.shapes, args.seed):
+    todo = (DECODE if args.mnk == "decode" else [tuple(int(v) for v in s.split("x")) for s in args.mnk.split(",")]) \
+        if args.mnk else shapes(args.shapes, args.seed)
+    for m, n, k in todo:
         r = measure(m, n, k, args.reps, flush, args.fast_accum)
         rows.append(r)
         t = r["t"]
