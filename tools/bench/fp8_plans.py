@@ -96,7 +96,7 @@ def main(argv=None) -> list:
     args = ap.parse_args(argv)
     import torch
 
-    print(torch.cuda.get_device_name(), f"seed {args.seed}", flush=True)
+    print(torch.cuda.get_device_name(), f"shapes {args.mnk}" if args.mnk else f"seed {args.seed}", flush=True)
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     rows = []
     todo = (DECODE if args.mnk == "decode" else [tuple(int(v) for v in s.split("x")) for s in args.mnk.split(",")]) \
