@@ -384,8 +384,9 @@ STREAM_K_ALL_MAX_FILL = 0.35
 def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None, stream_k: str = "auto") -> Schedule:
     """How the plan's tiles go to the persistent clusters (memoised): min(units, resident) clusters of whole tiles, the
     last partial wave as stream-K slab ranges (``stream_k`` as ``gemm.schedule``'s: ``"auto"`` when that wave is at
-    most ``STREAM_K_MAX_FILL`` full, and all units when they make a single wave at most ``STREAM_K_ALL_MAX_FILL``
-    full with at least ``STREAM_K_MIN_SLABS`` slabs per CTA), or with ``p.split`` > 1 (and a wave that holds them)
+    most ``STREAM_K_MAX_FILL`` full; all units when they make a single wave at most ``STREAM_K_ALL_MAX_FILL`` full,
+    with at least ``STREAM_K_MIN_SLABS`` slabs per CTA on every SM or, for at most a quarter of the SMs in units of 16
+    slabs or more, on as many SMs as get that many), or with ``p.split`` > 1 (and a wave that holds them)
     every tile's K cut into ``split`` ranges, one per cluster -- both finished in the kernel, split ranges by
     reduce-scatter when the ranges divide the tile's staging boxes, else by the range holding the first slab.
     Schedules with stream-K units need ``sched.ws_bytes`` of workspace and ``sched.flag_count`` zeroed 32-bit flags

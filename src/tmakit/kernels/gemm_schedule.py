@@ -52,7 +52,8 @@ def tail_schedule(units: int, kt: int, cfg, resident: int, stream_k: str = "auto
                   max_fill: float = STREAM_K_MAX_FILL) -> Schedule:
     """Whole units on min(units, resident / cluster) persistent clusters, the last partial wave dealt out as
     stream-K slab ranges per ``stream_k`` (one of :data:`STREAM_K_MODES`, checked by the caller; see
-    ``gemm.schedule``; ``"auto"``: when that wave is at most ``max_fill`` full). ``kt``: K slabs per unit; ``cfg``:
+    ``gemm.schedule``; ``"auto"``: when that wave is at most ``max_fill`` full; ``"all"``: every unit, over as many
+    clusters as get ``STREAM_K_MIN_SLABS`` slabs each, at most all of them). ``kt``: K slabs per unit; ``cfg``:
     the kernel config (``cluster_size``, ``bn``, ``consumers``). Shared by the 16-bit and FP8 schedules (a slab is
     64 16-bit or 128 fp8 K)."""
     cs = cfg.cluster_size
