@@ -690,7 +690,7 @@ def test_a_layout_torch_refuses_does_not_refuse_other_layouts(monkeypatch):
         return real(a, b, *args, **kw)
 
     monkeypatch.setattr(torch, "_scaled_mm", picky)
-    monkeypatch.setattr(sm, "_refused", set())
+    monkeypatch.setattr(sm, "_refused", {})
     g = torch.Generator().manual_seed(0)
     a = torch.randn(32, 64, generator=g).to(torch.float8_e4m3fn)
     b_rows = torch.randn(64, 48, generator=g).to(torch.float8_e4m3fn)

@@ -116,27 +116,32 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
       (B multicast) with the deferred epilogue for 16-bit outputs when the tiles fill 3/4 of the GPU in at most
       1/1.72 of the waves of 128x128 tiles, else 128x128 single CTAs (random shapes on an H200: 3351x1280x3648,
       289x10272x4352 and 6010x800x1728 ran 0.76-0.84x on 128x128 tiles what they ran on 128x256 pairs)."""
-    tiles_m = -(-m // 128)
+    tiles_m, cols = -(-m // 128), -(-n // 128)
+    tiles = tiles_m * cols  # of 128x128
     s = "5" if scaling == "block" else "6"  # block scales take a stage's worth of shared memory (block_fits)
+    narrow = CONFIGS[f"n128_s{s}_c1"]
+    few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or cols * 2 >= sms * 3 // 4))
+    few_tiles = tiles <= sms // 4 or (tiles <= sms // 2 and choose_split(m, n, k, narrow, sms) == 1)
     if scaling == "block" or not fast_accum:
-        tiles = tiles_m * -(-n // 128)
-        if m <= 64 or (m <= 128 and -(-n // 128) * 2 >= sms * 3 // 4) or tiles <= sms // 4 or \
-                (tiles <= sms // 2 and choose_split(m, n, k, CONFIGS[f"n128_s{s}_c1"], sms) == 1):
+        if few_rows or few_tiles:
             return CONFIGS["m64_n128_s8_c1"]
-        if tiles_m % 2 == 0 and tiles_m * -(-n // 128) * 2 <= sms and k >= 64 * BK:
+        if tiles_m % 2 == 0 and tiles * 2 <= sms and k >= 64 * BK:
             return CONFIGS[f"n128_s{s}_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
-        wide = tiles_m * -(-n // 192)  # 128x192 tiles: 1.5x a 128x128 tile's work at ~1.15x its rate, so they
-        if wide >= sms and n >= 1536 and 100 * -(-wide // sms) <= 77 * -(-tiles // sms):  # need <= 1/1.3 the waves
+        wide = tiles_m * -(-n // 192)  # 128x192 tiles: 1.5x a 128x128 tile's work at ~1.15x its rate: 1/1.3 the waves
+        if wide >= sms and n >= 1536 and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms):
             return CONFIGS["n192_s4_c1"]
-        return CONFIGS[f"n128_s{s}_c1"]
-    tiles = tiles_m * -(-n // 128)
-    if m <= 64 or (m <= 128 and (k >= 8192 or -(-n // 128) * 2 >= sms * 3 // 4)) or tiles <= sms // 4 or \
-            (tiles <= sms // 2 and choose_split(m, n, k, CONFIGS["n128_s6_c1"], sms) == 1):
+        return narrow
+    if few_rows or few_tiles:
         return CONFIGS["m64_n128_s8_c1_ov1"]
-    pairs = -(-tiles_m // 2) * -(-n // 256)  # 128x256 tiles in pairs along M: 2x a 128x128 tile's work at ~1.16x
-    if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2 or 172 * -(-pairs // (sms // 2)) > 100 * -(-tiles // sms):
-        return CONFIGS["n128_s6_c1"]  # ... its rate: they pay in fewer than 1/1.72 of the waves of 128x128 tiles
+    pairs = -(-tiles_m // 2) * -(-n // 256)  # 128x256 pairs: 2x a 128x128 tile's work at ~1.16x its rate (1/1.72)
+    if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2 or 172 * _waves(pairs, sms // 2) > 100 * _waves(tiles, sms):
+        return narrow
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
+
+
+def _waves(units: int, slots: int) -> int:
+    """Waves of ``units`` on ``slots`` resident CTAs (clusters)."""
+    return -(-units // slots)
 
 
 MAX_SPLIT = 4  # K ranges per tile at most (the in-kernel fixup adds the others' fp32 partials)

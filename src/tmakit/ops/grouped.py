@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
 from .common import compiling, current_device, on_device, set_path, state, torch_module
+from .gemm import gemm
 
 __all__ = ["grouped_mm", "gemm_list"]
 
@@ -222,11 +223,8 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
         o.zero_()
     if fn is not None:
         fn()
-    if alone:
-        from .gemm import gemm
-
-        for g in alone:
-            gemm(As[g], Bs[g], out=outs[g])
+    for g in alone:
+        gemm(As[g], Bs[g], out=outs[g])
     set_path(f"tma:ptr-array+{len(alone)} alone" if alone else "tma:ptr-array")
     return outs
 
@@ -288,7 +286,8 @@ def _list_run(torch, As, Bs, outs, strict, config):
             why = str(e)
     alone = [] if why or strict or config is not None else alone_problems(As, Bs, outs)
     if alone:
-        keep = [g for g in range(len(As)) if g not in set(alone)]
+        skip = set(alone)
+        keep = [g for g in range(len(As)) if g not in skip]
         if not keep:
             return [], None, alone
         As, Bs, outs = [As[g] for g in keep], [Bs[g] for g in keep], [outs[g] for g in keep]

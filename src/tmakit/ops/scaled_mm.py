@@ -24,6 +24,7 @@ fast accumulation, and row-wise two-level accumulation on few rows with a long K
 
 from __future__ import annotations
 
+from ..bounded import make_room
 from ..kernels import gemm_fp8 as _k
 from ..kernels.gemm import GemmError
 from . import gemm_cublas as _cublas
@@ -83,7 +84,7 @@ def scaled_mm_reference(a, b, scale_a, scale_b, bias=None, out_dtype=None):
     return c.to(out_dtype)
 
 
-_refused: set = set()  # call kinds (_torch_kind) that torch._scaled_mm refused here
+_refused: dict = {}  # call kinds (_torch_kind) that torch._scaled_mm refused here (as keys)
 
 
 def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fast_accum):
@@ -99,9 +100,8 @@ def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fas
             c = torch._scaled_mm(a, b, scale_a, scale_b, **kw)
         except (RuntimeError, NotImplementedError):
             c = None  # e.g. a layout, device or output type torch's kernel does not take: the reference below
-            if len(_refused) >= 4096:
-                _refused.clear()
-            _refused.add(_torch_kind(mode, a, b, out_dtype, use_fast_accum, bias))
+            make_room(_refused, 4096)
+            _refused[_torch_kind(mode, a, b, out_dtype, use_fast_accum, bias)] = True
     if c is None:
         c = scaled_mm_reference(a, b, scale_a, scale_b, bias, out_dtype)
     if out is None:
