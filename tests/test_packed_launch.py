@@ -104,12 +104,36 @@ def test_threads_launch_their_own_addresses_from_their_own_slots(driver):
         assert seq == [(0x10000 * (t + 1) + 16 * i, 0x90000 * (t + 1) + 16 * i, 100 + t, 1) for i in range(200)]
 
 
-def test_a_failed_launch_raises_and_the_next_call_repoints_again(driver, monkeypatch):
+class OffsetLauncher(PointerLauncher):
+    """A source address 16 bytes into the tensor: not the plain two-pointer block, so re-pointing goes through
+    ``patch`` (as for tensor maps) and is skipped while the addresses stay the same."""
+
+    def _args(self, sp, dp):
+        return [sp + 16, dp, self.params]
+
+    def _address_slots(self):
+        return [(0, True, 16, False), (1, False, 0, False)]
+
+
+def test_the_two_pointer_block_launches_through_one_closure(driver):
     launches, _ = driver
     L = PointerLauncher(FakeKernel(), 1, 32, 0, Params(n=5), [])
     L(1, 2)
     L(1, 2)
     s = next(iter(L._slots.values()))
+    assert s.go is not None
+    for i in range(3):
+        L(16 * i, 32 * i)
+    assert [w[1:3] for w in launches] == [(1, 2), (0, 0), (16, 32), (32, 64)]
+
+
+def test_a_failed_repoint_raises_and_the_next_call_repoints_again(driver, monkeypatch):
+    launches, _ = driver
+    L = OffsetLauncher(FakeKernel(), 1, 32, 0, Params(n=5), [])
+    L(1, 2)
+    L(1, 2)
+    s = next(iter(L._slots.values()))
+    assert s.go is None and launches[-1][1:3] == (17, 2)
 
     def boom(sp, dp):
         raise RuntimeError("cuTensorMapReplaceAddress failed")
@@ -121,7 +145,7 @@ def test_a_failed_launch_raises_and_the_next_call_repoints_again(driver, monkeyp
     assert s.sp is None  # half-patched: the next call re-points every address
     monkeypatch.setattr(s, "patch", good)
     L(3, 4)
-    assert launches[-1][1:3] == (3, 4)
+    assert launches[-1][1:3] == (19, 4)
 
 
 def test_a_driver_error_names_the_call_and_the_kernel(driver):
@@ -132,4 +156,6 @@ def test_a_driver_error_names_the_call_and_the_kernel(driver):
     L(1, 2)
     packed._launch_ex = lambda *a: 1  # CUDA_ERROR_INVALID_VALUE (the fixture restores the binding)
     with pytest.raises(CudaError, match="cuLaunchKernelEx"):
-        L(1, 2)
+        L(1, 2)  # the slot's first launch
+    with pytest.raises(CudaError, match="cuLaunchKernelEx"):
+        L(1, 2)  # its closure

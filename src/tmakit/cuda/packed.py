@@ -118,6 +118,8 @@ class Launcher:
         s = self._slots.get(_get_ident())
         if s is None:
             return self._first(sp, dp, _get_ident())
+        if s.go is not None:
+            return s.go(sp, dp)
         if sp != s.sp or dp != s.dp:  # s.repoint, inlined
             s.sp = None
             s.patch(sp, dp)
@@ -160,17 +162,19 @@ class Launcher:
 class _Slot:
     """One thread's (or stream's) packed launch of a :class:`Launcher`: the parameter block and the ``void*[]``
     over it, ``patch(sp, dp)`` that re-points the block's addresses, and a ``CUlaunchConfig`` (PDL attribute when
-    the launcher has it) whose stream is set in place."""
+    the launcher has it) whose stream is set in place. ``go(sp, dp)``: for a block whose only addresses are one
+    source and one destination pointer, the whole launch as one closure (see :func:`_direct_launch`), else None."""
 
-    __slots__ = ("raw", "ptrs", "patch", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream")
+    __slots__ = ("raw", "ptrs", "patch", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream", "go")
 
     def __init__(self, launcher: Launcher, sp: int, dp: int):
         self.raw, self.ptrs = launcher._pack(launcher._args(sp, dp))
         self.params_addr = ctypes.addressof(self.ptrs)
-        self.patch = _patcher(self.ptrs, launcher._address_slots())
+        self.patch, words = _patcher(self.ptrs, launcher._address_slots())
         self.cfg = launch_config(launcher.grid, launcher.block, launcher.smem, pdl=launcher.pdl)
         self.cfg_addr = ctypes.addressof(self.cfg)
         self.sp, self.dp, self.stream = sp, dp, None
+        self.go = _direct_launch(launcher, self, *words) if words and launcher._fn is not None else None
 
     def repoint(self, sp: int, dp: int) -> None:
         """Patch the block's addresses to (sp, dp)."""
@@ -179,9 +183,31 @@ class _Slot:
         self.sp, self.dp = sp, dp
 
 
+def _direct_launch(launcher: Launcher, s: _Slot, words, i: int, j: int):
+    """``go(sp, dp)``: store the two addresses (two words: cheaper than comparing them with the last call's, and
+    rotating buffers change them on every call), set the stream in place when torch's current stream changed,
+    ``cuLaunchKernelEx``. Everything it touches is bound in the closure: no attribute lookups per launch. The slot's
+    ``sp``/``dp`` then no longer describe the block; only this closure launches it."""
+    cfg, cfg_addr, params_addr, fn, dev = s.cfg, s.cfg_addr, s.params_addr, launcher._fn, launcher.dev
+    stream_of, launch_ex = _stream_of, _launch_ex
+
+    def go(sp: int, dp: int) -> None:
+        words[i] = sp
+        words[j] = dp
+        st = stream_of(dev)
+        if st != s.stream:
+            cfg.stream = s.stream = st
+        r = launch_ex(cfg_addr, fn, params_addr, None)
+        if r:
+            launcher._failed(r)
+
+    return go
+
+
 def _patcher(ptrs, address_slots):
-    """``patch(sp, dp)`` writing the source/destination addresses into a packed block: two word stores for a
-    launcher whose only addresses are one source and one destination pointer (the bulk kernels), else a store per
+    """``(patch, words)``: ``patch(sp, dp)`` writing the source/destination addresses into a packed block -- two
+    word stores for a launcher whose only addresses are one source and one destination pointer (the bulk kernels;
+    ``words`` is then ``(block words, source index, destination index)``, else ``()``), otherwise a store per
     pointer and a ``cuTensorMapReplaceAddress`` per tensor map."""
     base = ptrs[0] if len(ptrs) else 0
     words = (ctypes.c_uint64 * (16 * len(ptrs))).from_address(base) if base else None
@@ -194,7 +220,7 @@ def _patcher(ptrs, address_slots):
             words[i] = sp
             words[j] = dp
 
-        return patch
+        return patch, (words, i, j)
 
     def patch(sp: int, dp: int) -> None:
         for w, is_src, off in plain:
@@ -202,7 +228,7 @@ def _patcher(ptrs, address_slots):
         for slot, is_src, off in maps:
             replace_map_address(slot, (sp if is_src else dp) + off)
 
-    return patch
+    return patch, ()
 
 
 def launch_slot(launcher: Launcher, s: _Slot) -> None:

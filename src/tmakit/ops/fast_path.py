@@ -18,10 +18,15 @@ __all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "entries", "fresh", "get", 
 COPY, PERMUTE, TRANSPOSE, REDUCE = range(4)  # the first item of each op's key
 MAX_ENTRIES = 4096
 
-entries: dict = {}  # key -> (Launcher, src lo, src hi, dst lo, dst hi): the byte extents around each base address
-fresh: dict = {}  # ((op, x layout, dims), x address mod 128) -> (Launcher, output shape, output address mod 128)
+#: key -> (Launcher, src lo, src hi, dst lo, dst hi, any_device, path): the byte extents around each base address;
+#: any_device: the process sees one CUDA device, so a tensor's device is always the current one (the ops skip the
+#: current-device query, a sixth of their Python time per call); path: the launcher's path, for ``last_path``
+entries: dict = {}
+#: ((op, x layout, dims), x address mod 128) -> (Launcher, output shape, output address mod 128, any_device, path)
+fresh: dict = {}
 get = entries.get  # entries is cleared, never rebound
 _bw = None
+_one_device = None
 
 
 def bandwidth():
@@ -39,12 +44,24 @@ def clear() -> None:
     fresh.clear()
 
 
+def one_device() -> bool:
+    """Whether this process sees exactly one CUDA device (asked once: the visible devices are fixed once CUDA is
+    initialized, and a launcher exists only after it was)."""
+    global _one_device
+    if _one_device is None:
+        import torch
+
+        _one_device = torch.cuda.device_count() == 1
+    return _one_device
+
+
 def remember(key, run, src, dst) -> None:
     """Cache ``run`` (a launcher that just ran for ``src`` -> ``dst``) under ``key``."""
     if len(entries) >= MAX_ENTRIES:
         clear()
     s, d = Region.of(src), Region.of(dst)
-    entries[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
+    entries[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem),
+                    one_device(), run.path)
 
 
 def remember_fresh(key, run, shape, align: int) -> None:
@@ -52,7 +69,7 @@ def remember_fresh(key, run, shape, align: int) -> None:
     ``shape`` (which no source can overlap) at an address ``align`` modulo 128 (torch's CUDA allocator: 0)."""
     if len(fresh) >= MAX_ENTRIES:
         clear()
-    fresh[key] = (run, shape, align)
+    fresh[key] = (run, shape, align, one_device(), run.path)
 
 
 def launch(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
@@ -65,10 +82,10 @@ def launch(entry, sp: int, dp: int, src, dst, dev: int) -> bool:
     if not (sp + entry[2] <= dp + entry[3] or dp + entry[4] <= sp + entry[1]) and \
             relation(Region.of(src), Region.of(dst)) != "disjoint":
         return False
-    if dev < 0 or dev == current_device():
+    if entry[5] or dev < 0 or dev == current_device():
         entry[0](sp, dp)
     else:
         with on_device(dev):
             entry[0](sp, dp)
-    state.path = entry[0].path
+    state.path = entry[6]
     return True

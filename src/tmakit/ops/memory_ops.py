@@ -88,10 +88,10 @@ def copy(src, dst, *, strict: bool = False):
     except Exception:  # not tensors: the checks below say so
         key = run = None
     if run is not None:
-        if (sp + run[2] <= dp + run[3] or dp + run[4] <= sp + run[1]) and (dev < 0 or dev == current_device()) \
+        if (sp + run[2] <= dp + run[3] or dp + run[4] <= sp + run[1]) and (run[5] or dev == current_device()) \
                 and not (src.requires_grad or dst.requires_grad):  # fast_path.launch's common case, inlined
             run[0](sp, dp)
-            state.path = run[0].path
+            state.path = run[6]
             return dst
         if _launch(run, sp, dp, src, dst, dev):
             return dst
@@ -171,9 +171,9 @@ def _view_op(tag, x, arg, out, strict, make_view):
     if hit is not None:  # a new output: nothing can overlap it
         out = x.new_empty(hit[1])
         dp = out.data_ptr()
-        if dp & 127 == hit[2] and (dev < 0 or dev == current_device()):
+        if dp & 127 == hit[2] and (hit[3] or dev == current_device()):
             hit[0](sp, dp)
-            state.path = hit[0].path
+            state.path = hit[4]
             return out
     run = None
     if xk is not None and out is not None:
@@ -308,10 +308,10 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
     except Exception:  # not tensors, an unhashable op: the checks below say so
         key = run = None
     if run is not None:
-        if (sp + run[2] <= dp + run[3] or dp + run[4] <= sp + run[1]) and (dev < 0 or dev == current_device()) \
+        if (sp + run[2] <= dp + run[3] or dp + run[4] <= sp + run[1]) and (run[5] or dev == current_device()) \
                 and not (src.requires_grad or dst.requires_grad):  # fast_path.launch's common case, inlined
             run[0](sp, dp)
-            state.path = run[0].path
+            state.path = run[6]
             return dst
         if _launch(run, sp, dp, src, dst, dev):
             return dst
