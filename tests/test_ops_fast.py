@@ -186,3 +186,82 @@ def test_last_path_is_per_thread(fake):
     t.join()
     assert seen["before"] == "" and seen["after"].startswith("torch:autograd is recording")
     assert mine == "tma:fake" and ops.last_path == "tma:combine"
+
+
+@pytest.fixture
+def checks():
+    from tmakit.ops.tensor_check import check_maker
+
+    if check_maker() is None:  # pragma: no cover - depends on the torch build
+        pytest.skip("this torch has no tensor check: every call takes the keyed path")
+
+
+def _object_launcher(key):
+    return fast_path.objects[key][1][0]
+
+
+def test_the_same_objects_skip_the_key_from_their_second_keyed_call(fake, checks):
+    a, b = aligned((64, 128), torch.float32), aligned((64, 128), torch.float32)
+    ops.copy(a, b)  # checked and planned
+    ops.copy(a, b)  # keyed: seen once
+    assert fast_path.objects == {}
+    ops.copy(a, b)  # keyed again: its check is made
+    key = (fast_path.COPY, id(a), id(b))
+    run = _object_launcher(key)
+    n = len(run.calls)
+    ops.copy(a, b)
+    ops.copy(a, b)
+    assert len(run.calls) == n + 2 and run.calls[-1] == (a.data_ptr(), b.data_ptr()) and len(fake) == 1
+    ops.reduce_into(b, a)
+    ops.reduce_into(b, a)
+    ops.reduce_into(b, a)
+    assert (fast_path.REDUCE, id(b), id(a), "add", "auto") in fast_path.objects and ops.last_path == "tma:combine"
+    ops.reduce_into(b, b)  # one object twice: no check (it wants distinct objects), the keyed path every time
+    ops.reduce_into(b, b)
+    ops.reduce_into(b, b)
+    assert (fast_path.REDUCE, id(b), id(b), "add", "auto") not in fast_path.objects
+
+
+def test_in_place_changes_of_the_objects_are_seen(fake, checks):
+    a, b = aligned((64, 128), torch.float32), aligned((64, 128), torch.float32)
+    for _ in range(3):
+        ops.copy(a, b)
+    assert (fast_path.COPY, id(a), id(b)) in fast_path.objects
+    b.t_()  # (128, 64) now: the shapes differ
+    with pytest.raises(ValueError, match="shapes differ"):
+        ops.copy(a, b)
+    b.t_()
+    b.as_strided_((64, 128), (1, 64))  # same shape, other strides: planned for them
+    ops.copy(a, b)
+    assert len(fake) == 2 and fake[-1][2] == (1, 64)
+    b.as_strided_((64, 128), (128, 1))
+    a.data = aligned((64, 128), torch.float64)  # another dtype in place (the fixture plans what the GPU would not)
+    ops.copy(a, b)
+    assert len(fake) == 3 and fake[-1][3] == torch.float64
+    a.data = aligned((64, 128), torch.float32, mod=16)  # another address class: planned for it
+    ops.copy(a, b)
+    assert len(fake) == 4 and fake[-1][6] == 16 and ops.last_path == "tma:fake"
+    a.requires_grad_()  # autograd records now: torch's op
+    ops.copy(a, b)
+    assert ops.last_path.startswith("torch:autograd")
+
+
+def test_a_transposed_object_gets_an_output_of_its_new_shape(fake, checks):
+    x = aligned((32, 64))
+    for _ in range(20):  # CPU outputs are 64-byte aligned: the keyed path takes those at the planned address class
+        assert ops.transpose(x).shape == (64, 32)
+    assert (fast_path.TRANSPOSE, id(x), (0, 1)) in fast_path.objects
+    x.t_()
+    assert ops.transpose(x).shape == (32, 64) and fake[-1][:2] == ((32, 64), (64, 1))  # planned for the new layout
+
+
+def test_the_tensor_check_compares_every_property_of_the_layout(checks):
+    from tmakit.ops.tensor_check import check_maker
+
+    a, b = torch.zeros(8, 16), torch.zeros(16, dtype=torch.bfloat16)
+    check = check_maker()(a, b)
+    assert check(a, b) and check(torch.ones(8, 16), torch.ones(16, dtype=torch.bfloat16))
+    assert not check(a.t().contiguous().t(), b)  # strides
+    assert not check(torch.zeros(16, 8), b) and not check(a, torch.zeros(17, dtype=torch.bfloat16))  # shapes
+    assert not check(a, b.half()) and not check(a.requires_grad_(), b)  # dtype, requires_grad
+    assert not check(a, a) and not check(b, a)  # order matters; arguments must be distinct objects

@@ -13,9 +13,12 @@ MiB = 1 << 20
 
 
 def _warm_up(fn, nsets: int, warmup: int) -> None:
+    """``warmup`` calls, and every input set at least twice: a tk op plans on its first call of a layout and makes
+    its per-object check on the second keyed call of the same tensors (``tmakit.ops.fast_path``); the timed loop
+    then sees what a loop over the same tensors sees."""
     import torch
 
-    for i in range(warmup):
+    for i in range(max(warmup, 2 * nsets)):
         fn(i % nsets)
     torch.cuda.synchronize()
 

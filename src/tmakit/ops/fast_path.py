@@ -5,15 +5,22 @@ device, op arguments, address alignment mod 128) go straight to its launcher. Ea
 starting with its tag) from everything its plan depends on. The ops plan with the bandwidth kernels' default
 configs, which are constants, so the key need not hold them. Fallbacks are never cached (they take the checked path
 every time, with the same errors and reasons).
+
+Building that key reads a dozen tensor attributes from Python (about 1 µs). Calls on the same tensor objects as an
+earlier call skip it: ``objects`` maps (tag, the tensors' ids, op arguments) to the entry that call used and a
+C++ check (``tensor_check``) that the objects still have that call's sizes, strides, dtypes, devices and
+``requires_grad``; the addresses are read and their alignment compared on every call. A check is made the second
+time the same objects take the keyed path (objects seen once, such as each step's new output, cost no check).
 """
 
 from __future__ import annotations
 
 from ..memory_overlap import Region, byte_extent, relation
 from .common import current_device, on_device, state
+from .tensor_check import check_maker
 
-__all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "entries", "fresh", "get", "launch", "remember", "remember_fresh",
-           "clear"]
+__all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "entries", "fresh", "objects", "get", "launch", "remember",
+           "remember_fresh", "note_objects", "clear"]
 
 COPY, PERMUTE, TRANSPOSE, REDUCE = range(4)  # the first item of each op's key
 MAX_ENTRIES = 4096
@@ -25,6 +32,11 @@ entries: dict = {}
 #: ((op, x layout, dims), x address mod 128) -> (Launcher, output shape, output address mod 128, any_device, path)
 fresh: dict = {}
 get = entries.get  # entries is cleared, never rebound
+#: (tag, id(tensor), ..., op arguments) -> (check, entry, address bits): the entry the last keyed call on these tensor
+#: objects launched (an ``entries`` or ``fresh`` value), ``check(*tensors)`` that they still have that call's
+#: layouts, and that call's ``(addresses | ...) & 127``
+objects: dict = {}
+_seen: set = set()  # object keys that took the keyed path once
 _bw = None
 _one_device = None
 
@@ -42,6 +54,28 @@ def bandwidth():
 def clear() -> None:
     entries.clear()
     fresh.clear()
+    objects.clear()
+    _seen.clear()
+
+
+def note_objects(okey, entry, bits: int, *tensors) -> None:
+    """After a keyed launch on ``tensors``: the second time for the same objects, remember ``entry`` under ``okey``
+    with a check of their layouts (none where torch has no such check, or one tensor is passed twice: the check
+    wants distinct objects)."""
+    if okey not in _seen:
+        if len(_seen) >= MAX_ENTRIES:
+            _seen.clear()
+        _seen.add(okey)
+        return
+    make = check_maker()
+    if make is None or (len(tensors) == 2 and tensors[0] is tensors[1]):
+        return
+    if len(objects) >= MAX_ENTRIES:
+        objects.clear()
+    try:
+        objects[okey] = (make(*tensors), entry, bits)
+    except Exception:  # pragma: no cover - a tensor torch's check cannot describe: the keyed path stays
+        pass
 
 
 def one_device() -> bool:
