@@ -159,3 +159,46 @@ def test_a_driver_error_names_the_call_and_the_kernel(driver):
         L(1, 2)  # the slot's first launch
     with pytest.raises(CudaError, match="cuLaunchKernelEx"):
         L(1, 2)  # its closure
+
+
+class FakeMap:
+    """A map template: ``at(base)`` is a 128-byte 'tensor map' whose first word is the address (what the recorder
+    reads back)."""
+
+    offset = 0
+
+    def __init__(self):
+        self.made = []
+
+    def at(self, base):
+        buf = (ctypes.c_uint64 * 16)(base)
+        self.made.append(buf)
+        return type("Map", (), {"getPtr": lambda _self, b=buf: ctypes.addressof(b)})()
+
+
+class MapLauncher(packed.Launcher):
+    """A source and a destination tensor map and a params struct, as the tensor-map kernels take."""
+
+
+def test_map_launchers_keep_a_block_per_address_pair(driver, monkeypatch):
+    launches, _ = driver
+    replaced = []
+
+    def replace_map_address(ptr, addr):
+        replaced.append(addr)
+        ctypes.c_uint64.from_address(ptr).value = addr
+
+    monkeypatch.setattr(packed, "replace_map_address", replace_map_address)
+    monkeypatch.setattr(packed, "MAX_BLOCKS", 3)
+    src, dst = FakeMap(), FakeMap()
+    L = MapLauncher(FakeKernel(), 1, 32, 0, Params(n=5), [(src, True), (dst, False)])
+    L(0x100, 0x900)  # checked
+    pairs = [(0x100, 0x900), (0x200, 0xa00), (0x300, 0xb00)] * 3
+    for sp, dp in pairs:
+        L(sp, dp)
+    assert [w[1:3] for w in launches] == pairs and replaced == []
+    assert len(src.made) == 1 + 1 + 3  # the checked launch, the slot's own block, one block per pair
+    for sp, dp in [(0x400, 0xc00), (0x500, 0xd00), (0x100, 0x900)]:  # blocks full: the own block is re-pointed
+        L(sp, dp)
+    assert [w[1:3] for w in launches[-3:]] == [(0x400, 0xc00), (0x500, 0xd00), (0x100, 0x900)]
+    assert replaced == [0x400, 0xc00, 0x500, 0xd00]

@@ -96,7 +96,7 @@ class DynLauncher(Launcher):
             if s is None:
                 return self._first(sp, dp, st)
             if sp != s.sp or dp != s.dp:
-                s.repoint(sp, dp)
+                s.point(self, sp, dp)
             launch_slot(self, s)
 
 
