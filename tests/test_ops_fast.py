@@ -56,7 +56,7 @@ def test_second_identical_call_skips_planning(fake):
 
 def aligned(shape, dtype=torch.bfloat16, mod=0):
     """A tensor whose address is ``mod`` modulo 128 (CPU allocations are only 64-byte aligned)."""
-    e = torch.empty((), dtype=dtype).element_size()
+    e = torch.tensor([], dtype=dtype).element_size()
     n = 1
     for k in shape:
         n *= k
@@ -246,9 +246,12 @@ def test_in_place_changes_of_the_objects_are_seen(fake, checks):
     assert ops.last_path.startswith("torch:autograd")
 
 
-def test_a_transposed_object_gets_an_output_of_its_new_shape(fake, checks):
+def test_a_transposed_object_gets_an_output_of_its_new_shape(fake, checks, monkeypatch):
+    # outputs 128-byte aligned, as on the GPU (CPU allocations are only 64-byte aligned)
+    monkeypatch.setattr(torch.Tensor, "new_empty", lambda self, shape: aligned(tuple(shape), self.dtype))
+    monkeypatch.setattr(torch, "empty", lambda shape, dtype=None, device=None: aligned(tuple(shape), dtype))
     x = aligned((32, 64))
-    for _ in range(20):  # CPU outputs are 64-byte aligned: the keyed path takes those at the planned address class
+    for _ in range(3):
         assert ops.transpose(x).shape == (64, 32)
     assert (fast_path.TRANSPOSE, id(x), (0, 1)) in fast_path.objects
     x.t_()
@@ -265,3 +268,40 @@ def test_the_tensor_check_compares_every_property_of_the_layout(checks):
     assert not check(torch.zeros(16, 8), b) and not check(a, torch.zeros(17, dtype=torch.bfloat16))  # shapes
     assert not check(a, b.half()) and not check(a.requires_grad_(), b)  # dtype, requires_grad
     assert not check(a, a) and not check(b, a)  # order matters; arguments must be distinct objects
+
+
+def _no_checked_path(monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("the checked path ran")
+
+    monkeypatch.setattr(memory_ops, "_copy_run", boom)
+    monkeypatch.setattr(memory_ops, "_reduce_run", boom)
+
+
+def test_fallbacks_the_layouts_decide_go_straight_to_torch_later(monkeypatch):
+    fast_path.clear()
+    a, b = aligned((48,), torch.float32), aligned((48,), torch.float32)
+    x = aligned((16, 24), torch.float32)
+    a.copy_(torch.arange(48.0))
+    ops.copy(a, b)  # CPU tensors: torch's op, for a reason the layouts decide
+    ops.reduce_into(b, a, "ADD")
+    ops.transpose(x)
+    assert len(fast_path.routes) == 3 and len(fast_path.fresh_routes) == 1  # transpose: with and without out
+    assert fast_path.entries == {}
+    path = ops.last_path
+    with monkeypatch.context() as m:
+        _no_checked_path(m)
+        b.zero_()
+        ops.copy(a, b)
+        assert torch.equal(b, a) and ops.last_path.startswith("torch:not CUDA")
+        ops.reduce_into(b, a, "ADD")
+        assert torch.equal(b, 2 * a)
+        t = ops.transpose(x)
+        assert torch.equal(t, x.t()) and t.is_contiguous() and t.data_ptr() != x.data_ptr() and ops.last_path == path
+    base = aligned((96,), torch.float32)
+    with pytest.raises(ValueError, match="overlap in memory"):  # same key, intersecting extents: the checked path
+        ops.copy(base[:48], base[32:80])
+    with pytest.raises(ValueError, match="TMA cannot"):  # strict: the checked path, which raises
+        ops.copy(a, b, strict=True)
+    ops.copy(a.requires_grad_(), b)  # autograd records: the checked path's reason
+    assert ops.last_path.startswith("torch:autograd")

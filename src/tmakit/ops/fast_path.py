@@ -4,7 +4,9 @@ After a call has been checked, planned and launched once, later calls with the s
 device, op arguments, address alignment mod 128) go straight to its launcher. Each op builds its own key (a tuple
 starting with its tag) from everything its plan depends on. The ops plan with the bandwidth kernels' default
 configs, which are constants, so the key need not hold them. Fallbacks are never cached (they take the checked path
-every time, with the same errors and reasons).
+every time, with the same errors and reasons), except fallbacks whose reason the key decides (a dtype, stride or
+alignment TMA cannot take, an op the hardware lacks): ``routes`` sends later calls with that key, disjoint byte
+extents, no tensor requiring grad and ``strict=False`` straight to torch's op, with the same ``last_path``.
 
 Building that key reads a dozen tensor attributes from Python (about 1 µs). Calls on the same tensor objects as an
 earlier call skip it: ``objects`` maps (tag, the tensors' ids, op arguments) to the entry that call used and a
@@ -19,8 +21,8 @@ from ..memory_overlap import Region, byte_extent, relation
 from .common import current_device, on_device, state
 from .tensor_check import check_maker
 
-__all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "entries", "fresh", "objects", "get", "launch", "remember",
-           "remember_fresh", "note_objects", "clear"]
+__all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "TorchRoute", "entries", "fresh", "objects", "routes",
+           "fresh_routes", "get", "launch", "remember", "remember_fresh", "note_objects", "clear"]
 
 COPY, PERMUTE, TRANSPOSE, REDUCE = range(4)  # the first item of each op's key
 MAX_ENTRIES = 4096
@@ -37,6 +39,17 @@ get = entries.get  # entries is cleared, never rebound
 #: layouts, and that call's ``(addresses | ...) & 127``
 objects: dict = {}
 _seen: set = set()  # object keys that took the keyed path once
+#: key -> (TorchRoute, src lo, src hi, dst lo, dst hi); ((op, x layout, dims), x address mod 128) -> (TorchRoute,
+#: output shape): layouts whose checked call fell back to torch's op for a reason the key decides
+routes: dict = {}
+fresh_routes: dict = {}
+
+
+class TorchRoute(str):
+    """A checked call's fallback path (``"torch:<reason>"``) that its layout key decides; ``op``: reduce_into's
+    op, normalised."""
+
+    op = ""
 _bw = None
 _one_device = None
 
@@ -56,6 +69,8 @@ def clear() -> None:
     fresh.clear()
     objects.clear()
     _seen.clear()
+    routes.clear()
+    fresh_routes.clear()
 
 
 def note_objects(okey, entry, bits: int, *tensors) -> None:
@@ -90,20 +105,26 @@ def one_device() -> bool:
 
 
 def remember(key, run, src, dst) -> None:
-    """Cache ``run`` (a launcher that just ran for ``src`` -> ``dst``) under ``key``."""
-    if len(entries) >= MAX_ENTRIES:
+    """Cache ``run`` (a launcher that just ran for ``src`` -> ``dst``, or a :class:`TorchRoute`) under ``key``."""
+    if len(entries) + len(routes) >= MAX_ENTRIES:
         clear()
     s, d = Region.of(src), Region.of(dst)
-    entries[key] = (run, *byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem),
-                    one_device(), run.path)
+    extents = (*byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
+    if isinstance(run, TorchRoute):
+        routes[key] = (run, *extents)
+    else:
+        entries[key] = (run, *extents, one_device(), run.path)
 
 
 def remember_fresh(key, run, shape, align: int) -> None:
     """Cache ``run`` for transposes/permutes without ``out`` under ``key``: it writes a new contiguous output of
     ``shape`` (which no source can overlap) at an address ``align`` modulo 128 (torch's CUDA allocator: 0)."""
-    if len(fresh) >= MAX_ENTRIES:
+    if len(fresh) + len(fresh_routes) >= MAX_ENTRIES:
         clear()
-    fresh[key] = (run, shape, align, one_device(), run.path)
+    if isinstance(run, TorchRoute):
+        fresh_routes[key] = (run, shape)
+    else:
+        fresh[key] = (run, shape, align, one_device(), run.path)
 
 
 def launch(entry, sp: int, dp: int, src, dst, dev: int) -> bool:

@@ -18,6 +18,8 @@ __all__ = ["copy", "transpose", "permute", "reduce_into", "reduce_dtype", "torch
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _get = fast_path.get
 _object = fast_path.objects.get  # objects is cleared, never rebound
+_route = fast_path.routes.get
+_fresh_route = fast_path.fresh_routes.get
 _launch = fast_path.launch
 
 
@@ -109,6 +111,13 @@ def copy(src, dst, *, strict: bool = False):
             return dst
         if _launch(run, sp, dp, src, dst, dev):
             return dst
+    elif key is not None and not strict:
+        r = _route(key)
+        if r is not None and (sp + r[2] <= dp + r[3] or dp + r[4] <= sp + r[1]) \
+                and not (src.requires_grad or dst.requires_grad):
+            state.path = r[0]
+            dst.copy_(src)
+            return dst
     run = _copy_run(src, dst, strict)
     if run is not None and key is not None:
         remember(key, run, src, dst)
@@ -116,7 +125,8 @@ def copy(src, dst, *, strict: bool = False):
 
 
 def _copy_run(src, dst, strict):
-    """The checked copy; returns the launcher that ran, or None after the torch fallback."""
+    """The checked copy; returns the launcher that ran, a ``fast_path.TorchRoute`` after a fallback the layouts
+    decide, or None after any other fallback."""
     check_tensor("src", src)
     check_tensor("dst", dst)
     if tuple(src.shape) != tuple(dst.shape):
@@ -125,7 +135,9 @@ def _copy_run(src, dst, strict):
     if reason == "same" and not recording(src, dst):
         set_path("none:src is dst")
         return None
-    reason = ("" if reason == "same" else reason) or recording(src, dst) or _gpu_reason(src, dst)
+    reason = ("" if reason == "same" else reason) or recording(src, dst)
+    keyed = not reason  # from here on the reason depends on the layouts, dtypes and devices alone
+    reason = reason or _gpu_reason(src, dst)
     if not reason:
         bw = bandwidth()
         with on_device(src.get_device()):
@@ -136,7 +148,7 @@ def _copy_run(src, dst, strict):
                 return run
         reason = run.reason
     _fallback(reason, strict, lambda: dst.copy_(src))
-    return None
+    return fast_path.TorchRoute("torch:" + reason) if keyed else None
 
 
 def _aliasing(what: str, src, dst) -> str:
@@ -205,14 +217,27 @@ def _view_op(tag, x, arg, out, strict, make_view):
             state.path = hit[4]
             note_objects((tag, id(x), arg), hit, sp & 127, x)
             return out
+    elif xk is not None and out is None and not strict:
+        r = _fresh_route((xk, sp & 127))
+        if r is not None:
+            out = x.new_empty(r[1])
+            out.copy_(make_view())
+            state.path = r[0]
+            return out
     run = None
     if xk is not None and out is not None:
         try:
             dp = out.data_ptr()
             key = (xk, out.shape, out.stride(), out.dtype, out.get_device(), (sp | dp) & 127)
             run = _get(key)
+            r = _route(key) if run is None and not strict else None
         except Exception:  # out is not a tensor: _out_for says so
-            run = None
+            run = r = None
+        if r is not None and (sp + r[2] <= dp + r[3] or dp + r[4] <= sp + r[1]) \
+                and not (x.requires_grad or out.requires_grad):
+            out.copy_(make_view())
+            state.path = r[0]
+            return out
     if run is not None and _launch(run, sp, dp, x, out, dev):
         return out
     check_tensor("x", x)
@@ -358,6 +383,12 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
             return dst
         if _launch(run, sp, dp, src, dst, dev):
             return dst
+    elif key is not None and not strict:
+        r = _route(key)
+        if r is not None and (sp + r[2] <= dp + r[3] or dp + r[4] <= sp + r[1]) \
+                and not (src.requires_grad or dst.requires_grad):
+            state.path = r[0]
+            return torch_reduce(dst, src, r[0].op)
     run = _reduce_run(dst, src, op, method, strict)
     if run is not None and key is not None:
         remember(key, run, src, dst)
@@ -365,7 +396,8 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
 
 
 def _reduce_run(dst, src, op, method, strict):
-    """The checked reduce_into; returns the launcher that ran, or None after the torch fallback."""
+    """The checked reduce_into; returns the launcher that ran, a ``fast_path.TorchRoute`` after a fallback the
+    layouts, dtypes and op decide, or None after any other fallback."""
     check_tensor("dst", dst)
     check_tensor("src", src)
     from ..tma.reduce_rules import check_reduce, reduce_op_name
@@ -376,7 +408,9 @@ def _reduce_run(dst, src, op, method, strict):
     if tuple(src.shape) != tuple(dst.shape):
         raise ValueError(f"reduce_into: shapes differ: dst {tuple(dst.shape)} vs src {tuple(src.shape)}")
     reason = _aliasing("reduce_into", src, dst)  # "same" (dst = dst op dst) is safe: each tile reads before it writes
-    reason = ("" if reason == "same" else reason) or recording(src, dst) or _gpu_reason(src, dst)
+    reason = ("" if reason == "same" else reason) or recording(src, dst)
+    keyed = not reason  # from here on the reason depends on the layouts, dtypes, devices and op alone
+    reason = reason or _gpu_reason(src, dst)
     if not reason:
         from ..tma.errors import TmaDescriptorError
 
@@ -409,4 +443,8 @@ def _reduce_run(dst, src, op, method, strict):
                     return run
             reason = run.reason if not isinstance(run, bw.Launcher) else "combine needs contiguous tensors"
     _fallback(reason, strict, lambda: torch_reduce(dst, src, op))
-    return None
+    if not keyed:
+        return None
+    route = fast_path.TorchRoute("torch:" + reason)
+    route.op = op
+    return route
