@@ -305,3 +305,19 @@ def test_fallbacks_the_layouts_decide_go_straight_to_torch_later(monkeypatch):
         ops.copy(a, b, strict=True)
     ops.copy(a.requires_grad_(), b)  # autograd records: the checked path's reason
     assert ops.last_path.startswith("torch:autograd")
+
+
+def test_a_transpose_routed_to_torch_takes_the_object_check_too(monkeypatch, checks):
+    fast_path.clear()
+    x = aligned((16, 24), torch.float32)
+    for _ in range(3):  # checked (route), keyed route (seen once), keyed route (check made)
+        t = ops.transpose(x)
+    assert (fast_path.TRANSPOSE, id(x), (0, 1)) in fast_path.objects and fast_path.fresh_routes
+    with monkeypatch.context() as m:
+        _no_checked_path(m)
+        m.setattr(fast_path, "fresh_routes", {})  # only the object entry can route it now
+        m.setattr(memory_ops, "_fresh_route", {}.get)
+        t = ops.transpose(x)
+        assert torch.equal(t, x.t()) and t.is_contiguous() and ops.last_path.startswith("torch:not CUDA")
+    x.t_()  # another layout: the object check fails; the keyed path plans it
+    assert torch.equal(ops.transpose(x), x.t())

@@ -35,8 +35,8 @@ entries: dict = {}
 fresh: dict = {}
 get = entries.get  # entries is cleared, never rebound
 #: (tag, id(tensor), ..., op arguments) -> (check, entry, address bits): the entry the last keyed call on these tensor
-#: objects launched (an ``entries`` or ``fresh`` value), ``check(*tensors)`` that they still have that call's
-#: layouts, and that call's ``(addresses | ...) & 127``
+#: objects took (an ``entries``, ``fresh`` or ``fresh_routes`` value), ``check(*tensors)`` that they still have that
+#: call's layouts, and that call's ``(addresses | ...) & 127``
 objects: dict = {}
 _seen: set = set()  # object keys that took the keyed path once
 #: key -> (TorchRoute, src lo, src hi, dst lo, dst hi); ((op, x layout, dims), x address mod 128) -> (TorchRoute,

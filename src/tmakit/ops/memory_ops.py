@@ -198,6 +198,10 @@ def _view_op(tag, x, arg, out, strict, make_view):
             sp, hit = x.data_ptr(), seen[1]
             if sp & 127 == seen[2]:  # a new output: nothing can overlap it
                 out = x.new_empty(hit[1])
+                if len(hit) == 2:  # a fast_path.fresh_routes entry: torch's op
+                    out.copy_(make_view())
+                    state.path = hit[0]
+                    return out
                 dp = out.data_ptr()
                 if dp & 127 == hit[2] and (hit[3] or x.get_device() == current_device()):
                     hit[0](sp, dp)
@@ -223,6 +227,7 @@ def _view_op(tag, x, arg, out, strict, make_view):
             out = x.new_empty(r[1])
             out.copy_(make_view())
             state.path = r[0]
+            note_objects((tag, id(x), arg), r, sp & 127, x)
             return out
     run = None
     if xk is not None and out is not None:
