@@ -599,3 +599,21 @@ def test_lean_transpose_in_place_launcher_halves_shared_memory(monkeypatch):
     f32 = bw.Plan("transpose", "", [(4096, 1, 4096), (4096, 4096, 1)], 4)
     bw._transpose_launcher(f32, dataclasses.replace(bw.TRANSPOSE_CONFIG[4], inplace=1), 132, 0, 0)
     assert "-DTP_INPLACE=1" not in seen[-1]  # 4-byte elements: the scalar path, never in place
+
+
+def test_plain_transpose_plans_what_tma_cannot_describe():
+    """Transposes whose rows are not 16-byte multiples (or whose base is off 16 bytes) plan as ``plain``: dims (p,
+    q, batch) in elements; same-unit-dim pairs, 4+ dims and broadcasts do not."""
+    torch = pytest.importorskip("torch")
+    from tmakit.kernels.bandwidth import plan_plain_transpose
+
+    x = torch.zeros(91, 58)  # rows of 232 bytes
+    p = plan_plain_transpose(x.t(), torch.zeros(58, 91))
+    assert p.kind == "plain" and p.dims == [(58, 1, 91), (91, 58, 1), (1, 0, 0)] and p.elem == 4
+    b = torch.zeros(3, 17, 5, dtype=torch.float16)
+    p = plan_plain_transpose(b.transpose(1, 2), torch.zeros(3, 5, 17, dtype=torch.float16))
+    assert p.dims == [(5, 1, 17), (17, 5, 1), (3, 85, 85)] and p.elem == 2
+    assert plan_plain_transpose(x[:, :32], torch.zeros(91, 32)) is None  # same unit-stride dim: a strided copy
+    assert plan_plain_transpose(torch.zeros(2, 3, 4, 5).permute(3, 2, 1, 0), torch.zeros(5, 4, 3, 2)) is None
+    assert plan_plain_transpose(torch.zeros(4, 1).expand(4, 6).t(), torch.zeros(6, 4)) is None
+    assert plan_plain_transpose(torch.zeros(0, 5).t(), torch.zeros(5, 0)) is None

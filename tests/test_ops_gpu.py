@@ -681,3 +681,29 @@ def test_torch_compile_keeps_the_tma_ops_in_the_graph(mode):
     gref = torch.ones(256, 512, device="cuda") @ b.detach().float().t()
     assert float((a.grad.float() - gref).norm() / gref.norm()) < 1e-2
     assert paths[0].startswith("tma:"), paths  # the last tk op the compiled forward ran went through TMA
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.bfloat16, torch.float32, torch.int64])
+@pytest.mark.parametrize("shape", [(91, 58), (1, 7), (130, 3), (1798, 634), (67, 2049)])
+def test_transposes_tma_cannot_describe_run_the_plain_kernel(shape, dtype):
+    """Rows that are not 16-byte multiples (and bases off 16 bytes): plain_transpose.cu, equal to torch, nothing
+    written outside the destination."""
+    x = rand(shape, dtype)
+    got = ops.transpose(x)
+    assert torch.equal(got, x.t()) and got.is_contiguous()
+    one = 1 in shape  # a vector: a flat copy (or, off 16 bytes, torch's)
+    assert ops.last_path in ("plain:transpose", "tma:transpose") or one
+    base = rand((shape[0], shape[1] + 1), dtype)
+    v = base[:, 1:]  # base address off by one element, odd row stride
+    out = poisoned((shape[1] + 3, shape[0]), dtype)
+    want = out.clone()
+    want[:shape[1]] = v.t()
+    ops.transpose(v, out=out[:shape[1]])
+    assert torch.equal(out, want) and (ops.last_path == "plain:transpose" or one)
+
+
+def test_batched_odd_permute_runs_the_plain_kernel():
+    x = rand((6, 33, 17), torch.float16)
+    for _ in range(3):  # checked, keyed, per-object
+        got = ops.permute(x, (0, 2, 1))
+    assert torch.equal(got, x.permute(0, 2, 1)) and ops.last_path == "plain:transpose"

@@ -1,5 +1,6 @@
-"""Host side of the bandwidth kernels (``stream.cu``, ``bandwidth_bulk.cu``, ``transpose.cu``): layout planning,
-tensor maps, tile shapes, launches. Used by :mod:`tmakit.ops`; needs torch tensors (imported lazily by the caller).
+"""Host side of the bandwidth kernels (``stream.cu``, ``bandwidth_bulk.cu``, ``transpose.cu``,
+``plain_transpose.cu``): layout planning, tensor maps, tile shapes, launches. Used by :mod:`tmakit.ops`; needs torch
+tensors (imported lazily by the caller).
 
 A *plan* turns a (src, dst) pair of equal-shape tensors into one of:
 
@@ -11,7 +12,9 @@ A *plan* turns a (src, dst) pair of equal-shape tensors into one of:
                 destination map may carry any strides: a permute that keeps the innermost dim is a pure TMA copy);
 - ``transpose`` the unit-stride dims differ: TMA load of T x (KQ*T) boxes, a bank-conflict-free transpose through
                 128B-swizzled shared memory, TMA store of T x T boxes;
-- ``None``      TMA cannot describe it (no unit-stride dim, strides not multiples of 16 bytes, misaligned base,
+- ``plain``     a (batched) transpose TMA cannot describe (a row stride not a multiple of 16 bytes, a base off 16
+                or 128 bytes): ``plain_transpose.cu``, plain loads and stores through a shared-memory tile;
+- ``None``      neither can describe it (no unit-stride dim, strides not multiples of 16 bytes without a transpose,
                 rank > 5 after merging dims, broadcast strides ...): ``reason`` says why, the caller falls back.
 
 The package, by job: ``config`` (configs and shipped defaults), ``plan`` (plans and box shapes), ``launchers``
@@ -42,9 +45,9 @@ from .config import (
     transpose_config_for,
 )
 from .launchers import BulkParams, DynLauncher, StreamParams, TransposeParams, _grid, _order, sm_count
-from .plan import Plan, _boxes, plan_copy
+from .plan import Plan, _boxes, plan_copy, plan_plain_transpose
 from .stream import _flat_launcher, _stream_launcher, _strided_launcher
-from .transpose import _transpose_launcher, _transpose_params
+from .transpose import _plain_transpose_launcher, _transpose_launcher, _transpose_params
 
 __all__ = ["CacheHint", "Lean", "TileOrder", "CopyConfig", "TransposeConfig", "Plan", "Launcher", "BulkLauncher",
            "plan_copy", "launcher_for", "transpose_config_for", "flat_config", "COPY_CONFIG", "REDUCE_CONFIG",
@@ -90,6 +93,8 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     if got is not None:
         return got
     plan = plan_copy(src, dst, allow_transpose=allow_transpose)
+    if plan.kind is None and allow_transpose and op < 0:
+        plan = plan_plain_transpose(src, dst) or plan
     nsm = sm_count(src) if plan.kind else 0
     cfg = flat_config(plan, cfg, src.numel() * src.element_size(), op, dtype)
     if plan.kind == "strided" and op < 0 and cfg.strided:
@@ -107,6 +112,9 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     elif plan.kind == "strided":
         got = _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp)
         reason = "no strided TMA view"
+    elif plan.kind == "plain":
+        got = _plain_transpose_launcher(plan)
+        reason = "no plain transpose view"
     elif plan.kind == "transpose":
         tcfg = tcfgs.get(plan.elem) or tcfgs[2]
         got = _transpose_launcher(plan, tcfg, nsm, sp, dp)
@@ -116,7 +124,7 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     if got is None:
         got = Plan(None, reason)
     else:
-        got.kind, got.path = plan.kind, "tma:" + plan.kind
+        got.kind, got.path = plan.kind, "plain:transpose" if plan.kind == "plain" else "tma:" + plan.kind
     if len(_launchers) > 1024:
         _launchers.clear()
     _launchers[key] = got

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["Plan", "plan_copy"]
+__all__ = ["Plan", "plan_copy", "plan_plain_transpose"]
 
 
 @dataclasses.dataclass
 class Plan:
-    kind: str | None  # "flat" | "strided" | "transpose" | None
+    kind: str | None  # "flat" | "strided" | "transpose" | "plain" (a transpose without TMA) | None
     reason: str = ""
     dims: list = dataclasses.field(default_factory=list)  # [(size, src_stride, dst_stride)] in elements, inner first
     elem: int = 0
@@ -71,6 +71,26 @@ def plan_copy(src, dst, *, allow_transpose: bool = True) -> Plan:
             return Plan(None, f"{name} base address is not 128-byte aligned (needed with a swizzled map)")
     rest = sorted((d for i, d in enumerate(dims) if i not in (p, q)), key=lambda d: d[2])
     return Plan("transpose", dims=[dims[p], dims[q]] + rest, elem=e)
+
+
+def plan_plain_transpose(src, dst) -> Plan | None:
+    """A transpose for ``plain_transpose.cu`` (plain loads and stores, no TMA: any strides, any element-aligned
+    address), or None: after merging, a dim of unit stride in ``src`` (p), another of unit stride in ``dst`` (q)
+    and at most one more (a batch), positive strides, at most 2^31 tiles."""
+    if src.numel() == 0:
+        return None
+    dims = _merge_dims(tuple(src.shape), tuple(src.stride()), tuple(dst.stride()))
+    if len(dims) not in (2, 3) or any(a <= 0 or b <= 0 for _, a, b in dims):
+        return None
+    ps = [i for i, d in enumerate(dims) if d[1] == 1]
+    qs = [i for i, d in enumerate(dims) if d[2] == 1]
+    if not ps or not qs or ps[0] == qs[0]:
+        return None
+    p, q = ps[0], qs[0]
+    rest = [d for i, d in enumerate(dims) if i not in (p, q)] or [(1, 0, 0)]
+    if -(-dims[p][0] // 32) * -(-dims[q][0] // 32) * rest[0][0] >= 2 ** 31:
+        return None
+    return Plan("plain", dims=[dims[p], dims[q], rest[0]], elem=src.element_size())
 
 
 def _fit_inner_box(n, elem, cap=256):

@@ -1,15 +1,34 @@
-"""Launchers of ``transpose.cu``: the lean one-tile CTA (the default) and the persistent pipelines."""
+"""Launchers of ``transpose.cu`` (the lean one-tile CTA, the default, and the persistent pipelines) and of
+``plain_transpose.cu`` (transposes TMA cannot describe)."""
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import math
 
 from ...cuda.packed import Launcher, MapTemplate
 from ...tma.tensormap import SwizzleMode
 from ..fastdiv import set_divisor
+from .bulk import BulkLauncher
 from .config import PERSISTENT_TRANSPOSE, SMEM_PER_SM, TransposeConfig, transpose_config_for
 from .launchers import _WORD, DynLauncher, TransposeParams, _kernel, _map, _pad_smem
+
+
+class PlainTransposeParams(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int64) for n in ("np", "nq", "nb", "sq", "sb", "dp", "db", "tiles_p", "tiles_q")]
+
+
+def _plain_transpose_launcher(plan):
+    """``plain_transpose.cu`` for a ``plan_plain_transpose`` plan: tiles of 64 x 64 elements of 1 or 2 bytes (128-byte
+    rows), 32 x 32 otherwise; one CTA per tile and batch."""
+    e = plan.elem
+    (n_p, _, d_p), (n_q, s_q, _), (n_b, s_b, d_b) = plan.dims
+    tile = 64 if e <= 2 else 32
+    tp, tq = -(-n_p // tile), -(-n_q // tile)
+    params = PlainTransposeParams(n_p, n_q, n_b, s_q, s_b, d_p, d_b, tp, tq)
+    k = _kernel("plain_transpose.cu", "tmakit_plain_transpose", [f"-DPT_ELEM={e}", f"-DPT_TILE={tile}"])
+    return BulkLauncher(k, tp * tq * n_b, 256, 0, params, [])
 
 
 def _transpose_launcher(plan, cfg: TransposeConfig, nsm, sp, dp):

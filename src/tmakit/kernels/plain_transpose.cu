@@ -1,0 +1,61 @@
+// plain_transpose.cu -- transposes TMA cannot describe: a row stride that is not a multiple of 16 bytes (TMA's
+// global strides must be, docs/HARDWARE.md), a base address off 16 or 128 bytes. Plain loads and stores through a
+// shared-memory tile, no TMA.
+//
+// Dims (elements): p = the source's unit-stride dim (size np, destination stride dp), q = the destination's
+// unit-stride dim (size nq, source stride sq), b = an optional batch dim (size nb, strides sb / db). One CTA moves
+// one PT_TILE x PT_TILE tile of one batch: it reads rows along p (coalesced in the source), writes rows along q
+// (coalesced in the destination); the tile has one padding column so that the column reads of the write phase fall
+// in different banks. A 1-D grid of tiles_p * tiles_q * nb CTAs and 1-D blocks of 256 threads.
+#include <tmakit/all.cuh>
+
+using namespace tmakit;
+
+#ifndef PT_ELEM
+#define PT_ELEM 4
+#endif
+#ifndef PT_TILE
+#define PT_TILE 32
+#endif
+#define PT_THREADS 256
+#define PT_ROWS (PT_THREADS / PT_TILE)  // tile rows per pass
+
+#if PT_ELEM == 1
+typedef unsigned char elem_t;
+#elif PT_ELEM == 2
+typedef unsigned short elem_t;
+#elif PT_ELEM == 4
+typedef unsigned int elem_t;
+#else
+typedef unsigned long long elem_t;
+#endif
+
+struct PlainTransposeParams {
+  i64 np, nq, nb;  // sizes of the p, q and batch dims
+  i64 sq, sb;      // source strides of q and batch (p: 1)
+  i64 dp, db;      // destination strides of p and batch (q: 1)
+  i64 tiles_p, tiles_q;
+};
+
+extern "C" __global__ void __launch_bounds__(PT_THREADS)
+tmakit_plain_transpose(const elem_t* __restrict__ src, elem_t* __restrict__ dst, const PlainTransposeParams p) {
+  __shared__ elem_t tile[PT_TILE][PT_TILE + 1];
+  const i64 t = blockIdx.x;
+  const i64 tp = t % p.tiles_p, rest = t / p.tiles_p;
+  const i64 tq = rest % p.tiles_q, b = rest / p.tiles_q;
+  const i64 p0 = tp * PT_TILE, q0 = tq * PT_TILE;
+  const int x = threadIdx.x % PT_TILE, y = threadIdx.x / PT_TILE;
+  const elem_t* s = src + b * p.sb;
+  elem_t* d = dst + b * p.db;
+#pragma unroll
+  for (int r = y; r < PT_TILE; r += PT_ROWS) {  // row q0 + r of the tile, along p
+    const i64 ip = p0 + x, iq = q0 + r;
+    if (ip < p.np && iq < p.nq) tile[r][x] = s[ip + iq * p.sq];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = y; r < PT_TILE; r += PT_ROWS) {  // row p0 + r of the output tile, along q
+    const i64 ip = p0 + r, iq = q0 + x;
+    if (ip < p.np && iq < p.nq) d[iq + ip * p.dp] = tile[x][r];
+  }
+}
