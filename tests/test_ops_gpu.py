@@ -684,7 +684,7 @@ def test_torch_compile_keeps_the_tma_ops_in_the_graph(mode):
 
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.bfloat16, torch.float32, torch.int64])
-@pytest.mark.parametrize("shape", [(91, 58), (1, 7), (130, 3), (1798, 634), (67, 2049)])
+@pytest.mark.parametrize("shape", [(91, 58), (1, 7), (130, 3), (1798, 634), (67, 2049), (36, 67), (64, 1023)])
 def test_transposes_tma_cannot_describe_run_the_plain_kernel(shape, dtype):
     """Rows that are not 16-byte multiples (and bases off 16 bytes): plain_transpose.cu, equal to torch, nothing
     written outside the destination."""
@@ -707,3 +707,15 @@ def test_batched_odd_permute_runs_the_plain_kernel():
     for _ in range(3):  # checked, keyed, per-object
         got = ops.permute(x, (0, 2, 1))
     assert torch.equal(got, x.permute(0, 2, 1)) and ops.last_path == "plain:transpose"
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.bfloat16])
+def test_plain_transpose_packed_rows_with_a_partial_last_word(dtype):
+    """Destination rows 4-byte aligned (row stride 68) but 67 elements long: words, then the last 3 or 1 element
+    one by one; nothing written past the row."""
+    x = rand((67, 45), dtype)  # rows of 45 elements: TMA cannot describe them
+    buf = poisoned((45, 68), dtype)
+    want = buf.clone()
+    want[:, :67] = x.t()
+    ops.transpose(x, out=buf[:, :67])
+    assert ops.last_path == "plain:transpose" and torch.equal(buf, want)

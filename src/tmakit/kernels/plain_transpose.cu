@@ -7,6 +7,8 @@
 // one PT_TILE x PT_TILE tile of one batch: it reads rows along p (coalesced in the source), writes rows along q
 // (coalesced in the destination); the tile has one padding column so that the column reads of the write phase fall
 // in different banks. A 1-D grid of tiles_p * tiles_q * nb CTAs and 1-D blocks of 256 threads.
+// PT_PACK > 1 (1- and 2-byte elements, destination rows and base 4-byte aligned): each thread of the write phase
+// stores PT_PACK neighbouring elements of a row as one 32-bit word (half or a quarter of the store instructions).
 #include <tmakit/all.cuh>
 
 using namespace tmakit;
@@ -16,6 +18,9 @@ using namespace tmakit;
 #endif
 #ifndef PT_TILE
 #define PT_TILE 32
+#endif
+#ifndef PT_PACK
+#define PT_PACK 1
 #endif
 #define PT_THREADS 256
 #define PT_ROWS (PT_THREADS / PT_TILE)  // tile rows per pass
@@ -53,9 +58,31 @@ tmakit_plain_transpose(const elem_t* __restrict__ src, elem_t* __restrict__ dst,
     if (ip < p.np && iq < p.nq) tile[r][x] = s[ip + iq * p.sq];
   }
   __syncthreads();
+#if PT_PACK == 1
 #pragma unroll
   for (int r = y; r < PT_TILE; r += PT_ROWS) {  // row p0 + r of the output tile, along q
     const i64 ip = p0 + r, iq = q0 + x;
     if (ip < p.np && iq < p.nq) d[iq + ip * p.dp] = tile[x][r];
   }
+#else
+  static_assert(PT_PACK * PT_ELEM == 4, "PT_PACK packs 32-bit words");
+  constexpr int kLanes = PT_TILE / PT_PACK;  // threads per output row
+  const int xw = threadIdx.x % kLanes, yw = threadIdx.x / kLanes;
+#pragma unroll
+  for (int r = yw; r < PT_TILE; r += PT_THREADS / kLanes) {
+    const i64 ip = p0 + r, iq = q0 + xw * PT_PACK;
+    if (ip >= p.np) continue;
+    elem_t* row = d + ip * p.dp;
+    if (iq + PT_PACK <= p.nq) {
+      u32 w = 0;
+#pragma unroll
+      for (int j = 0; j < PT_PACK; ++j) w |= (u32)tile[xw * PT_PACK + j][r] << (8 * PT_ELEM * j);
+      *reinterpret_cast<u32*>(row + iq) = w;  // PTX: st.global.u32
+    } else {
+#pragma unroll
+      for (int j = 0; j < PT_PACK; ++j)
+        if (iq + j < p.nq) row[iq + j] = tile[xw * PT_PACK + j][r];
+    }
+  }
+#endif
 }

@@ -113,7 +113,7 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
         got = _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp)
         reason = "no strided TMA view"
     elif plan.kind == "plain":
-        got = _plain_transpose_launcher(plan)
+        got = _plain_transpose_launcher(plan, dp)
         reason = "no plain transpose view"
     elif plan.kind == "transpose":
         tcfg = tcfgs.get(plan.elem) or tcfgs[2]
