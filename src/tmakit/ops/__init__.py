@@ -64,7 +64,8 @@ else:
 class _OpsModule(_types.ModuleType):
     """``tk.ops`` itself, so that ``last_path`` is a per-thread property: how the calling thread's last op ran --
     ``"tma:flat"`` / ``"tma:bulk"`` (contiguous copies: tensor maps / non-tensor bulk copies), ``"tma:strided"``,
-    ``"tma:transpose"``, ``"tma:combine"`` (reduce_into's load-combine-store), ``"tma"`` / ``"tma+pad(...)"`` (gemm),
+    ``"tma:transpose"``, ``"plain:transpose"`` (a transpose whose rows TMA cannot describe, without TMA),
+    ``"tma:combine"`` (reduce_into's load-combine-store), ``"tma"`` / ``"tma+pad(...)"`` (gemm),
     ``"torch:<reason>"`` (the fallback ran) or ``"none:src is dst"`` (a copy onto itself: nothing to do); ``""``
     before the thread's first op. Assigning it (``tk.ops.last_path = ""``) sets the calling thread's value."""
 

@@ -71,8 +71,10 @@ def copy(src, dst, *, strict: bool = False):
     ``src`` and ``dst`` must have the same shape (``ValueError`` otherwise); 1–5 dims after merging contiguous ones.
     Contiguous pairs run as a flat byte stream (2-D view plus a rank-1 tail box, one kernel); pairs that share their
     unit-stride dim run as a strided TMA copy (any other strides, e.g. ``permute`` keeping the last dim); pairs whose
-    unit-stride dims differ run the shared-memory transpose kernel. Anything else falls back to ``dst.copy_(src)``
-    (``strict=True``: raises ``ValueError`` with the reason).
+    unit-stride dims differ run the shared-memory transpose kernel (TMA; where TMA cannot describe the rows -- a
+    stride that is not a multiple of 16 bytes, a base off 16 or 128 bytes -- a plain-load kernel, path
+    ``plain:transpose``, for up to one batch dim). Anything else falls back to ``dst.copy_(src)`` (``strict=True``:
+    raises ``ValueError`` with the reason).
 
     Aliasing (checked exactly, from addresses and strides): ``src`` and ``dst`` sharing any byte raise ``ValueError``
     (TMA moves tiles in no fixed order), as does a ``dst`` that writes one address twice; disjoint interleaved views
