@@ -617,3 +617,33 @@ def test_plain_transpose_plans_what_tma_cannot_describe():
     assert plan_plain_transpose(torch.zeros(2, 3, 4, 5).permute(3, 2, 1, 0), torch.zeros(5, 4, 3, 2)) is None
     assert plan_plain_transpose(torch.zeros(4, 1).expand(4, 6).t(), torch.zeros(6, 4)) is None
     assert plan_plain_transpose(torch.zeros(0, 5).t(), torch.zeros(5, 0)) is None
+
+
+def test_plain_transpose_params_match_the_kernel_struct():
+    """The ctypes struct and plain_transpose.cu's PlainTransposeParams list the same 64-bit fields in one order."""
+    import re
+
+    from tmakit.kernels import KERNELS_DIR
+    from tmakit.kernels.bandwidth.transpose import PlainTransposeParams
+
+    src = (KERNELS_DIR / "plain_transpose.cu").read_text()
+    body = re.search(r"struct PlainTransposeParams \{(.*?)\};", src, re.S).group(1)
+    names = [n for line in body.splitlines() for n in re.findall(r"i64 ([\w, ]+);", line.split("//")[0])]
+    fields = [f.strip() for n in names for f in n.split(",")]
+    assert fields == [f for f, _ in PlainTransposeParams._fields_] and ctypes.sizeof(PlainTransposeParams) == 8 * 9
+
+
+def test_plain_transpose_packs_stores_only_where_every_row_is_word_aligned():
+    from tmakit.kernels.bandwidth.plan import Plan
+    from tmakit.kernels.bandwidth.transpose import plain_store_pack
+
+    def plan(elem, d_p, n_b=1, d_b=0):
+        return Plan("plain", dims=[(100, 1, d_p), (33, 100, 1), (n_b, 5000, d_b)], elem=elem)
+
+    assert plain_store_pack(plan(2, 100), 0x1000) == 2  # bf16 rows of 200 bytes
+    assert plain_store_pack(plan(2, 101), 0x1000) == 1  # rows of 202 bytes: every other row off the word
+    assert plain_store_pack(plan(1, 100), 0x1000) == 4 and plain_store_pack(plan(1, 102), 0x1000) == 1
+    assert plain_store_pack(plan(2, 100), 0x1008) == 1  # base off 16 bytes
+    assert plain_store_pack(plan(2, 100, n_b=3, d_b=3301), 0x1000) == 1  # odd batch stride
+    assert plain_store_pack(plan(2, 100, n_b=3, d_b=3300), 0x1000) == 2
+    assert plain_store_pack(plan(4, 100), 0x1000) == 1 and plain_store_pack(plan(8, 100), 0x1000) == 1

@@ -19,15 +19,23 @@ class PlainTransposeParams(ctypes.Structure):
     _fields_ = [(n, ctypes.c_int64) for n in ("np", "nq", "nb", "sq", "sb", "dp", "db", "tiles_p", "tiles_q")]
 
 
+def plain_store_pack(plan, dp: int) -> int:
+    """Elements per 32-bit store in ``plain_transpose.cu``'s write phase: 4 // elem for 1- and 2-byte elements when
+    every destination row starts 4-byte aligned (a 16-byte aligned base ``dp`` -- the launcher cache keys on that --
+    and row and batch strides that are multiples of the word), else 1."""
+    e = plan.elem
+    (_, _, d_p), _, (n_b, _, d_b) = plan.dims
+    rows_aligned = dp % 16 == 0 and (d_p * e) % 4 == 0 and (n_b == 1 or (d_b * e) % 4 == 0)
+    return 4 // e if e <= 2 and rows_aligned else 1
+
+
 def _plain_transpose_launcher(plan, dp: int):
     """``plain_transpose.cu`` for a ``plan_plain_transpose`` plan: tiles of 64 x 64 elements of 1 or 2 bytes (128-byte
-    rows), 32 x 32 otherwise; one CTA per tile and batch. 1- and 2-byte elements store 32-bit words where every
-    destination row starts 4-byte aligned: a 16-byte aligned base ``dp`` (the launcher cache keys on that) and row
-    and batch strides that are multiples of the word."""
+    rows), 32 x 32 otherwise; one CTA per tile and batch; stores packed per :func:`plain_store_pack`."""
     e = plan.elem
     (n_p, _, d_p), (n_q, s_q, _), (n_b, s_b, d_b) = plan.dims
     tile = 64 if e <= 2 else 32
-    pack = 4 // e if e <= 2 and dp % 16 == 0 and (d_p * e) % 4 == 0 and (n_b == 1 or (d_b * e) % 4 == 0) else 1
+    pack = plain_store_pack(plan, dp)
     tp, tq = -(-n_p // tile), -(-n_q // tile)
     params = PlainTransposeParams(n_p, n_q, n_b, s_q, s_b, d_p, d_b, tp, tq)
     opts = [f"-DPT_ELEM={e}", f"-DPT_TILE={tile}", f"-DPT_PACK={pack}"]
