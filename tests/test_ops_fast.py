@@ -321,3 +321,16 @@ def test_a_transpose_routed_to_torch_takes_the_object_check_too(monkeypatch, che
         assert torch.equal(t, x.t()) and t.is_contiguous() and ops.last_path.startswith("torch:not CUDA")
     x.t_()  # another layout: the object check fails; the keyed path plans it
     assert torch.equal(ops.transpose(x), x.t())
+
+
+def test_a_full_cache_sheds_its_oldest_layouts_not_all(fake, monkeypatch):
+    monkeypatch.setattr(fast_path, "MAX_ENTRIES", 8)
+    pairs = [(aligned((16 * (i + 1),), torch.float32), aligned((16 * (i + 1),), torch.float32)) for i in range(12)]
+    for a, b in pairs:
+        ops.copy(a, b)
+    assert len(fast_path.entries) <= 8 and len(fake) == 12
+    ops.copy(*pairs[-1])  # the newest layouts stay: no plan
+    ops.copy(*pairs[-5])
+    assert len(fake) == 12
+    ops.copy(*pairs[0])  # the oldest went: planned again
+    assert len(fake) == 13

@@ -17,6 +17,7 @@ time the same objects take the keyed path (objects seen once, such as each step'
 
 from __future__ import annotations
 
+from ..bounded import make_room
 from ..memory_overlap import Region, byte_extent, relation
 from .common import current_device, on_device, state
 from .tensor_check import check_maker
@@ -38,7 +39,7 @@ get = entries.get  # entries is cleared, never rebound
 #: objects took (an ``entries``, ``fresh`` or ``fresh_routes`` value), ``check(*tensors)`` that they still have that
 #: call's layouts, and that call's ``(addresses | ...) & 127``
 objects: dict = {}
-_seen: set = set()  # object keys that took the keyed path once
+_seen: dict = {}  # object keys that took the keyed path once (-> None)
 #: key -> (TorchRoute, src lo, src hi, dst lo, dst hi); ((op, x layout, dims), x address mod 128) -> (TorchRoute,
 #: output shape): layouts whose checked call fell back to torch's op for a reason the key decides
 routes: dict = {}
@@ -50,6 +51,8 @@ class TorchRoute(str):
     op, normalised."""
 
     op = ""
+
+
 _bw = None
 _one_device = None
 
@@ -78,15 +81,13 @@ def note_objects(okey, entry, bits: int, *tensors) -> None:
     with a check of their layouts (none where torch has no such check, or one tensor is passed twice: the check
     wants distinct objects)."""
     if okey not in _seen:
-        if len(_seen) >= MAX_ENTRIES:
-            _seen.clear()
-        _seen.add(okey)
+        make_room(_seen, MAX_ENTRIES)
+        _seen[okey] = None
         return
     make = check_maker()
     if make is None or (len(tensors) == 2 and tensors[0] is tensors[1]):
         return
-    if len(objects) >= MAX_ENTRIES:
-        objects.clear()
+    make_room(objects, MAX_ENTRIES)
     try:
         objects[okey] = (make(*tensors), entry, bits)
     except Exception:  # pragma: no cover - a tensor torch's check cannot describe: the keyed path stays
@@ -105,25 +106,26 @@ def one_device() -> bool:
 
 
 def remember(key, run, src, dst) -> None:
-    """Cache ``run`` (a launcher that just ran for ``src`` -> ``dst``, or a :class:`TorchRoute`) under ``key``."""
-    if len(entries) + len(routes) >= MAX_ENTRIES:
-        clear()
+    """Cache ``run`` (a launcher that just ran for ``src`` -> ``dst``, or a :class:`TorchRoute`) under ``key``; a full
+    table sheds its oldest quarter (``bounded.make_room``)."""
     s, d = Region.of(src), Region.of(dst)
     extents = (*byte_extent(s.shape, s.strides, s.elem), *byte_extent(d.shape, d.strides, d.elem))
     if isinstance(run, TorchRoute):
+        make_room(routes, MAX_ENTRIES)
         routes[key] = (run, *extents)
     else:
+        make_room(entries, MAX_ENTRIES)
         entries[key] = (run, *extents, one_device(), run.path)
 
 
 def remember_fresh(key, run, shape, align: int) -> None:
     """Cache ``run`` for transposes/permutes without ``out`` under ``key``: it writes a new contiguous output of
     ``shape`` (which no source can overlap) at an address ``align`` modulo 128 (torch's CUDA allocator: 0)."""
-    if len(fresh) + len(fresh_routes) >= MAX_ENTRIES:
-        clear()
     if isinstance(run, TorchRoute):
+        make_room(fresh_routes, MAX_ENTRIES)
         fresh_routes[key] = (run, shape)
     else:
+        make_room(fresh, MAX_ENTRIES)
         fresh[key] = (run, shape, align, one_device(), run.path)
 
 
