@@ -163,25 +163,24 @@ class _Slot:
     the launcher has it) whose stream is set in place. ``go(sp, dp)``: for a block whose only addresses are one
     source and one destination pointer, the whole launch as one closure (see :func:`_direct_launch`), else None."""
 
-    __slots__ = ("raw", "ptrs", "patch", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream", "go", "blocks",
-                 "kept")
+    __slots__ = ("raw", "ptrs", "patch", "own_addr", "params_addr", "cfg", "cfg_addr", "sp", "dp", "stream", "go",
+                 "blocks")
 
     def __init__(self, launcher: Launcher, sp: int, dp: int):
         self.raw, self.ptrs = launcher._pack(launcher._args(sp, dp))
-        self.params_addr = ctypes.addressof(self.ptrs)
+        self.own_addr = self.params_addr = ctypes.addressof(self.ptrs)
         self.patch, words = _patcher(self.ptrs, launcher._address_slots())
         self.cfg = launch_config(launcher.grid, launcher.block, launcher.smem, pdl=launcher.pdl)
         self.cfg_addr = ctypes.addressof(self.cfg)
         self.sp, self.dp, self.stream = sp, dp, None
         self.go = _direct_launch(launcher, self, *words) if words and launcher._fn is not None else None
-        self.blocks = {} if launcher.maps else None  # (sp, dp) -> address of a block packed for them
-        self.kept = []  # those blocks (raw, ptrs)
+        self.blocks = {} if launcher.maps else None  # (sp, dp) -> (address, block packed for them)
 
     def repoint(self, sp: int, dp: int) -> None:
         """Patch the slot's own block's addresses to (sp, dp) and launch from it."""
         self.sp = None  # until every address is patched: a failure leaves it to be re-pointed completely next time
         self.patch(sp, dp)
-        self.params_addr = ctypes.addressof(self.ptrs)
+        self.params_addr = self.own_addr
         self.sp, self.dp = sp, dp
 
     def point(self, launcher: Launcher, sp: int, dp: int) -> None:
@@ -190,15 +189,14 @@ class _Slot:
         addresses out again) come back to the same pairs: the first :data:`MAX_BLOCKS` pairs each get a block of
         their own, packed once (the driver copies the parameters at launch, so a block can be launched again);
         further pairs re-point the slot's own block. Without maps (a few word stores), always the own block."""
-        addr = self.blocks.get((sp, dp)) if self.blocks is not None else None
-        if addr is None:
+        known = self.blocks.get((sp, dp)) if self.blocks is not None else None
+        if known is None:
             if self.blocks is None or len(self.blocks) >= MAX_BLOCKS:
                 return self.repoint(sp, dp)
             self.sp = None
             blk = launcher._pack(launcher._args(sp, dp))
-            self.kept.append(blk)
-            addr = self.blocks[(sp, dp)] = ctypes.addressof(blk[1])
-        self.params_addr = addr
+            known = self.blocks[(sp, dp)] = (ctypes.addressof(blk[1]), blk)
+        self.params_addr = known[0]
         self.sp, self.dp = sp, dp
 
 

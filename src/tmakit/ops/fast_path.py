@@ -23,7 +23,7 @@ from .common import current_device, on_device, state
 from .tensor_check import check_maker
 
 __all__ = ["COPY", "PERMUTE", "TRANSPOSE", "REDUCE", "TorchRoute", "entries", "fresh", "objects", "routes",
-           "fresh_routes", "get", "launch", "remember", "remember_fresh", "note_objects", "clear"]
+           "fresh_routes", "get", "launch", "take_route", "remember", "remember_fresh", "note_objects", "clear"]
 
 COPY, PERMUTE, TRANSPOSE, REDUCE = range(4)  # the first item of each op's key
 MAX_ENTRIES = 4096
@@ -127,6 +127,16 @@ def remember_fresh(key, run, shape, align: int) -> None:
     else:
         make_room(fresh, MAX_ENTRIES)
         fresh[key] = (run, shape, align, one_device(), run.path)
+
+
+def take_route(key, sp: int, dp: int, src, dst):
+    """The :class:`TorchRoute` under ``key`` when ``src`` -> ``dst`` at these addresses may take it (byte extents
+    disjoint, no tensor requiring grad), with ``last_path`` set to it; else None (the checked path decides)."""
+    r = routes.get(key)
+    if r is None or not (sp + r[2] <= dp + r[3] or dp + r[4] <= sp + r[1]) or src.requires_grad or dst.requires_grad:
+        return None
+    state.path = r[0]
+    return r[0]
 
 
 def launch(entry, sp: int, dp: int, src, dst, dev: int) -> bool:

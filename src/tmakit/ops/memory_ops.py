@@ -18,7 +18,7 @@ __all__ = ["copy", "transpose", "permute", "reduce_into", "reduce_dtype", "torch
 REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 _get = fast_path.get
 _object = fast_path.objects.get  # objects is cleared, never rebound
-_route = fast_path.routes.get
+_take_route = fast_path.take_route
 _fresh_route = fast_path.fresh_routes.get
 _launch = fast_path.launch
 
@@ -113,13 +113,9 @@ def copy(src, dst, *, strict: bool = False):
             return dst
         if _launch(run, sp, dp, src, dst, dev):
             return dst
-    elif key is not None and not strict:
-        r = _route(key)
-        if r is not None and (sp + r[2] <= dp + r[3] or dp + r[4] <= sp + r[1]) \
-                and not (src.requires_grad or dst.requires_grad):
-            state.path = r[0]
-            dst.copy_(src)
-            return dst
+    elif key is not None and not strict and _take_route(key, sp, dp, src, dst) is not None:
+        dst.copy_(src)
+        return dst
     run = _copy_run(src, dst, strict)
     if run is not None and key is not None:
         remember(key, run, src, dst)
@@ -237,13 +233,10 @@ def _view_op(tag, x, arg, out, strict, make_view):
             dp = out.data_ptr()
             key = (xk, out.shape, out.stride(), out.dtype, out.get_device(), (sp | dp) & 127)
             run = _get(key)
-            r = _route(key) if run is None and not strict else None
         except Exception:  # out is not a tensor: _out_for says so
-            run = r = None
-        if r is not None and (sp + r[2] <= dp + r[3] or dp + r[4] <= sp + r[1]) \
-                and not (x.requires_grad or out.requires_grad):
+            run = key = None
+        if run is None and key is not None and not strict and _take_route(key, sp, dp, x, out) is not None:
             out.copy_(make_view())
-            state.path = r[0]
             return out
     if run is not None and _launch(run, sp, dp, x, out, dev):
         return out
@@ -391,11 +384,9 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
         if _launch(run, sp, dp, src, dst, dev):
             return dst
     elif key is not None and not strict:
-        r = _route(key)
-        if r is not None and (sp + r[2] <= dp + r[3] or dp + r[4] <= sp + r[1]) \
-                and not (src.requires_grad or dst.requires_grad):
-            state.path = r[0]
-            return torch_reduce(dst, src, r[0].op)
+        route = _take_route(key, sp, dp, src, dst)
+        if route is not None:
+            return torch_reduce(dst, src, route.op)
     run = _reduce_run(dst, src, op, method, strict)
     if run is not None and key is not None:
         remember(key, run, src, dst)
