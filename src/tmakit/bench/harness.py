@@ -46,12 +46,27 @@ def _rand(shape, dtype):
 
 
 def round_stats(tk_ms: list, peer_ms: list) -> dict:
-    """Per-call results of interleaved rounds (round i timed tmakit, then the peer): the median times and the median,
-    min and max of the per-round ratios peer / tmakit (a round's ratio compares two loops a moment apart, so slow
-    drift of the machine cancels)."""
+    """Per-call results of interleaved rounds (each round timed tmakit and the peer a moment apart): the median times
+    and the median, min and max of the per-round ratios peer / tmakit (a round's ratio compares two loops a moment
+    apart, so slow drift of the machine cancels)."""
     ratios = [p / t for t, p in zip(tk_ms, peer_ms)]
     return dict(tmakit_ms=statistics.median(tk_ms), peer_ms=statistics.median(peer_ms),
                 ratio=statistics.median(ratios), ratio_min=min(ratios), ratio_max=max(ratios), rounds=len(ratios))
+
+
+def interleaved_rounds(tk_fn, peer_fn, nsets: int, reps: int, rounds: int):
+    """(tmakit, peer) lists of per-call and of back-to-back ms, one of each per round. Both sides run in every
+    round, tmakit first in even rounds and the peer first in odd ones: neither always follows the other (the same
+    kernel measured up to 4 % apart by its position in such a sequence, and per call at 1-16 MiB is mostly host time,
+    which drifts)."""
+    pc = ([], [])
+    bb = ([], [])
+    sides = ((0, tk_fn), (1, peer_fn))
+    for r in range(max(1, rounds)):
+        for j, fn in sides if r % 2 == 0 else sides[::-1]:
+            pc[j].append(time_op(fn, nsets, reps=reps))
+            bb[j].append(time_chain(fn, nsets, reps=reps))
+    return pc, bb
 
 
 def _graph_times(tk_fn, peer_fn, nsets: int, ms_per_call: float):
@@ -69,13 +84,10 @@ def _graph_times(tk_fn, peer_fn, nsets: int, ms_per_call: float):
 
 
 def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None, rounds=1):
-    tk_ms, peer_ms = [], []
-    for _ in range(max(1, rounds)):
-        tk_ms.append(time_op(tk_fn, nsets, reps=reps))
-        peer_ms.append(time_op(peer_fn, nsets, reps=reps))
+    (tk_ms, peer_ms), (tk_bb, peer_bb) = interleaved_rounds(tk_fn, peer_fn, nsets, reps, rounds)
     st = round_stats(tk_ms, peer_ms)
-    b2b_tk = time_chain(tk_fn, nsets, reps=reps)
-    b2b_peer = time_chain(peer_fn, nsets, reps=reps)
+    b2b_tk, b2b_peer = statistics.median(tk_bb), statistics.median(peer_bb)
+    ratio_b2b = statistics.median(p / t for t, p in zip(tk_bb, peer_bb))
     g_tk, g_peer = _graph_times(tk_fn, peer_fn, nsets, min(b2b_tk, b2b_peer))
     row = dict(
         op=op,
@@ -86,7 +98,7 @@ def _case(op, name, nbytes_moved, tk_fn, peer_fn, nsets, reps, extra=None, round
         peer_tbs=nbytes_moved / st["peer_ms"] / 1e9,
         tmakit_b2b_ms=b2b_tk,
         peer_b2b_ms=b2b_peer,
-        ratio_b2b=b2b_peer / b2b_tk,
+        ratio_b2b=ratio_b2b,
         tmakit_graph_ms=g_tk,
         peer_graph_ms=g_peer,
         ratio_graph=g_peer / g_tk if g_tk and g_peer else None,
@@ -387,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default=None, help="comma-separated tensor sizes, e.g. 1M,64M,1G (default 1M..4G)")
     ap.add_argument("--reps", type=int, default=30, help="timed calls per loop (its median is the loop's time)")
     ap.add_argument("--rounds", type=int, default=3,
-                    help="loops of tmakit then the peer per case; the ratio is the median of the rounds' ratios")
+                    help="rounds per case, each timing both sides per call and back to back (which side goes first "
+                         "alternates); the ratios are the medians of the rounds' ratios")
     ap.add_argument("--burn-in", type=float, default=3.0, help="seconds of GPU work before the first case")
     ap.add_argument("--json", default=None, help="write results JSON here")
     ap.add_argument("--md", default=None, help="write the markdown table here")
