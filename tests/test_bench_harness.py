@@ -44,6 +44,28 @@ def test_round_stats_median_of_per_round_ratios():
     assert st["ratio"] != pytest.approx(st["peer_ms"] / st["tmakit_ms"])  # not the ratio of the medians
 
 
+def test_interleaved_rounds_alternate_which_side_goes_first(monkeypatch):
+    """Every round times both sides per call and back to back; tmakit goes first in even rounds, the peer in odd
+    ones, so neither side always follows the other."""
+    order = []
+
+    def fake_op(fn, nsets, reps=30):
+        order.append(("op", fn))
+        return {"tk": 1.0, "peer": 1.1}[fn]
+
+    def fake_chain(fn, nsets, reps=30):
+        order.append(("chain", fn))
+        return {"tk": 0.5, "peer": 0.6}[fn]
+
+    monkeypatch.setattr(h, "time_op", fake_op)
+    monkeypatch.setattr(h, "time_chain", fake_chain)
+    (tk_ms, peer_ms), (tk_bb, peer_bb) = h.interleaved_rounds("tk", "peer", 2, 30, 3)
+    assert tk_ms == [1.0] * 3 and peer_ms == [1.1] * 3 and tk_bb == [0.5] * 3 and peer_bb == [0.6] * 3
+    firsts = [order[4 * r][1] for r in range(3)]
+    assert firsts == ["tk", "peer", "tk"]
+    assert order[:4] == [("op", "tk"), ("chain", "tk"), ("op", "peer"), ("chain", "peer")]
+
+
 def test_cli_takes_rounds_and_burn_in(monkeypatch, capsys):
     """``--rounds`` and ``--burn-in`` reach run_suite (GPU-free: the suite is replaced)."""
     import sys
