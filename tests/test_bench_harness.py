@@ -84,3 +84,29 @@ def test_cli_takes_rounds_and_burn_in(monkeypatch, capsys):
     assert h.main(["reduce", "--rounds", "5", "--reps", "7", "--burn-in", "0", "-q"]) == 0
     assert seen == dict(which=["reduce"], reps=7, rounds=5, burn=0.0)
     assert "| 0.998 |" in capsys.readouterr().out
+
+
+def test_source_revision_names_the_commit_and_changes(tmp_path):
+    """Reports name the commit that ran, with ``+changes`` when tracked files differ from it; '' outside git."""
+    import shutil
+    import subprocess
+
+    assert h.source_revision(tmp_path) == ""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("commit", "-q", "-m", "one")
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tmp_path, capture_output=True,
+                          text=True).stdout.strip()
+    assert h.source_revision(tmp_path) == head
+    (tmp_path / "new.py").write_text("untracked\n")
+    assert h.source_revision(tmp_path) == head  # untracked files do not count
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert h.source_revision(tmp_path) == head + "+changes"

@@ -242,20 +242,27 @@ def _reduce_cases(sizes, reps, rounds=1):
             )
 
 
+def source_revision(where: Path) -> str:
+    """The git commit of the checkout holding ``where`` (short hash), with ``+changes`` when tracked files differ
+    from it (a copied working tree whose ``.git`` lags behind names the commit it started from, not the code that
+    ran); '' outside a checkout or without git."""
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=where, timeout=5)
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        if head.returncode or not head.stdout.strip():
+            return ""
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return head.stdout.strip() + ("+changes" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+    except Exception:
+        return ""
+
+
 def _env() -> dict:
     import torch
 
-    commit = os.environ.get("TMAKIT_COMMIT", "")
-    try:
-        commit = commit or subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parent,
-            timeout=5,
-        ).stdout.strip()
-    except Exception:
-        commit = ""
+    commit = os.environ.get("TMAKIT_COMMIT", "") or source_revision(Path(__file__).resolve().parent)
     p = torch.cuda.get_device_properties(0)
     return dict(
         date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
