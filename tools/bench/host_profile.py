@@ -68,24 +68,30 @@ def setup():
     return g, rows
 
 
+def time_rows(rows, number: int, rounds: int, globals=None) -> dict:
+    """Median ns per call of each row (name, statement or callable), ``number`` calls per round, the rows in
+    reverse order every other round; prints them and returns {name: ns}."""
+    import torch
+
+    times: dict = {name: [] for name, _ in rows}
+    for r in range(rounds):
+        for name, stmt in rows if r % 2 == 0 else rows[::-1]:
+            times[name].append(timeit.timeit(stmt, globals=globals, number=number) / number * 1e9)
+            torch.cuda.synchronize()
+    out = {name: statistics.median(v) for name, v in times.items()}
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}; ns per call, median of {rounds} rounds")
+    for name, ns in out.items():
+        print(f"{name:36s} {ns:8.0f}")
+    return out
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--number", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=9)
     args = ap.parse_args(argv)
-    import torch
-
     g, rows = setup()
-    times: dict = {name: [] for name, _ in rows}
-    for r in range(args.rounds):
-        for name, stmt in rows if r % 2 == 0 else rows[::-1]:
-            times[name].append(timeit.timeit(stmt, globals=g, number=args.number) / args.number * 1e9)
-            torch.cuda.synchronize()
-    out = {name: statistics.median(v) for name, v in times.items()}
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}; ns per call, median of {args.rounds} rounds")
-    for name, ns in out.items():
-        print(f"{name:36s} {ns:8.0f}")
-    return out
+    return time_rows(rows, args.number, args.rounds, g)
 
 
 if __name__ == "__main__":

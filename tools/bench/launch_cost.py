@@ -16,11 +16,11 @@ import ctypes
 import statistics
 import threading
 import time
-import timeit
 
 
 def setup():
-    """(rows, torch): the calls to time, as (name, zero-argument callable), and last the objects they point into."""
+    """(rows, keep): the calls to time, as (name, zero-argument callable), and the objects whose raw addresses they
+    use (the launch configs, the empty kernel's module, the tensors), to be kept alive while they run."""
     import torch
 
     import tmakit as tk
@@ -64,9 +64,7 @@ def setup():
         ("cuLaunchKernel, empty kernel", lambda: legacy(empty, 1, 1, 1, 32, 1, 1, 0, stream,
                                                         ctypes.addressof(no_args), None)),
     ]
-    # the configs, the empty kernel's module and the tensors must outlive the rows: the rows hold raw addresses
-    rows.append(("", (plain, pdl, empty_kernel, no_args, x, y, slot)))
-    return rows, torch
+    return rows, (plain, pdl, empty_kernel, no_args, x, y, slot)
 
 
 def _loop_ns(fn, n: int, torch) -> float:
@@ -80,21 +78,15 @@ def _loop_ns(fn, n: int, torch) -> float:
 
 
 def main(argv=None) -> dict:
+    import torch
+    from host_profile import time_rows  # this directory is on sys.path when run as a script
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--number", type=int, default=3000)
     ap.add_argument("--rounds", type=int, default=9)
     args = ap.parse_args(argv)
-    rows, torch = setup()
-    keep = rows.pop()  # noqa: F841 - alive until main returns
-    times: dict = {name: [] for name, _ in rows}
-    for r in range(args.rounds):
-        for name, fn in rows if r % 2 == 0 else rows[::-1]:
-            times[name].append(timeit.timeit(fn, number=args.number) / args.number * 1e9)
-            torch.cuda.synchronize()
-    out = {name: statistics.median(v) for name, v in times.items()}
-    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}; ns per call, median of {args.rounds} rounds")
-    for name, ns in out.items():
-        print(f"{name:36s} {ns:8.0f}")
+    rows, keep = setup()  # noqa: F841 - keep: alive until main returns
+    out = time_rows(rows, args.number, args.rounds)
     print("# ns per call of loops of n calls started on an idle stream")
     for n in (100, 300, 1000, 3000):
         per = {name: [] for name, _ in rows}
