@@ -303,7 +303,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   const u32 s_sc = slots + 32 * (STAGES + 1);
 
   const int tid = threadIdx.x;
-  const int wg = tid / 128;
+  // The warpgroup index through a shuffle: the compiler then knows it (and all the role's loop state derived from
+  // it) is warp-uniform and keeps that state in uniform registers; from tid / 128 it put the mainloop's stage
+  // indices and wgmma descriptors in per-thread registers, converted (R2UR) before every wgmma (FP8 two-level
+  // 5-7 % slower, bf16 1-4 %; docs/design/gemm.md).
+  const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   const int rank = CS == 1 ? 0 : (int)cluster_ctarank();
   const int rm = rank % CM, rn = rank / CM;
   const int cid = blockIdx.x / CS, ncl = gridDim.x / CS;
@@ -513,9 +517,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
       }
+      bool ready = false;  // this slab's stage was seen full while the previous slab's wgmmas ran
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
-        mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
+        if (!ready) mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
         if (TURNS && (cw == 1 || it > 0)) named_sync(3 + cw, 256);  // 0 issues slab `it` after 1 issued `it - 1`
         wgmma_fence();
         const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
@@ -533,6 +538,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         }
         wgmma_commit();
         if constexpr (TURNS) named_arrive(4 - cw, 256);  // the other consumer's turn
+        if (kt + 1 < nkt)  // probe the next slab's stage now, not after this slab's wgmmas are waited for
+          ready = mbarrier_test_wait_parity(bars + 8 * ((it + 1) % STAGES), ((it + 1) / STAGES) & 1);
         if constexpr (SCALE == 3)  // this slab's scales (before the stage is released), once its wgmmas are issued
           bsc.template load<BM>(s_sc + s * SC_BYTES, cw * 64 + 16 * warp + lane / 4);
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run

@@ -84,6 +84,18 @@ TMAKIT_DEVICE bool mbarrier_try_wait_parity(u32 bar, u32 parity) {
   return done != 0;
 }
 
+// PTX: mbarrier.test_wait.parity.shared::cta.b64 -- whether the phase of that parity completed; never suspends
+// (try_wait may, for a time limit), so it can probe a barrier while other work is in flight.
+TMAKIT_DEVICE bool mbarrier_test_wait_parity(u32 bar, u32 parity) {
+  u32 done;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  return done != 0;
+}
+
 // PTX: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 -- acquire at cluster scope (remote arrivals).
 TMAKIT_DEVICE bool mbarrier_try_wait_parity_cluster(u32 bar, u32 parity) {
   u32 done;
