@@ -99,8 +99,6 @@ template <int N> TMAKIT_DEVICE void setmaxnreg_inc() { asm volatile("setmaxnreg.
 
 // PTX: bar.sync id, n;   named barrier over n threads (id 0 is __syncthreads).
 TMAKIT_DEVICE void named_sync(u32 id, u32 n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
-// PTX: bar.arrive id, n;   arrive without waiting (the other n - 128 threads sync on it)
-TMAKIT_DEVICE void named_arrive(u32 id, u32 n) { asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
 // PTX: st.shared.v2.f32 [addr], {x, y};
 TMAKIT_DEVICE void st_shared_v2f32(u32 addr, float x, float y) {
@@ -261,10 +259,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
                 "two-level accumulation: fp8, BN <= 192 (two accumulator sets in registers); with overlap BN <= 128 "
                 "(three sets) and no block scaling");
   constexpr bool TWO_OV = TWO && OVERLAP;
-  // TURNS (block scales, two consumers): they take turns issuing a slab (named barriers 3, 4), which staggers their
-  // per-lane releases of each stage and their promotions. Tensor / row scales measured 3-8 % faster without turns
-  // (both consumers issue and promote side by side), block scales up to 9 % slower; docs/design/gemm.md.
-  constexpr bool TURNS = SCALE == 3 && !OVERLAP && BM == 128;
   static_assert(SCALE != 3 || BN == 128 || BN == 192, "block scaling: 128- or 192-column tiles");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
@@ -509,7 +503,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const u32 uslot = slots + 32 * (ui % (STAGES + 1));
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
       const int nkt = get_unit_kt(uslot);
-      if (nkt == 0 && TURNS && cw == 0 && it > 0) named_sync(3, 256);  // consumer 1's arrival after its last slab
       if (nkt == 0) break;
       BlockScale<SCALE == 3 ? BN : 128> bsc;
       if constexpr (SCALE == 3) bsc.start(get_unit(uslot).n0);
@@ -521,7 +514,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
         if (!ready) mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
-        if (TURNS && (cw == 1 || it > 0)) named_sync(3 + cw, 256);  // 0 issues slab `it` after 1 issued `it - 1`
         wgmma_fence();
         const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
 #pragma unroll
@@ -537,7 +529,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           }
         }
         wgmma_commit();
-        if constexpr (TURNS) named_arrive(4 - cw, 256);  // the other consumer's turn
         if (kt + 1 < nkt)  // probe the next slab's stage now, not after this slab's wgmmas are waited for
           ready = mbarrier_test_wait_parity(bars + 8 * ((it + 1) % STAGES), ((it + 1) / STAGES) & 1);
         if constexpr (SCALE == 3)  // this slab's scales (before the stage is released), once its wgmmas are issued
