@@ -698,22 +698,28 @@ def test_a_layout_torch_refuses_does_not_refuse_other_layouts(monkeypatch):
 
 
 def test_measured_classes_route_to_torch():
-    """Without a knob, per-tensor calls go to torch._scaled_mm (two-level and fast accumulation), and two-level
-    row-wise ones unless A has at most 128 rows and K is at least 2048; block scales, row-wise fast accumulation,
-    e5m2 x e5m2 and shapes torch refuses stay."""
-    from tmakit.ops.scaled_mm import ROW_KERNEL_MAX_M, ROW_KERNEL_MIN_K, slower_class
+    """Without a knob, per-tensor calls go to torch._scaled_mm with fast accumulation and, with two-level
+    accumulation, below 4 waves of 128x128 tiles; two-level row-wise ones below K = 2048; block scales, row-wise fast
+    accumulation, e5m2 x e5m2 and shapes torch refuses stay."""
+    from tmakit.kernels.gemm import NUM_SMS
+    from tmakit.ops.scaled_mm import ROW_KERNEL_MIN_K, TENSOR_KERNEL_MIN_WAVES, slower_class
 
     def plan(m, n, k, mode="tensor", fast=False, types=(E4, E4)):
         return gf.plan_fp8(Fake((m, k), dtype=types[0]), bt(n, k, dtype=types[1]), *scales(mode, m, n, k),
                            fast_accum=fast)
 
-    assert slower_class(plan(4096, 4096, 4096)).startswith("per-tensor scales")
+    tiles = TENSOR_KERNEL_MIN_WAVES * NUM_SMS  # of 128x128: 4 x 132 = 528 = 24 x 22
+    assert tiles == 24 * 22
+    assert slower_class(plan(24 * 128, 22 * 128, 4096)) == ""
+    assert slower_class(plan(24 * 128, 21 * 128, 4096)).startswith("per-tensor scales with two-level")
+    assert slower_class(plan(8192, 8192, 1024)) == ""
     assert slower_class(plan(16, 4096, 4096)).startswith("per-tensor scales")
-    assert slower_class(plan(4096, 4096, 4096, "row")).startswith("row-wise scales")
-    assert slower_class(plan(ROW_KERNEL_MAX_M + 1, 4096, 8192, "row")).startswith("row-wise scales")
+    assert slower_class(plan(4096, 4096, ROW_KERNEL_MIN_K - 32, "row")).startswith("row-wise scales")
     assert slower_class(plan(64, 4096, ROW_KERNEL_MIN_K - 32, "row")).startswith("row-wise scales")
-    assert slower_class(plan(ROW_KERNEL_MAX_M, 4096, ROW_KERNEL_MIN_K, "row")) == ""
+    assert slower_class(plan(4096, 4096, ROW_KERNEL_MIN_K, "row")) == ""
+    assert slower_class(plan(64, 128, ROW_KERNEL_MIN_K, "row")) == ""
     assert slower_class(plan(4096, 4096, 4096, "block")) == ""
+    assert slower_class(plan(16, 128, 256, "block")) == ""
     assert slower_class(plan(4096, 4096, 4096, fast=True)).startswith("per-tensor scales with fast accumulation")
     assert slower_class(plan(4096, 4096, 4096, "row", fast=True)) == ""
     assert slower_class(plan(4096, 4096, 4096, types=("torch.float8_e5m2",) * 2)) == ""

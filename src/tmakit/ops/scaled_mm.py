@@ -17,7 +17,8 @@ to a dequantize + fp32 matmul reference (block-wise, and whatever ``torch._scale
 ``tk.ops.last_path`` says ``"torch:<reason>"``; ``strict=True`` raises the reason as ``GemmError`` instead.
 Without a tuning knob (``strict``, ``config``, ``split``), calls in a class of problems where ``torch._scaled_mm``
 measured faster go to it too (:func:`slow_pitch`, :func:`slower_class`): the kernel runs block-wise scales, row-wise
-fast accumulation, and row-wise two-level accumulation on few rows with a long K. The kernel's path is
+fast accumulation, row-wise two-level accumulation from K = 2048 and per-tensor two-level accumulation on problems of
+at least 4 waves of 128x128 tiles. The kernel's path is
 ``"tma:scaled_mm:<mode>"``. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_mm``
 (``scaled_mm_out`` with ``out``), which stays in the graph.
 """
@@ -179,30 +180,34 @@ def slow_pitch(p) -> str:
     return ""
 
 
-ROW_KERNEL_MAX_M = 128  # row-wise two-level: the kernel runs (by default) up to this many rows of A ...
-ROW_KERNEL_MIN_K = 2048  # ... with at least this K (measured class; see slower_class)
+ROW_KERNEL_MIN_K = 2048  # row-wise two-level: the kernel runs (by default) from this K (measured; see slower_class)
+TENSOR_KERNEL_MIN_WAVES = 4  # per-tensor two-level: ... from this many waves of 128x128 tiles on the SMs
 
 
 def slower_class(p) -> str:
     """Why ``torch._scaled_mm`` runs plan ``p``'s class of problem faster, or '' (docs/GEMM.md "Where the FP8 kernel
-    runs": 90 random shapes on an H200, each timed against ``torch._scaled_mm`` with the same accumulation). With
-    two-level accumulation the kernel trails cuBLAS's per-tensor GEMM on every class (geomean 0.71x) and torch's
-    row-wise GEMM except on few rows of A with a long K (M <= 128, K >= 2048: 1.24x geomean, 0.94-1.85x). With fast
-    accumulation the kernel is at parity on the suite but behind cuBLAS on random shapes (0.80-0.84x geomean, H200),
-    so per-tensor fast calls go to cuBLAS too. Block scales (torch has no such GEMM), row-wise fast accumulation and
-    e5m2 x e5m2 (torch has no kernel) stay."""
+    runs": ``tools/bench/fp8_route.py``, 90 random shapes on an H200, each timed against ``torch._scaled_mm`` with
+    the same accumulation). With two-level accumulation the kernel is ahead of cuBLAS's per-tensor GEMM from 4 waves
+    of 128x128 tiles (1.05x geomean, 12 shapes) and behind it below (0.82x), and ahead of torch's row-wise GEMM from
+    K = 2048 (1.18x geomean, 41 shapes; 0.95x below). With fast accumulation the kernel is at parity on the suite
+    but was behind cuBLAS on random shapes (0.85-0.87x geomean, H200), so per-tensor fast calls go to cuBLAS. Block
+    scales (torch has no such GEMM), row-wise fast accumulation and e5m2 x e5m2 (torch has no kernel) stay."""
     if p.scaling == "block" or p.k % 16 or p.n % 16 or p.a_dtype == p.b_dtype == "float8_e5m2":
         return ""
     if p.scaling == "tensor":
-        acc = "fast" if p.fast_accum else "two-level"
-        return (f"per-tensor scales with {acc} accumulation: torch._scaled_mm (cuBLAS) measured faster on random "
-                "shapes; strict=True or a config runs the kernel")
-    if p.fast_accum:
+        if p.fast_accum:
+            return ("per-tensor scales with fast accumulation: torch._scaled_mm (cuBLAS) measured faster on random "
+                    "shapes; strict=True or a config runs the kernel")
+        waves = -(-p.m // 128) * -(-p.n // 128) / _k.gk.NUM_SMS
+        if waves >= TENSOR_KERNEL_MIN_WAVES:
+            return ""
+        return (f"per-tensor scales with two-level accumulation on {waves:.1f} waves of 128x128 tiles: "
+                f"torch._scaled_mm (cuBLAS) measured faster below {TENSOR_KERNEL_MIN_WAVES}; strict=True or a "
+                "config runs the kernel")
+    if p.fast_accum or p.k >= ROW_KERNEL_MIN_K:
         return ""
-    if p.m <= ROW_KERNEL_MAX_M and p.k >= ROW_KERNEL_MIN_K:
-        return ""
-    return (f"row-wise scales with two-level accumulation: torch._scaled_mm measured faster except with M <= "
-            f"{ROW_KERNEL_MAX_M} and K >= {ROW_KERNEL_MIN_K}; strict=True or a config runs the kernel")
+    return (f"row-wise scales with two-level accumulation and K = {p.k}: torch._scaled_mm measured faster below K = "
+            f"{ROW_KERNEL_MIN_K}; strict=True or a config runs the kernel")
 
 
 def scaled_mm(a, b, scale_a, scale_b, *, bias=None, out_dtype=None, out=None, use_fast_accum=False, strict=False,
