@@ -699,10 +699,10 @@ def test_a_layout_torch_refuses_does_not_refuse_other_layouts(monkeypatch):
 
 def test_measured_classes_route_to_torch():
     """Without a knob, per-tensor calls go to torch._scaled_mm with fast accumulation and, with two-level
-    accumulation, below 4 waves of 128x128 tiles; two-level row-wise ones below K = 2048; block scales, row-wise fast
-    accumulation, e5m2 x e5m2 and shapes torch refuses stay."""
+    accumulation, below 4 waves of 128x128 tiles or above K = 1536; two-level row-wise ones below K = 2048; block
+    scales, row-wise fast accumulation, e5m2 x e5m2 and shapes torch refuses stay."""
     from tmakit.kernels.gemm import NUM_SMS
-    from tmakit.ops.scaled_mm import ROW_KERNEL_MIN_K, TENSOR_KERNEL_MIN_WAVES, slower_class
+    from tmakit.ops.scaled_mm import ROW_KERNEL_MIN_K, TENSOR_KERNEL_MAX_K, TENSOR_KERNEL_MIN_WAVES, slower_class
 
     def plan(m, n, k, mode="tensor", fast=False, types=(E4, E4)):
         return gf.plan_fp8(Fake((m, k), dtype=types[0]), bt(n, k, dtype=types[1]), *scales(mode, m, n, k),
@@ -710,9 +710,10 @@ def test_measured_classes_route_to_torch():
 
     tiles = TENSOR_KERNEL_MIN_WAVES * NUM_SMS  # of 128x128: 4 x 132 = 528 = 24 x 22
     assert tiles == 24 * 22
-    assert slower_class(plan(24 * 128, 22 * 128, 4096)) == ""
-    assert slower_class(plan(24 * 128, 21 * 128, 4096)).startswith("per-tensor scales with two-level")
-    assert slower_class(plan(8192, 8192, 1024)) == ""
+    assert slower_class(plan(24 * 128, 22 * 128, TENSOR_KERNEL_MAX_K)) == ""
+    assert slower_class(plan(24 * 128, 21 * 128, 1024)).startswith("per-tensor scales with two-level")
+    assert slower_class(plan(8192, 8192, TENSOR_KERNEL_MAX_K + 32)).startswith("per-tensor scales with two-level")
+    assert slower_class(plan(8192, 8192, 256)) == ""
     assert slower_class(plan(16, 4096, 4096)).startswith("per-tensor scales")
     assert slower_class(plan(4096, 4096, ROW_KERNEL_MIN_K - 32, "row")).startswith("row-wise scales")
     assert slower_class(plan(64, 4096, ROW_KERNEL_MIN_K - 32, "row")).startswith("row-wise scales")

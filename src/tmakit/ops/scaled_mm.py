@@ -18,7 +18,7 @@ to a dequantize + fp32 matmul reference (block-wise, and whatever ``torch._scale
 Without a tuning knob (``strict``, ``config``, ``split``), calls in a class of problems where ``torch._scaled_mm``
 measured faster go to it too (:func:`slow_pitch`, :func:`slower_class`): the kernel runs block-wise scales, row-wise
 fast accumulation, row-wise two-level accumulation from K = 2048 and per-tensor two-level accumulation on problems of
-at least 4 waves of 128x128 tiles. The kernel's path is
+at least 4 waves of 128x128 tiles with K <= 1536. The kernel's path is
 ``"tma:scaled_mm:<mode>"``. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_mm``
 (``scaled_mm_out`` with ``out``), which stays in the graph.
 """
@@ -181,17 +181,20 @@ def slow_pitch(p) -> str:
 
 
 ROW_KERNEL_MIN_K = 2048  # row-wise two-level: the kernel runs (by default) from this K (measured; see slower_class)
-TENSOR_KERNEL_MIN_WAVES = 4  # per-tensor two-level: ... from this many waves of 128x128 tiles on the SMs
+TENSOR_KERNEL_MIN_WAVES = 4  # per-tensor two-level: the kernel runs from this many waves of 128x128 tiles ...
+TENSOR_KERNEL_MAX_K = 1536  # ... up to this K (measured; see slower_class)
 
 
 def slower_class(p) -> str:
     """Why ``torch._scaled_mm`` runs plan ``p``'s class of problem faster, or '' (docs/GEMM.md "Where the FP8 kernel
-    runs": ``tools/bench/fp8_route.py``, 90 random shapes on an H200, each timed against ``torch._scaled_mm`` with
-    the same accumulation). With two-level accumulation the kernel is ahead of cuBLAS's per-tensor GEMM from 4 waves
-    of 128x128 tiles (1.05x geomean, 12 shapes) and behind it below (0.82x), and ahead of torch's row-wise GEMM from
-    K = 2048 (1.18x geomean, 41 shapes; 0.95x below). With fast accumulation the kernel is at parity on the suite
-    but was behind cuBLAS on random shapes (0.85-0.87x geomean, H200), so per-tensor fast calls go to cuBLAS. Block
-    scales (torch has no such GEMM), row-wise fast accumulation and e5m2 x e5m2 (torch has no kernel) stay."""
+    runs": ``tools/bench/fp8_route.py`` seeds 1 and 2, 180 random shapes on an H200, each timed against
+    ``torch._scaled_mm`` with the same accumulation). With two-level accumulation the kernel is ahead of cuBLAS's
+    per-tensor GEMM on at least 4 waves of 128x128 tiles with K <= 1536 (1.08x geomean, 13 shapes), at parity on 4+
+    waves with a longer K (0.98x, 11 shapes) and behind on fewer waves (0.80x); it is ahead of torch's row-wise GEMM
+    from K = 2048 (1.13-1.18x geomean, 84 shapes; 0.95x below). With fast accumulation the kernel is at parity on
+    the suite but was behind cuBLAS on random shapes (0.85-0.87x geomean, H200), so per-tensor fast calls go to
+    cuBLAS. Block scales (torch has no such GEMM), row-wise fast accumulation and e5m2 x e5m2 (torch has no kernel)
+    stay."""
     if p.scaling == "block" or p.k % 16 or p.n % 16 or p.a_dtype == p.b_dtype == "float8_e5m2":
         return ""
     if p.scaling == "tensor":
@@ -199,11 +202,11 @@ def slower_class(p) -> str:
             return ("per-tensor scales with fast accumulation: torch._scaled_mm (cuBLAS) measured faster on random "
                     "shapes; strict=True or a config runs the kernel")
         waves = -(-p.m // 128) * -(-p.n // 128) / _k.gk.NUM_SMS
-        if waves >= TENSOR_KERNEL_MIN_WAVES:
+        if waves >= TENSOR_KERNEL_MIN_WAVES and p.k <= TENSOR_KERNEL_MAX_K:
             return ""
-        return (f"per-tensor scales with two-level accumulation on {waves:.1f} waves of 128x128 tiles: "
-                f"torch._scaled_mm (cuBLAS) measured faster below {TENSOR_KERNEL_MIN_WAVES}; strict=True or a "
-                "config runs the kernel")
+        return (f"per-tensor scales with two-level accumulation ({waves:.1f} waves of 128x128 tiles, K = {p.k}): "
+                f"torch._scaled_mm (cuBLAS) measured faster outside {TENSOR_KERNEL_MIN_WAVES}+ waves with K <= "
+                f"{TENSOR_KERNEL_MAX_K}; strict=True or a config runs the kernel")
     if p.fast_accum or p.k >= ROW_KERNEL_MIN_K:
         return ""
     return (f"row-wise scales with two-level accumulation and K = {p.k}: torch._scaled_mm measured faster below K = "
