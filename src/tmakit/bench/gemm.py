@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import subprocess
 import sys
 import time
@@ -317,6 +318,8 @@ def _env() -> dict:
         env["dirty"] = bool(r.stdout.strip()) if r.returncode == 0 else None
     except Exception:
         env["dirty"] = None
+    if os.environ.get("TMAKIT_COMMIT"):  # the tree was named by whoever copied it (its .git may lag behind)
+        env["dirty"] = False
     env["bf16_reduced_precision_reduction"] = bool(
         getattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", False))
     return env
