@@ -14,19 +14,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 
-
-def shapes(n: int, seed: int) -> list[tuple[int, int, int]]:
-    rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        m = max(1, int(math.exp(rng.uniform(0, math.log(16384)))))
-        nn = max(128, int(math.exp(rng.uniform(math.log(128), math.log(16384)))) // 32 * 32)
-        k = max(256, int(math.exp(rng.uniform(math.log(256), math.log(16384)))) // 32 * 32)
-        if 2.0 * m * nn * k <= 4e12:
-            out.append((m, nn, k))
-    return out
+from fp8_plans import shapes  # the same random shapes (tools/bench is the script's directory)
 
 
 def measure(m: int, n: int, k: int, reps: int, flush, fast: bool) -> dict:
