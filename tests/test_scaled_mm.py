@@ -191,6 +191,11 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     assert gf.choose_config(160, 4640, 4160, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 74 tiles
     assert gf.choose_config(4096, 4096, 4096, "row") == gf.CONFIGS["n192_s4_c1"]  # 6 waves of 128x192, 8 of 128x128
     assert gf.choose_config(289, 10272, 4352, "block") == gf.CONFIGS["n128_s5_c1"]  # 2 waves either way
+    # narrow N counts too: 6 waves of 128x192 against 9 (13216x1344); one wave filling 120 of 132 SMs against two
+    assert gf.choose_config(13216, 1344, 2272, "tensor") == gf.CONFIGS["n192_s4_c1"]
+    assert gf.choose_config(2496, 992, 4224, "block") == gf.CONFIGS["n192_s4_c1"]
+    assert gf.choose_config(9920, 640, 8896, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 3 waves either way
+    assert gf.choose_config(2240, 640, 4096, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 72 wide tiles: 55 % of the SMs
     assert gf.choose_config(437, 544, 2080, "tensor", fast_accum=True) == gf.CONFIGS["m64_n128_s8_c1_ov1"]
     fast = [gf.choose_config(m, n, k, "row", fast_accum=True) for m, n, k in ((3351, 1280, 3648), (8221, 8160, 15776))]
     assert fast == [gf.CONFIGS["n128_s6_c1"], gf.CONFIGS["n256_s4_c2_d"]]  # 128x256 pairs: 2 waves vs 3; 16 vs 32

@@ -106,11 +106,12 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
       twice as many (a random sweep on an H200: 1.09-1.21x the 128-row plan on 10 such shapes; at 42-45 tiles with a
       long K the split 128-row plan stays ahead, 0.63-0.67x);
     - two-level accumulation (default, block scaling): single CTAs with two consumer warpgroups; 128x192 tiles
-      where they fill the GPU in at most 1/1.3 of the waves of 128x128 tiles (0.92-0.98x ``torch._scaled_mm`` per
-      tensor on the suite; block scales then span two 128-column scale blocks per tile; with as many waves as
-      128x128 tiles, 289x10272x4352 and 543x10112x384 ran 0.81-0.92x those), else 128x128 (0.82-0.90x the
-      128x192 tiles' speed; 2x2 clusters, which hold only 120 of 132 SMs, ran 0.70-0.83x, pairs along M
-      0.76-0.77x); few tiles with a long K (split by
+      where they fill at least 90 % of the SMs in at most 1/1.3 of the waves of 128x128 tiles (block scales then
+      span two 128-column scale blocks per tile; with as many waves as 128x128 tiles, 289x10272x4352 and
+      543x10112x384 ran 0.81-0.92x those), else 128x128 (2x2 clusters, which hold only 120 of 132 SMs, ran
+      0.70-0.83x, pairs along M 0.76-0.77x). On 55 random shapes (43 with N < 1600; H200, the uniform-register
+      mainloop) this picks within 2.2 % (per tensor) / 1.5 % (block) of the faster width on geomean; an earlier
+      N >= 1536 condition was 3.8 % / 5.1 % off there; few tiles with a long K (split by
       :func:`choose_split`): pairs along M sharing B;
     - ``fast_accum``: 64x128 tiles (overlapped) by the same few-tiles rule; 128x256 tiles in clusters of 2 along M
       (B multicast) with the deferred epilogue for 16-bit outputs when the tiles fill 3/4 of the GPU in at most
@@ -128,7 +129,7 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         if tiles_m % 2 == 0 and tiles * 2 <= sms and k >= 64 * BK:
             return CONFIGS[f"n128_s{s}_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
         wide = tiles_m * -(-n // 192)  # 128x192 tiles: 1.5x a 128x128 tile's work at ~1.15x its rate: 1/1.3 the waves
-        if wide >= sms and n >= 1536 and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms):
+        if 10 * wide >= 9 * sms and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms):
             return CONFIGS["n192_s4_c1"]
         return narrow
     if few_rows or few_tiles:
