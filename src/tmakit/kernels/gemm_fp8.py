@@ -109,9 +109,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
       where they fill at least 90 % of the SMs in at most 1/1.3 of the waves of 128x128 tiles (block scales then
       span two 128-column scale blocks per tile; with as many waves as 128x128 tiles, 289x10272x4352 and
       543x10112x384 ran 0.81-0.92x those), else 128x128 (2x2 clusters, which hold only 120 of 132 SMs, ran
-      0.70-0.83x, pairs along M 0.76-0.77x). On 55 random shapes (43 with N < 1600; H200, the uniform-register
-      mainloop) this picks within 2.2 % (per tensor) / 1.5 % (block) of the faster width on geomean; an earlier
-      N >= 1536 condition was 3.8 % / 5.1 % off there; few tiles with a long K (split by
+      0.70-0.83x, pairs along M 0.76-0.77x). ``tools/bench/fp8_tiles.py`` (docs/bench/gemm-fp8-tiles.md): the pick
+      is at 0.96-0.97x of the faster width's speed on narrow-N random shapes and 0.99-1.00x on any N (H200, H100),
+      where an earlier N >= 1536 condition scored 0.89-0.93x and 0.99x; few tiles with a long K (split by
       :func:`choose_split`): pairs along M sharing B;
     - ``fast_accum``: 64x128 tiles (overlapped) by the same few-tiles rule; 128x256 tiles in clusters of 2 along M
       (B multicast) with the deferred epilogue for 16-bit outputs when the tiles fill 3/4 of the GPU in at most
