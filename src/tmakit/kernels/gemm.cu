@@ -423,7 +423,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       work.start();
       Unit t;
       bool more = work.next(t);
-      if (more) v.load(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
+      if (more) {
+        v.start(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
+        v.load(lane);
+      }
       while (more) {
         const int s = it % STAGES;
         wait_empty(s);
@@ -433,8 +436,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if (++kt == t.kt) {
           kt = 0;
           more = work.next(t);
+          if (more) v.start(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
+        } else {
+          v.advance();
         }
-        if (more) v.load(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK + kt, M, N, lane);
+        if (more) v.load(lane);
       }
       wait_empty(it % STAGES);  // the end stage: its phase completes with these arrivals and the producer's
       mbarrier_arrive(bars + 8 * (it % STAGES));

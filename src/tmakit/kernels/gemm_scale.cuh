@@ -102,15 +102,33 @@ TMAKIT_DEVICE void scale_epilogue(float* acc, const Scales& sc, int row0, int n0
 template <int BM> TMAKIT_DEVICE constexpr u32 scale_stage_bytes() { return ((BM + 2) * 4 + 15) / 16 * 16; }
 
 // One lane's share of a stage's block scales: rows m0 + lane + 32 j of A (clamped to M - 1: rows past M are never
-// stored), and for lanes 0 and 1 the two B blocks, at K block kb; load() from global memory, store() to a slot.
+// stored), and for lanes 0 and 1 the two B blocks. start() points at a unit's first K block (the address arithmetic
+// once per unit), load() reads the current K block from global memory, advance() steps to the next one, store()
+// writes a slot. The scale warp shares an SM sub-partition with consumer warps; its per-slab instructions delay
+// their warpgroup's wgmmas, so a slab costs it only the loads and pointer steps.
 template <int BM> struct BlockScaleLoad {
   float a[BM / 32];
   float b;
-  TMAKIT_DEVICE void load(const Scales& g, int m0, int n0, long long kb, int M, int N, int lane) {
+  const float* pa[BM / 32];
+  const float* pb;
+  long long a_k, b_k;
+  TMAKIT_DEVICE void start(const Scales& g, int m0, int n0, long long kb, int M, int N, int lane) {
 #pragma unroll
-    for (int j = 0; j < BM / 32; ++j) a[j] = ldg_f32(g.a + min(m0 + lane + 32 * j, M - 1) * g.a_m + kb * g.a_k);
+    for (int j = 0; j < BM / 32; ++j) pa[j] = g.a + min(m0 + lane + 32 * j, M - 1) * g.a_m + kb * g.a_k;
     const long long nb = n0 / 128 + (lane == 1 && (n0 / 128 + 1) * 128 < N);
-    b = lane < 2 ? ldg_f32(g.b + nb * g.b_n + kb * g.b_k) : 0.f;
+    pb = g.b + nb * g.b_n + kb * g.b_k;
+    a_k = g.a_k;
+    b_k = g.b_k;
+  }
+  TMAKIT_DEVICE void load(int lane) {
+#pragma unroll
+    for (int j = 0; j < BM / 32; ++j) a[j] = ldg_f32(pa[j]);
+    b = lane < 2 ? ldg_f32(pb) : 0.f;
+  }
+  TMAKIT_DEVICE void advance() {
+#pragma unroll
+    for (int j = 0; j < BM / 32; ++j) pa[j] += a_k;
+    pb += b_k;
   }
   // PTX: st.shared.f32
   TMAKIT_DEVICE void store(u32 slot, int lane) const {
