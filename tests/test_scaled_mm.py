@@ -782,7 +782,7 @@ _STREAM_K_CASES = [("tensor", False, (1024, 5120, 4096), torch.bfloat16, False),
                    ("tensor", False, (1000, 5104, 4000), torch.float32, True),
                    ("row", False, (1024, 2688, 4096), torch.float16, False),  # 128x128: 168 tiles
                    ("block", False, (1000, 5104, 4000), torch.bfloat16, False),
-                   ("block", False, (2048, 1408, 4096), torch.float32, False),
+                   ("block", False, (2048, 1280, 8192), torch.float32, False),  # 128x128: 160 tiles
                    ("row", True, (1000, 5104, 8000), torch.bfloat16, False),  # fast: 320 tiles of 128x128
                    ("block", False, (18, 768, 6336), torch.float32, False),  # 6 tiles over 37 CTAs
                    ("tensor", False, (1, 160, 4256), torch.bfloat16, True)]  # 2 tiles over 8 CTAs
