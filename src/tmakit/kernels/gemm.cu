@@ -300,7 +300,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // The warpgroup index through a shuffle: the compiler then knows it (and all the role's loop state derived from
   // it) is warp-uniform and keeps that state in uniform registers; from tid / 128 it put the mainloop's stage
   // indices and wgmma descriptors in per-thread registers, converted (R2UR) before every wgmma (FP8 two-level
-  // 5-7 % slower, bf16 1-4 %; docs/design/gemm.md).
+  // 5-7 % slower, bf16 1-4 %; docs/HARDWARE.md §10).
   const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   const int rank = CS == 1 ? 0 : (int)cluster_ctarank();
   const int rm = rank % CM, rn = rank / CM;

@@ -105,7 +105,7 @@ template <int BM> TMAKIT_DEVICE constexpr u32 scale_stage_bytes() { return ((BM 
 // stored), and for lanes 0 and 1 the two B blocks. start() points at a unit's first K block (the address arithmetic
 // once per unit), load() reads the current K block from global memory, advance() steps to the next one, store()
 // writes a slot. The scale warp shares an SM sub-partition with consumer warps; its per-slab instructions delay
-// their warpgroup's wgmmas, so a slab costs it only the loads and pointer steps.
+// their warpgroup's wgmmas, so a slab costs it only the loads and pointer steps (docs/HARDWARE.md §10).
 template <int BM> struct BlockScaleLoad {
   float a[BM / 32];
   float b;
