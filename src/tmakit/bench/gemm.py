@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import subprocess
 import sys
 import time
@@ -311,15 +310,10 @@ def _env() -> dict:
         env["cuda_driver_api"] = f"{v // 1000}.{v % 1000 // 10}"
     except Exception:
         env["cuda_driver_api"] = ""
-    try:
-        cwd = Path(__file__).resolve().parent
-        r = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                           cwd=cwd, timeout=5)
-        env["dirty"] = bool(r.stdout.strip()) if r.returncode == 0 else None
-    except Exception:
-        env["dirty"] = None
-    if os.environ.get("TMAKIT_COMMIT"):  # the tree was named by whoever copied it (its .git may lag behind)
-        env["dirty"] = False
+    # the harness names the commit, '+changes' when tracked files differ (never for a TMAKIT_COMMIT-named tree)
+    commit = env.get("commit", "")
+    env["dirty"] = commit.endswith("+changes")
+    env["commit"] = commit.removesuffix("+changes")
     env["bf16_reduced_precision_reduction"] = bool(
         getattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", False))
     return env
