@@ -308,6 +308,29 @@ def test_every_config_compiles(cfg):
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
 
 
+@pytest.mark.parametrize("mode", ["tensor", "block"])
+def test_trace_build_reads_the_clock_only_when_asked(mode):
+    """tools/bench/gemm_trace.py's build (TMAKIT_GEMM_TRACE=1) reads the SM clock at the mainloop's four trace
+    points and stores them; the default build reads no clock and has the same wgmmas."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    p = gf.plan_fp8(Fake((4096, 4096)), bt(4096, 4096), *scales(mode, 4096, 4096, 4096))
+    name = gf.kernel_name(p)
+    texts = []
+    for opts in ([], ["-DTMAKIT_GEMM_TRACE=1"]):
+        comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[name], options=opts)
+        try:
+            texts.append(sass.disassemble(comp.cubin))
+        except tkc.RuntimeUnavailable:
+            pytest.skip("no nvdisasm/cuobjdump")
+    plain, traced = texts
+    assert "SR_CLOCKLO" not in plain
+    assert traced.count("SR_CLOCKLO") >= 4, traced.count("SR_CLOCKLO")
+    assert sass.opcodes(plain)["QGMMA"] == sass.opcodes(traced)["QGMMA"]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # scaling math (torch / numpy, no GPU)
 

@@ -51,6 +51,9 @@
 #ifndef TMAKIT_GEMM_PTRARRAY  // 1: compile the ptr-array kernel tmakit_gemm_ptr_array instead (gemm_ptr_array.cu)
 #define TMAKIT_GEMM_PTRARRAY 0
 #endif
+#ifndef TMAKIT_GEMM_TRACE  // diagnostic for tools/bench/gemm_trace.py only: CTA 0's consumer timeline (mainloop)
+#define TMAKIT_GEMM_TRACE 0
+#endif
 #ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
 #define TMAKIT_GEMM_NO_MMA 0
 #endif
@@ -519,7 +522,14 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       bool ready = false;  // this slab's stage was seen full while the previous slab's wgmmas ran
       for (int kt = 0; kt < nkt; ++kt, ++it) {
         const int s = it % STAGES;
+        // TMAKIT_GEMM_TRACE: lane 0 of each consumer's first warp in CTA 0 writes clock64() for its first 512 slabs
+        // into the workspace (the tool passes a buffer and no stream-K): loop top, stage seen full, wgmmas waited
+        // for, promoted.
+        long long* const trace = TMAKIT_GEMM_TRACE && blockIdx.x == 0 && wtid == 0 && it < 512 && sk_ws
+                                     ? reinterpret_cast<long long*>(sk_ws) + (cw * 512 + it) * 4 : nullptr;
+        if (TMAKIT_GEMM_TRACE && trace) trace[0] = clock64();
         if (!ready) mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
+        if (TMAKIT_GEMM_TRACE && trace) trace[1] = clock64();
         wgmma_fence();
         const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
 #pragma unroll
@@ -553,8 +563,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           wgmma_wait<0>();
           release(bars + 8 * (STAGES + s));
         }
+        if (TMAKIT_GEMM_TRACE && trace) trace[2] = clock64();
         if constexpr (SCALE == 3) bsc.promote(acc, pacc);
         else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc);
+        if (TMAKIT_GEMM_TRACE && trace) trace[3] = clock64();
       }
       if (OVERLAP) {
         wgmma_wait<0>();
