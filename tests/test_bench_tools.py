@@ -1,0 +1,55 @@
+"""The GEMM diagnostic tools measure what they say: tools/bench/fp32_issue.py's loop bodies are the instruction
+forms its labels name (NVRTC + SASS, no GPU), and tools/bench/gemm_trace.py parses its arguments."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools" / "bench"
+
+
+def _tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# per mode: the operand pattern every FP op of the timed loop must have (R: per-thread register, UR: uniform)
+LOOP_FORMS = {
+    0: r"FADD R\d+, R\d+, R\d+",
+    1: r"FFMA R\d+, R\d+, UR\d+, R\d+",
+    2: r"FADD R\d+, R\d+, UR\d+",
+    3: r"FFMA R\d+, R\d+, R\d+, R\d+",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(LOOP_FORMS))
+def test_fp32_issue_loop_is_the_named_form(mode, tmp_path):
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    src = tmp_path / "rate.cu"
+    src.write_text(_tool("fp32_issue").SRC)
+    comp = tkc.compile_file(src, options=[f"-DMODE={mode}"], cache=False)
+    try:
+        text = sass.disassemble(comp.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    ops = [re.sub(r"\.reuse", "", ln.split("*/", 1)[1].split(";")[0]).strip() for ln in text.splitlines()
+           if re.search(r"\*/\s+(FADD|FFMA)\s", ln)]
+    # the timed loop is the longest run of consecutive FP operations reading the loop-carried sums
+    loop = [op for op in ops if re.fullmatch(LOOP_FORMS[mode], op)]
+    assert len(loop) >= 96, (mode, len(loop), ops[:8])
+
+
+def test_gemm_trace_arguments():
+    mod = _tool("gemm_trace")
+    with pytest.raises(SystemExit):
+        mod.main(["--scaling", "nonsense"])
+    assert mod.SLABS == 512
