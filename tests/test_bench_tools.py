@@ -25,6 +25,7 @@ LOOP_FORMS = {
     1: r"FFMA R\d+, R\d+, UR\d+, R\d+",
     2: r"FADD R\d+, R\d+, UR\d+",
     3: r"FFMA R\d+, R\d+, R\d+, R\d+",
+    4: r"FFMA R\d+, R\d+, R\d+, R\d+",
 }
 
 
