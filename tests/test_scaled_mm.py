@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sass_checks import SASS_TYPES, fp8_sass
 from tmakit.kernels import KERNELS_DIR
+from tmakit.kernels import gemm as gk
 from tmakit.kernels import gemm_fp8 as gf
 from tmakit.kernels.gemm import GemmError
 
@@ -70,13 +71,14 @@ def test_plan_modes(mode):
     if mode == "row":
         assert p.scale_strides == (1, 0, 1, 0)
     name = gf.kernel_name(p)
-    assert name.startswith("tmakit_gemm_scaled<2, 0, ") and name.endswith(f", {gf._SCALE_CODE[mode]}, 0, 0>")
+    staged = int(gf.epilogue_staged(p.config, mode, False))
+    assert name.startswith("tmakit_gemm_scaled<2, 0, ") and name.endswith(f", {gf._SCALE_CODE[mode]}, 0, 0, {staged}>")
 
 
 def test_plan_fast_accum():
     m, n, k = 4096, 4096, 4096
     p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("tensor", m, n, k), fast_accum=True)
-    assert p.fast_accum and p.config.bn == 256 and gf.kernel_name(p).endswith(", 1, 0, 1>")
+    assert p.fast_accum and p.config.bn == 256 and gf.kernel_name(p).endswith(", 1, 0, 1, 0>")
     with pytest.raises(GemmError, match="fast_accum applies to tensor- and row-wise"):
         gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("block", m, n, k), fast_accum=True)
     with pytest.raises(GemmError, match="at most 192 columns"):
@@ -143,7 +145,28 @@ def test_plan_property(m, n, k, pad_a, pad_b, off, mode, od):
     assert p.config.bn <= (128 if p.config.overlap else 192) and (p.scaling != "block" or p.config.bn == 128)
     assert not (p.config.overlap and p.scaling == "block")
     assert -(-k // gf.BK) % p.split == 0 and 1 <= p.split <= gf.MAX_SPLIT
-    assert gf.kernel_name(p).endswith(f", {gf._SCALE_CODE[p.scaling]}, 0, 0>")
+    staged = int(gf.epilogue_staged(p.config, p.scaling, False))
+    assert gf.kernel_name(p).endswith(f", {gf._SCALE_CODE[p.scaling]}, 0, 0, {staged}>")
+
+
+@pytest.mark.parametrize("cfg", list(gf.CONFIGS))
+@pytest.mark.parametrize("mode, bias", [("tensor", False), ("tensor", True), ("row", False), ("row", True),
+                                        ("block", False), ("block", True)])
+def test_epilogue_staging_rule(cfg, mode, bias):
+    """Row-wise scales and bias are staged in shared memory wherever they are and fit (never for per-tensor scales
+    alone); a staged plan's shared memory is the ring's plus two slots of fp32 vectors and four mbarriers, within
+    the limit."""
+    c = gf.CONFIGS[cfg]
+    if mode == "block" and not gf.block_fits(c):
+        return
+    staged = gf.epilogue_staged(c, mode, bias)
+    floats = (c.bm + c.bn if mode == "row" else 0) + (c.bn if bias else 0)
+    assert gf.epilogue_smem(c, mode, bias) == (8 * floats + 32 if floats else 0)
+    if mode == "tensor" and not bias:
+        assert not staged
+    assert staged == (floats > 0 and gf.smem_for(c, mode) + 8 * floats + 32 <= gk.SMEM_LIMIT)
+    if c.bn == 192 or c.bm == 64:  # the row-wise default tiles have room
+        assert staged == (floats > 0)
 
 
 def test_plan_out_rules():

@@ -190,11 +190,12 @@ template <int BN, int NS> TMAKIT_DEVICE void add_part(float* acc, const float4* 
 // (each 128-deep slab's partial sum scaled into the fp32 total in registers). BIAS = 1: add bias[col] (of the
 // output type) in the epilogue. FAST = 0 (fp8): two-level accumulation for every SCALE (see TWO below).
 // gemm.cu compiles as tmakit_gemm (SCALE = BIAS = 0); gemm_fp8.cu compiles the same kernel as tmakit_gemm_scaled:
-// template arguments IN, OUT, BM, BN, STAGES, CM, CN, OVERLAP, EPI, DEFER, SCALE, BIAS, FAST (B_MN = SPLITK = 0, no
-// k_rotate) and, after tmakit_gemm's arguments, the scales and bias (tmakit::gemm::Scales).
+// template arguments IN, OUT, BM, BN, STAGES, CM, CN, OVERLAP, EPI, DEFER, SCALE, BIAS, FAST, EPV (B_MN = SPLITK = 0,
+// no k_rotate) and, after tmakit_gemm's arguments, the scales and bias (tmakit::gemm::Scales). EPV = 1: the
+// epilogue's row-wise scales and bias are staged in shared memory per unit by warp 2 (below).
 #if TMAKIT_GEMM_SCALED
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int CN, int OVERLAP, int EPI, int DEFER, int SCALE,
-          int BIAS, int FAST>
+          int BIAS, int FAST, int EPV>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                    const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split,
@@ -216,7 +217,7 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
                     int groups, u8* __restrict__ c_ptr, long long ldc, const float* scale_a, const float* scale_b,
                     long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0;
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
@@ -232,7 +233,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                       const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
                       TmaDesc* __restrict__ maps) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, SCALE = 0, BIAS = 0, FAST = 1, k_rotate = 0;
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, k_rotate = 0;
   const tmakit::gemm::Scales sc{};
   const int M = 0x7fffffff, N = 0x7fffffff, K = 0, group_m = 1, k_per_split = 0, units = 0, sk_units = 0;
   const int maxseg = 0, scatter = 0;
@@ -248,7 +249,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
             int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate,
             int scatter) {
-  constexpr int SCALE = 0, BIAS = 0, FAST = 1;
+  constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0;
   const tmakit::gemm::Scales sc{};
 #endif
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
@@ -298,6 +299,12 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // Block scaling: each stage's scales (BM rows of A, two B blocks) after the slots (gemm_scale.cuh).
   constexpr u32 SC_BYTES = SCALE == 3 ? scale_stage_bytes<BM>() : 0;
   const u32 s_sc = slots + 32 * (STAGES + 1);
+  // Staged epilogue vectors (EPV): two slots (units alternate) of the unit's row scales, column scales and bias as
+  // fp32 (gemm_scale.cuh), then full[2] and empty[2] mbarriers.
+  static_assert(!EPV || SCALE == 2 || BIAS, "staged epilogue vectors: row-wise scales or a bias");
+  constexpr u32 EPV_BYTES = EPV ? epilogue_vector_bytes<SCALE, BIAS, BM, BN>() : 0;
+  const u32 s_epv = s_sc + STAGES * SC_BYTES;
+  const u32 epv_bars = s_epv + 2 * EPV_BYTES;
 
   const int tid = threadIdx.x;
   // The warpgroup index through a shuffle: the compiler then knows it (and all the role's loop state derived from
@@ -323,6 +330,12 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(bars + 8 * s, SCALE == 3 ? 1 + 32 : 1);  // block scales: + the scale warp's 32 lanes
       mbarrier_init(bars + 8 * (STAGES + s), 4 * NC * CS * (SCALE == 3 ? 32 : 1));  // block scales: every lane
+    }
+    if (EPV) {
+      for (int i = 0; i < 2; ++i) {
+        mbarrier_init(epv_bars + 8 * i, 32);             // full: the staging warp's lanes
+        mbarrier_init(epv_bars + 16 + 8 * i, 128 * NC);  // empty: every consumer lane (its own shared loads)
+      }
     }
     fence_mbarrier_init();
     prefetch_tensormap(&tm_a);
@@ -447,6 +460,15 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       }
       wait_empty(it % STAGES);  // the end stage: its phase completes with these arrivals and the producer's
       mbarrier_arrive(bars + 8 * (it % STAGES));
+    } else if (EPV && tid / 32 == 2) {  // the epilogue-vector warp: the same units as the producer
+      const int lane = tid % 32;
+      work.start();
+      Unit t;
+      for (int ui = 0; work.next(t); ++ui) {
+        mbarrier_wait(epv_bars + 16 + 8 * (ui & 1), ((ui >> 1) & 1) ^ 1);  // the slot's unit ui - 2 was applied
+        stage_epilogue_vectors<SCALE, BIAS, OUT, BM, BN>(s_epv + (ui & 1) * EPV_BYTES, sc, t.m0, t.n0, M, N, lane);
+        mbarrier_arrive(epv_bars + 8 * (ui & 1));  // release: the stores before the consumers' wait
+      }
     }
   } else {
     setmaxnreg_inc<C_REGS>();
@@ -586,7 +608,17 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       // row r stored at chunk c ^ (r % 8) (SWIZZLE_128B): the 8 rows a warp writes at once hit distinct banks.
       const Unit t = get_unit(uslot);
       const int row_m0 = t.m0 + cw * 64;
-      if (row_m0 >= M) continue;  // this warpgroup's rows are all past M (remainder tile)
+      // Staged epilogue vectors: every consumer lane waits for unit ui's slot and releases it once, on every path
+      // (waiting first: a lane that ran a unit ahead must not count towards the slot's previous phase).
+      auto epv_wait = [&]() { mbarrier_wait_spin(epv_bars + 8 * (ui & 1), (ui >> 1) & 1); };
+      auto epv_release = [&]() { mbarrier_arrive(epv_bars + 16 + 8 * (ui & 1)); };
+      if (row_m0 >= M) {  // this warpgroup's rows are all past M (remainder tile)
+        if constexpr (EPV) {
+          epv_wait();
+          epv_release();
+        }
+        continue;
+      }
 #if TMAKIT_GEMM_GROUPED || TMAKIT_GEMM_PTRARRAY
       if (row_m0 >= t.su) continue;  // rows of the next group (ptr-array: past M_g)
 #if TMAKIT_GEMM_PTRARRAY
@@ -647,6 +679,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           for (int i = 0; i < BN / 8; ++i) st_cg_v4(w + i * 128, acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
           named_sync(1 + cw, 128);
           if (wtid == 0) red_release_gpu(sk_flags + idx0 + NC * t.slot, 1u);
+          if constexpr (EPV) {
+            epv_wait();
+            epv_release();
+          }
           continue;
         }
         if (wtid == 0) {  // head: wait for every contributor, reset the flags for the next launch
@@ -692,9 +728,15 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         if constexpr (SPLITK) tma_reduce_tile<ReduceOp::Add, 2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
         else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
       };
-      if constexpr (SCALE == 1 || SCALE == 2 || BIAS)  // (grouped: B's scales of the unit's group)
+      if constexpr (EPV) {
+        epv_wait();
+        scale_epilogue_staged<SCALE, BIAS, BM, BN>(acc, sc, s_epv + (ui & 1) * EPV_BYTES, cw * 64 + 16 * warp + lane / 4,
+                                                   lane);
+        epv_release();  // release: this lane's shared loads before the staging warp's next stores
+      } else if constexpr (SCALE == 1 || SCALE == 2 || BIAS) {  // (grouped: B's scales of the unit's group)
         scale_epilogue<SCALE, BIAS, OUT, BN>(acc, TMAKIT_GEMM_GROUPED ? sc.of_group(t.slot) : sc, row_m0, t.n0, M, N,
                                              warp, lane);
+      }
       // boxes of this CTA's part (whole boxes: the host uses reduce-scatter only when nseg divides NBOX)
       const int b_lo = part < 0 ? 0 : part * (NBOX / t.nseg), b_hi = part < 0 ? NBOX : b_lo + NBOX / t.nseg;
       if constexpr (DEF) {

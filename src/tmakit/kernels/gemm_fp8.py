@@ -30,7 +30,8 @@ from .gemm import GemmConfig, GemmError, Schedule
 from .gemm_schedule import STREAM_K_MIN_SLABS, STREAM_K_MODES, tail_schedule
 
 __all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
-           "kernel_for", "kernel_name", "launcher", "plan_fp8", "scale_smem", "scaling_of", "schedule", "tensormaps"]
+           "epilogue_smem", "epilogue_staged", "kernel_for", "kernel_name", "launcher", "plan_fp8", "plan_smem",
+           "scale_smem", "scaling_of", "schedule", "tensormaps"]
 
 BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
 FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
@@ -91,8 +92,31 @@ def block_fits(cfg: GemmConfig) -> bool:
 
 
 def smem_for(cfg: GemmConfig, scaling: str) -> int:
-    """Dynamic shared memory of the kernel of a config and scaling mode."""
+    """Dynamic shared memory of the kernel of a config and scaling mode (without staged epilogue vectors: the
+    grouped kernel's, and the dense kernel's before :func:`epilogue_smem`)."""
     return gk.smem_bytes(cfg) + (scale_smem(cfg) if scaling == "block" else 0)
+
+
+def epilogue_smem(cfg: GemmConfig, scaling: str, bias: bool) -> int:
+    """Shared memory of the dense kernel's staged epilogue vectors (gemm.cu EPV): two unit slots of the row scales,
+    column scales (row-wise) and bias (BN) as fp32, and four mbarriers; 0 where there is nothing to stage."""
+    floats = (cfg.bm + cfg.bn if scaling == "row" else 0) + (cfg.bn if bias else 0)
+    return 2 * 4 * floats + 32 if floats else 0
+
+
+def epilogue_staged(cfg: GemmConfig, scaling: str, bias: bool) -> bool:
+    """Whether the dense kernel stages its epilogue's row-wise scales and bias in shared memory (a producer-side warp
+    loads them while the unit's mainloop runs): wherever there are some and they fit beside the ring (not 128x256
+    tiles, whose epilogue then loads them from global memory as before)."""
+    extra = epilogue_smem(cfg, scaling, bias)
+    return extra > 0 and smem_for(cfg, scaling) + extra <= gk.SMEM_LIMIT
+
+
+def plan_smem(p: Fp8Plan) -> int:
+    """Dynamic shared memory of a dense plan's kernel."""
+    c = p.config
+    return smem_for(c, p.scaling) + (epilogue_smem(c, p.scaling, p.bias) if epilogue_staged(c, p.scaling, p.bias)
+                                     else 0)
 
 
 def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,
@@ -335,7 +359,7 @@ def kernel_name(p: Fp8Plan) -> str:
     c = p.config
     return (f"tmakit_gemm_scaled<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, "
             f"{c.cluster_n}, {c.overlap}, {c.epi}, {c.defer}, {_SCALE_CODE[p.scaling]}, {int(p.bias)}, "
-            f"{int(p.fast_accum)}>")
+            f"{int(p.fast_accum)}, {int(epilogue_staged(c, p.scaling, p.bias))}>")
 
 
 _kernels: dict = {}
@@ -408,7 +432,7 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
     cs = cfg.cluster_size
     units = p.units
     if resident is None:
-        resident = gk.resident_ctas(kernel_for(p, debug), cfg, smem_for(cfg, p.scaling) - gk.smem_bytes(cfg))
+        resident = gk.resident_ctas(kernel_for(p, debug), cfg, plan_smem(p) - gk.smem_bytes(cfg))
     kt = -(-p.k // BK)
     if p.split > 1 and units * p.split <= resident // cs:
         boxes = cfg.bn * _ELEM[p.out_dtype] // 128
@@ -451,7 +475,7 @@ def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr
     args = (*maps, i32(p.m), i32(p.n), i32(p.k), i32(cfg.group_m), i32(p.k), i32(sched.dp_units),
             i32(sched.sk_units), i32(sched.maxseg), u64(ws_ptr), u64(flags_ptr), i32(sched.scatter), u64(sa_ptr),
             u64(sb_ptr), u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k))
-    fn = gk.launch_fn(k, sched.grid, cfg.threads, args, smem_for(cfg, p.scaling), cs, pdl)
+    fn = gk.launch_fn(k, sched.grid, cfg.threads, args, plan_smem(p), cs, pdl)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn

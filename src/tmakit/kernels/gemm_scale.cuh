@@ -91,6 +91,67 @@ TMAKIT_DEVICE void scale_epilogue(float* acc, const Scales& sc, int row0, int n0
   }
 }
 
+// Staged epilogue vectors (EPV, dense kernel): a warp of the producer warpgroup loads each unit's row scales of A (BM,
+// clamped at M - 1), column scales of B and bias (BN each, zero past N) as fp32 into one of two shared slots while
+// the unit's mainloop runs; the consumers' epilogue reads them with shared loads instead of 2 + BN / 4 (+ BN / 4)
+// global loads per thread, whose latency each tile's epilogue waited for (row-wise 3-15 % slower than per tensor;
+// docs/GEMM.md). Slot layout: [row scales (SCALE 2)][column scales (SCALE 2)][bias (BIAS)].
+template <int SCALE, int BIAS, int BM, int BN> TMAKIT_DEVICE constexpr u32 epilogue_vector_bytes() {
+  return 4u * ((SCALE == 2 ? BM + BN : 0) + (BIAS ? BN : 0));
+}
+// PTX: ld.shared.v2.f32
+TMAKIT_DEVICE void lds_v2f32(u32 addr, float& x, float& y) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
+}
+// One lane's share of a unit's vectors: element lane + 32 k of the slot, all loads issued before the stores.
+template <int SCALE, int BIAS, int OUT, int BM, int BN>
+TMAKIT_DEVICE void stage_epilogue_vectors(u32 slot, const Scales& sc, int m0, int n0, int M, int N, int lane) {
+  constexpr int RA = SCALE == 2 ? BM / 32 : 0, CB = SCALE == 2 ? BN / 32 : 0, CC = BIAS ? BN / 32 : 0;
+  float v[RA + CB + CC > 0 ? RA + CB + CC : 1];
+#pragma unroll
+  for (int k = 0; k < RA; ++k) v[k] = ldg_f32(sc.a + min(m0 + lane + 32 * k, M - 1) * sc.a_m);
+#pragma unroll
+  for (int k = 0; k < CB; ++k) {
+    const int c = n0 + lane + 32 * k;
+    v[RA + k] = c < N ? ldg_f32(sc.b + c * sc.b_n) : 0.f;
+  }
+#pragma unroll
+  for (int k = 0; k < CC; ++k) {
+    const int c = n0 + lane + 32 * k;
+    v[RA + CB + k] = c < N ? ldg_bias<OUT>(sc.bias, c) : 0.f;
+  }
+#pragma unroll
+  for (int k = 0; k < RA + CB + CC; ++k) sts_f32(slot + 4 * (lane + 32 * k), v[k]);
+}
+// scale_epilogue with the row scales, column scales and bias from a staged slot (row: the thread's first row in the
+// tile); per tensor still reads its two scalars.
+template <int SCALE, int BIAS, int BM, int BN>
+TMAKIT_DEVICE void scale_epilogue_staged(float* acc, const Scales& sc, u32 slot, int row, int lane) {
+  if constexpr (SCALE == 1) {
+    const float s = ldg_f32(sc.a) * ldg_f32(sc.b);
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] *= s;
+  }
+  constexpr u32 COLS = SCALE == 2 ? 4 * BM : 0, BIAS_AT = COLS + (SCALE == 2 ? 4 * BN : 0);
+  float sa[2] = {1.f, 1.f};
+  if constexpr (SCALE == 2) {
+    sa[0] = lds_f32(slot + 4 * row);
+    sa[1] = lds_f32(slot + 4 * (row + 8));
+  }
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    const u32 c = 4 * (8 * j + 2 * (lane % 4));
+    float sb[2] = {1.f, 1.f}, bias[2] = {0.f, 0.f};
+    if constexpr (SCALE == 2) lds_v2f32(slot + COLS + c, sb[0], sb[1]);
+    if constexpr (BIAS) lds_v2f32(slot + BIAS_AT + c, bias[0], bias[1]);
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) acc[4 * j + 2 * h + e] = fmaf(acc[4 * j + 2 * h + e], sa[h] * sb[e], bias[e]);
+    }
+  }
+}
+
 // Block scaling (SCALE 3). The scales of every slab reach shared memory beside the slab's operands: a warp of the
 // producer warpgroup loads, per stage, the scale of each of the tile's BM rows of A for that K block and the tile's
 // two 128-column B scale blocks (the second clamped at N) one slab ahead into registers (BlockScaleLoad), stores them
