@@ -205,14 +205,14 @@ def test_row_wise_calls_routed_to_torch_replay_its_kernel(tmp_path, monkeypatch)
     call it is replayed (recorded on the call's tensors): the same result as torch._scaled_mm, bit for bit, on new
     outputs, new operands and another stream."""
     import tmakit as tk
-    from tmakit.ops.scaled_mm import _fast
+    from tmakit.ops.scaled_mm import ROW_KERNEL_MIN_K, _fast
 
     monkeypatch.setenv("TMAKIT_CACHE_DIR", str(tmp_path))
     rng, g = random.Random(7), torch.Generator(device="cuda").manual_seed(7)
     replayed = 0
     for _ in range(24):
         m = rng.choice([rng.randint(129, 2048), rng.randint(1, 128)])
-        n, k = 16 * rng.randint(1, 256), 16 * rng.randint(1, 127)  # K < 2048: torch's class at any M
+        n, k = 16 * rng.randint(1, 256), 16 * rng.randint(1, ROW_KERNEL_MIN_K // 16 - 1)  # torch's class at any M
         od = torch.bfloat16  # torch's row-wise kernel writes bf16 only
         use_out = rng.random() < 0.5
         _fast.clear()

@@ -180,7 +180,7 @@ def slow_pitch(p) -> str:
     return ""
 
 
-ROW_KERNEL_MIN_K = 2048  # row-wise two-level: the kernel runs (by default) from this K (measured; see slower_class)
+ROW_KERNEL_MIN_K = 1024  # row-wise two-level: the kernel runs (by default) from this K (measured; see slower_class)
 TENSOR_KERNEL_MIN_WAVES = 4  # per-tensor two-level: the kernel runs from this many waves of 128x128 tiles ...
 TENSOR_KERNEL_MAX_K = 1536  # ... up to this K (measured; see slower_class)
 
@@ -190,8 +190,11 @@ def slower_class(p) -> str:
     runs": ``tools/bench/fp8_route.py`` seeds 1 and 2, 180 random shapes on an H200, each timed against
     ``torch._scaled_mm`` with the same accumulation). With two-level accumulation the kernel is ahead of cuBLAS's
     per-tensor GEMM on at least 4 waves of 128x128 tiles with K <= 1536 (1.08x geomean, 13 shapes), at parity on 4+
-    waves with a longer K (0.98x, 11 shapes) and behind on fewer waves (0.80x); it is ahead of torch's row-wise GEMM
-    from K = 2048 (1.13-1.18x geomean, 84 shapes; 0.95x below). With fast accumulation the kernel is at parity on
+    waves with a longer K (0.98x, 11 shapes) and behind on fewer waves (0.80x). Against torch's row-wise GEMM, with
+    the epilogue's scales staged in shared memory (seeds 1-3, 270 shapes, H200): ahead from K = 2048 (1.17-1.26x
+    geomean, 133 shapes) and at K in [1024, 2048) (1.03-1.07x, 57 shapes), nearly level below (1.01-1.03x, 80
+    shapes, a third of them slower), where torch keeps the call; before the staging the kernel was behind below
+    K = 2048 (0.95x). With fast accumulation the kernel is at parity on
     the suite but was behind cuBLAS on random shapes (0.85-0.87x geomean, H200), so per-tensor fast calls go to
     cuBLAS. Block scales (torch has no such GEMM), row-wise fast accumulation and e5m2 x e5m2 (torch has no kernel)
     stay."""
