@@ -331,6 +331,34 @@ def test_every_config_compiles(cfg):
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
 
 
+def test_staged_epilogue_reads_shared_memory():
+    """With staged epilogue vectors (row-wise scales and bias on 128x192 tiles) the epilogue reads its column scales
+    and bias as paired shared loads (BN/8 each per thread) instead of global loads: the staging warp's few loads
+    replace the consumers' 2 + BN/4 + BN/4 per tile."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    m, n, k = 4096, 4096, 4096
+    p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("row", m, n, k), bias=Fake((n,), dtype="torch.bfloat16"),
+                    config="n192_s4_c1")
+    assert gf.epilogue_staged(p.config, "row", True)
+    staged = gf.kernel_name(p)
+    assert staged.endswith(", 2, 1, 0, 1>")
+    texts = []
+    for name in (staged, staged[:-2] + "0>"):
+        comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[name])
+        try:
+            texts.append(sass.disassemble(comp.cubin))
+        except tkc.RuntimeUnavailable:
+            pytest.skip("no nvdisasm/cuobjdump")
+    on, off = texts
+    assert on.count("LDS.64") >= 2 * p.config.bn // 8 and off.count("LDS.64") == 0
+    bm, bn = p.config.bm, p.config.bn
+    epilogue_loads, staging_loads = 2 + bn // 4 + bn // 4, (bm + 2 * bn) // 32  # per thread / per lane
+    assert sass.opcodes(off)["LDG"] - sass.opcodes(on)["LDG"] >= epilogue_loads - staging_loads
+
+
 @pytest.mark.parametrize("mode", ["tensor", "block"])
 def test_trace_build_reads_the_clock_only_when_asked(mode):
     """tools/bench/gemm_trace.py's build (TMAKIT_GEMM_TRACE=1) reads the SM clock at the mainloop's four trace
