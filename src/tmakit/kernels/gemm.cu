@@ -16,7 +16,9 @@
 //                consumers through a shared-memory slot written before the unit's first stage is armed, and ends
 //                with a stage completed without data whose slot says "no more units". In a cluster, CTA
 //                (rm, rn) = (rank % CM, rank / CM) loads 1/CN of its A tile and multicasts it to the CN CTAs of its
-//                tile row, and 1/CM of its B tile, multicast to the CM CTAs of its tile column.
+//                tile row, and 1/CM of its B tile, multicast to the CM CTAs of its tile column. The scaled (fp8)
+//                kernel gives two of the other warps work on the same units: warp 1 stages block scales per slab
+//                (SCALE 3), warp 2 the epilogue's row-wise scales and bias per unit (EPV; gemm_scale.cuh).
 //   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 224 or 232; read the
 //                unit's slot after its first full barrier; wait full[s], 4 x wgmma m64nBNk16, release empty[s] in every CTA of the cluster (one arrival per warp), and after
 //                the last slab write the accumulators into 8 KiB swizzled staging boxes and TMA-store them. The
