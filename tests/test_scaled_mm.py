@@ -621,6 +621,32 @@ def test_scaled_mm_gpu_types_and_bias(mode, ta, tb):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mode, shape, config", [
+    ("block", (1024, 1024, 16384), None),          # 128x128 pairs along M, K split in two (reduce-scatter)
+    ("row", (256, 264, 16384), None),              # 64x128 tiles, K over stream-K ranges, a partial column tile
+    ("row", (1000, 1000, 2048), "n192_s4_c2"),     # 128x192 pairs, remainder rows and columns
+    ("tensor", (4096, 4096, 4096), "n192_s4_c1"),  # a stream-K tail
+    ("row", (4000, 4096, 1024), "m64_n128_s8_c1"),  # ~15 units per CTA through the two staging slots, rows past M
+])
+def test_scaled_mm_gpu_staged_epilogue_plans(mode, shape, config):
+    """Staged epilogue vectors (row-wise scales, bias) on the plans whose units are not plain whole tiles: split K,
+    stream-K ranges, clusters, remainders; every output element against the fp64 reference plus bias."""
+    import tmakit as tk
+
+    m, n, k = shape
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k, seed=5)
+    bias = torch.randn(n, device="cuda").to(torch.bfloat16)
+    p = gf.plan_fp8(qa, qb, sa, sb, bias, None, "bfloat16", config, False, None)
+    assert gf.epilogue_staged(p.config, p.scaling, True), p.config
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    tk.ops.scaled_mm(qa, qb, sa, sb, bias=bias, out=out, strict=True, config=config)
+    torch.cuda.synchronize()
+    assert tk.ops.last_path == f"tma:scaled_mm:{mode}" and bool(torch.isfinite(out).all())
+    err = _err(out, ref + bias.double())
+    assert err < TOL_FP8[torch.bfloat16], err
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("mode", ["tensor", "row"])
 @pytest.mark.parametrize("fast", [False, True])
 def test_scaled_mm_gpu_matches_torch(mode, fast):
