@@ -11,7 +11,10 @@ error against the dequantized fp32 product plus bias; then the geomean per mode.
 from __future__ import annotations
 
 import argparse
-import math
+
+from fp8_plans import launch_plan  # tools/bench is the script's directory
+
+from tmakit.bench.gemm_report import geomean
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 18432, 7168), (4096, 7168, 16384),
           (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536), (2496, 992, 4224), (13216, 1344, 2272),
@@ -19,22 +22,14 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 184
 
 
 def _launch(K, args, bias, out, staged: bool):
-    import torch
-
     orig = K.epilogue_staged
     if not staged:
         K.epilogue_staged = lambda *a: False
     try:
-        p = K.plan_fp8(*args, bias, out, "bfloat16", None, False, None)
-        sched = K.schedule(p)
-        ws = torch.empty(max(sched.ws_bytes, 1), dtype=torch.uint8, device="cuda")
-        flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
-        fn = K.launcher(p, args[0].data_ptr(), args[1].data_ptr(), out.data_ptr(), args[2].data_ptr(),
-                        args[3].data_ptr(), bias.data_ptr() if bias is not None else 0, ws.data_ptr(),
-                        flags.data_ptr())
+        fn, p, _ = launch_plan(K, args, out, bias=bias)
     finally:
         K.epilogue_staged = orig
-    return (lambda i, f=fn, keep=(ws, flags): f()), p
+    return fn, p
 
 
 def measure(mode: str, m: int, n: int, k: int, reps: int, flush) -> tuple:
@@ -88,7 +83,7 @@ def main(argv=None) -> None:
             tf = 2.0 * m * n * k / 1e9
             print(f"{mode:11} {m}x{n}x{k}".ljust(32) + f"{cfg:30} staged={int(staged)}  global {tf / tg:7.1f} TF  "
                   f"staged {tf / ts:7.1f} TF  gain {tg / ts:.3f}  err {errs[0]:.1e} {errs[1]:.1e}", flush=True)
-        print(f"{mode}: geomean gain {math.exp(sum(map(math.log, gains)) / len(gains)):.3f}, min {min(gains):.3f}")
+        print(f"{mode}: geomean gain {geomean(gains):.3f}, min {min(gains):.3f}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import argparse
 import math
 import random
 
+from tmakit.bench.gemm_report import geomean
+
 DECODE = [(18, 768, 6336), (1, 4096, 4096), (20, 736, 3040), (1, 2016, 5440), (42, 672, 2912), (1, 160, 4256),
           (20, 160, 3072), (18, 128, 9344), (2, 6496, 4576), (30, 3936, 5504), (16, 4096, 7168), (64, 2048, 7168),
           (32, 1536, 4096), (1, 7168, 2048), (4, 2048, 7168)]
@@ -35,15 +37,18 @@ def shapes(n: int, seed: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def _launch(torch, K, args, out, config, stream_k, fast=False):
-    p = K.plan_fp8(*args, None, out, "bfloat16", config, fast, None)
+def launch_plan(K, args, out, config=None, stream_k="auto", fast=False, bias=None):
+    """(fn(i), plan, schedule): ``gemm_fp8`` (``K``) planned on ``args`` = (a, b, scale_a, scale_b) into ``out``,
+    launched through its memoised launcher with a stream-K workspace of its own (held by ``fn``)."""
+    import torch
+
+    p = K.plan_fp8(*args, bias, out, "bfloat16", config, fast, None)
     sched = K.schedule(p, stream_k=stream_k)
     ws = torch.empty(max(sched.ws_bytes, 1), dtype=torch.uint8, device="cuda")
     flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
-    fn = K.launcher(p, *(a.data_ptr() for a in args[:2]), out.data_ptr(), *(a.data_ptr() for a in args[2:]), 0,
-                    ws.data_ptr(), flags.data_ptr(), stream_k=stream_k)
-    plan = f"{p.config.bm}x{p.config.bn} c{p.config.cluster} split {p.split} stream-K {sched.sk_units}/{p.units}"
-    return (lambda i, f=fn, keep=(ws, flags): f()), plan
+    fn = K.launcher(p, *(a.data_ptr() for a in args[:2]), out.data_ptr(), *(a.data_ptr() for a in args[2:]),
+                    bias.data_ptr() if bias is not None else 0, ws.data_ptr(), flags.data_ptr(), stream_k=stream_k)
+    return (lambda i, f=fn, keep=(ws, flags): f()), p, sched
 
 
 def measure(m: int, n: int, k: int, reps: int, flush, fast: bool = False) -> dict:
@@ -68,11 +73,12 @@ def measure(m: int, n: int, k: int, reps: int, flush, fast: bool = False) -> dic
                                  ("64x128", "m64_n128_s8_c1" + ("_ov1" if fast else ""), "auto"),
                                  ("no stream-K", None, "off")):
             out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
-            f, plan = _launch(torch, K, args, out, config, sk, fast)
+            f, p, sched = launch_plan(K, args, out, config, sk, fast)
             fns.append(f)
             labels.append(f"{mode} {name}")
             outs.append((mode, out))
-            plans[f"{mode} {name}"] = plan
+            c = p.config
+            plans[f"{mode} {name}"] = f"{c.bm}x{c.bn} c{c.cluster} split {p.split} stream-K {sched.sk_units}/{p.units}"
     for f in fns:
         f(0)
     torch.cuda.synchronize()
@@ -82,8 +88,10 @@ def measure(m: int, n: int, k: int, reps: int, flush, fast: bool = False) -> dic
     return dict(shape=(m, n, k), t=t, plans=plans, err=err)
 
 
-def _gm(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+def gm(xs) -> float:
+    """Geometric mean (tmakit.bench.gemm_report.geomean); nan for no values, so it prints with a format."""
+    g = geomean(xs)
+    return float("nan") if g is None else g
 
 
 def main(argv=None) -> list:
@@ -114,9 +122,9 @@ def main(argv=None) -> list:
         best = [min(r["t"][f"{mode} {a}"] for a in ("128x128", "64x128", "no stream-K")) / r["t"][f"{mode} default"]
                 for r in rows]
         behind = [f"{r['shape']} {b:.2f}" for r, b in zip(rows, best) if b < 0.95]
-        print(f"{mode}: best alternative / default geomean {_gm(best):.3f}, ahead by > 5 % on {len(behind)} of "
+        print(f"{mode}: best alternative / default geomean {gm(best):.3f}, ahead by > 5 % on {len(behind)} of "
               f"{len(rows)}: {', '.join(behind)}")
-    vs = _gm([r["t"]["tensor torch"] / r["t"]["tensor default"] for r in rows])
+    vs = gm([r["t"]["tensor torch"] / r["t"]["tensor default"] for r in rows])
     print(f"tensor: default vs cuBLAS geomean {vs:.3f}; max error {max(r['err'] for r in rows):.1e}")
     return rows
 

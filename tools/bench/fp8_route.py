@@ -13,9 +13,8 @@ events, medians). Prints per shape the ratio torch time / kernel time (> 1: the 
 from __future__ import annotations
 
 import argparse
-import math
 
-from fp8_plans import shapes  # the same random shapes (tools/bench is the script's directory)
+from fp8_plans import gm, shapes  # the same random shapes (tools/bench is the script's directory)
 
 
 def measure(m: int, n: int, k: int, reps: int, flush, fast: bool) -> dict:
@@ -39,10 +38,6 @@ def measure(m: int, n: int, k: int, reps: int, flush, fast: bool) -> dict:
         labels += [f"{mode} torch", f"{mode} kernel"]
     t = dict(zip(labels, time_events(fns, 1, flush, 3, reps)))
     return {mode: t[f"{mode} torch"] / t[f"{mode} kernel"] for mode in cases}
-
-
-def _gm(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def main(argv=None) -> list:
@@ -70,11 +65,11 @@ def main(argv=None) -> list:
         for lo, hi in buckets:
             xs = [r[mode] for _, w, r in rows if lo <= w < hi]
             if xs:
-                print(f"{mode}: waves [{lo}, {hi}): {len(xs)} shapes, geomean {_gm(xs):.3f}, min {min(xs):.3f}, "
+                print(f"{mode}: waves [{lo}, {hi}): {len(xs)} shapes, geomean {gm(xs):.3f}, min {min(xs):.3f}, "
                       f"max {max(xs):.3f}")
         small = [r[mode] for (m, n, k), _, r in rows if m <= 128 and k >= 2048]
-        print(f"{mode}: M <= 128 and K >= 2048: {len(small)} shapes, geomean {_gm(small):.3f}")
-        print(f"{mode}: all {len(rows)} shapes, geomean {_gm([r[mode] for *_, r in rows]):.3f}")
+        print(f"{mode}: M <= 128 and K >= 2048: {len(small)} shapes, geomean {gm(small):.3f}")
+        print(f"{mode}: all {len(rows)} shapes, geomean {gm([r[mode] for *_, r in rows]):.3f}")
     return rows
 
 

@@ -16,6 +16,8 @@ import argparse
 import math
 import random
 
+from fp8_plans import gm, launch_plan  # tools/bench is the script's directory
+
 
 def shapes(n: int, seed: int, narrow: bool) -> list[tuple[int, int, int]]:
     rng = random.Random(seed)
@@ -29,16 +31,6 @@ def shapes(n: int, seed: int, narrow: bool) -> list[tuple[int, int, int]]:
         if 2.0 * m * nn * k <= 4e12:
             out.append((m, nn, k))
     return out
-
-
-def _launch(torch, K, args, out, config):
-    p = K.plan_fp8(*args, None, out, "bfloat16", config, False, None)
-    sched = K.schedule(p)
-    ws = torch.empty(max(sched.ws_bytes, 1), dtype=torch.uint8, device="cuda")
-    flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
-    fn = K.launcher(p, *(a.data_ptr() for a in args[:2]), out.data_ptr(), *(a.data_ptr() for a in args[2:]), 0,
-                    ws.data_ptr(), flags.data_ptr())
-    return (lambda i, f=fn, keep=(ws, flags): f()), p.config
 
 
 def measure(m: int, n: int, k: int, mode: str, reps: int, flush) -> dict:
@@ -59,16 +51,12 @@ def measure(m: int, n: int, k: int, mode: str, reps: int, flush) -> dict:
         fns.append(lambda i: torch._scaled_mm(qa, qw.t(), sa, sb, out_dtype=torch.bfloat16, out=o))
         labels.append("torch")
     for name, config in (("default", None), ("128x192", "n192_s4_c1"), ("128x128", narrow)):
-        f, cfg = _launch(torch, K, args, torch.empty(m, n, dtype=torch.bfloat16, device="cuda"), config)
+        f, p, _ = launch_plan(K, args, torch.empty(m, n, dtype=torch.bfloat16, device="cuda"), config)
         fns.append(f)
         labels.append(name)
-        default = default or cfg
+        default = default or p.config
     t = dict(zip(labels, time_events(fns, 1, flush, 3, reps)))
     return dict(t=t, default=f"{default.bm}x{default.bn} c{default.cluster}")
-
-
-def _gm(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def main(argv=None) -> list:
@@ -97,7 +85,7 @@ def main(argv=None) -> list:
     for mode in ("tensor", "block"):
         picked = [(s, min(t["128x192"], t["128x128"]) / t["default"]) for md, s, t in rows if md == mode]
         off = [f"{s} {v:.2f}" for s, v in picked if v < 0.95]
-        print(f"{mode}: the rule's pick at {_gm([v for _, v in picked]):.3f} of the faster width's speed over "
+        print(f"{mode}: the rule's pick at {gm([v for _, v in picked]):.3f} of the faster width's speed over "
               f"{len(picked)} shapes; more than 5 % off on {len(off)}: {', '.join(off)}")
     return rows
 
