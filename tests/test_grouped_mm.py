@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 import tmakit as tk  # noqa: E402
 from fake_tensors import FakeTensor as _T  # noqa: E402
 from tmakit.kernels import gemm_grouped as kg  # noqa: E402
-from tmakit.kernels.gemm import GemmError  # noqa: E402
+from tmakit.kernels.gemm import CONFIGS, GemmError  # noqa: E402
 
 
 def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
@@ -22,10 +22,33 @@ def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
     rowm = _T((8, 512, 256), (512 * 256, 256, 1))
     p = kg.plan_grouped(a, kmaj, 8)
     assert (p.b_mn, p.ldb, p.ldb_group, p.m, p.n, p.k, p.groups) == (0, 512, 256 * 512, 1000, 256, 512, 8)
-    assert p.config.bm == 128
+    assert p.config.bm == 64  # 8 x 2 x 2 tiles of 64x128: less than a wave, the smallest tile finishes first
     assert kg.plan_grouped(a, rowm, 8).b_mn == 1
-    assert kg.plan_grouped(_T((400, 512), (512, 1)), kmaj, 8).config.bm == 64  # 50 rows per group
-    assert kg.kernel_name(p).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 0,")
+    big = kg.plan_grouped(_T((65536, 512), (512, 1)), _T((8, 512, 4096), (4096 * 512, 1, 512)), 8)
+    assert big.config == CONFIGS["n256_s4_c1"]  # 8 x 64 x 16 tiles of 128x256: 8 waves against 16 of 128x128
+    assert kg.kernel_name(big).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 0,")
+
+
+@pytest.mark.parametrize("m, n, g, want", [
+    (400, 256, 8, "m64_n128_s8_c1_ov1"),  # 50 rows per group: 64-row tiles
+    (65536, 4096, 64, "n256_s4_c1"),  # 1024 rows per group, wide N: 128x256
+    (23055, 320, 9, "n128_s6_c1"),  # N = 320: 3 x 128 columns waste less than 2 x 256 (62 % used)
+    (10612, 384, 14, "n128_s6_c1"),  # N = 384: exactly 3 x 128
+    (889, 256, 253, "m64_n256_s5_c1_ov1"),  # 3.5 rows per group, N = 256: one 64x256 tile per group, 2 waves
+    (0, 256, 8, "m64_n128_s8_c1_ov1"),
+])
+def test_tile_choice(m, n, g, want):
+    """The tile of least estimated time: waves of each group's tiles (M / groups rows per group) times a tile's area
+    over its relative speed (``kg.BF16_TILES``)."""
+    assert kg.choose_grouped_config(m, n, g) == CONFIGS[want]
+
+
+def test_tile_cost_counts_waves_and_wasted_columns():
+    c256, c128 = CONFIGS["n256_s4_c1"], CONFIGS["n128_s6_c1"]
+    assert kg.grouped_tile_cost(c256, 1.0, 128 * 132, 256, 1) == 128 * 256  # one full wave
+    assert kg.grouped_tile_cost(c256, 1.0, 128 * 133, 256, 1) == 2 * 128 * 256  # one tile more: two waves
+    assert kg.grouped_tile_cost(c128, 0.5, 128, 320, 1) == 128 * 128 / 0.5  # 3 tiles, one wave
+    assert kg.grouped_tile_cost(c128, 1.0, 0, 128, 4) == 128 * 128  # empty groups still count a tile each
 
 
 @pytest.mark.parametrize("a,b,n_offs,match", [

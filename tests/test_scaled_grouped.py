@@ -232,21 +232,22 @@ def test_plan_scale_strides(m, n, k, g, sa, sb, mode, strides):
     (400, 256, 8, "row", True, "m64_n128_s8_c1_ov1"),
     (64, 4096, 1, "row", True, "m64_n128_s8_c1_ov1"),
     (0, 256, 8, "row", False, "m64_n128_s8_c1"),
-    (513, 256, 8, "row", False, "n128_s6_c1"),  # 64.1 rows per group: 128-row tiles
-    (513, 256, 8, "row", True, "n128_s6_c1"),
+    (513, 256, 8, "row", False, "m64_n128_s8_c1"),  # 32 tiles of 64x128 or 16 of 128x128: both under a wave
     (8192, 4096, 8, "row", False, "n192_s4_c1"),
     (8192, 4096, 8, "block", False, "n192_s4_c1"),
     (8192, 4096, 8, "row", True, "n256_s4_c1"),
-    (8192, 1024, 8, "row", False, "n128_s6_c1"),  # many tiles, but N < 1536
+    (8192, 1024, 8, "row", False, "n192_s4_c1"),  # 384 tiles of 128x192 (3 waves) against 512 of 128x128 (4)
     (8192, 1024, 8, "row", True, "n256_s4_c1"),
-    (2048, 2048, 8, "row", False, "n192_s4_c1"),  # 16 x 11 = 176 tiles of 128x192
-    (1024, 2048, 8, "block", False, "n128_s5_c1"),  # 8 x 11 = 88 < 132; block scales: 5 stages
+    (2048, 2048, 8, "row", False, "n128_s6_c1"),  # 176 tiles of 128x192 need 2 waves, as 256 of 128x128 do
+    (1024, 2048, 8, "block", False, "n128_s5_c1"),  # 88 tiles of 128x192 against 128 of 128x128: one wave each
     (2048, 4096, 8, "row", True, "n256_s4_c1"),  # 16 x 16 = 256 tiles of 128x256
-    (1024, 4096, 8, "row", True, "n128_s6_c1"),  # 8 x 16 = 128 < 132
+    (1024, 4096, 8, "row", True, "n256_s4_c1"),  # 8 x 16 = 128 tiles of 128x256: one wave
+    (35466, 1200, 28, "row", False, "n192_s4_c1"),
+    (889, 256, 253, "row", False, "m64_n128_s8_c1"),
 ])
 def test_config_choice(m, n, g, scaling, fast, want):
-    """64-row tiles when groups average at most 64 rows (fast row-wise: with overlap); else 128x192 two-level tiles
-    where they fill the GPU and N >= 1536, 128x256 fast tiles where they fill it, 128x128 otherwise."""
+    """The tile of least estimated time (``kg.grouped_tile_cost``: waves of each group's tiles, counting M / groups
+    rows per group, times a tile's area over its relative speed) among the mode's ``kg.FP8_TILES``."""
     got = kg.choose_grouped_fp8_config(m, n, g, scaling, fast)
     assert got == gf.CONFIGS[want], (got.name, want)
     k = 512
@@ -256,16 +257,19 @@ def test_config_choice(m, n, g, scaling, fast, want):
 
 
 def test_config_choice_follows_the_sm_count():
-    assert kg.choose_grouped_fp8_config(1024, 4096, 8, "row", True, sms=128) == gf.CONFIGS["n256_s4_c1"]
-    assert kg.choose_grouped_fp8_config(1024, 4096, 8, "row", True, sms=129) == gf.CONFIGS["n128_s6_c1"]
+    # 8 x 11 = 88 tiles of 128x192: one wave on 88 SMs (against 128 of 128x128, 2 waves); on 87 SMs two, and 256
+    # tiles of 64x128 fill 3 nearly full waves
     assert kg.choose_grouped_fp8_config(1024, 2048, 8, "row", False, sms=88) == gf.CONFIGS["n192_s4_c1"]
-    assert kg.choose_grouped_fp8_config(1024, 1024, 8, "row", False, sms=1) == gf.CONFIGS["n128_s6_c1"]
+    assert kg.choose_grouped_fp8_config(1024, 2048, 8, "row", False, sms=87) == gf.CONFIGS["m64_n128_s8_c1"]
+    # one SM: waves are tiles, so the choice is the least padded work per speed (N = 1024: 128x128 tiles at 0.8
+    # cost 8 x 16384 / 0.8; 128x192: 6 x 24576)
+    assert kg.choose_grouped_fp8_config(1024, 1024, 8, "row", False, sms=1) == gf.CONFIGS["n192_s4_c1"]
 
 
 @pytest.mark.parametrize("mode, fast, out, cfg, want", [
-    ("row", False, "bfloat16", None, "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 0>"),
-    ("row", True, "bfloat16", None, "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 1>"),
-    ("block", False, "float32", None, "tmakit_gemm_grouped<2, 2, 128, 128, 5, 0, 0, 2, 3, 0>"),
+    ("row", False, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 0>"),
+    ("row", True, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 1>"),
+    ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 0, 0, 2, 3, 0>"),
     ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 0, 0, 2, 3, 0>"),
     ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 0, 1, 2, 2, 1>"),
     ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 0, 0, 2, 2, 1>"),
@@ -294,7 +298,8 @@ def test_default_plans_of_random_problems_are_legal():
             assert c.bn <= 192 and not c.overlap
         if mode == "block":
             assert c.bn in (128, 192)
-        assert c.bm == (64 if m <= 64 * g else 128)
+        kind = "block" if mode == "block" else "fast" if fast else "two-level"
+        assert c in [gf.CONFIGS[name] for name in kg.FP8_TILES[kind]]
         assert kg.kernel_name(p).endswith(f", {3 if mode == 'block' else 2}, {int(fast)}>")
 
 

@@ -19,7 +19,7 @@ import random
 import statistics
 import sys
 
-from .moe import CASES, flush_buffer, moe_problem, time_rounds
+from .moe import CASES, flush_buffer, moe_problem, random_cases, time_rounds
 
 __all__ = ["CASES", "moe_problem", "run", "main"]
 
@@ -179,14 +179,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16",
                     help="fp8: tk.ops.scaled_grouped_mm against torch._scaled_grouped_mm (tmakit.bench.grouped_fp8)")
     ap.add_argument("--scaling", choices=("row", "block"), default="row", help="fp8 scales (default: row-wise)")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="N random MoE cases (moe.random_cases: experts 8-256, 1-4096 rows per expert, N, K "
+                         "256-8192) instead of the list; ptr-array lists are skipped")
+    ap.add_argument("--seed", type=int, default=0, help="seed of --random")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
-    if args.rounds < 1 or args.reps < 1:
-        print("tmakit bench grouped: --rounds and --reps must be >= 1", file=sys.stderr)
+    if args.rounds < 1 or args.reps < 1 or args.random < 0:
+        print("tmakit bench grouped: --rounds and --reps must be >= 1, --random >= 0", file=sys.stderr)
         return 2
     from .gemm import gpu_problem
 
@@ -200,15 +204,18 @@ def main(argv: list[str]) -> int:
         print(f"tmakit bench grouped: torch {torch.__version__} has no torch._grouped_mm to compare with",
               file=sys.stderr)
         return 2
+    cases = random_cases(args.random, args.seed) if args.random else CASES
     if args.dtype == "fp8":
         from .grouped_fp8 import markdown_fp8, run_fp8
 
-        res = run_fp8(args.scaling, rounds=args.rounds, reps=args.reps)
+        res = run_fp8(args.scaling, cases=cases, rounds=args.rounds, reps=args.reps)
         md = markdown_fp8(res)
     else:
-        res = run(rounds=args.rounds, reps=args.reps, config=args.config)
-        res["lists"] = run_lists(rounds=args.rounds, reps=args.reps)
+        res = run(cases=cases, rounds=args.rounds, reps=args.reps, config=args.config)
+        if not args.random:
+            res["lists"] = run_lists(rounds=args.rounds, reps=args.reps)
         md = markdown(res)
+    res["random"] = dict(count=args.random, seed=args.seed) if args.random else None
     print(md)
     if args.json:
         with open(args.json, "w") as f:

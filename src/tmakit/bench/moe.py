@@ -3,9 +3,10 @@ the interleaved timing rounds both benchmarks share."""
 
 from __future__ import annotations
 
+import math
 import random
 
-__all__ = ["CASES", "moe_problem", "flush_buffer", "time_rounds"]
+__all__ = ["CASES", "random_cases", "moe_problem", "flush_buffer", "time_rounds"]
 
 # (experts, mean rows per expert, N, K, distribution): the issue's three peers first, then group counts 8-256 and
 # rows per expert 16-4096 over weight shapes of common MoE layers
@@ -16,6 +17,32 @@ CASES = [
     (128, 32, 2048, 4096, "uniform"), (64, 128, 4096, 7168, "skewed"), (128, 64, 2048, 4096, "skewed"),
     (8, 1024, 4096, 4096, "skewed"), (32, 256, 2048, 2048, "skewed"),
 ]
+
+
+MAX_TOKENS = 1 << 16  # tokens (rows of A) per random case at most
+MAX_WEIGHT_BYTES = 4 << 30  # bf16 expert weights per random case at most
+
+
+def _log_uniform(rng: random.Random, lo: int, hi: int) -> int:
+    return int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+
+
+def random_cases(count: int, seed: int) -> list[tuple]:
+    """``count`` cases in ``CASES``'s form, reproducible from ``seed``, for sweeps beyond the tuned list: experts
+    log-uniform in [8, 256], mean rows per expert log-uniform in [1, 4096] (at most ``MAX_TOKENS`` tokens), N and K
+    log-uniform in [256, 8192] (multiples of 64, every other case multiples of 16 only), weights at most
+    ``MAX_WEIGHT_BYTES`` in bf16, uniform or skewed alike."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        experts = _log_uniform(rng, 8, 256)
+        rows = min(_log_uniform(rng, 1, 4096), MAX_TOKENS // experts)
+        step = 64 if len(out) % 2 == 0 else 16
+        n, k = (max(step, _log_uniform(rng, 256, 8192) // step * step) for _ in range(2))
+        dist = rng.choice(("uniform", "skewed"))
+        if experts * n * k * 2 <= MAX_WEIGHT_BYTES:
+            out.append((experts, rows, n, k, dist))
+    return out
 
 
 def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed: int = 0):

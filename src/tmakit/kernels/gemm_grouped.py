@@ -34,6 +34,7 @@ from .gemm_fp8 import CONFIGS as _FP8
 from .gemm_fp8 import smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
+           "choose_tile", "grouped_tile_cost", "BF16_TILES", "FP8_TILES",
            "kernel_name", "launcher"]
 
 
@@ -64,9 +65,38 @@ class GroupedPlan:
         return 2 + 2 * (self.in_dtype == "float8_e5m2") + (self.b_dtype == "float8_e5m2")
 
 
-def choose_grouped_config(m: int, groups: int) -> GemmConfig:
-    """64-row tiles when groups average at most 64 rows (a 128-row tile would be mostly empty), else 128x256."""
-    return CONFIGS["m64_n128_s8_c1_ov1" if m <= 64 * max(groups, 1) else "n256_s4_c1"]
+# The grouped kernels' single-CTA tiles with their speed per output element relative to the fastest (1.0), fitted
+# on random MoE problems (H200; docs/GROUPED.md, "Tile choice"). The chooser takes the tile of least estimated time.
+BF16_TILES = {"n256_s4_c1": 1.0, "n128_s6_c1": 0.85, "m64_n256_s5_c1_ov1": 0.7, "m64_n128_s8_c1_ov1": 0.7}
+FP8_TILES = {
+    "two-level": {"n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n128_s8_c1": 0.7},
+    "fast": {"n256_s4_c1": 1.0, "n192_s4_c1": 0.95, "n128_s6_c1": 0.9, "m64_n128_s8_c1_ov1": 0.75},
+    "block": {"n192_s4_c1": 1.0, "n128_s5_c1": 0.8, "m64_n128_s8_c1": 0.7},  # block scales: 5 stages at 128x128
+}
+
+
+def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int, sms: int = NUM_SMS) -> float:
+    """Estimated time (arbitrary units) of a grouped problem on tiles of ``cfg``: waves of tiles over the SMs times
+    one tile's area over its relative ``speed``. The host never reads ``offs``, so every group counts M / groups rows
+    (at least one): the tiles a row count wastes (a 128-row tile on 20-row groups, a 256-column one on N = 320) and
+    the last wave's idle SMs are what the estimate weighs."""
+    g = max(groups, 1)
+    tiles = g * -(-max(m, g) // (g * cfg.bm)) * -(-n // cfg.bn)
+    return -(-max(tiles, 1) // sms) * cfg.bm * cfg.bn / speed
+
+
+def choose_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
+    """The config of least :func:`grouped_tile_cost` among ``tiles`` (name -> relative speed; the first wins ties,
+    so list larger tiles first: at equal waves and speed they run fewer per-tile prologues and epilogues)."""
+    best = min(tiles, key=lambda name: grouped_tile_cost(configs[name], tiles[name], m, n, groups, sms))
+    return configs[best]
+
+
+def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
+    """The bf16/fp16 grouped kernel's tile (:func:`choose_tile` over ``BF16_TILES``): 64-row tiles where groups are
+    short or the problem is less than a wave of larger tiles, 128x128 where N wastes much of a 256-column tile,
+    128x256 otherwise."""
+    return choose_tile(BF16_TILES, CONFIGS, m, n, groups, sms)
 
 
 def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConfig | str | None = None) -> GroupedPlan:
@@ -80,7 +110,7 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
     lda, ldb, ldg, ldc, b_mn = _layout(a, b, out, m, n, k, g, _ELEM[ta], _ELEM[od])
     if isinstance(config, str):
         config = CONFIGS[config]
-    config = config or choose_grouped_config(m, g)
+    config = config or choose_grouped_config(m, n, g)
     if config.cluster_size != 1 or config.defer:
         raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs without the deferred epilogue")
     return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, b_mn)
@@ -146,16 +176,10 @@ def _layout(a, b, out, m: int, n: int, k: int, g: int, eb: int, eo: int) -> tupl
 
 def choose_grouped_fp8_config(m: int, n: int, groups: int, scaling: str, fast_accum: bool,
                               sms: int = NUM_SMS) -> GemmConfig:
-    """The fp8 grouped kernel's tile: 64-row tiles (one consumer warpgroup) when groups average at most 64 rows; else
-    128x192 (two-level accumulation, the widest tile whose two accumulator sets fit) where the tiles fill the GPU,
-    128x128 otherwise; with fast accumulation 128x256 where they fill it. Single CTAs (the grouped work list)."""
-    if m <= 64 * max(groups, 1):
-        return _FP8["m64_n128_s8_c1_ov1" if fast_accum and scaling != "block" else "m64_n128_s8_c1"]
-    tiles_m = -(-m // 128)
-    if fast_accum and scaling != "block":
-        return _FP8["n256_s4_c1" if tiles_m * -(-n // 256) >= sms else "n128_s6_c1"]
-    narrow = "n128_s5_c1" if scaling == "block" else "n128_s6_c1"  # block scales: room for them in shared memory
-    return _FP8["n192_s4_c1" if tiles_m * -(-n // 192) >= sms and n >= 1536 else narrow]
+    """The fp8 grouped kernel's tile (:func:`choose_tile`): over ``FP8_TILES["block"]`` for block scales, ``"fast"``
+    with fast accumulation (tensor- and row-wise), else ``"two-level"`` (128x192 at most: two accumulator sets)."""
+    kind = "block" if scaling == "block" else "fast" if fast_accum else "two-level"
+    return choose_tile(FP8_TILES[kind], _FP8, m, n, groups, sms)
 
 
 def _grouped_scales(scale_a, scale_b, m: int, n: int, k: int, g: int) -> tuple[str, tuple]:

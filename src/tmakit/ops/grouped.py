@@ -30,7 +30,7 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
                config=None):
     """``torch._grouped_mm(a, b, offs, out_dtype=...)`` with the TMA kernel for 2-D ``a`` x 3-D ``b`` (module
     docstring); ``out``: an optional (M, N) result tensor; ``config``: a name in ``tmakit.kernels.gemm.CONFIGS``
-    (single-CTA configs; default: 64-row tiles when the groups average at most 64 rows, else 128x256)."""
+    (single-CTA configs; default: ``tmakit.kernels.gemm_grouped.choose_grouped_config``)."""
     key = None
     if not check_offs and config is None and not compiling():  # the cached path of a call that ran before
         try:
