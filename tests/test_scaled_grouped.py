@@ -257,10 +257,10 @@ def test_config_choice(m, n, g, scaling, fast, want):
 
 
 def test_config_choice_follows_the_sm_count():
-    # 8 x 11 = 88 tiles of 128x192: one wave on 88 SMs (against 128 of 128x128, 2 waves); on 87 SMs two, and 256
-    # tiles of 64x128 fill 3 nearly full waves
+    # 8 x 11 = 88 tiles of 128x192 or 8 x 16 = 128 of 128x128: on 132 SMs one wave each, the smaller tile is done
+    # sooner; on 88 SMs the 128x192 tiles still take one wave, the 128x128 ones two
+    assert kg.choose_grouped_fp8_config(1024, 2048, 8, "row", False, sms=132) == gf.CONFIGS["n128_s6_c1"]
     assert kg.choose_grouped_fp8_config(1024, 2048, 8, "row", False, sms=88) == gf.CONFIGS["n192_s4_c1"]
-    assert kg.choose_grouped_fp8_config(1024, 2048, 8, "row", False, sms=87) == gf.CONFIGS["m64_n128_s8_c1"]
     # one SM: waves are tiles, so the choice is the least padded work per speed (N = 1024: 128x128 tiles at 0.8
     # cost 8 x 16384 / 0.8; 128x192: 6 x 24576)
     assert kg.choose_grouped_fp8_config(1024, 1024, 8, "row", False, sms=1) == gf.CONFIGS["n192_s4_c1"]
