@@ -54,3 +54,30 @@ def test_gemm_trace_arguments():
     with pytest.raises(SystemExit):
         mod.main(["--scaling", "nonsense"])
     assert mod.SLABS == 512
+
+
+def test_grouped_tiles_scores_the_chooser_against_the_best_tile():
+    """tools/bench/grouped_tiles.py: 1.0 where the chooser's tile is the fastest, the ratio where it is not."""
+    import sys
+
+    sys.path.insert(0, str(TOOLS))
+    tool = _tool("grouped_tiles")
+    case = [8, 4096, 4096, 4096, "uniform"]  # 32768 tokens, wide N: 128x256 tiles
+    assert tool.chosen("bf16", case, 32768) == "n256_s4_c1"
+    ms = {"n256_s4_c1": 2.0, "n128_s6_c1": 1.0, "m64_n256_s5_c1_ov1": 3.0, "m64_n128_s8_c1_ov1": 3.0, "torch": 0.1}
+    rec = dict(case=case, mode="bf16", tokens=32768, ms=ms)
+    s, bad = tool.score([rec], "bf16")
+    assert s == pytest.approx(0.5) and bad == [(case, "n256_s4_c1", "n128_s6_c1", 0.5)]
+    s, _ = tool.score([dict(rec, ms=dict(ms, n256_s4_c1=0.5))], "bf16")
+    assert s == 1.0
+
+
+def test_random_moe_cases_are_reproducible_and_bounded():
+    from tmakit.bench.moe import MAX_TOKENS, MAX_WEIGHT_BYTES, random_cases
+
+    cases = random_cases(200, 7)
+    assert cases == random_cases(200, 7) and cases != random_cases(200, 8)
+    for g, rows, n, k, dist in cases:
+        assert 8 <= g <= 256 and 1 <= rows and g * rows <= MAX_TOKENS and dist in ("uniform", "skewed")
+        assert n % 16 == 0 and k % 16 == 0 and 256 <= n <= 8192 and 256 <= k <= 8192
+        assert g * n * k * 2 <= MAX_WEIGHT_BYTES
