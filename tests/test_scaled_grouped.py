@@ -222,7 +222,8 @@ def test_plan_scale_strides(m, n, k, g, sa, sb, mode, strides):
     scale_b, a single row, a single group are zero strides (the kernel reads one element)."""
     p = kg.plan_grouped_fp8(fa(m, k), fb(g, k, n), sa, sb, g)
     assert (p.scaling, p.scale_strides) == (mode, strides)
-    assert kg.kernel_name(p).endswith(f", {2 if mode == 'row' else 3}, 0>")
+    assert kg.kernel_name(p).endswith(f", {2 if mode == 'row' else 3}, 0, {int(p.staged)}>")
+    assert p.staged == (mode == "row" and p.config.name in ("128x192x64_s4_c1_g8_ov0_e2", "64x128x64_s8_c1_g8_ov0_e2"))
 
 
 @pytest.mark.parametrize("m, n, g, scaling, fast, want", [
@@ -267,12 +268,15 @@ def test_config_choice_follows_the_sm_count():
 
 
 @pytest.mark.parametrize("mode, fast, out, cfg, want", [
-    ("row", False, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 0>"),
-    ("row", True, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 1>"),
-    ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 0, 0, 2, 3, 0>"),
-    ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 0, 0, 2, 3, 0>"),
-    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 0, 1, 2, 2, 1>"),
-    ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 0, 0, 2, 2, 1>"),
+    # the last argument: row scales staged in shared memory where they fit beside the ring (not 128x256 nor six
+    # 128x128 stages; block scales are staged per stage instead)
+    ("row", False, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 0, 0>"),
+    ("row", True, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 1, 0>"),
+    ("row", False, "bfloat16", "n192_s4_c1", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 0, 0, 2, 2, 0, 1>"),
+    ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 0, 0, 2, 3, 0, 0>"),
+    ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 0, 0, 2, 3, 0, 0>"),
+    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 0, 1, 2, 2, 1, 1>"),
+    ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 0, 0, 2, 2, 1, 0>"),
 ])
 def test_kernel_names(mode, fast, out, cfg, want):
     m, n, k, g = 1024, 512, 512, 4
@@ -300,7 +304,8 @@ def test_default_plans_of_random_problems_are_legal():
             assert c.bn in (128, 192)
         kind = "block" if mode == "block" else "fast" if fast else "two-level"
         assert c in [gf.CONFIGS[name] for name in kg.FP8_TILES[kind]]
-        assert kg.kernel_name(p).endswith(f", {3 if mode == 'block' else 2}, {int(fast)}>")
+        assert kg.kernel_name(p).endswith(f", {3 if mode == 'block' else 2}, {int(fast)}, {int(p.staged)}>")
+        assert p.staged == (mode != "block" and gf.epilogue_staged(c, "row", False))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -625,6 +630,19 @@ def test_grouped_fp8_kernels_compile_with_qgmma_tma_and_no_spills(mode, cfg, fas
     assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
     if not (fast and p.config.bn == 256):  # (the fast 128x256 kernel spills a word or two outside the loop)
         assert ops["LDL"] == 0 and ops["STL"] == 0, (ops["LDL"], ops["STL"])
+
+
+def test_grouped_row_scales_are_staged_in_shared_memory():
+    """Row-wise plans whose tiles leave room (128x192 here) stage each unit's row and column scales in shared memory
+    (a producer-side warp loads them during the mainloop): both epilogues (TMA-stored tiles and tiles a group's end
+    cuts) read the column scales as paired shared loads, and the consumers' per-tile global scale loads go."""
+    m, n, k, g = 4096, 2048, 1024, 8
+    p = kg.plan_grouped_fp8(fa(m, k), fb(g, k, n), *_row(m, n, g), g, config="n192_s4_c1")
+    assert p.staged and kg.plan_smem(p) == gf.smem_for(p.config, "row") + 2 * 4 * (128 + 192) + 32
+    on, on_ops, _ = fp8_sass("gemm_grouped.cu", kg.kernel_name(p))
+    off, off_ops, _ = fp8_sass("gemm_grouped.cu", kg.kernel_name(p)[:-2] + "0>")
+    assert on.count("LDS.64") >= 2 * p.config.bn // 8 and off.count("LDS.64") == 0
+    assert off_ops["LDG"] - on_ops["LDG"] >= 2 + p.config.bn // 4 - (p.config.bm + p.config.bn) // 32
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -213,13 +213,13 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
 // also write the next group's rows).
 // fp8 (IN >= 2): SCALE 2 (scale_a per row of A, scale_b per column of B[g]: b + g * b_g) or 3 (block-wise, B's
 // blocks of group g from b + g * b_g), two-level accumulation unless FAST; 16-bit inputs: SCALE = 0, FAST = 1.
-template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST>
+template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST, int EPV>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
                     int groups, u8* __restrict__ c_ptr, long long ldc, const float* scale_a, const float* scale_b,
                     long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0;
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
@@ -468,7 +468,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       Unit t;
       for (int ui = 0; work.next(t); ++ui) {
         mbarrier_wait(epv_bars + 16 + 8 * (ui & 1), ((ui >> 1) & 1) ^ 1);  // the slot's unit ui - 2 was applied
-        stage_epilogue_vectors<SCALE, BIAS, OUT, BM, BN>(s_epv + (ui & 1) * EPV_BYTES, sc, t.m0, t.n0, M, N, lane);
+        stage_epilogue_vectors<SCALE, BIAS, OUT, BM, BN>(s_epv + (ui & 1) * EPV_BYTES,
+                                                         TMAKIT_GEMM_GROUPED ? sc.of_group(t.slot) : sc, t.m0, t.n0,
+                                                         M, N, lane);
         mbarrier_arrive(epv_bars + 8 * (ui & 1));  // release: the stores before the consumers' wait
       }
     }
@@ -622,7 +624,13 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         continue;
       }
 #if TMAKIT_GEMM_GROUPED || TMAKIT_GEMM_PTRARRAY
-      if (row_m0 >= t.su) continue;  // rows of the next group (ptr-array: past M_g)
+      if (row_m0 >= t.su) {  // rows of the next group (ptr-array: past M_g)
+        if constexpr (EPV) {
+          epv_wait();
+          epv_release();
+        }
+        continue;
+      }
 #if TMAKIT_GEMM_PTRARRAY
       const long long* pg = problems + (long long)t.slot * P_FIELDS;
       u8* const cg = reinterpret_cast<u8*>(__ldg(pg + P_C));
@@ -635,8 +643,14 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const int n_end = N;
       if (row_m0 + 64 > t.su) {  // the group ends inside these rows: st.global of its rows only
 #endif
-        if constexpr (SCALE == 2)
+        if constexpr (EPV) {
+          epv_wait();
+          scale_epilogue_staged<SCALE, BIAS, BM, BN>(acc, sc, s_epv + (ui & 1) * EPV_BYTES,
+                                                     cw * 64 + 16 * warp + lane / 4, lane);
+          epv_release();
+        } else if constexpr (SCALE == 2) {
           scale_epilogue<2, 0, OUT, BN>(acc, sc.of_group(t.slot), row_m0, t.n0, M, N, warp, lane);
+        }
         store_rows<BN, OUT>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
         continue;
       }

@@ -381,16 +381,17 @@ def map_nd(ptr: int, dims, strides_bytes, dtype: str, box):
                      global_address=ptr)
 
 
-def compiled(cu_file: str, name: str):
+def compiled(cu_file: str, name: str, defines: tuple[str, ...] = ()):
     """Kernel ``name`` of one of the GEMM's ``.cu`` files (gemm_grouped.cu, gemm_ptr_array.cu), compiled by NVRTC
-    once (cached on disk) and loaded once per device."""
+    once (cached on disk) and loaded once per device; ``defines``: extra ``NAME=value`` macros (A/B builds)."""
     from ..cuda import compile_file, context_id, load_module
     from . import KERNELS_DIR
 
-    key = (cu_file, name, context_id())
+    key = (cu_file, name, defines, context_id())
     k = _kernels.get(key)
     if k is None:
-        k = _kernels[key] = load_module(compile_file(KERNELS_DIR / cu_file, name_expressions=(name,))).kernel(name)
+        k = _kernels[key] = load_module(compile_file(KERNELS_DIR / cu_file, name_expressions=(name,),
+                                                     options=[f"-D{d}" for d in defines])).kernel(name)
     return k
 
 

@@ -56,6 +56,7 @@ class GroupedPlan:
     scaling: str = ""  # fp8: "row" (also per tensor / per expert, as zero strides) or "block"; 16-bit: ""
     scale_strides: tuple = (0, 0, 0, 0, 0)  # (a_m, a_k, b_n, b_k, b_g) in elements of the fp32 scales
     fast_accum: bool = True  # fp8: one wgmma chain over all of K (else two-level accumulation)
+    staged: bool = False  # fp8 row-wise: epilogue scales staged in shared memory per unit (gemm_fp8.epilogue_staged)
 
     @property
     def in_code(self) -> int:
@@ -245,13 +246,23 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
     if scaling == "block" and not block_fits(config):
         raise GemmError(f"config {config.name} leaves no room for block scales in shared memory (each stage's scales "
                         f"sit beside its operands); use one with fewer stages, e.g. n128_s5_c1")
-    return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, 0, tb, scaling, strides, bool(fast_accum))
+    from .gemm_fp8 import epilogue_staged
+
+    return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, 0, tb, scaling, strides, bool(fast_accum),
+                       scaling == "row" and epilogue_staged(config, "row", False))
+
+
+def plan_smem(p: GroupedPlan) -> int:
+    """Dynamic shared memory of a grouped plan's kernel: the ring, block scales per stage, staged epilogue scales."""
+    from .gemm_fp8 import epilogue_smem
+
+    return smem_for(p.config, p.scaling) + (epilogue_smem(p.config, "row", False) if p.staged else 0)
 
 
 def kernel_name(p: GroupedPlan) -> str:
     c = p.config
     return (f"tmakit_gemm_grouped<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {p.b_mn}, "
-            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}>")
+            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}, {int(p.staged)}>")
 
 
 _SCALE_CODE = {"": 0, "row": 2, "block": 3}
@@ -260,9 +271,9 @@ _SCALE_CODE = {"": 0, "row": 2, "block": 3}
 _launchers: dict = {}
 
 
-def kernel_for(p):
-    """The compiled kernel of a plan's dtypes and config."""
-    return compiled("gemm_grouped.cu", kernel_name(p))
+def kernel_for(p, defines: tuple[str, ...] = ()):
+    """The compiled kernel of a plan's dtypes and config (``defines``: as ``gemm.compiled``'s)."""
+    return compiled("gemm_grouped.cu", kernel_name(p), defines)
 
 
 def tensormaps(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int):
@@ -279,22 +290,23 @@ def tensormaps(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int):
     return ta, tb, tc
 
 
-def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, sa_ptr: int = 0, sb_ptr: int = 0):
+def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, sa_ptr: int = 0, sb_ptr: int = 0,
+             defines: tuple[str, ...] = ()):
     """A memoised ``fn(stream=None)`` launching plan ``p`` on these pointers (fp8: and the fp32 scales): one
-    persistent CTA per SM (the work list is read from the offsets on the device)."""
-    key = (p, a_ptr, b_ptr, c_ptr, offs_ptr, sa_ptr, sb_ptr)
+    persistent CTA per SM (the work list is read from the offsets on the device). ``defines``: as ``kernel_for``'s."""
+    key = (p, a_ptr, b_ptr, c_ptr, offs_ptr, sa_ptr, sb_ptr, defines)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
     from tmakit.cuda.encode import encode_tensormap
 
-    k = kernel_for(p)
+    k = kernel_for(p, defines)
     cfg = p.config
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr)]
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_uint64(offs_ptr),
             ctypes.c_int32(p.groups), ctypes.c_uint64(c_ptr), ctypes.c_int64(p.ldc), ctypes.c_uint64(sa_ptr),
             ctypes.c_uint64(sb_ptr), *(ctypes.c_int64(v) for v in p.scale_strides))
-    smem = smem_for(cfg, p.scaling)  # block scales: room for each stage's scales
+    smem = plan_smem(p)
     fn = launch_fn(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem, 1, False)
     if len(_launchers) > 512:
         _launchers.clear()
