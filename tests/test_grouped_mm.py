@@ -34,6 +34,7 @@ def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
     (65536, 4096, 64, "n256_s4_c1"),  # 1024 rows per group, wide N: 128x256
     (10612, 384, 14, "n128_s6_c1"),  # N = 384: 3 x 128 columns, where 2 x 256 waste a third of each row of tiles
     (4096, 7168, 64, "m64_n128_s8_c1_ov1"),  # 64 rows per group: half of every 128-row tile would be empty
+    (65520, 1296, 65, "n192_s4_c1"),  # N = 1296: 7 x 192 columns (96 % used) where 6 x 256 use 84 %
     (0, 256, 8, "m64_n128_s8_c1_ov1"),
 ])
 def test_tile_choice(m, n, g, want):
@@ -133,6 +134,26 @@ def test_random_group_lists_match_fp32(seed):
         if rows:
             err = float((out[:rows].float() - ref).norm() / ref.norm().clamp_min(1e-30))
             assert err < 1e-2, where + f" err {err:.2e}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", list(kg.BF16_TILES))
+def test_every_tile_matches_fp32(config):
+    """Each tile the chooser may pick, forced, on 24 random group lists (both B layouts, bf16 and fp16, empty and
+    one-row groups, groups ending inside tiles, N and K multiples of 8)."""
+    rng = random.Random(config)
+    for i in range(24):
+        groups, m_total = rng.choice([1, 3, 8, 33]), rng.choice([1, 130, 700, 3000])
+        n, k = 8 * rng.randint(1, 100), 8 * rng.randint(1, 100)
+        dtype, b_mn = rng.choice([torch.bfloat16, torch.float16]), i % 2 == 1
+        a, b, offs, ends = _moe(rng, "cuda", groups, m_total, n, k, dtype, b_mn, rng.random() < 0.5)
+        out = torch.full((a.shape[0], n), float("nan"), device="cuda", dtype=dtype)
+        tk.ops.grouped_mm(a, b, offs, out=out, config=config, strict=True)
+        rows = ends[-1]
+        if rows:
+            ref = _reference(a, b, ends)
+            err = float((out[:rows].float() - ref).norm() / ref.norm().clamp_min(1e-30))
+            assert err < 1e-2, f"{config} case {i}: G={groups} N={n} K={k} b_mn={b_mn} ends={ends[:6]} err {err:.2e}"
 
 
 @pytest.mark.gpu

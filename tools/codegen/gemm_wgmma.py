@@ -71,7 +71,7 @@ def one(n: int, f16: int, t: str, tb: int, tb_type: str | None = None) -> str:
 
 def main() -> None:
     parts = [HEAD]
-    for n in (64, 128, 256):
+    for n in (64, 128, 192, 256):
         for f16, t in ((0, "bf16"), (1, "f16")):
             for tb in (0, 1):
                 parts.append(one(n, f16, t, tb))

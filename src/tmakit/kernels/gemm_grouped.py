@@ -69,7 +69,8 @@ class GroupedPlan:
 # The grouped kernels' single-CTA tiles with their speed per output element relative to the fastest (1.0), fitted
 # on random MoE problems measured on an H200 and an H100 (docs/GROUPED.md, "Tile choice"). The chooser takes the
 # tile of least estimated time; larger tiles first (they win ties).
-BF16_TILES = {"n256_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n256_s5_c1_ov1": 0.5, "m64_n128_s8_c1_ov1": 0.6}
+BF16_TILES = {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n256_s5_c1_ov1": 0.5,
+              "m64_n128_s8_c1_ov1": 0.6}
 FP8_TILES = {
     "two-level": {"n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n128_s8_c1": 0.6},
     "fast": {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.7, "m64_n128_s8_c1_ov1": 0.7},
@@ -96,8 +97,8 @@ def choose_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: in
 
 def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
     """The bf16/fp16 grouped kernel's tile (:func:`choose_tile` over ``BF16_TILES``): 64-row tiles where groups are
-    short or the problem is less than a wave of larger tiles, 128x128 where N wastes much of a 256-column tile,
-    128x256 otherwise."""
+    short or the problem is less than a wave of larger tiles, 128x192 or 128x128 where N wastes much of a 256-column
+    tile, 128x256 otherwise."""
     return choose_tile(BF16_TILES, CONFIGS, m, n, groups, sms)
 
 
