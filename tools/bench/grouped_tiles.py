@@ -10,8 +10,10 @@ two-level or fast accumulation; fp8 block-wise), every candidate tile of the mod
 memoised launcher: no per-call Python of ``tk.ops``, so small problems compare kernels, not host paths), and the
 torch peer (``torch._grouped_mm`` / ``torch._scaled_grouped_mm``); interleaved rounds, each call after an L2 flush,
 CUDA-event medians; one JSON line per case and mode. ``score``: per mode the geomean over cases of best tile time /
-chosen tile time (1.0: the chooser always picks the fastest tile) and the cases below 0.9. ``fit``: a grid search
-of the speeds (the largest tile of a mode fixed at 1.0) maximising the geometric mean of the files' scores.
+chosen tile time (1.0: the chooser always picks the fastest tile) and the cases below 0.9, the chooser picking
+among the tiles each record measured (files from before a tile was added score the chooser without it); modes a
+file lacks score nan. ``fit``: a grid search of the speeds (the largest tile of a mode fixed at 1.0) maximising the
+geometric mean of the files' scores.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def score(recs: list[dict], mode: str, speeds: dict | None = None) -> tuple[floa
         if r["mode"] != mode:
             continue
         t = {k: v for k, v in r["ms"].items() if k in candidates(mode)}
-        pick = chosen(mode, r["case"], r["tokens"], speeds)
+        sp = {k: v for k, v in (speeds or candidates(mode)).items() if k in t}  # the tiles the record measured
+        pick = chosen(mode, r["case"], r["tokens"], sp)
         x = min(t.values()) / t[pick]
         logs.append(math.log(x))
         if x < 0.9:
