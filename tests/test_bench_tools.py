@@ -81,3 +81,24 @@ def test_random_moe_cases_are_reproducible_and_bounded():
         assert 8 <= g <= 256 and 1 <= rows and g * rows <= MAX_TOKENS and dist in ("uniform", "skewed")
         assert n % 16 == 0 and k % 16 == 0 and 256 <= n <= 8192 and 256 <= k <= 8192
         assert g * n * k * 2 <= MAX_WEIGHT_BYTES
+
+
+@pytest.mark.parametrize("data, floor", [
+    ("grouped-tiles-h200-heldout.jsonl", {"bf16": 0.985, "row": 0.99, "fast": 0.985, "block": 0.99}),
+    ("grouped-tiles-h100-heldout.jsonl", {"bf16": 0.98, "row": 0.99, "fast": 0.98, "block": 0.98}),
+    ("grouped-tiles-h200-bf16-n192.jsonl", {"bf16": 0.985}),
+    ("grouped-tiles-h100-bf16-n192.jsonl", {"bf16": 0.98}),
+])
+def test_grouped_tile_chooser_holds_on_the_measured_sweeps(data, floor):
+    """The chooser in the tree, scored on the committed sweeps (docs/GROUPED.md "Tile choice"): each mode within a
+    few per cent of always picking the fastest tile. A change of the speeds or the estimate that loses ground on the
+    measured problems fails here."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(TOOLS))
+    tool = _tool("grouped_tiles")
+    recs = [json.loads(line) for line in (TOOLS.parents[1] / "docs" / "bench" / data).read_text().splitlines()]
+    for mode, lo in floor.items():
+        s, _ = tool.score(recs, mode)
+        assert s >= lo, (data, mode, s)
