@@ -42,9 +42,8 @@ def chosen(mode: str, case, tokens: int, speeds: dict | None = None) -> str:
     from tmakit.kernels import gemm_fp8 as gf
     from tmakit.kernels import gemm_grouped as kg
 
-    experts, _, n, _, _ = case
-    return min(speeds or candidates(mode), key=lambda name: kg.grouped_tile_cost(
-        (gk.CONFIGS if mode == "bf16" else gf.CONFIGS)[name], (speeds or candidates(mode))[name], tokens, n, experts))
+    configs = gk.CONFIGS if mode == "bf16" else gf.CONFIGS
+    return kg.best_tile(speeds or candidates(mode), configs, tokens, case[2], case[0])
 
 
 def score(recs: list[dict], mode: str, speeds: dict | None = None) -> tuple[float, list]:

@@ -468,8 +468,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       Unit t;
       for (int ui = 0; work.next(t); ++ui) {
         mbarrier_wait(epv_bars + 16 + 8 * (ui & 1), ((ui >> 1) & 1) ^ 1);  // the slot's unit ui - 2 was applied
-        stage_epilogue_vectors<SCALE, BIAS, OUT, BM, BN>(s_epv + (ui & 1) * EPV_BYTES,
-                                                         TMAKIT_GEMM_GROUPED ? sc.of_group(t.slot) : sc, t.m0, t.n0,
+        stage_epilogue_vectors<SCALE, BIAS, OUT, BM, BN>(s_epv + (ui & 1) * EPV_BYTES, sc.of_group(t.slot), t.m0, t.n0,
                                                          M, N, lane);
         mbarrier_arrive(epv_bars + 8 * (ui & 1));  // release: the stores before the consumers' wait
       }
@@ -616,19 +615,20 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       // (waiting first: a lane that ran a unit ahead must not count towards the slot's previous phase).
       auto epv_wait = [&]() { mbarrier_wait_spin(epv_bars + 8 * (ui & 1), (ui >> 1) & 1); };
       auto epv_release = [&]() { mbarrier_arrive(epv_bars + 16 + 8 * (ui & 1)); };
+      auto epv_skip = [&]() { if constexpr (EPV) { epv_wait(); epv_release(); } };  // applies none, takes its turn
+      auto epv_apply = [&]() {  // the unit's staged vectors into acc (rows from this thread's first row of the tile)
+        epv_wait();
+        scale_epilogue_staged<SCALE, BIAS, BM, BN>(acc, sc, s_epv + (ui & 1) * EPV_BYTES,
+                                                   cw * 64 + 16 * warp + lane / 4, lane);
+        epv_release();  // release: this lane's shared loads before the staging warp's next stores
+      };
       if (row_m0 >= M) {  // this warpgroup's rows are all past M (remainder tile)
-        if constexpr (EPV) {
-          epv_wait();
-          epv_release();
-        }
+        epv_skip();
         continue;
       }
 #if TMAKIT_GEMM_GROUPED || TMAKIT_GEMM_PTRARRAY
       if (row_m0 >= t.su) {  // rows of the next group (ptr-array: past M_g)
-        if constexpr (EPV) {
-          epv_wait();
-          epv_release();
-        }
+        epv_skip();
         continue;
       }
 #if TMAKIT_GEMM_PTRARRAY
@@ -644,10 +644,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       if (row_m0 + 64 > t.su) {  // the group ends inside these rows: st.global of its rows only
 #endif
         if constexpr (EPV) {
-          epv_wait();
-          scale_epilogue_staged<SCALE, BIAS, BM, BN>(acc, sc, s_epv + (ui & 1) * EPV_BYTES,
-                                                     cw * 64 + 16 * warp + lane / 4, lane);
-          epv_release();
+          epv_apply();
         } else if constexpr (SCALE == 2) {
           scale_epilogue<2, 0, OUT, BN>(acc, sc.of_group(t.slot), row_m0, t.n0, M, N, warp, lane);
         }
@@ -695,10 +692,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           for (int i = 0; i < BN / 8; ++i) st_cg_v4(w + i * 128, acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
           named_sync(1 + cw, 128);
           if (wtid == 0) red_release_gpu(sk_flags + idx0 + NC * t.slot, 1u);
-          if constexpr (EPV) {
-            epv_wait();
-            epv_release();
-          }
+          epv_skip();
           continue;
         }
         if (wtid == 0) {  // head: wait for every contributor, reset the flags for the next launch
@@ -745,13 +739,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         else tma_store_tile<2>(&tm_c, box, t.n0 + b * BOX_COLS, row_m0);
       };
       if constexpr (EPV) {
-        epv_wait();
-        scale_epilogue_staged<SCALE, BIAS, BM, BN>(acc, sc, s_epv + (ui & 1) * EPV_BYTES, cw * 64 + 16 * warp + lane / 4,
-                                                   lane);
-        epv_release();  // release: this lane's shared loads before the staging warp's next stores
+        epv_apply();
       } else if constexpr (SCALE == 1 || SCALE == 2 || BIAS) {  // (grouped: B's scales of the unit's group)
-        scale_epilogue<SCALE, BIAS, OUT, BN>(acc, TMAKIT_GEMM_GROUPED ? sc.of_group(t.slot) : sc, row_m0, t.n0, M, N,
-                                             warp, lane);
+        scale_epilogue<SCALE, BIAS, OUT, BN>(acc, sc.of_group(t.slot), row_m0, t.n0, M, N, warp, lane);
       }
       // boxes of this CTA's part (whole boxes: the host uses reduce-scatter only when nseg divides NBOX)
       const int b_lo = part < 0 ? 0 : part * (NBOX / t.nseg), b_hi = part < 0 ? NBOX : b_lo + NBOX / t.nseg;

@@ -31,10 +31,10 @@ from .gemm import (
     smem_bytes,
 )
 from .gemm_fp8 import CONFIGS as _FP8
-from .gemm_fp8 import smem_for
+from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
-           "choose_tile", "grouped_tile_cost", "BF16_TILES", "FP8_TILES",
+           "best_tile", "choose_tile", "grouped_tile_cost", "BF16_TILES", "FP8_TILES",
            "kernel_name", "launcher"]
 
 
@@ -88,11 +88,15 @@ def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int
     return -(-max(tiles, 1) // sms) * cfg.bm * cfg.bn / speed
 
 
-def choose_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
-    """The config of least :func:`grouped_tile_cost` among ``tiles`` (name -> relative speed; the first wins ties,
+def best_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS) -> str:
+    """The name of least :func:`grouped_tile_cost` among ``tiles`` (name -> relative speed; the first wins ties,
     so list larger tiles first: at equal waves and speed they run fewer per-tile prologues and epilogues)."""
-    best = min(tiles, key=lambda name: grouped_tile_cost(configs[name], tiles[name], m, n, groups, sms))
-    return configs[best]
+    return min(tiles, key=lambda name: grouped_tile_cost(configs[name], tiles[name], m, n, groups, sms))
+
+
+def choose_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
+    """The config :func:`best_tile` names."""
+    return configs[best_tile(tiles, configs, m, n, groups, sms)]
 
 
 def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
@@ -247,16 +251,12 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
     if scaling == "block" and not block_fits(config):
         raise GemmError(f"config {config.name} leaves no room for block scales in shared memory (each stage's scales "
                         f"sit beside its operands); use one with fewer stages, e.g. n128_s5_c1")
-    from .gemm_fp8 import epilogue_staged
-
     return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, 0, tb, scaling, strides, bool(fast_accum),
                        scaling == "row" and epilogue_staged(config, "row", False))
 
 
 def plan_smem(p: GroupedPlan) -> int:
     """Dynamic shared memory of a grouped plan's kernel: the ring, block scales per stage, staged epilogue scales."""
-    from .gemm_fp8 import epilogue_smem
-
     return smem_for(p.config, p.scaling) + (epilogue_smem(p.config, "row", False) if p.staged else 0)
 
 

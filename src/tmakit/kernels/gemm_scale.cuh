@@ -23,7 +23,7 @@ struct Scales {
   const void* bias;
   long long a_m, a_k, b_n, b_k, b_g;
 
-  // The scales of group g's B (the grouped kernel; g = 0 elsewhere leaves them as they are).
+  // The scales of group g's B (the grouped kernel; elsewhere b_g = 0 leaves them as they are for any g).
   TMAKIT_DEVICE Scales of_group(int g) const {
     Scales s = *this;
     s.b = b + g * b_g;
