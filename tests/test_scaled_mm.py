@@ -756,21 +756,39 @@ def test_scaled_mm_gpu_block_on_192_column_tiles(shape):
     assert bool(torch.isfinite(out).all()) and _err(out, ref) < TOL_FP8[torch.float32], _err(out, ref)
 
 
-def test_rows_an_odd_multiple_of_16_bytes_apart_go_to_torch():
-    """Tensor / row scales whose A or B rows are an odd multiple of 16 bytes apart (K = 16 mod 32 for packed fp8
-    operands) go to torch._scaled_mm without a knob; block scales, shapes torch refuses (N not a multiple of 16) and
-    single-row operands stay on the kernel."""
+def test_rows_an_odd_multiple_of_16_bytes_apart_go_to_torch_per_tensor():
+    """Per-tensor scales whose A or B rows are an odd multiple of 16 bytes apart (K = 16 mod 32 for packed fp8
+    operands) go to torch._scaled_mm without a knob; row-wise and block scales, shapes torch refuses (N not a multiple
+    of 16) and single-row operands stay on the kernel."""
     from tmakit.ops.scaled_mm import slow_pitch
 
     def plan(m, n, k, mode="tensor"):
         return gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k))
 
     assert "a's rows are 12208 bytes apart" in slow_pitch(plan(7515, 7136, 12208))
-    assert slow_pitch(plan(512, 512, 4112, "row")).startswith("a's rows")
+    assert slow_pitch(plan(512, 512, 4112, "row")) == ""
     assert slow_pitch(plan(4243, 7968, 13280)) == ""  # 13280 = 32 x 415
     assert slow_pitch(plan(512, 512, 4112, "block")) == ""
     assert slow_pitch(plan(512, 520, 4112)) == ""  # torch._scaled_mm needs N % 16 == 0
     assert slow_pitch(plan(1, 512, 4112)).startswith("b's rows")  # A's single row: only B's pitch matters
+
+
+@pytest.mark.parametrize("mode", ["tensor", "row", "block"])
+def test_odd_pitch_plans_multicast_clusters(mode):
+    """Rows an odd multiple of 16 bytes apart: past a wave of tiles, the 128-row tiles the rule picks run in clusters
+    that multicast (2x2 from 6 column tiles, pairs along M below; 128x128 block tiles in pairs), with the same tile
+    width as on an even pitch; 64-row tiles (few rows or tiles) and problems under a wave stay single."""
+    def cfg(m, n, k, **kw):
+        return gf.plan_fp8(Fake((m, k)), bt(n, k), *scales(mode, m, n, k), **kw).config
+
+    width = cfg(4096, 4096, 4096).bn
+    c = cfg(4096, 4096, 4112)  # 4112 = 16 x 257
+    assert (c.bn, c.cluster, c.cluster_n) == (width, 2, 2 if width == 192 or mode != "block" else 1)
+    c = cfg(11642, 560, 720)  # 3 column tiles of 192: pairs
+    assert (c.cluster, c.cluster_n) == (2, 1)
+    assert cfg(64, 4096, 4112).cluster_size == 1  # 64x128 tiles
+    assert cfg(1224, 1056, 816).cluster_size == 1  # 90 tiles of 128x128: less than a wave
+    assert cfg(4096, 4096, 4112, config="n192_s4_c1").cluster_size == 1  # a config is kept
 
 
 def test_a_layout_torch_refuses_does_not_refuse_other_layouts(monkeypatch):

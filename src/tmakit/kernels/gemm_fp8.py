@@ -30,8 +30,8 @@ from .gemm import GemmConfig, GemmError, Schedule
 from .gemm_schedule import STREAM_K_MIN_SLABS, STREAM_K_MODES, tail_schedule
 
 __all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
-           "epilogue_smem", "epilogue_staged", "kernel_for", "kernel_name", "launcher", "plan_fp8", "plan_smem",
-           "scale_smem", "scaling_of", "schedule", "tensormaps"]
+           "epilogue_smem", "epilogue_staged", "kernel_for", "kernel_name", "launcher", "multicast_config", "plan_fp8",
+           "plan_smem", "scale_smem", "scaling_of", "schedule", "tensormaps"]
 
 BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
 FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
@@ -120,7 +120,7 @@ def plan_smem(p: Fp8Plan) -> int:
 
 
 def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,
-                  fast_accum: bool = False) -> GemmConfig:
+                  fast_accum: bool = False, odd_pitch: bool = False) -> GemmConfig:
     """A first heuristic, from bandwidth arithmetic rather than measurement (tune on the GPU with ``config=``): an fp8
     slab does twice the bf16 slab's flops per byte, so at ~1300 TFLOP/s a 128x128 tile on single CTAs would pull
     ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
@@ -140,7 +140,11 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     - ``fast_accum``: 64x128 tiles (overlapped) by the same few-tiles rule; 128x256 tiles in clusters of 2 along M
       (B multicast) with the deferred epilogue for 16-bit outputs when the tiles fill 3/4 of the GPU in at most
       1/1.72 of the waves of 128x128 tiles, else 128x128 single CTAs (random shapes on an H200: 3351x1280x3648,
-      289x10272x4352 and 6010x800x1728 ran 0.76-0.84x on 128x128 tiles what they ran on 128x256 pairs)."""
+      289x10272x4352 and 6010x800x1728 ran 0.76-0.84x on 128x128 tiles what they ran on 128x256 pairs);
+    - ``odd_pitch`` (rows of A or B an odd multiple of 16 bytes apart, where each 128-byte row of a TMA box spans two
+      128-byte lines): with more than a wave of 128x128 tiles, the single-CTA 128-row tiles above become clusters
+      that multicast (:func:`multicast_config`); below a wave clusters ran 0.90-0.93x on 4 of 5 random shapes.
+    """
     tiles_m, cols = -(-m // 128), -(-n // 128)
     tiles = tiles_m * cols  # of 128x128
     s = "5" if scaling == "block" else "6"  # block scales take a stage's worth of shared memory (block_fits)
@@ -153,15 +157,33 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         if tiles_m % 2 == 0 and tiles * 2 <= sms and k >= 64 * BK:
             return CONFIGS[f"n128_s{s}_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
         wide = tiles_m * -(-n // 192)  # 128x192 tiles: 1.5x a 128x128 tile's work at ~1.15x its rate: 1/1.3 the waves
-        if 10 * wide >= 9 * sms and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms):
-            return CONFIGS["n192_s4_c1"]
-        return narrow
+        pick = "n192_s4_c1" if 10 * wide >= 9 * sms and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms) else \
+            f"n128_s{s}_c1"
+        return multicast_config(pick, m, n, sms) if odd_pitch and tiles > sms else CONFIGS[pick]
     if few_rows or few_tiles:
         return CONFIGS["m64_n128_s8_c1_ov1"]
     pairs = -(-tiles_m // 2) * -(-n // 256)  # 128x256 pairs: 2x a 128x128 tile's work at ~1.16x its rate (1/1.72)
     if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2 or 172 * _waves(pairs, sms // 2) > 100 * _waves(tiles, sms):
-        return narrow
+        return multicast_config("n128_s6_c1", m, n, sms) if odd_pitch and tiles > sms else narrow
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
+
+
+# Multicast variants of the single-CTA tiles: (pairs along M sharing B, 2x2 clusters sharing A and B).
+MULTICAST = {"n192_s4_c1": ("n192_s4_c2", "n192_s4_c2n2"), "n128_s6_c1": ("n128_s6_c2", "n128_s6_c2n2"),
+             "n128_s5_c1": ("n128_s5_c2", None)}
+QUAD_MIN_COLS = 6  # 2x2 clusters from this many column tiles (fewer: pairing columns wastes too much of a tile)
+
+
+def multicast_config(name: str, m: int, n: int, sms: int = gk.NUM_SMS) -> GemmConfig:
+    """The cluster variant of single-CTA tile ``name`` for operands whose rows are an odd multiple of 16 bytes apart.
+    There each 128-byte box row spans two 128-byte lines and the CTA's TMA loads, not its tensor cores, set the pace
+    (docs/GEMM.md, "The cliff"); multicast halves the rows each CTA requests: pairs along M share B, 2x2 clusters
+    share A and B. Random such shapes on an H200 (``tools/bench/fp8_odd_pitch.py``) ran 1.13-1.43x on pairs or 2x2
+    clusters what they ran on single CTAs; 2x2 clusters were the faster of the two from 6 column tiles on (one
+    shape of 28 columns excepted, 5 % behind), pairs on 3-5 column tiles (7-11 % ahead)."""
+    pair, quad = MULTICAST[name]
+    cols = -(-n // CONFIGS[pair].bn)
+    return CONFIGS[quad if quad and cols >= QUAD_MIN_COLS else pair]
 
 
 def _waves(units: int, slots: int) -> int:
@@ -336,7 +358,8 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
     if scaling == "block" and fast_accum:
         raise GemmError("fast_accum applies to tensor- and row-wise scaling only: block scaling always sums each "
                         "128-deep K block apart (that is where its scales apply); pass fast_accum=False")
-    config = config or choose_config(m, n, k, scaling, eo, fast_accum=fast_accum)
+    odd = any(rows > 1 and ld % 32 == 16 for ld, rows in ((lda, m), (ldb, n)))  # fp8: elements are bytes
+    config = config or choose_config(m, n, k, scaling, eo, fast_accum=fast_accum, odd_pitch=odd)
     if not fast_accum and (config.bn > 192 or (scaling == "block" and (config.bn not in (128, 192) or config.overlap))
                            or (config.overlap and config.bn > 128)):
         raise GemmError(f"two-level accumulation (block scaling, or fast_accum=False) needs a tile at most 192 "

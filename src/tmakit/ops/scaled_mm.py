@@ -167,11 +167,11 @@ def _split_buffers(torch, sched, device):
 
 
 def slow_pitch(p) -> str:
-    """Why ``torch._scaled_mm`` runs plan ``p`` faster, or '': rows of A or B an odd multiple of 16 bytes apart, where
-    the kernel's TMA loads are slower (docs/GEMM.md, "The cliff"; fp8 random shapes with such rows measured
-    0.51-0.67x, the others 0.72-0.97x). Tensor- and row-wise scales only (torch has no block-wise peer), and only
-    shapes torch takes (K and N multiples of 16)."""
-    if p.scaling == "block" or p.k % 16 or p.n % 16:
+    """Why ``torch._scaled_mm`` runs plan ``p`` faster, or '': per-tensor scales with rows of A or B an odd multiple
+    of 16 bytes apart, where the kernel's TMA loads set its pace (docs/GEMM.md, "The cliff"): on multicast clusters
+    (``gemm_fp8.multicast_config``) it still ran 0.91x cuBLAS on random such shapes, while row-wise it ran 1.25x
+    torch's row-wise kernel (H200), so row-wise calls stay. Only shapes torch takes (K and N multiples of 16)."""
+    if p.scaling != "tensor" or p.k % 16 or p.n % 16:
         return ""
     for name, ld, rows in (("a", p.lda, p.m), ("b", p.ldb, p.n)):
         if rows > 1 and ld % 32 == 16:
