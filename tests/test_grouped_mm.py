@@ -26,7 +26,7 @@ def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
     assert kg.plan_grouped(a, rowm, 8).b_mn == 1
     big = kg.plan_grouped(_T((65536, 512), (512, 1)), _T((8, 512, 4096), (4096 * 512, 1, 512)), 8)
     assert big.config == CONFIGS["n256_s4_c1"]  # 8 x 64 x 16 tiles of 128x256: 8 waves against 16 of 128x128
-    assert kg.kernel_name(big).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 0,")
+    assert kg.kernel_name(big).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 1, 0,")  # one CTA, K-major B
 
 
 @pytest.mark.parametrize("m, n, g, want", [
@@ -137,15 +137,17 @@ def test_random_group_lists_match_fp32(seed):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("config", list(kg.BF16_TILES))
+@pytest.mark.parametrize("config", list(kg.odd_pitch_tiles(kg.BF16_TILES, CONFIGS)))
 def test_every_tile_matches_fp32(config):
-    """Each tile the chooser may pick, forced, on 24 random group lists (both B layouts, bf16 and fp16, empty and
-    one-row groups, groups ending inside tiles, N and K multiples of 8)."""
+    """Each tile the chooser may pick (pairs along M included), forced, on 24 random group lists (both B layouts --
+    128x192 pairs only K-major --, bf16 and fp16, empty and one-row groups, groups ending inside tiles and pairs
+    whose second tile lies past the group, N and K multiples of 8)."""
     rng = random.Random(config)
     for i in range(24):
         groups, m_total = rng.choice([1, 3, 8, 33]), rng.choice([1, 130, 700, 3000])
         n, k = 8 * rng.randint(1, 100), 8 * rng.randint(1, 100)
-        dtype, b_mn = rng.choice([torch.bfloat16, torch.float16]), i % 2 == 1
+        dtype = rng.choice([torch.bfloat16, torch.float16])
+        b_mn = i % 2 == 1 and not CONFIGS[config].bn // 64 % CONFIGS[config].cluster
         a, b, offs, ends = _moe(rng, "cuda", groups, m_total, n, k, dtype, b_mn, rng.random() < 0.5)
         out = torch.full((a.shape[0], n), float("nan"), device="cuda", dtype=dtype)
         tk.ops.grouped_mm(a, b, offs, out=out, config=config, strict=True)

@@ -158,10 +158,9 @@ def _ok_scales():
     ((fa(_M, _K), fb(_G, _K, _N), *_ok_scales(), _G), {"config": "n128_s6_c1_ov1"}, "without overlap"),
     ((fa(_M, _K), fb(_G, _K, _N), *_block(_M, _N, _K, _G), _G), {"config": "n256_s4_c1"},
      "128 or 192 for block scaling"),
-    ((fa(_M, _K), fb(_G, _K, _N), *_ok_scales(), _G), {"config": "n128_s6_c2"},
-     "single CTAs without the deferred epilogue"),
+    ((fa(_M, _K), fb(_G, _K, _N), *_ok_scales(), _G), {"config": "n128_s6_c2"}, None),  # pairs along M
     ((fa(_M, _K), fb(_G, _K, _N), *_ok_scales(), _G), {"config": "n128_s6_c2n2_ov1", "fast_accum": True},
-     "single CTAs"),
+     "single CTAs or pairs along M"),
     ((fa(_M, _K), fb(_G, _K, _N), *_ok_scales(), _G), {"config": "n256_s4_c1_d", "fast_accum": True},
      "without the deferred epilogue"),
     ((fa(_M, _K), fb(_G, _K, _N), *_ok_scales(), _G), {"config": "n128_s6_c1_d"}, "deferred epilogue"),
@@ -270,13 +269,14 @@ def test_config_choice_follows_the_sm_count():
 @pytest.mark.parametrize("mode, fast, out, cfg, want", [
     # the last argument: row scales staged in shared memory where they fit beside the ring (not 128x256 nor six
     # 128x128 stages; block scales are staged per stage instead)
-    ("row", False, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 0, 0>"),
-    ("row", True, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 0, 0, 2, 2, 1, 0>"),
-    ("row", False, "bfloat16", "n192_s4_c1", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 0, 0, 2, 2, 0, 1>"),
-    ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 0, 0, 2, 3, 0, 0>"),
-    ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 0, 0, 2, 3, 0, 0>"),
-    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 0, 1, 2, 2, 1, 1>"),
-    ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 0, 0, 2, 2, 1, 0>"),
+    ("row", False, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 1, 0, 0, 2, 2, 0, 0>"),
+    ("row", True, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 1, 0, 0, 2, 2, 1, 0>"),
+    ("row", False, "bfloat16", "n192_s4_c1", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 1, 0, 0, 2, 2, 0, 1>"),
+    ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 1, 0, 0, 2, 3, 0, 0>"),
+    ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 1, 0, 0, 2, 3, 0, 0>"),
+    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 1, 0, 1, 2, 2, 1, 1>"),
+    ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 1, 0, 0, 2, 2, 1, 0>"),
+    ("block", False, "bfloat16", "n192_s4_c2", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 2, 0, 0, 2, 3, 0, 0>"),
 ])
 def test_kernel_names(mode, fast, out, cfg, want):
     m, n, k, g = 1024, 512, 512, 4
@@ -297,13 +297,15 @@ def test_default_plans_of_random_problems_are_legal():
         sc = _block(m, n, k, g) if mode == "block" else (fs(m), fs(g)) if mode == "expert" else _row(m, n, g)
         p = kg.plan_grouped_fp8(fa(m, k), fb(g, k, n), *sc, g, fast_accum=fast)
         c = p.config
-        assert c.cluster_size == 1 and not c.defer
+        odd = k % 32 == 16  # fp8 rows an odd multiple of 16 bytes apart: pairs along M may be chosen
+        assert (c.cluster_size == 1 or (odd and c.cluster == 2 and c.cluster_n == 1)) and not c.defer
         if not fast:
             assert c.bn <= 192 and not c.overlap
         if mode == "block":
             assert c.bn in (128, 192)
         kind = "block" if mode == "block" else "fast" if fast else "two-level"
-        assert c in [gf.CONFIGS[name] for name in kg.FP8_TILES[kind]]
+        tiles = kg.odd_pitch_tiles(kg.FP8_TILES[kind], gf.CONFIGS) if odd else kg.FP8_TILES[kind]
+        assert c in [gf.CONFIGS[name] for name in tiles]
         assert kg.kernel_name(p).endswith(f", {3 if mode == 'block' else 2}, {int(fast)}, {int(p.staged)}>")
         assert p.staged == (mode != "block" and gf.epilogue_staged(c, "row", False))
 
@@ -743,6 +745,20 @@ def test_wide_tiles(mode, cfg, fast, ta, tb, od):
         sizes, n, k = [130, 0, 1, 257, 64], 400, 400
     qa, b, sa, sb, offs, ends, _ = _moe(mode, sizes, n, k, ta, tb, seed=7, device="cuda", tail=5)
     _check_gpu(qa, b, sa, sb, offs, ends, od, fast, f"{mode} {cfg} fast={fast}", config=cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode, cfg, fast", [
+    ("row", "n192_s4_c2", False), ("row", "n128_s6_c2", False), ("row", "n256_s4_c2", True),
+    ("expert", "n128_s6_c2", True), ("block", "n192_s4_c2", False), ("block", "n128_s5_c2", False),
+])
+def test_pairs_along_m(mode, cfg, fast):
+    """Pairs of CTAs along M (B multicast; the odd-pitch choice): groups of odd and even row-tile counts, so some
+    pairs' second tile lies past its group (it loads and multiplies, and stores nothing), empty and one-row groups,
+    K an odd multiple of 16 bytes (the pitch that makes the chooser take pairs)."""
+    sizes, n, k = [300, 0, 1, 129, 512, 700, 64], 656, 528
+    qa, b, sa, sb, offs, ends, _ = _moe(mode, sizes, n, k, E4, E4, seed=11, device="cuda", tail=3)
+    _check_gpu(qa, b, sa, sb, offs, ends, BF16, fast, f"{mode} {cfg} fast={fast}", config=cfg)
 
 
 @pytest.mark.gpu

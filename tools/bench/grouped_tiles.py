@@ -29,21 +29,43 @@ import sys
 TILES = {"bf16": "BF16_TILES", "row": "two-level", "fast": "fast", "block": "block"}
 
 
-def candidates(mode: str) -> dict:
-    """name -> relative speed of the mode's tiles, as the chooser in the tree has them."""
-    from tmakit.kernels import gemm_grouped as kg
-
-    return dict(kg.BF16_TILES) if mode == "bf16" else dict(kg.FP8_TILES[TILES[mode]])
-
-
-def chosen(mode: str, case, tokens: int, speeds: dict | None = None) -> str:
-    """The tile name the chooser picks for a case (with other ``speeds`` if given)."""
+def _configs(mode: str) -> dict:
     from tmakit.kernels import gemm as gk
     from tmakit.kernels import gemm_fp8 as gf
+
+    return gk.CONFIGS if mode == "bf16" else gf.CONFIGS
+
+
+def odd_pitch(mode: str, case) -> bool:
+    """Whether a case's rows (K elements apart: A and K-major B contiguous) are an odd multiple of 16 bytes apart,
+    where the chooser weighs pairs along M (``gemm_grouped.odd_pitch_tiles``)."""
     from tmakit.kernels import gemm_grouped as kg
 
-    configs = gk.CONFIGS if mode == "bf16" else gf.CONFIGS
-    return kg.best_tile(speeds or candidates(mode), configs, tokens, case[2], case[0])
+    k = case[3]
+    return kg.odd_pitch_of(k, k, 2, 2, k, 2 if mode == "bf16" else 1, 0)
+
+
+def candidates(mode: str, case=None) -> dict:
+    """name -> relative speed of the mode's tiles, as the chooser in the tree has them; with a ``case`` whose rows
+    cross 128-byte lines (K bytes not a multiple of 64), also the pairs along M, which ``sweep`` then times."""
+    from tmakit.kernels import gemm_grouped as kg
+
+    tiles = dict(kg.BF16_TILES) if mode == "bf16" else dict(kg.FP8_TILES[TILES[mode]])
+    if case is not None and case[3] * (2 if mode == "bf16" else 1) % 64:
+        tiles = kg.odd_pitch_tiles(tiles, _configs(mode))
+    return tiles
+
+
+def chosen(mode: str, case, tokens: int, speeds: dict | None = None, measured=None) -> str:
+    """The tile name the chooser picks for a case (with other ``speeds`` if given; among the ``measured`` names)."""
+    from tmakit.kernels import gemm_grouped as kg
+
+    tiles = speeds or candidates(mode)
+    if odd_pitch(mode, case):
+        tiles = kg.odd_pitch_tiles(tiles, _configs(mode))
+    if measured is not None:
+        tiles = {k: v for k, v in tiles.items() if k in measured}
+    return kg.best_tile(tiles, _configs(mode), tokens, case[2], case[0])
 
 
 def score(recs: list[dict], mode: str, speeds: dict | None = None) -> tuple[float, list]:
@@ -52,9 +74,8 @@ def score(recs: list[dict], mode: str, speeds: dict | None = None) -> tuple[floa
     for r in recs:
         if r["mode"] != mode:
             continue
-        t = {k: v for k, v in r["ms"].items() if k in candidates(mode)}
-        sp = {k: v for k, v in (speeds or candidates(mode)).items() if k in t}  # the tiles the record measured
-        pick = chosen(mode, r["case"], r["tokens"], sp)
+        t = {k: v for k, v in r["ms"].items() if k in candidates(mode, r["case"])}
+        pick = chosen(mode, r["case"], r["tokens"], speeds, measured=t)
         x = min(t.values()) / t[pick]
         logs.append(math.log(x))
         if x < 0.9:
@@ -73,7 +94,8 @@ def fit(files: list[list[dict]], mode: str) -> tuple[float, dict]:
     return best
 
 
-def sweep(out: str, seed: int, count: int, modes: list[str], rounds: int = 3, reps: int = 6) -> None:
+def sweep(out: str, seed: int, count: int, modes: list[str], rounds: int = 3, reps: int = 6,
+          crossing: bool = False) -> None:
     import torch
 
     from tmakit.bench.grouped_fp8 import _quantized
@@ -86,13 +108,15 @@ def sweep(out: str, seed: int, count: int, modes: list[str], rounds: int = 3, re
     with open(out, "a") as f:
         for case in random_cases(count, seed):
             experts, _, n, k, dist = case
+            if crossing and k % 32 == 0:  # --crossing: only cases whose rows cross 128-byte lines (bf16: K % 32)
+                continue
             a, b, offs, ends = moe_problem(torch, experts, case[1], n, k, dist)
             for mode in modes:
                 fns = {}
                 if mode == "bf16":
                     out_t = torch.empty(a.shape[0], n, device="cuda", dtype=torch.bfloat16)
                     fns["torch"] = functools.partial(torch._grouped_mm, a, b, offs=offs)
-                    for name in candidates(mode):
+                    for name in candidates(mode, case):
                         p = kg.plan_grouped(a, b, experts, out_t, None, name)
                         fns[name] = kg.launcher(p, a.data_ptr(), b.data_ptr(), out_t.data_ptr(), offs.data_ptr())
                 else:
@@ -102,7 +126,7 @@ def sweep(out: str, seed: int, count: int, modes: list[str], rounds: int = 3, re
                     if mode != "block":
                         fns["torch"] = functools.partial(torch._scaled_grouped_mm, qa, qb, sa, sb, offs=offs,
                                                          use_fast_accum=fast, out_dtype=torch.bfloat16)
-                    for name in candidates(mode):
+                    for name in candidates(mode, case):
                         p = kg.plan_grouped_fp8(qa, qb, sa, sb, experts, out_t, "bfloat16", name, fast)
                         fns[name] = kg.launcher(p, qa.data_ptr(), qb.data_ptr(), out_t.data_ptr(), offs.data_ptr(),
                                                 sa.data_ptr(), sb.data_ptr())
@@ -125,13 +149,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--modes", default="bf16,row,fast,block")
+    ap.add_argument("--crossing", action="store_true", help="sweep: only cases whose K is not a multiple of 32")
     args = ap.parse_args(argv)
     modes = args.modes.split(",")
     for m in modes:
         if m not in TILES:
             ap.error(f"--modes: {m!r} is not one of {', '.join(TILES)}")
     if args.command == "sweep":
-        sweep(args.files[0], args.seed, args.count, modes)
+        sweep(args.files[0], args.seed, args.count, modes, crossing=args.crossing)
         return 0
     files = [[json.loads(line) for line in open(p)] for p in args.files]
     for mode in modes:

@@ -20,18 +20,15 @@
 //                kernel gives two of the other warps work on the same units: warp 1 stages block scales per slab
 //                (SCALE 3), warp 2 the epilogue's row-wise scales and bias per unit (EPV; gemm_scale.cuh).
 //   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 224 or 232; read the
-//                unit's slot after its first full barrier; wait full[s], 4 x wgmma m64nBNk16, release empty[s] in every CTA of the cluster (one arrival per warp), and after
-//                the last slab write the accumulators into 8 KiB swizzled staging boxes and TMA-store them. The
-//                stores drain while the next unit's mainloop runs (bulk groups are only waited on before a staging
-//                box is rewritten). M/N/K remainders: loads zero-fill out-of-bounds boxes, stores clip them.
-//   BM = 64 (one consumer) halves the shared-memory operand traffic per flop of a 128 x 64 tile for few-row problems:
-//   m64n128k16 reads 6 KiB per 128 tensor clocks where two m64n64k16 warpgroups read 8 KiB per 64.
+//                unit's slot after its first full barrier; wait full[s], 4 x wgmma m64nBNk16, release empty[s] in
+//                every CTA of the cluster; after the last slab, stage the accumulators in 8 KiB swizzled boxes and
+//                TMA-store them, draining while the next unit runs. Remainders: loads zero-fill, stores clip.
+//   BM = 64 (one consumer): m64n128k16 reads 6 KiB of operands per 128 tensor clocks (two m64n64k16: 8 KiB per 64).
 // SPLITK = 1: a work unit is (tile, K range); partial tiles are added into a zeroed fp32 C with TMA reduce-add.
-// Stream-K (sk_units > 0, SPLITK = 0): after the `units` whole (data-parallel) units, the last sk_units units' K slabs
-//   are dealt out evenly as one contiguous range per cluster (no idle SMs in the last wave). A unit split over several
-//   clusters is finished by the cluster that owns its first slabs (the "head", which reaches them last: they end its
-//   range): the others store fp32 partial accumulators to a workspace slot and raise a flag; the head waits for the
-//   flags, adds the partials in registers, resets the flags and runs the normal epilogue.
+// Stream-K (sk_units > 0, SPLITK = 0): after the `units` whole units, the last sk_units units' K slabs are dealt out
+//   as one contiguous range per cluster (no idle SMs in the last wave). The cluster owning a split unit's first slabs
+//   (the "head": they end its range) finishes it: the others store fp32 partials to a workspace slot and raise a
+//   flag; the head waits for the flags, adds the partials, resets the flags and runs the normal epilogue.
 #include <tmakit/cluster.cuh>
 #include <tmakit/fence.cuh>
 #include <tmakit/griddep.cuh>
@@ -208,18 +205,19 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
   const tmakit::gemm::Scales sc{scale_a, scale_b, bias, a_m, a_k, b_n, b_k};
 #elif TMAKIT_GEMM_GROUPED
 // Grouped (torch._grouped_mm's 2-D A x 3-D B): A (M, K) rows grouped by offs, B (groups, N, K) K-major or (groups,
-// K, N) row-major (B_MN), C (M, N); single CTAs, whole-K units from GroupList. Tiles inside a group use the TMA
-// store; a tile that the group's end cuts stores its group's rows with plain predicated stores (the TMA store would
-// also write the next group's rows).
+// K, N) row-major (B_MN), C (M, N); single CTAs or pairs along M (CM = 2, B multicast), whole-K units from
+// GroupList. Tiles inside a group use the TMA store; a tile that the group's end cuts stores its group's rows with
+// plain predicated stores (the TMA store would also write the next group's rows).
 // fp8 (IN >= 2): SCALE 2 (scale_a per row of A, scale_b per column of B[g]: b + g * b_g) or 3 (block-wise, B's
 // blocks of group g from b + g * b_g), two-level accumulation unless FAST; 16-bit inputs: SCALE = 0, FAST = 1.
-template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST, int EPV>
+template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST,
+          int EPV>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
                     int groups, u8* __restrict__ c_ptr, long long ldc, const float* scale_a, const float* scale_b,
                     long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0;
+  constexpr int CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
@@ -320,7 +318,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // K in 2-byte units (BK per slab): fp8 K elements are half as many units
   const int KU = EB == 2 ? K : (K + 1) / 2, kpsu = EB == 2 ? k_per_split : (k_per_split + 1) / 2;
 #if TMAKIT_GEMM_GROUPED
-  GroupList work{offs, groups, M, N, KU, BM, BN, cid, ncl};
+  GroupList work{offs, groups, M, N, KU, BM, BN, cid, ncl, rm, CM};
 #elif TMAKIT_GEMM_PTRARRAY
   ProblemList work{problems, groups, BM, BN, cid, ncl};
 #else
@@ -412,12 +410,17 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             constexpr int NB = BN / 64, PER = NB / CM;
 #pragma unroll
             for (int i = rm * PER; i < rm * PER + PER; ++i) {
-              if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, pb, full, mask_b, t.n0 + 64 * i, k);
+              if (CM > 1 && TMAKIT_GEMM_GROUPED)
+                tma_load_tile_mc<3>(sb + i * 8192, pb, full, mask_b, t.n0 + 64 * i, k, t.slot);
+              else if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, pb, full, mask_b, t.n0 + 64 * i, k);
               else if (TMAKIT_GEMM_GROUPED) tma_load_tile<3>(sb + i * 8192, pb, full, t.n0 + 64 * i, k, t.slot);
               else tma_load_tile<2>(sb + i * 8192, pb, full, t.n0 + 64 * i, k);
             }
           } else if (CM > 1) {
-            tma_load_tile_mc<2>(sb + rm * (B_BYTES / CM), pb, full, mask_b, k, t.n0 + rm * (BN / CM));
+            if (TMAKIT_GEMM_GROUPED)  // B[group]: the pair's two CTAs run the same group and column tile
+              tma_load_tile_mc<3>(sb + rm * (B_BYTES / CM), pb, full, mask_b, k, t.n0 + rm * (BN / CM), t.slot);
+            else
+              tma_load_tile_mc<2>(sb + rm * (B_BYTES / CM), pb, full, mask_b, k, t.n0 + rm * (BN / CM));
           } else if (TMAKIT_GEMM_GROUPED) {
             tma_load_tile<3>(sb, pb, full, k, t.n0, t.slot);  // B[group]
           } else {

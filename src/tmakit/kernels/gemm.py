@@ -107,6 +107,7 @@ CONFIGS = {
     # 192-column tiles (three 64-column staging boxes): N just past a multiple of 256 (N = 1296 computes 1344 columns
     # on them, 1536 on 128x256 tiles) in the grouped kernel
     "n192_s4_c1": GemmConfig(192, 4, 1, 8),
+    "n192_s4_c2": GemmConfig(192, 4, 2, 8),  # the grouped kernel's pairs on odd pitches (gemm_grouped.PAIRS)
     # 64-row tiles, one consumer warpgroup: few-row (M <= 128) problems. With one consumer nothing hides the wait for
     # a slab's wgmmas, so the _ov1 variants keep one wgmma group in flight.
     "m64_n128_s8_c2": GemmConfig(128, 8, 2, 8, bm=64),

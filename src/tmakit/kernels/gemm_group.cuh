@@ -10,12 +10,14 @@ namespace gemm {
 
 // The work of one CTA of the grouped kernel: groups g = 0 .. groups-1 own the A / C rows [offs[g-1], offs[g]) (offs
 // clamped to be non-decreasing and <= M, so any offs is memory-safe) and B[g]; a group's units are its 64- or 128-row
-// tiles times the column tiles, numbered n-tile-major so consecutive CTAs share a B tile. CTA cid takes units cid,
-// cid + ncl, ... walking the groups once. A unit's su field carries its group's end row (for the epilogue), slot its
-// group (for the producer's B coordinate).
+// tiles times the column tiles, numbered n-tile-major so consecutive CTAs share a B tile. Cluster cid takes units
+// cid, cid + ncl, ... walking the groups once. In pairs along M (cm = 2, B multicast) a unit is two row tiles of one
+// group and column tile, CTA rm taking row tile 2 i + rm (past the group's end on an odd count: it loads and
+// multiplies its share, and its epilogue stores nothing). A unit's su field carries its group's end row (for the
+// epilogue), slot its group (for the producer's B coordinate).
 struct GroupList {
   const int* offs;
-  int groups, M, N, K, bm, bn, cid, ncl;
+  int groups, M, N, K, bm, bn, cid, ncl, rm, cm;
   int u, g, ustart, gunits, gtm, rstart, rend;
 
   TMAKIT_DEVICE void start() {
@@ -31,11 +33,11 @@ struct GroupList {
       ustart += gunits;
       rstart = rend;
       rend = min(max(__ldg(offs + g), rstart), M);
-      gtm = (rend - rstart + bm - 1) / bm;
+      gtm = (rend - rstart + bm * cm - 1) / (bm * cm);  // row tiles of the group (pairs of them: cm = 2)
       gunits = gtm * tiles_n;
     }
     const int r = u - ustart;
-    t.m0 = rstart + (r % gtm) * bm;
+    t.m0 = rstart + ((r % gtm) * cm + rm) * bm;
     t.n0 = (r / gtm) * bn;
     t.k0 = 0;
     t.kt = (K + BK - 1) / BK;

@@ -34,7 +34,8 @@ from .gemm_fp8 import CONFIGS as _FP8
 from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
-           "best_tile", "choose_tile", "grouped_tile_cost", "BF16_TILES", "FP8_TILES",
+           "best_tile", "choose_tile", "grouped_tile_cost", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
+           "FP8_TILES", "ODD_PITCH_SPEED", "PAIRS",
            "kernel_name", "launcher"]
 
 
@@ -81,29 +82,73 @@ FP8_TILES = {
 def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int, sms: int = NUM_SMS) -> float:
     """Estimated time (arbitrary units) of a grouped problem on tiles of ``cfg``: waves of tiles over the SMs times
     one tile's area over its relative ``speed``. The host never reads ``offs``, so every group counts M / groups rows
-    (at least one): the tiles a row count wastes (a 128-row tile on 20-row groups, a 256-column one on N = 320) and
-    the last wave's idle SMs are what the estimate weighs."""
-    g = max(groups, 1)
-    tiles = g * -(-max(m, g) // (g * cfg.bm)) * -(-n // cfg.bn)
+    (at least one): the tiles a row count wastes (a 128-row tile on 20-row groups, a 256-column one on N = 320; pairs
+    along M run an even number of row tiles per group) and the last wave's idle SMs are what the estimate weighs."""
+    g, cm = max(groups, 1), cfg.cluster
+    tiles = g * cm * -(-max(m, g) // (g * cfg.bm * cm)) * -(-n // cfg.bn)
     return -(-max(tiles, 1) // sms) * cfg.bm * cfg.bn / speed
 
 
-def best_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS) -> str:
+# Pairs along M (B multicast) of the single-CTA tiles, for operands whose rows are an odd multiple of 16 bytes apart:
+# there each 128-byte row of a TMA box spans two 128-byte lines and the loads, not the tensor cores, set a single
+# CTA's pace (docs/GEMM.md, "The cliff"); a pair requests half of B per CTA. ODD_PITCH_SPEED: a single CTA's speed
+# there relative to the pair's (measured, docs/GROUPED.md).
+PAIRS = {"n256_s4_c1": "n256_s4_c2", "n192_s4_c1": "n192_s4_c2", "n128_s6_c1": "n128_s6_c2",
+         "n128_s5_c1": "n128_s5_c2", "m64_n128_s8_c1_ov1": "m64_n128_s8_c2_ov1",
+         "m64_n256_s5_c1_ov1": "m64_n256_s5_c2_ov1"}
+ODD_PITCH_SPEED = 0.8
+
+
+def odd_pitch_tiles(tiles: dict, configs: dict, b_mn: int = 0) -> dict:
+    """``tiles`` (name -> relative speed) for operands on an odd pitch: each single-CTA tile slowed by
+    ODD_PITCH_SPEED, followed by its pair (at the tile's own speed) where ``configs`` has one (row-major B: only
+    pairs that split B's 64-column boxes evenly)."""
+    out = {}
+    for name, speed in tiles.items():
+        out[name] = speed * ODD_PITCH_SPEED
+        pair = configs.get(PAIRS.get(name))
+        if pair is not None and not (b_mn and pair.bn // 64 % 2):
+            out[PAIRS[name]] = speed
+    return out
+
+
+def best_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS,
+              odd_pitch: bool = False, b_mn: int = 0) -> str:
     """The name of least :func:`grouped_tile_cost` among ``tiles`` (name -> relative speed; the first wins ties,
-    so list larger tiles first: at equal waves and speed they run fewer per-tile prologues and epilogues)."""
+    so list larger tiles first: at equal waves and speed they run fewer per-tile prologues and epilogues);
+    ``odd_pitch``: among :func:`odd_pitch_tiles`."""
+    tiles = odd_pitch_tiles(tiles, configs, b_mn) if odd_pitch else tiles
     return min(tiles, key=lambda name: grouped_tile_cost(configs[name], tiles[name], m, n, groups, sms))
 
 
-def choose_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
+def choose_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: int = NUM_SMS,
+                odd_pitch: bool = False, b_mn: int = 0) -> GemmConfig:
     """The config :func:`best_tile` names."""
-    return configs[best_tile(tiles, configs, m, n, groups, sms)]
+    return configs[best_tile(tiles, configs, m, n, groups, sms, odd_pitch, b_mn)]
 
 
-def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS) -> GemmConfig:
+def odd_pitch_of(lda: int, ldb: int, m: int, n: int, k: int, eb: int, b_mn: int) -> bool:
+    """Whether A's or B's rows are an odd multiple of 16 bytes apart (the rows TMA reads: A's M rows, B's N rows if
+    K-major, else its K rows); ``ld*`` in elements of ``eb`` bytes."""
+    return (m > 1 and lda * eb % 32 == 16) or ((k if b_mn else n) > 1 and ldb * eb % 32 == 16)
+
+
+def _check_cluster(config: GemmConfig, b_mn: int = 0) -> None:
+    if config.defer or config.cluster_n != 1 or config.cluster > 2:
+        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs or pairs along M, without the "
+                        f"deferred epilogue")
+    if b_mn and config.bn // 64 % config.cluster:
+        raise GemmError(f"config {config.name}: a pair splits a row-major B's {config.bn // 64} boxes of 64 columns "
+                        f"per stage unevenly; use a 128- or 256-column pair")
+
+
+def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS, odd_pitch: bool = False,
+                          b_mn: int = 0) -> GemmConfig:
     """The bf16/fp16 grouped kernel's tile (:func:`choose_tile` over ``BF16_TILES``): 64-row tiles where groups are
     short or the problem is less than a wave of larger tiles, 128x192 or 128x128 where N wastes much of a 256-column
-    tile, 128x256 otherwise."""
-    return choose_tile(BF16_TILES, CONFIGS, m, n, groups, sms)
+    tile, 128x256 otherwise; on odd pitches pairs along M where their even row-tile counts cost less than the single
+    CTAs' slower loads."""
+    return choose_tile(BF16_TILES, CONFIGS, m, n, groups, sms, odd_pitch, b_mn)
 
 
 def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConfig | str | None = None) -> GroupedPlan:
@@ -117,9 +162,9 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
     lda, ldb, ldg, ldc, b_mn = _layout(a, b, out, m, n, k, g, _ELEM[ta], _ELEM[od])
     if isinstance(config, str):
         config = CONFIGS[config]
-    config = config or choose_grouped_config(m, n, g)
-    if config.cluster_size != 1 or config.defer:
-        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs without the deferred epilogue")
+    config = config or choose_grouped_config(m, n, g, odd_pitch=odd_pitch_of(lda, ldb, m, n, k, _ELEM[ta], b_mn),
+                                             b_mn=b_mn)
+    _check_cluster(config, b_mn)
     return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, b_mn)
 
 
@@ -182,11 +227,12 @@ def _layout(a, b, out, m: int, n: int, k: int, g: int, eb: int, eo: int) -> tupl
 
 
 def choose_grouped_fp8_config(m: int, n: int, groups: int, scaling: str, fast_accum: bool,
-                              sms: int = NUM_SMS) -> GemmConfig:
+                              sms: int = NUM_SMS, odd_pitch: bool = False) -> GemmConfig:
     """The fp8 grouped kernel's tile (:func:`choose_tile`): over ``FP8_TILES["block"]`` for block scales, ``"fast"``
-    with fast accumulation (tensor- and row-wise), else ``"two-level"`` (128x192 at most: two accumulator sets)."""
+    with fast accumulation (tensor- and row-wise), else ``"two-level"`` (128x192 at most: two accumulator sets);
+    ``odd_pitch``: with the pairs along M (:func:`odd_pitch_tiles`)."""
     kind = "block" if scaling == "block" else "fast" if fast_accum else "two-level"
-    return choose_tile(FP8_TILES[kind], _FP8, m, n, groups, sms)
+    return choose_tile(FP8_TILES[kind], _FP8, m, n, groups, sms, odd_pitch)
 
 
 def _grouped_scales(scale_a, scale_b, m: int, n: int, k: int, g: int) -> tuple[str, tuple]:
@@ -240,9 +286,9 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
         if config not in _FP8:
             raise GemmError(f"unknown fp8 config {config!r}; choose one of {sorted(_FP8)}")
         config = _FP8[config]
-    config = config or choose_grouped_fp8_config(m, n, g, scaling, fast_accum)
-    if config.cluster_size != 1 or config.defer:
-        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs without the deferred epilogue")
+    config = config or choose_grouped_fp8_config(m, n, g, scaling, fast_accum,
+                                                 odd_pitch=odd_pitch_of(lda, ldb, m, n, k, 1, 0))
+    _check_cluster(config)
     from .gemm_fp8 import block_fits
 
     if not fast_accum and (config.bn > 192 or config.overlap or (scaling == "block" and config.bn not in (128, 192))):
@@ -262,7 +308,7 @@ def plan_smem(p: GroupedPlan) -> int:
 
 def kernel_name(p: GroupedPlan) -> str:
     c = p.config
-    return (f"tmakit_gemm_grouped<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {p.b_mn}, "
+    return (f"tmakit_gemm_grouped<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
             f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}, {int(p.staged)}>")
 
 
@@ -278,7 +324,7 @@ def kernel_for(p, defines: tuple[str, ...] = ()):
 
 
 def tensormaps(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int):
-    """A: {K, M} boxes 64 x bm; B: {K, N, G} boxes 64 x bn x 1 (K-major) or {N, K, G} boxes 64 x 64 x 1
+    """A: {K, M} boxes 64 x bm; B: {K, N, G} boxes 64 x bn/cluster x 1 (K-major) or {N, K, G} boxes 64 x 64 x 1
     (row-major); C: {N, M} boxes (128 bytes) x 64."""
     eo = _ELEM[p.out_dtype]
     eb, tdt, bk = (1, "uint8", 2 * BK) if p.scaling else (_ELEM[p.in_dtype], p.in_dtype, BK)  # fp8 moves as bytes
@@ -286,7 +332,8 @@ def tensormaps(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int):
     if p.b_mn:
         tb = map_nd(b_ptr, (p.n, p.k, p.groups), (p.ldb * eb, p.ldb_group * eb), tdt, (64, bk, 1))
     else:
-        tb = map_nd(b_ptr, (p.k, p.n, p.groups), (p.ldb * eb, p.ldb_group * eb), tdt, (bk, p.config.bn, 1))
+        tb = map_nd(b_ptr, (p.k, p.n, p.groups), (p.ldb * eb, p.ldb_group * eb), tdt,
+                    (bk, p.config.bn // p.config.cluster, 1))  # pairs: half of B per CTA, multicast
     tc = map_nd(c_ptr, (p.n, p.m), (p.ldc * eo,), p.out_dtype, (128 // eo, 64))
     return ta, tb, tc
 
@@ -308,7 +355,7 @@ def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, 
             ctypes.c_int32(p.groups), ctypes.c_uint64(c_ptr), ctypes.c_int64(p.ldc), ctypes.c_uint64(sa_ptr),
             ctypes.c_uint64(sb_ptr), *(ctypes.c_int64(v) for v in p.scale_strides))
     smem = plan_smem(p)
-    fn = launch_fn(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem, 1, False)
+    fn = launch_fn(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem, cfg.cluster_size, False)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn
