@@ -96,7 +96,7 @@ def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int
 PAIRS = {"n256_s4_c1": "n256_s4_c2", "n192_s4_c1": "n192_s4_c2", "n128_s6_c1": "n128_s6_c2",
          "n128_s5_c1": "n128_s5_c2", "m64_n128_s8_c1_ov1": "m64_n128_s8_c2_ov1",
          "m64_n256_s5_c1_ov1": "m64_n256_s5_c2_ov1"}
-ODD_PITCH_SPEED = 0.8
+ODD_PITCH_SPEED = 0.7
 
 
 def odd_pitch_tiles(tiles: dict, configs: dict, b_mn: int = 0) -> dict:
