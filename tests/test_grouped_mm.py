@@ -51,6 +51,29 @@ def test_tile_cost_counts_waves_and_wasted_columns():
     assert kg.grouped_tile_cost(c128, 1.0, 0, 128, 4) == 128 * 128  # empty groups still count a tile each
 
 
+def test_odd_pitches_weigh_pairs_along_m():
+    """Rows an odd multiple of 16 bytes apart (bf16 K = 8 mod 16): single CTAs count at ODD_PITCH_SPEED of a pair, so
+    large groups take the pair of the tile they would take on an even pitch; pairs count an even number of row tiles
+    per group (a 130-row group: 2 tiles single, 2 paired; a 129-row group of 64-row tiles: 3 vs 4); small problems and
+    row-major B with 192-column tiles (boxes that do not split over two CTAs) stay single."""
+    def plan(m, k, n=4096, g=8, b_mn=0):
+        b = _T((g, k, n), (k * n, n, 1)) if b_mn else _T((g, k, n), (k * n, 1, k))
+        return kg.plan_grouped(_T((m, k), (k, 1)), b, g)
+
+    assert plan(65536, 4096).config == CONFIGS["n256_s4_c1"]
+    assert plan(65536, 4104).config == CONFIGS["n256_s4_c2"]  # 8208 bytes = 16 x 513
+    assert plan(65536, 4104, b_mn=1).config == CONFIGS["n256_s4_c2"]  # row-major B: K rows of 2 N bytes, A odd
+    assert plan(64, 4104).config.cluster_size == 1  # 8 rows per group: 64-row tiles, less than a wave
+    c2, c1 = CONFIGS["n256_s4_c2"], CONFIGS["n256_s4_c1"]
+    assert kg.grouped_tile_cost(c2, 1.0, 130, 256, 1) == kg.grouped_tile_cost(c1, 1.0, 130, 256, 1)  # 2 row tiles
+    m64c2, m64c1 = CONFIGS["m64_n128_s8_c2_ov1"], CONFIGS["m64_n128_s8_c1_ov1"]
+    assert kg.grouped_tile_cost(m64c2, 1.0, 129 * 132, 128, 132) == 4 / 3 * kg.grouped_tile_cost(
+        m64c1, 1.0, 129 * 132, 128, 132)  # 3 vs 4 row tiles per group, 396 vs 528 tiles: 3 vs 4 waves
+    assert "n192_s4_c2" not in kg.odd_pitch_tiles(kg.BF16_TILES, CONFIGS, b_mn=1)
+    with pytest.raises(GemmError, match="unevenly"):
+        kg.plan_grouped(_T((1000, 520), (520, 1)), _T((8, 520, 256), (520 * 256, 256, 1)), 8, config="n192_s4_c2")
+
+
 @pytest.mark.parametrize("a,b,n_offs,match", [
     (_T((10, 64), (64, 1)), _T((4, 32, 16), (512, 16, 1)), 4, "do not compose"),
     (_T((10, 64), (64, 1)), _T((4, 64, 16), (1024, 16, 1)), 3, "3 entries for 4 groups"),
