@@ -2,6 +2,7 @@
 ``gemm_grouped.BF16_TILES`` / ``FP8_TILES`` (the relative speeds ``choose_tile`` weighs).
 
     python3 tools/bench/grouped_tiles.py sweep OUT.jsonl [--seed 5] [--count 40] [--modes bf16,row,fast,block]
+        [--crossing]                                          # only cases whose K is not a multiple of 32
     python3 tools/bench/grouped_tiles.py score FILE.jsonl ...   # the chooser in the tree against the best tile
     python3 tools/bench/grouped_tiles.py fit FILE.jsonl ...     # speeds that maximise the score over the files
 
@@ -9,11 +10,13 @@
 two-level or fast accumulation; fp8 block-wise), every candidate tile of the mode launched directly (the kernel's
 memoised launcher: no per-call Python of ``tk.ops``, so small problems compare kernels, not host paths), and the
 torch peer (``torch._grouped_mm`` / ``torch._scaled_grouped_mm``); interleaved rounds, each call after an L2 flush,
-CUDA-event medians; one JSON line per case and mode. ``score``: per mode the geomean over cases of best tile time /
-chosen tile time (1.0: the chooser always picks the fastest tile) and the cases below 0.9, the chooser picking
-among the tiles each record measured (files from before a tile was added score the chooser without it); modes a
-file lacks score nan. ``fit``: a grid search of the speeds (the largest tile of a mode fixed at 1.0) maximising the
-geometric mean of the files' scores.
+CUDA-event medians; one JSON line per case and mode. Cases whose rows cross 128-byte lines (K bytes not a multiple
+of 64) also time the pairs along M (``gemm_grouped.PAIRS``). ``score``: per mode the geomean over cases of best tile
+time / chosen tile time (1.0: the chooser always picks the fastest tile) and the cases below 0.9, the chooser
+picking among the tiles each record measured (files from before a tile was added score the chooser without it; on
+odd pitches with ``ODD_PITCH_SPEED``, as ``gemm_grouped.best_tile`` does); modes a file lacks score nan. ``fit``: a
+grid search of the speeds (the largest tile of a mode fixed at 1.0) maximising the geometric mean of the files'
+scores.
 """
 
 from __future__ import annotations
