@@ -177,7 +177,7 @@ QUAD_MIN_COLS = 6  # 2x2 clusters from this many column tiles (fewer: pairing co
 def multicast_config(name: str, m: int, n: int, sms: int = gk.NUM_SMS) -> GemmConfig:
     """The cluster variant of single-CTA tile ``name`` for operands whose rows are an odd multiple of 16 bytes apart.
     There each 128-byte box row spans two 128-byte lines and the CTA's TMA loads, not its tensor cores, set the pace
-    (docs/GEMM.md, "The cliff"); multicast halves the rows each CTA requests: pairs along M share B, 2x2 clusters
+    (docs/HARDWARE.md §11); multicast halves the rows each CTA requests: pairs along M share B, 2x2 clusters
     share A and B. Random such shapes on an H200 (``tools/bench/fp8_odd_pitch.py``) ran 1.13-1.43x on pairs or 2x2
     clusters what they ran on single CTAs; 2x2 clusters were the faster of the two from 6 column tiles on (one
     shape of 28 columns excepted, 5 % behind), pairs on 3-5 column tiles (7-11 % ahead)."""

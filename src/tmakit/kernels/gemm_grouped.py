@@ -91,7 +91,7 @@ def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int
 
 # Pairs along M (B multicast) of the single-CTA tiles, for operands whose rows are an odd multiple of 16 bytes apart:
 # there each 128-byte row of a TMA box spans two 128-byte lines and the loads, not the tensor cores, set a single
-# CTA's pace (docs/GEMM.md, "The cliff"); a pair requests half of B per CTA. ODD_PITCH_SPEED: a single CTA's speed
+# CTA's pace (docs/HARDWARE.md §11); a pair requests half of B per CTA. ODD_PITCH_SPEED: a single CTA's speed
 # there relative to the pair's (measured, docs/GROUPED.md).
 PAIRS = {"n256_s4_c1": "n256_s4_c2", "n192_s4_c1": "n192_s4_c2", "n128_s6_c1": "n128_s6_c2",
          "n128_s5_c1": "n128_s5_c2", "m64_n128_s8_c1_ov1": "m64_n128_s8_c2_ov1",
