@@ -18,7 +18,7 @@
 //                (rm, rn) = (rank % CM, rank / CM) loads 1/CN of its A tile and multicasts it to the CN CTAs of its
 //                tile row, and 1/CM of its B tile, multicast to the CM CTAs of its tile column. The scaled (fp8)
 //                kernel gives two of the other warps work on the same units: warp 1 stages block scales per slab
-//                (SCALE 3), warp 2 the epilogue's row-wise scales and bias per unit (EPV; gemm_scale.cuh).
+//                (SCALE 3), warp 2 the epilogue's row-wise scales and bias per unit (EPV; gemm_side_warps.cuh).
 //   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 224 or 232; read the
 //                unit's slot after its first full barrier; wait full[s], 4 x wgmma m64nBNk16, release empty[s] in
 //                every CTA of the cluster; after the last slab, stage the accumulators in 8 KiB swizzled boxes and
@@ -176,6 +176,7 @@ template <int BN, int NS> TMAKIT_DEVICE void add_part(float* acc, const float4* 
 }  // namespace tmakit
 
 #include "gemm_group.cuh"
+#include "gemm_side_warps.cuh"
 
 // IN: the input types, 0 = bf16, 1 = fp16, 2..5 = fp8 A x B: e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3, e5m2 x e5m2
 // (fp8: B_MN = 0 only, both operands K-major). OUT: 0 = bf16, 1 = fp16, 2 = fp32. BM in {64, 128}, BN in {64, 128, 256}.
@@ -433,48 +434,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       wait_empty(s);
       put_end(slots + 32 * (ui % (STAGES + 1)));
       mbarrier_arrive(bars + 8 * s);
-    } else if (SCALE == 3 && tid / 32 == 1) {  // the scale warp: the same units and slabs as the producer
-      const int lane = tid % 32;
-      int it = 0, kt = 0;
-      auto wait_empty = [&](int s) {
-        if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
-        else mbarrier_wait(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
-      };
-      BlockScaleLoad<BM> v;  // the next slab's scales, loaded one slab ahead
-      work.start();
-      Unit t;
-      bool more = work.next(t);
-      if (more) {
-        v.start(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
-        v.load(lane);
-      }
-      while (more) {
-        const int s = it % STAGES;
-        wait_empty(s);
-        v.store(s_sc + s * SC_BYTES, lane);
-        mbarrier_arrive(bars + 8 * s);  // release: the stores before the consumers' wait
-        ++it;
-        if (++kt == t.kt) {
-          kt = 0;
-          more = work.next(t);
-          if (more) v.start(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
-        } else {
-          v.advance();
-        }
-        if (more) v.load(lane);
-      }
-      wait_empty(it % STAGES);  // the end stage: its phase completes with these arrivals and the producer's
-      mbarrier_arrive(bars + 8 * (it % STAGES));
-    } else if (EPV && tid / 32 == 2) {  // the epilogue-vector warp: the same units as the producer
-      const int lane = tid % 32;
-      work.start();
-      Unit t;
-      for (int ui = 0; work.next(t); ++ui) {
-        mbarrier_wait(epv_bars + 16 + 8 * (ui & 1), ((ui >> 1) & 1) ^ 1);  // the slot's unit ui - 2 was applied
-        stage_epilogue_vectors<SCALE, BIAS, OUT, BM, BN>(s_epv + (ui & 1) * EPV_BYTES, sc.of_group(t.slot), t.m0, t.n0,
-                                                         M, N, lane);
-        mbarrier_arrive(epv_bars + 8 * (ui & 1));  // release: the stores before the consumers' wait
-      }
+    } else if (SCALE == 3 && tid / 32 == 1) {  // the scale warp: the same units and slabs (gemm_side_warps.cuh)
+      stage_block_scales<BM, STAGES, CS>(work, sc, bars, s_sc, SC_BYTES, M, N, tid % 32);
+    } else if (EPV && tid / 32 == 2) {  // the epilogue-vector warp: the same units (gemm_side_warps.cuh)
+      stage_unit_vectors<SCALE, BIAS, OUT, BM, BN>(work, sc, s_epv, EPV_BYTES, epv_bars, M, N, tid % 32);
     }
   } else {
     setmaxnreg_inc<C_REGS>();
