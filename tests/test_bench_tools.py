@@ -88,6 +88,11 @@ def test_random_moe_cases_are_reproducible_and_bounded():
     ("grouped-tiles-h100-heldout.jsonl", {"bf16": 0.98, "row": 0.99, "fast": 0.98, "block": 0.98}),
     ("grouped-tiles-h200-bf16-n192.jsonl", {"bf16": 0.985}),
     ("grouped-tiles-h100-bf16-n192.jsonl", {"bf16": 0.98}),
+    # rows crossing 128-byte lines (K not a multiple of 32): pairs along M timed beside the single CTAs
+    ("grouped-tiles-odd-h200.jsonl", {"bf16": 0.975, "row": 0.99, "fast": 0.985, "block": 0.985}),
+    ("grouped-tiles-odd-h200-heldout.jsonl", {"bf16": 0.975, "row": 0.99, "fast": 0.955, "block": 0.99}),
+    ("grouped-tiles-odd-h100.jsonl", {"bf16": 0.96, "row": 0.985, "fast": 0.975, "block": 0.99}),
+    ("grouped-tiles-odd-bf16-h200.jsonl", {"bf16": 0.94}),
 ])
 def test_grouped_tile_chooser_holds_on_the_measured_sweeps(data, floor):
     """The chooser in the tree, scored on the committed sweeps (docs/GROUPED.md "Tile choice"): each mode within a
@@ -102,3 +107,29 @@ def test_grouped_tile_chooser_holds_on_the_measured_sweeps(data, floor):
     for mode, lo in floor.items():
         s, _ = tool.score(recs, mode)
         assert s >= lo, (data, mode, s)
+
+
+def test_grouped_tiles_scores_pairs_on_odd_pitches():
+    """A record whose rows are an odd multiple of 16 bytes apart (fp8 K = 16 mod 32) offers the pairs along M: the
+    chooser weighs them (single CTAs at ODD_PITCH_SPEED), and the score counts a pair it could have picked."""
+    import sys
+
+    sys.path.insert(0, str(TOOLS))
+    tool = _tool("grouped_tiles")
+    case = [8, 4096, 4096, 4112, "uniform"]  # 32768 tokens, wide N, K = 16 x 257
+    assert "n192_s4_c2" in tool.candidates("row", case) and "n192_s4_c2" not in tool.candidates("row")
+    assert tool.chosen("row", case, 32768) == "n192_s4_c2"
+    ms = {"n192_s4_c1": 2.0, "n192_s4_c2": 1.0, "n128_s6_c1": 3.0, "n128_s6_c2": 3.0, "m64_n128_s8_c1": 4.0}
+    s, bad = tool.score([dict(case=case, mode="row", tokens=32768, ms=ms)], "row")
+    assert s == 1.0 and bad == []
+    even = dict(case=[8, 4096, 4096, 4096, "uniform"], mode="row", tokens=32768, ms=ms)
+    s, bad = tool.score([even], "row")  # an even pitch: only single CTAs count
+    assert s == 1.0 and tool.chosen("row", even["case"], 32768) == "n192_s4_c1"
+
+
+def test_fp8_odd_pitch_tool_arguments():
+    mod = _tool("fp8_odd_pitch")
+    with pytest.raises(SystemExit):
+        mod.main(["--seed", "x"])
+    assert mod.geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert ("block", False) in mod.MODES
