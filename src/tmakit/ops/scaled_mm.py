@@ -17,8 +17,10 @@ to a dequantize + fp32 matmul reference (block-wise, and whatever ``torch._scale
 ``tk.ops.last_path`` says ``"torch:<reason>"``; ``strict=True`` raises the reason as ``GemmError`` instead.
 Without a tuning knob (``strict``, ``config``, ``split``), calls in a class of problems where ``torch._scaled_mm``
 measured faster go to it too (:func:`slow_pitch`, :func:`slower_class`): the kernel runs block-wise scales, row-wise
-fast accumulation, row-wise two-level accumulation from K = 2048 and per-tensor two-level accumulation on problems of
-at least 4 waves of 128x128 tiles with K <= 1536. The kernel's path is
+fast accumulation, row-wise two-level accumulation from K = ROW_KERNEL_MIN_K and per-tensor two-level accumulation
+on problems of at least 4 waves of 128x128 tiles with K <= 1536, except per-tensor calls whose rows are an odd
+multiple of 16 bytes apart (cuBLAS; the kernel runs such rows on multicast clusters, ``gemm_fp8.multicast_config``).
+The kernel's path is
 ``"tma:scaled_mm:<mode>"``. Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_mm``
 (``scaled_mm_out`` with ``out``), which stays in the graph.
 """
