@@ -11,7 +11,7 @@ two-level or fast accumulation; fp8 block-wise), every candidate tile of the mod
 memoised launcher: no per-call Python of ``tk.ops``, so small problems compare kernels, not host paths), and the
 torch peer (``torch._grouped_mm`` / ``torch._scaled_grouped_mm``); interleaved rounds, each call after an L2 flush,
 CUDA-event medians; one JSON line per case and mode. Cases whose rows cross 128-byte lines (K bytes not a multiple
-of 64) also time the pairs along M (``gemm_grouped.PAIRS``). ``score``: per mode the geomean over cases of best tile
+of 64) also time the pairs along M (``gemm.cluster_variant``). ``score``: per mode the geomean over cases of best tile
 time / chosen tile time (1.0: the chooser always picks the fastest tile) and the cases below 0.9, the chooser
 picking among the tiles each record measured (files from before a tile was added score the chooser without it; on
 odd pitches with ``ODD_PITCH_SPEED``, as ``gemm_grouped.best_tile`` does); modes a file lacks score nan. ``fit``: a

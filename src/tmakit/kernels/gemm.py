@@ -107,7 +107,7 @@ CONFIGS = {
     # 192-column tiles (three 64-column staging boxes): N just past a multiple of 256 (N = 1296 computes 1344 columns
     # on them, 1536 on 128x256 tiles) in the grouped kernel
     "n192_s4_c1": GemmConfig(192, 4, 1, 8),
-    "n192_s4_c2": GemmConfig(192, 4, 2, 8),  # the grouped kernel's pairs on odd pitches (gemm_grouped.PAIRS)
+    "n192_s4_c2": GemmConfig(192, 4, 2, 8),  # the grouped kernel's pairs on odd pitches (cluster_variant)
     # 64-row tiles, one consumer warpgroup: few-row (M <= 128) problems. With one consumer nothing hides the wait for
     # a slab's wgmmas, so the _ov1 variants keep one wgmma group in flight.
     "m64_n128_s8_c2": GemmConfig(128, 8, 2, 8, bm=64),
@@ -132,6 +132,21 @@ for _c in CONFIGS.values():
 
 
 NUM_SMS = 132  # H100 SXM / H200; the heuristics' default when no GPU is queried
+
+
+def cluster_variant(configs: dict, name: str, cluster: int, cluster_n: int = 1) -> str | None:
+    """The name in ``configs`` of config ``name`` in clusters of ``cluster`` x ``cluster_n`` CTAs (all else equal),
+    or None where ``configs`` has no such variant (or no ``name``)."""
+    if name not in configs:
+        return None
+    want = replace(configs[name], cluster=cluster, cluster_n=cluster_n)
+    return next((nm for nm, c in configs.items() if c == want), None)
+
+
+def odd_pitch(*operands: tuple[int, int]) -> bool:
+    """Whether any (row pitch in bytes, rows) operand has more than one row, an odd multiple of 16 bytes apart: nearly
+    every 128-byte TMA box row then spans two 128-byte lines (docs/HARDWARE.md §11)."""
+    return any(rows > 1 and pitch % 32 == 16 for pitch, rows in operands)
 
 
 def _tiles(m: int, n: int, bn: int) -> int:

@@ -168,9 +168,6 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
 
 
-# Multicast variants of the single-CTA tiles: (pairs along M sharing B, 2x2 clusters sharing A and B).
-MULTICAST = {"n192_s4_c1": ("n192_s4_c2", "n192_s4_c2n2"), "n128_s6_c1": ("n128_s6_c2", "n128_s6_c2n2"),
-             "n128_s5_c1": ("n128_s5_c2", None)}
 QUAD_MIN_COLS = 6  # 2x2 clusters from this many column tiles (fewer: pairing columns wastes too much of a tile)
 
 
@@ -180,10 +177,12 @@ def multicast_config(name: str, m: int, n: int, sms: int = gk.NUM_SMS) -> GemmCo
     (docs/HARDWARE.md §11); multicast halves the rows each CTA requests: pairs along M share B, 2x2 clusters
     share A and B. Random such shapes on an H200 (``tools/bench/fp8_odd_pitch.py``) ran 1.13-1.43x on pairs or 2x2
     clusters what they ran on single CTAs; 2x2 clusters were the faster of the two from 6 column tiles on (one
-    shape of 28 columns excepted, 5 % behind), pairs on 3-5 column tiles (7-11 % ahead)."""
-    pair, quad = MULTICAST[name]
-    cols = -(-n // CONFIGS[pair].bn)
-    return CONFIGS[quad if quad and cols >= QUAD_MIN_COLS else pair]
+    shape of 28 columns excepted, 5 % behind), pairs on 3-5 column tiles (7-11 % ahead); tiles with no 2x2 variant
+    (5-stage 128x128, block scales) run in pairs."""
+    quad = gk.cluster_variant(CONFIGS, name, 2, 2)
+    if quad is not None and -(-n // CONFIGS[name].bn) >= QUAD_MIN_COLS:
+        return CONFIGS[quad]
+    return CONFIGS[gk.cluster_variant(CONFIGS, name, 2)]
 
 
 def _waves(units: int, slots: int) -> int:
@@ -358,7 +357,7 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
     if scaling == "block" and fast_accum:
         raise GemmError("fast_accum applies to tensor- and row-wise scaling only: block scaling always sums each "
                         "128-deep K block apart (that is where its scales apply); pass fast_accum=False")
-    odd = any(rows > 1 and ld % 32 == 16 for ld, rows in ((lda, m), (ldb, n)))  # fp8: elements are bytes
+    odd = gk.odd_pitch((lda, m), (ldb, n))  # fp8: elements are bytes
     config = config or choose_config(m, n, k, scaling, eo, fast_accum=fast_accum, odd_pitch=odd)
     if not fast_accum and (config.bn > 192 or (scaling == "block" and (config.bn not in (128, 192) or config.overlap))
                            or (config.overlap and config.bn > 128)):

@@ -24,18 +24,20 @@ from .gemm import (
     GemmConfig,
     GemmError,
     _dtype_name,
+    cluster_variant,
     compiled,
     launch_fn,
     map_nd,
     resident_ctas,
     smem_bytes,
 )
+from .gemm import odd_pitch as rows_odd_pitch
 from .gemm_fp8 import CONFIGS as _FP8
 from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
            "best_tile", "choose_tile", "grouped_tile_cost", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
-           "FP8_TILES", "ODD_PITCH_SPEED", "PAIRS",
+           "FP8_TILES", "ODD_PITCH_SPEED",
            "kernel_name", "launcher"]
 
 
@@ -89,13 +91,10 @@ def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int
     return -(-max(tiles, 1) // sms) * cfg.bm * cfg.bn / speed
 
 
-# Pairs along M (B multicast) of the single-CTA tiles, for operands whose rows are an odd multiple of 16 bytes apart:
-# there each 128-byte row of a TMA box spans two 128-byte lines and the loads, not the tensor cores, set a single
-# CTA's pace (docs/HARDWARE.md §11); a pair requests half of B per CTA. ODD_PITCH_SPEED: a single CTA's speed
-# there relative to the pair's (measured, docs/GROUPED.md).
-PAIRS = {"n256_s4_c1": "n256_s4_c2", "n192_s4_c1": "n192_s4_c2", "n128_s6_c1": "n128_s6_c2",
-         "n128_s5_c1": "n128_s5_c2", "m64_n128_s8_c1_ov1": "m64_n128_s8_c2_ov1",
-         "m64_n256_s5_c1_ov1": "m64_n256_s5_c2_ov1"}
+# Pairs along M (B multicast; gemm.cluster_variant of a single-CTA tile), for operands whose rows are an odd multiple
+# of 16 bytes apart: there each 128-byte row of a TMA box spans two 128-byte lines and the loads, not the tensor
+# cores, set a single CTA's pace (docs/HARDWARE.md §11); a pair requests half of B per CTA. ODD_PITCH_SPEED: a single
+# CTA's speed there relative to the pair's (measured, docs/GROUPED.md).
 ODD_PITCH_SPEED = 0.7
 
 
@@ -106,9 +105,9 @@ def odd_pitch_tiles(tiles: dict, configs: dict, b_mn: int = 0) -> dict:
     out = {}
     for name, speed in tiles.items():
         out[name] = speed * ODD_PITCH_SPEED
-        pair = configs.get(PAIRS.get(name))
-        if pair is not None and not (b_mn and pair.bn // 64 % 2):
-            out[PAIRS[name]] = speed
+        pair = cluster_variant(configs, name, 2)
+        if pair is not None and not (b_mn and configs[pair].bn // 64 % 2):
+            out[pair] = speed
     return out
 
 
@@ -130,7 +129,7 @@ def choose_tile(tiles: dict, configs: dict, m: int, n: int, groups: int, sms: in
 def odd_pitch_of(lda: int, ldb: int, m: int, n: int, k: int, eb: int, b_mn: int) -> bool:
     """Whether A's or B's rows are an odd multiple of 16 bytes apart (the rows TMA reads: A's M rows, B's N rows if
     K-major, else its K rows); ``ld*`` in elements of ``eb`` bytes."""
-    return (m > 1 and lda * eb % 32 == 16) or ((k if b_mn else n) > 1 and ldb * eb % 32 == 16)
+    return rows_odd_pitch((lda * eb, m), (ldb * eb, k if b_mn else n))
 
 
 def _check_cluster(config: GemmConfig, b_mn: int = 0) -> None:
