@@ -223,18 +223,34 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     fast = [gf.choose_config(m, n, k, "row", fast_accum=True) for m, n, k in ((3351, 1280, 3648), (8221, 8160, 15776))]
     assert fast == [gf.CONFIGS["n128_s6_c1"], gf.CONFIGS["n256_s4_c2_d"]]  # 128x256 pairs: 2 waves vs 3; 16 vs 32
 
-    def sched(m, n, k):
-        p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("block", m, n, k))
+    def sched(m, n, k, config=None):
+        p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("block", m, n, k), config=config)
         return p, gf.schedule(p, resident=132)
 
-    p, s = sched(30, 3936, 5504)  # 31 tiles x 43 slabs: 10 slabs per CTA
+    p, s = sched(30, 3936, 5504, "m64_n128_s8_c1")  # 31 tiles x 43 slabs: 10 slabs per CTA
     assert p.config == m64 and (s.clusters, s.dp_units, s.sk_units) == (132, 0, 31)
-    p, s = sched(18, 768, 6336)  # 6 tiles x 50 slabs: over the 37 CTAs that get 8 slabs each
+    p, s = sched(18, 768, 6336, "m64_n128_s8_c1")  # 6 tiles x 50 slabs: over the 37 CTAs that get 8 slabs each
     assert (s.clusters, s.dp_units, s.sk_units, s.maxseg) == (37, 0, 6, 50 // 8 + 2)
     assert sched(2, 6496, 4576)[1].sk_units == 0  # 51 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
     assert sched(8, 7168, 2048)[1].sk_units == 0  # 56 tiles of 16 slabs
     p, s = sched(160, 4640, 4160)  # 74 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
     assert p.units == 74 and s.sk_units == 0 and s.clusters == 74
+
+
+@pytest.mark.parametrize("mode, fast", [("block", False), ("tensor", False), ("row", False), ("tensor", True)])
+def test_decode_shapes_take_64x64_tiles(mode, fast):
+    """Decode: at most 64 rows against at most a quarter of the SMs' worth of 64x128 tiles and K of 16 slabs or
+    more run 64x64 tiles (overlapped with fast accumulation), and a single short wave of them runs as stream-K."""
+    n64 = gf.CONFIGS["m64_n64_s12_c1_ov1" if fast else "m64_n64_s12_c1"]
+    m64 = gf.CONFIGS["m64_n128_s8_c1_ov1" if fast else "m64_n128_s8_c1"]
+    for m, n, k in ((1, 2112, 7168), (64, 4096, 7168), (16, 576, 2048), (3, 192, 14720)):
+        assert gf.choose_config(m, n, k, mode, fast_accum=fast) == n64, (m, n, k)
+    # 65 rows, 34 column tiles, K of 15 slabs: the 64x128 plan
+    for m, n, k in ((65, 2112, 7168), (16, 4352, 7168), (16, 2112, 1920)):
+        assert gf.choose_config(m, n, k, mode, fast_accum=fast) == m64, (m, n, k)
+    p = gf.plan_fp8(Fake((1, 7168)), bt(2112, 7168), *scales(mode, 1, 2112, 7168), fast_accum=fast)
+    s = gf.schedule(p, resident=132)
+    assert p.config == n64 and p.units == 33 and (s.clusters, s.dp_units, s.sk_units) == (132, 0, 33)
 
 
 def test_split_heuristic_and_schedule():
@@ -902,8 +918,39 @@ _STREAM_K_CASES = [("tensor", False, (1024, 5120, 4096), torch.bfloat16, False),
                    ("block", False, (1000, 5104, 4000), torch.bfloat16, False),
                    ("block", False, (2048, 1280, 8192), torch.float32, False),  # 128x128: 160 tiles
                    ("row", True, (1000, 5104, 8000), torch.bfloat16, False),  # fast: 320 tiles of 128x128
-                   ("block", False, (18, 768, 6336), torch.float32, False),  # 6 tiles over 37 CTAs
-                   ("tensor", False, (1, 160, 4256), torch.bfloat16, True)]  # 2 tiles over 8 CTAs
+                   ("block", False, (18, 768, 6336), torch.float32, False),  # 12 tiles of 64x64 over 75 CTAs
+                   ("tensor", False, (1, 160, 4256), torch.bfloat16, True)]  # 3 tiles of 64x64 over 12 CTAs
+
+
+# decode plans (64x64 tiles): a whole short wave as stream-K, rows and columns past the problem's, 128-column
+# B scale blocks split across tiles, a bias, fp16 / fp32 outputs
+_DECODE_CASES = [("block", False, shape, torch.bfloat16, True) for shape in
+                 ((1, 2112, 7168), (37, 960, 4096), (64, 4032, 2048))] + \
+                [(mode, fast, (5, 1344, 2560), od, bias) for mode, fast in MODES
+                 for od, bias in ((torch.bfloat16, False), (torch.float16, True), (torch.float32, False))]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode, fast, shape, out_dtype, bias", _DECODE_CASES)
+def test_scaled_mm_gpu_decode_plans(mode, fast, shape, out_dtype, bias):
+    """Decode shapes on 64x64 tiles: every mode's result against the fp64 reference, call after call."""
+    import tmakit as tk
+
+    m, n, k = shape
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k, seed=9)
+    od = str(out_dtype).split(".")[-1]
+    bvec = torch.randn(n, device="cuda").to(out_dtype) if bias else None
+    if bias:
+        ref = ref + bvec.double()
+    p = gf.plan_fp8(qa, qb, sa, sb, bvec, None, od, None, fast, None)
+    assert p.config.bn == 64 and p.config.bm == 64, p.config
+    for _ in range(3):  # checked call, then the cached path twice
+        out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
+        tk.ops.scaled_mm(qa, qb, sa, sb, bias=bvec, out=out, use_fast_accum=fast, strict=True)
+        torch.cuda.synchronize()
+        assert tk.ops.last_path == f"tma:scaled_mm:{mode}"
+        err = _err(out, ref)
+        assert err < (max(TOL_FAST, TOL_FP8[out_dtype]) if fast else TOL_FP8[out_dtype]), err
 
 
 @pytest.mark.gpu

@@ -264,7 +264,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
                 "two-level accumulation: fp8, BN <= 192 (two accumulator sets in registers); with overlap BN <= 128 "
                 "(three sets) and no block scaling");
   constexpr bool TWO_OV = TWO && OVERLAP;
-  static_assert(SCALE != 3 || BN == 128 || BN == 192, "block scaling: 128- or 192-column tiles");
+  static_assert(SCALE != 3 || BN == 64 || BN == 128 || BN == 192, "block scaling: 64-, 128- or 192-column tiles");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
   constexpr int CS = CM * CN;  // CTAs per cluster

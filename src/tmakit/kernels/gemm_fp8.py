@@ -68,6 +68,9 @@ CONFIGS = {
     "n192_s5_c1_e1": GemmConfig(192, 5, 1, 8, 0, 1),
     "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
+    # decode (a few rows against weight-sized N x K): 64x64 tiles, 12 stages (choose_config)
+    "m64_n64_s12_c1": GemmConfig(64, 12, 1, 8, bm=64),
+    "m64_n64_s12_c1_ov1": GemmConfig(64, 12, 1, 8, 1, bm=64),
     # two-level accumulation with overlap (tensor / row scales): slabs alternate between two partial sets, so one
     # slab's wgmmas run while the previous slab's partial sums are added (three 64-register sets at BN = 128)
     # (not with the deferred epilogue: ptxas then serializes the wgmmas, warning C7520)
@@ -125,6 +128,11 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     slab does twice the bf16 slab's flops per byte, so at ~1300 TFLOP/s a 128x128 tile on single CTAs would pull
     ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
 
+    - decode (M <= 64 against at most a quarter of the SMs' worth of 64x128 tiles, K >= 16 slabs): 64x64 tiles,
+      twice as many (overlapped with fast accumulation). One consumer warpgroup issues, waits for and promotes each
+      slab alone, so a CTA's slabs, not DRAM, set the pace there; halving the wgmma width halves its tensor time per
+      slab and doubles the CTAs that share the weights (held-out random shapes on an H200, cold weights in CUDA
+      graphs: 1.08-1.16x the 64x128 plan, docs/GEMM.md "Decode");
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
     - few 128x128 tiles (at most a quarter of the SMs, or half of them where K is too short to split): 64x128 tiles,
       twice as many (a random sweep on an H200: 1.09-1.21x the 128-row plan on 10 such shapes; at 42-45 tiles with a
@@ -151,7 +159,10 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     narrow = CONFIGS[f"n128_s{s}_c1"]
     few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or cols * 2 >= sms * 3 // 4))
     few_tiles = tiles <= sms // 4 or (tiles <= sms // 2 and choose_split(m, n, k, narrow, sms) == 1)
+    decode = m <= 64 and cols <= sms // 4 and k >= DECODE_MIN_SLABS * BK
     if scaling == "block" or not fast_accum:
+        if decode:
+            return CONFIGS["m64_n64_s12_c1"]
         if few_rows or few_tiles:
             return CONFIGS["m64_n128_s8_c1"]
         if tiles_m % 2 == 0 and tiles * 2 <= sms and k >= 64 * BK:
@@ -160,6 +171,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         pick = "n192_s4_c1" if 10 * wide >= 9 * sms and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms) else \
             f"n128_s{s}_c1"
         return multicast_config(pick, m, n, sms) if odd_pitch and tiles > sms else CONFIGS[pick]
+    if decode:
+        return CONFIGS["m64_n64_s12_c1_ov1"]
     if few_rows or few_tiles:
         return CONFIGS["m64_n128_s8_c1_ov1"]
     pairs = -(-tiles_m // 2) * -(-n // 256)  # 128x256 pairs: 2x a 128x128 tile's work at ~1.16x its rate (1/1.72)
@@ -167,6 +180,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         return multicast_config("n128_s6_c1", m, n, sms) if odd_pitch and tiles > sms else narrow
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
 
+
+DECODE_MIN_SLABS = 16  # the 64x64 decode rule's shortest K, in slabs (BK)
 
 QUAD_MIN_COLS = 6  # 2x2 clusters from this many column tiles (fewer: pairing columns wastes too much of a tile)
 
@@ -359,11 +374,12 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
                         "128-deep K block apart (that is where its scales apply); pass fast_accum=False")
     odd = gk.odd_pitch((lda, m), (ldb, n))  # fp8: elements are bytes
     config = config or choose_config(m, n, k, scaling, eo, fast_accum=fast_accum, odd_pitch=odd)
-    if not fast_accum and (config.bn > 192 or (scaling == "block" and (config.bn not in (128, 192) or config.overlap))
+    block_tile = config.bn in (64, 128, 192) and not config.overlap
+    if not fast_accum and (config.bn > 192 or (scaling == "block" and not block_tile)
                            or (config.overlap and config.bn > 128)):
         raise GemmError(f"two-level accumulation (block scaling, or fast_accum=False) needs a tile at most 192 "
-                        f"columns wide (at most 128 with overlap; 128 or 192 for block scaling, without overlap), got "
-                        f"config {config.name}")
+                        f"columns wide (at most 128 with overlap; 64, 128 or 192 for block scaling, without overlap), "
+                        f"got config {config.name}")
     if scaling == "block" and not block_fits(config):
         raise GemmError(f"config {config.name} leaves no room for block scales in shared memory (each stage's scales "
                         f"sit beside its operands); use one with fewer stages, e.g. n128_s5_c1")

@@ -200,7 +200,7 @@ template <int BM> struct BlockScaleLoad {
 };
 
 template <int BN> struct BlockScale {
-  static_assert(BN == 128 || BN == 192, "block scaling: 128- or 192-column tiles");
+  static_assert(BN == 64 || BN == 128 || BN == 192, "block scaling: 64-, 128- or 192-column tiles");
   int split;              // 8-column groups in the first scale block: 16 (all of a 128-column tile) or 8
   float a0, a1, b, b1;    // this slab's scales: rows r, r + 8; the tile's two column blocks
 
@@ -215,7 +215,7 @@ template <int BN> struct BlockScale {
   }
   // total += part * scale (the total starts each unit at zero)
   TMAKIT_DEVICE void promote(float* total, const float* part) const {
-    if (BN == 128 || split == 16) promote_split<16>(total, part);
+    if (BN <= 128 || split == 16) promote_split<16>(total, part);
     else promote_split<8>(total, part);
   }
   template <int SPLIT> TMAKIT_DEVICE void promote_split(float* total, const float* part) const {
