@@ -142,7 +142,7 @@ def test_plan_property(m, n, k, pad_a, pad_b, off, mode, od):
         return
     assert p.lda % 16 == 0 and p.ldb % 16 == 0 and p.lda >= k and p.ldb >= k and off % 128 == 0
     assert p.scaling == gf.scaling_of(m, n, k, *(tuple(x.shape) for x in scales(mode, m, n, k)))
-    assert p.config.bn <= (128 if p.config.overlap else 192) and (p.scaling != "block" or p.config.bn == 128)
+    assert p.config.bn <= (128 if p.config.overlap else 192) and (p.scaling != "block" or p.config.bn in (64, 128, 192))
     assert not (p.config.overlap and p.scaling == "block")
     assert -(-k // gf.BK) % p.split == 0 and 1 <= p.split <= gf.MAX_SPLIT
     staged = int(gf.epilogue_staged(p.config, p.scaling, False))
