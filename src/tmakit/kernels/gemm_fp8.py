@@ -130,10 +130,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
 
     - decode (M <= 64, K >= 16 slabs, and few enough columns that the 64x64 tiles make a single wave short
       enough for :func:`schedule` to deal it out whole as stream-K): 64x64 tiles (overlapped with fast
-      accumulation). One consumer warpgroup issues, waits for and promotes each slab alone, so a CTA's slabs, not
-      DRAM, set the pace there; halving the wgmma width halves a slab's tensor time and doubles the CTAs that
-      share the weights. More 64x64 tiles than that run whole on fewer CTAs than the 64x128 plan's stream-K ranges
-      and lost up to 2x (``tools/bench/fp8_decode.py``, docs/GEMM.md "Decode");
+      accumulation). One SM pulls about 90 GB/s of slabs, so few tiles leave the weights to few SMs; 64x64 tiles
+      double the tiles, and the CTAs, that stream them. More 64x64 tiles than that run whole on fewer CTAs than the
+      64x128 plan's stream-K ranges and lost up to 2x (``tools/bench/fp8_decode.py``, docs/GEMM.md "Decode");
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
     - few 128x128 tiles (at most a quarter of the SMs, or half of them where K is too short to split): 64x128 tiles,
       twice as many (a random sweep on an H200: 1.09-1.21x the 128-row plan on 10 such shapes; at 42-45 tiles with a
