@@ -208,7 +208,7 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     on as many CTAs as get 8 slabs each (docs/GEMM.md "Few tiles")."""
     m64 = gf.CONFIGS["m64_n128_s8_c1"]
     assert gf.choose_config(437, 544, 2080, "block") == m64  # 20 tiles
-    assert gf.choose_config(674, 256, 9152, "block") == m64  # 12 tiles: even where K would split
+    assert gf.choose_config(674, 256, 9152, "block") == gf.CONFIGS["m64_n64_s12_c1"]  # 22 of 64x128: 64x64 tiles
     assert gf.choose_config(155, 2880, 3040, "tensor") == m64  # 46 tiles, K too short to split
     assert gf.choose_config(1066, 608, 9984, "block") == gf.CONFIGS["n128_s5_c1"]  # 45 tiles, long K: split
     assert gf.choose_config(160, 4640, 4160, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 74 tiles
@@ -239,13 +239,14 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
 
 @pytest.mark.parametrize("mode, fast", [("block", False), ("tensor", False), ("row", False), ("tensor", True)])
 def test_decode_shapes_take_64x64_tiles(mode, fast):
-    """Decode: at most 64 rows, K of 16 slabs or more and at most STREAM_K_ALL_MAX_FILL of the SMs' worth of 64x64
-    tiles run 64x64 tiles (overlapped with fast accumulation), a single short wave dealt out as stream-K."""
+    """Decode and other few-tile problems: K of 16 slabs or more and at most STREAM_K_ALL_MAX_FILL of the SMs' worth
+    of 64x64 tiles run 64x64 tiles (overlapped with fast accumulation), a single short wave dealt out as stream-K."""
     n64 = gf.CONFIGS["m64_n64_s12_c1_ov1" if fast else "m64_n64_s12_c1"]
     m64 = gf.CONFIGS["m64_n128_s8_c1_ov1" if fast else "m64_n128_s8_c1"]
-    for m, n, k in ((1, 2112, 7168), (64, 2944, 7168), (16, 576, 2048), (3, 192, 14720)):
+    for m, n, k in ((1, 2112, 7168), (64, 2944, 7168), (16, 576, 2048), (3, 192, 14720), (271, 192, 3712),
+                    (128, 704, 3712)):
         assert gf.choose_config(m, n, k, mode, fast_accum=fast) == n64, (m, n, k)
-    # 65 rows, 48 tiles of 64x64 (more than 35 % of 132 SMs), K of 15 slabs: the 64x128 plan
+    # 48 tiles of 64x64 (more than 35 % of 132 SMs), twice, and K of 15 slabs: the 64x128 plan
     for m, n, k in ((65, 2112, 7168), (16, 3072, 7168), (16, 2112, 1920)):
         assert gf.choose_config(m, n, k, mode, fast_accum=fast) == m64, (m, n, k)
     p = gf.plan_fp8(Fake((1, 7168)), bt(2112, 7168), *scales(mode, 1, 2112, 7168), fast_accum=fast)
@@ -261,10 +262,11 @@ def test_split_heuristic_and_schedule():
     assert (s.clusters, s.grid, s.dp_units, s.sk_units, s.scatter) == (64, 128, 0, 32, 1)  # 2 boxes per tile: scatter
     assert s.ws_bytes == s.flag_count * 64 * 128 * 4 and s.flag_count == 32 * 2 * (2 + 2) * 2
     assert gf.schedule(p, resident=100).sk_units == 0  # the split tiles do not fit one wave: whole tiles
-    p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), out_dtype="float32")
-    assert p.config == gf.CONFIGS["m64_n128_s8_c1"]  # 4 tiles of 128x128: 8 of 64x128, each K cut in 4
+    assert gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32()).config == gf.CONFIGS["m64_n64_s12_c1"]
+    m64 = "m64_n128_s8_c1"
+    p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), out_dtype="float32", config=m64)
     assert p.split == 4 and gf.schedule(p, resident=132).scatter == 1  # fp32: 4 boxes per tile row
-    p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32())
+    p = gf.plan_fp8(Fake((256, 16384)), bt(256, 16384), f32(), f32(), config=m64)
     assert p.split == 4 and gf.schedule(p, resident=132).scatter == 0  # bf16: 2 boxes, 4 ranges: head adds
     assert gf.plan_fp8(Fake((4096, 4096)), bt(4096, 4096), f32(), f32()).split == 1
     assert gf.plan_fp8(Fake((256, 4096)), bt(256, 4096), f32(), f32()).split == 1  # 32 slabs: too short to split

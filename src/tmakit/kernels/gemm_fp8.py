@@ -128,11 +128,12 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     slab does twice the bf16 slab's flops per byte, so at ~1300 TFLOP/s a 128x128 tile on single CTAs would pull
     ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
 
-    - decode (M <= 64, K >= 16 slabs, and few enough columns that the 64x64 tiles make a single wave short
-      enough for :func:`schedule` to deal it out whole as stream-K): 64x64 tiles (overlapped with fast
-      accumulation). One SM pulls about 90 GB/s of slabs, so few tiles leave the weights to few SMs; 64x64 tiles
-      double the tiles, and the CTAs, that stream them. More 64x64 tiles than that run whole on fewer CTAs than the
-      64x128 plan's stream-K ranges and lost up to 2x (``tools/bench/fp8_decode.py``, docs/GEMM.md "Decode");
+    - decode and other few-tile problems (K >= 16 slabs, and so few rows and columns that the 64x64 tiles make a
+      single wave short enough for :func:`schedule` to deal it out whole as stream-K): 64x64 tiles (overlapped
+      with fast accumulation). One SM pulls about 90 GB/s of slabs, so few tiles leave the operands to few SMs;
+      64x64 tiles double the tiles, and the CTAs, that stream them. More 64x64 tiles than that run whole on fewer
+      CTAs than the 64x128 plan's stream-K ranges and lost up to 2x (``tools/bench/fp8_decode.py``, docs/GEMM.md
+      "Decode");
     - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
     - few 128x128 tiles (at most a quarter of the SMs, or half of them where K is too short to split): 64x128 tiles,
       twice as many (a random sweep on an H200: 1.09-1.21x the 128-row plan on 10 such shapes; at 42-45 tiles with a
@@ -159,7 +160,7 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     narrow = CONFIGS[f"n128_s{s}_c1"]
     few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or cols * 2 >= sms * 3 // 4))
     few_tiles = tiles <= sms // 4 or (tiles <= sms // 2 and choose_split(m, n, k, narrow, sms) == 1)
-    decode = m <= 64 and 2 * cols <= STREAM_K_ALL_MAX_FILL * sms and k >= DECODE_MIN_SLABS * BK
+    decode = 2 * -(-m // 64) * cols <= STREAM_K_ALL_MAX_FILL * sms and k >= DECODE_MIN_SLABS * BK
     if scaling == "block" or not fast_accum:
         if decode:
             return CONFIGS["m64_n64_s12_c1"]
@@ -181,7 +182,7 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
 
 
-DECODE_MIN_SLABS = 16  # the 64x64 decode rule's shortest K, in slabs (BK)
+DECODE_MIN_SLABS = 16  # the 64x64 (decode) rule's shortest K, in slabs (BK)
 
 QUAD_MIN_COLS = 6  # 2x2 clusters from this many column tiles (fewer: pairing columns wastes too much of a tile)
 
