@@ -1,13 +1,15 @@
-"""FP8 decode shapes (a few rows against weight-sized N x K): the default plan against the 64x128 plan it replaced,
-and per tensor against ``torch._scaled_mm`` (cuBLAS), the evidence behind ``gemm_fp8.choose_config``'s decode rule.
+"""FP8 decode and other few-tile shapes (a few rows against weight-sized N x K): the default plan against the 64x128
+plan it replaced, and per tensor against ``torch._scaled_mm`` (cuBLAS), the evidence behind
+``gemm_fp8.choose_config``'s 64x64 rule.
 
-    python3 tools/bench/fp8_decode.py [--seed S ...] [--count 16] [--model]
+    python3 tools/bench/fp8_decode.py [--seed S ...] [--count 16] [--rows LO HI] [--model]
 
 Per shape and mode (block-wise, per tensor, row-wise two-level; per tensor with fast accumulation) each contender
 runs in a CUDA graph of calls over 8 weight sets (more bytes than the L2 holds, so the weights stream from DRAM as
 in a decode step), medians of 7 replays per call. ``--model``: DeepSeek-V3-like projections (M = 1 .. 64) instead
-of random shapes (M log-uniform in [1, 64], N a multiple of 64 up to a quarter of the SMs' 64x128 tiles, K 16-128
-slabs of 128). Prints per shape the times in microseconds and per mode the geomean of previous / default time.
+of random shapes (M log-uniform in ``--rows`` [1, 64], N a multiple of 64, K 16-128 slabs of 128, at most 33 tiles
+of 64x128, a quarter of the SMs). Prints per shape the times in microseconds and per mode the geomean of previous /
+default time.
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ MODEL = [(1, 2112, 7168), (16, 2112, 7168), (64, 2112, 7168), (1, 576, 7168), (1
 SETS = 8
 
 
-def shapes(count: int, seed: int) -> list[tuple[int, int, int]]:
+def shapes(count: int, seed: int, rows: tuple[int, int] = (1, 64)) -> list[tuple[int, int, int]]:
     rng = random.Random(seed)
     out = []
     while len(out) < count:
-        m = max(1, int(math.exp(rng.uniform(0, math.log(64)))))
+        m = max(1, int(math.exp(rng.uniform(math.log(rows[0]), math.log(rows[1])))))
         n, k = 64 * rng.randrange(2, 65), 128 * rng.randrange(16, 129)
-        if -(-n // 128) <= 33:
+        if -(-m // 64) * -(-n // 128) <= 33:
             out.append((m, n, k))
     return out
 
@@ -111,10 +113,11 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, nargs="+", default=[11])
     ap.add_argument("--count", type=int, default=16)
+    ap.add_argument("--rows", type=int, nargs=2, default=[1, 64], metavar=("LO", "HI"))
     ap.add_argument("--model", action="store_true")
     args = ap.parse_args(argv)
-    todo = MODEL if args.model else [s for seed in args.seed for s in shapes(args.count, seed)]
-    print(torch.cuda.get_device_name(), "model shapes" if args.model else f"seeds {args.seed}")
+    todo = MODEL if args.model else [s for seed in args.seed for s in shapes(args.count, seed, tuple(args.rows))]
+    print(torch.cuda.get_device_name(), "model shapes" if args.model else f"seeds {args.seed}, rows {args.rows}")
     gains: dict = {}
     for m, n, k in todo:
         r = measure(m, n, k)
