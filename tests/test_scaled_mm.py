@@ -936,23 +936,30 @@ _DECODE_CASES = [("block", False, shape, torch.bfloat16, True) for shape in
 @pytest.mark.parametrize("mode, fast, shape, out_dtype, bias", _DECODE_CASES)
 def test_scaled_mm_gpu_decode_plans(mode, fast, shape, out_dtype, bias):
     """Decode shapes on 64x64 tiles: every mode's result against the fp64 reference, call after call."""
+    p = _check_calls(mode, fast, shape, out_dtype, bias, seed=9, strict=True)
+    assert p.config.bn == 64 and p.config.bm == 64, p.config
+
+
+def _check_calls(mode, fast, shape, out_dtype, bias, seed, strict):
+    """Three calls of ``tk.ops.scaled_mm`` (checked, then the cached path twice) into NaN-poisoned outputs, each
+    against the fp64 reference; returns the plan."""
     import tmakit as tk
 
     m, n, k = shape
-    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k, seed=9)
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k, seed=seed)
     od = str(out_dtype).split(".")[-1]
     bvec = torch.randn(n, device="cuda").to(out_dtype) if bias else None
     if bias:
         ref = ref + bvec.double()
     p = gf.plan_fp8(qa, qb, sa, sb, bvec, None, od, None, fast, None)
-    assert p.config.bn == 64 and p.config.bm == 64, p.config
-    for _ in range(3):  # checked call, then the cached path twice
+    for _ in range(3):
         out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
-        tk.ops.scaled_mm(qa, qb, sa, sb, bias=bvec, out=out, use_fast_accum=fast, strict=True)
+        tk.ops.scaled_mm(qa, qb, sa, sb, bias=bvec, out=out, use_fast_accum=fast, strict=strict)
         torch.cuda.synchronize()
         assert tk.ops.last_path == f"tma:scaled_mm:{mode}"
         err = _err(out, ref)
         assert err < (max(TOL_FAST, TOL_FP8[out_dtype]) if fast else TOL_FP8[out_dtype]), err
+    return p
 
 
 @pytest.mark.gpu
@@ -961,22 +968,6 @@ def test_scaled_mm_gpu_stream_k_tail(mode, fast, shape, out_dtype, bias):
     """The partial last wave (or a whole short wave, over fewer CTAs) as stream-K ranges: every scaling mode's
     result, fixed up across CTAs before the epilogue's scales and bias, matches the fp64 reference, call after call
     (block-wise and fast accumulation: default calls, whose cached path fetches the stream's workspace)."""
-    import tmakit as tk
-
-    m, n, k = shape
-    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k, seed=5)
-    od = str(out_dtype).split(".")[-1]
-    bvec = None
-    if bias:
-        bvec = torch.randn(n, device="cuda").to(out_dtype)
-        ref = ref + bvec.double()
-    p = gf.plan_fp8(qa, qb, sa, sb, bvec, None, od, None, fast, None)
-    assert gf.schedule(p).sk_units > 0, (p.units, gf.schedule(p))
     strict = mode != "block" and not fast  # default calls of these classes go to cuBLAS (docs/GEMM.md)
-    for _ in range(3):  # checked call, then the cached path twice
-        out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
-        tk.ops.scaled_mm(qa, qb, sa, sb, bias=bvec, out=out, use_fast_accum=fast, strict=strict)
-        torch.cuda.synchronize()
-        assert tk.ops.last_path == f"tma:scaled_mm:{mode}"
-        err = _err(out, ref)
-        assert err < (max(TOL_FAST, TOL_FP8[out_dtype]) if fast else TOL_FP8[out_dtype]), err
+    p = _check_calls(mode, fast, shape, out_dtype, bias, seed=5, strict=strict)
+    assert gf.schedule(p).sk_units > 0, (p.units, gf.schedule(p))

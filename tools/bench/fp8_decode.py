@@ -37,30 +37,10 @@ def shapes(count: int, seed: int, rows: tuple[int, int] = (1, 64)) -> list[tuple
 
 def graph_time(fns, calls: int = 6) -> float:
     """Seconds per call of ``fns`` (cycled) replayed from one CUDA graph: median of 7 replays."""
-    import torch
+    from tmakit.bench import timing
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for f in fns:
-            f()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(calls * len(fns)):
-            fns[i % len(fns)]()
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(7):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        g.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        times.append(e0.elapsed_time(e1) * 1e-3 / (calls * len(fns)))
-    return statistics.median(times)
+    n = calls * len(fns)
+    return timing.replay_ms(timing.capture(lambda i: fns[i](), len(fns), n), n) * 1e-3
 
 
 def quantized(mode: str, x, ws):

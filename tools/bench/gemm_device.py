@@ -159,28 +159,9 @@ def _bench(fn) -> float:
 
 def _graph_ms(fn, n=20) -> float:
     """Milliseconds per call of ``fn`` replayed from a CUDA graph of ``n`` back-to-back calls (no host cost)."""
-    import torch
+    from tmakit.bench import timing
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(n):
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(7):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        g.replay()
-        e1.record()
-        e1.synchronize()
-        ts.append(e0.elapsed_time(e1) / n)
-    return sorted(ts)[len(ts) // 2]
+    return timing.replay_ms(timing.capture(lambda i: fn(), 1, n), n)
 
 
 def _bench_shape(m, n, k, configs) -> dict:

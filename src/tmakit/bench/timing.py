@@ -117,6 +117,23 @@ def capture(fn, nsets: int, calls: int):
     return g
 
 
+def replay_ms(graph, calls: int, replays: int = 7) -> float:
+    """Median ms per call of replaying ``graph`` (``calls`` calls) back to back, without a flush in between."""
+    import torch
+
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(replays):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        graph.replay()
+        e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1) / calls)
+    return statistics.median(times)
+
+
 def time_graphs(graphs, calls: int, flush, replays: int) -> list[float]:
     """Median ms per call of each graph's replay, graphs alternating, each replay after an L2 flush."""
     import torch
