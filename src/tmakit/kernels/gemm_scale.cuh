@@ -159,7 +159,7 @@ TMAKIT_DEVICE void scale_epilogue_staged(float* acc, const Scales& sc, u32 slot,
 // consumers' wait orders their shared loads after the stores). The consumers read their four values with shared
 // loads: no global load, address or prefetch in the mainloop. A 192-column tile (n0 a multiple of 64) spans two scale
 // blocks, split at column 128 - n0 % 128 (64 or 128), a whole number of the thread's 8-column groups: promote() takes
-// one of two static splits, no select per element.
+// one of two static splits, no select per element. 64- and 128-column tiles lie in one scale block (the first).
 template <int BM> TMAKIT_DEVICE constexpr u32 scale_stage_bytes() { return ((BM + 2) * 4 + 15) / 16 * 16; }
 
 // One lane's share of a stage's block scales: rows m0 + lane + 32 j of A (clamped to M - 1: rows past M are never
