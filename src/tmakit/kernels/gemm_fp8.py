@@ -68,7 +68,7 @@ CONFIGS = {
     "n192_s5_c1_e1": GemmConfig(192, 5, 1, 8, 0, 1),
     "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
-    # decode (a few rows against weight-sized N x K): 64x64 tiles, 12 stages (choose_config)
+    # decode and other few-tile problems (a few rows against weight-sized N x K): 64x64 tiles, 12 stages
     "m64_n64_s12_c1": GemmConfig(64, 12, 1, 8, bm=64),
     "m64_n64_s12_c1_ov1": GemmConfig(64, 12, 1, 8, 1, bm=64),
     # two-level accumulation with overlap (tensor / row scales): slabs alternate between two partial sets, so one
@@ -160,9 +160,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     narrow = CONFIGS[f"n128_s{s}_c1"]
     few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or cols * 2 >= sms * 3 // 4))
     few_tiles = tiles <= sms // 4 or (tiles <= sms // 2 and choose_split(m, n, k, narrow, sms) == 1)
-    decode = 2 * -(-m // 64) * cols <= STREAM_K_ALL_MAX_FILL * sms and k >= DECODE_MIN_SLABS * BK
+    short_wave64 = 2 * -(-m // 64) * cols <= STREAM_K_ALL_MAX_FILL * sms and k >= DECODE_MIN_SLABS * BK
     if scaling == "block" or not fast_accum:
-        if decode:
+        if short_wave64:
             return CONFIGS["m64_n64_s12_c1"]
         if few_rows or few_tiles:
             return CONFIGS["m64_n128_s8_c1"]
@@ -172,7 +172,7 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         pick = "n192_s4_c1" if 10 * wide >= 9 * sms and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms) else \
             f"n128_s{s}_c1"
         return multicast_config(pick, m, n, sms) if odd_pitch and tiles > sms else CONFIGS[pick]
-    if decode:
+    if short_wave64:
         return CONFIGS["m64_n64_s12_c1_ov1"]
     if few_rows or few_tiles:
         return CONFIGS["m64_n128_s8_c1_ov1"]
