@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..kernels.gemm import odd_pitch
+
 __all__ = ["Repair", "not_for_the_kernel", "needs_repair", "choose", "slow_rows", "small_wins", "tile_fill",
            "padded_copy", "padded_empty", "torch_gemm"]
 
@@ -112,7 +114,7 @@ def slow_rows(p) -> str:
                 f"latency than the persistent TMA kernel; strict=True runs the kernel anyway")
     eb = 1 if p.in_dtype.startswith("float8") else 2
     rows = p.k if p.b_mn else p.n
-    if rows > 1 and (p.ldb * eb) % 32 == 16:
+    if odd_pitch((p.ldb * eb, rows)):
         return (f"b's rows are {p.ldb * eb} bytes apart, an odd multiple of 16: the kernel's TMA loads are 20-45 % "
                 f"slower there (cuBLAS does not); strict=True runs the kernel anyway")
     fill = tile_fill(p.m, p.n)

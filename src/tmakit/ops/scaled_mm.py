@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..bounded import make_room
 from ..kernels import gemm_fp8 as _k
-from ..kernels.gemm import GemmError
+from ..kernels.gemm import GemmError, odd_pitch
 from . import gemm_cublas as _cublas
 from .common import check_tensor, compiling, current_device, on_device, set_path, state, torch_module
 from .quantize import dequantize
@@ -176,7 +176,7 @@ def slow_pitch(p) -> str:
     if p.scaling != "tensor" or p.k % 16 or p.n % 16:
         return ""
     for name, ld, rows in (("a", p.lda, p.m), ("b", p.ldb, p.n)):
-        if rows > 1 and ld % 32 == 16:
+        if odd_pitch((ld, rows)):  # fp8: elements are bytes
             return (f"{name}'s rows are {ld} bytes apart, an odd multiple of 16: the kernel's TMA loads are slower "
                     f"there (torch._scaled_mm is not); strict=True or a config runs the kernel")
     return ""
