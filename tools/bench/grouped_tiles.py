@@ -3,6 +3,7 @@
 
     python3 tools/bench/grouped_tiles.py sweep OUT.jsonl [--seed 5] [--count 40] [--modes bf16,row,fast,block]
         [--crossing]                                          # only cases whose K is not a multiple of 32
+        [--half-line]                                         # K moved: rows an odd multiple of 64 bytes apart
     python3 tools/bench/grouped_tiles.py score FILE.jsonl ...   # the chooser in the tree against the best tile
     python3 tools/bench/grouped_tiles.py fit FILE.jsonl ...     # speeds that maximise the score over the files
 
@@ -50,11 +51,11 @@ def odd_pitch(mode: str, case) -> bool:
 
 def candidates(mode: str, case=None) -> dict:
     """name -> relative speed of the mode's tiles, as the chooser in the tree has them; with a ``case`` whose rows
-    cross 128-byte lines (K bytes not a multiple of 64), also the pairs along M, which ``sweep`` then times."""
+    cross 128-byte lines (K bytes not a multiple of 128), also the pairs along M, which ``sweep`` then times."""
     from tmakit.kernels import gemm_grouped as kg
 
     tiles = dict(kg.BF16_TILES) if mode == "bf16" else dict(kg.FP8_TILES[TILES[mode]])
-    if case is not None and case[3] * (2 if mode == "bf16" else 1) % 64:
+    if case is not None and case[3] * (2 if mode == "bf16" else 1) % 128:
         tiles = kg.odd_pitch_tiles(tiles, _configs(mode))
     return tiles
 
@@ -98,7 +99,7 @@ def fit(files: list[list[dict]], mode: str) -> tuple[float, dict]:
 
 
 def sweep(out: str, seed: int, count: int, modes: list[str], rounds: int = 3, reps: int = 6,
-          crossing: bool = False) -> None:
+          crossing: bool = False, half_line: bool = False) -> None:
     import torch
 
     from tmakit.bench.grouped_fp8 import _quantized
@@ -110,6 +111,9 @@ def sweep(out: str, seed: int, count: int, modes: list[str], rounds: int = 3, re
     spin_up()
     with open(out, "a") as f:
         for case in random_cases(count, seed):
+            if half_line:  # --half-line: K bytes = 64 mod 128 (bf16 K = 32 mod 64, fp8 K = 64 mod 128)
+                step = 64 if modes == ["bf16"] else 128
+                case = (*case[:3], case[3] // step * step + step // 2, case[4])
             experts, _, n, k, dist = case
             if crossing and k % 32 == 0:  # --crossing: only cases whose rows cross 128-byte lines (bf16: K % 32)
                 continue
@@ -153,13 +157,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--modes", default="bf16,row,fast,block")
     ap.add_argument("--crossing", action="store_true", help="sweep: only cases whose K is not a multiple of 32")
+    ap.add_argument("--half-line", action="store_true",
+                    help="sweep: K moved so that rows are an odd multiple of 64 bytes apart (bf16 alone, or fp8 modes)")
     args = ap.parse_args(argv)
     modes = args.modes.split(",")
     for m in modes:
         if m not in TILES:
             ap.error(f"--modes: {m!r} is not one of {', '.join(TILES)}")
     if args.command == "sweep":
-        sweep(args.files[0], args.seed, args.count, modes, crossing=args.crossing)
+        if args.half_line and "bf16" in modes and len(modes) > 1:
+            ap.error("--half-line: sweep bf16 alone or the fp8 modes alone (their K differ)")
+        sweep(args.files[0], args.seed, args.count, modes, crossing=args.crossing, half_line=args.half_line)
         return 0
     files = [[json.loads(line) for line in open(p)] for p in args.files]
     for mode in modes:
