@@ -2,12 +2,14 @@
 the default plan (multicast clusters, ``gemm_fp8.multicast_config``) against the single-CTA tile the rule picks on
 an even pitch, and against torch (``torch._scaled_mm``, per tensor and row-wise; block scales have no torch peer).
 
-    python3 tools/bench/fp8_odd_pitch.py [--seed 1] [--count 16] [--reps 8]
+    python3 tools/bench/fp8_odd_pitch.py [--seed 1] [--count 16] [--reps 8] [--half-line]
 
 Random shapes: M log-uniform in [512, 16384], N a multiple of 16 log-uniform in [512, 16384], K = 32 j + 16 in
 [528, 8208]; e4m3, bf16 out, two-level accumulation (and row-wise fast accumulation). The contenders alternate, each
 call after an L2 flush; CUDA-event medians. Prints TFLOP/s per shape and the geomeans of clusters / single CTAs and
-of tmakit / torch per mode. Shapes whose plan has 64-row tiles (no cluster variant) are skipped.
+of tmakit / torch per mode. Shapes whose plan has 64-row tiles (no cluster variant) are skipped. ``--half-line``:
+K = 128 j + 64 in [1088, 8256] instead (rows an odd multiple of 64 bytes apart, where the default plan keeps single
+CTAs), the multicast variant (``multicast_config``) timed in place of the default plan.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ def _operands(Q, mode, x, w):
     return qa, qw, sa, sb
 
 
-def measure(m: int, n: int, k: int, mode: str, fast: bool, reps: int, flush):
-    """(single-CTA config, default config, [torch ms or None, single ms, default ms]) or None (64-row tiles)."""
+def measure(m: int, n: int, k: int, mode: str, fast: bool, reps: int, flush, multicast: bool = False):
+    """(single-CTA config, default config, [torch ms or None, single ms, default ms]) or None (64-row tiles);
+    ``multicast``: the single tile's multicast variant in place of the default config."""
     import torch
 
     from tmakit.bench.timing import time_events
@@ -47,6 +50,8 @@ def measure(m: int, n: int, k: int, mode: str, fast: bool, reps: int, flush):
     scaling = "block" if mode == "block" else mode
     single = _name(K, K.choose_config(m, n, k, scaling, 2, fast_accum=fast))
     default = _name(K, K.plan_fp8(qa, qw.t(), sa, sb, None, None, "bfloat16", None, fast).config)
+    if multicast and K.CONFIGS[single].bm > 64:
+        default = _name(K, K.multicast_config(single, m, n))
     if single == default:
         return None
     fns, keep = [], []
@@ -76,6 +81,7 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=16)
     ap.add_argument("--reps", type=int, default=8)
+    ap.add_argument("--half-line", action="store_true", help="K = 64 mod 128; time the multicast variant")
     a = ap.parse_args(argv)
     import torch
 
@@ -86,9 +92,9 @@ def main(argv=None) -> None:
     for _ in range(a.count):
         m = int(math.exp(rng.uniform(math.log(512), math.log(16384))))
         n = 16 * int(math.exp(rng.uniform(math.log(512), math.log(16384))) // 16)
-        k = 32 * rng.randint(16, 256) + 16
+        k = 128 * rng.randint(8, 64) + 64 if a.half_line else 32 * rng.randint(16, 256) + 16
         for mode, fast in MODES:
-            r = measure(m, n, k, mode, fast, a.reps, flush)
+            r = measure(m, n, k, mode, fast, a.reps, flush, a.half_line)
             if r is None:
                 continue
             single, default, (tt, ts, td) = r
