@@ -52,6 +52,16 @@ def test_plan_rules(bad, match):
         kp.plan_list(As, Bs, outs)
 
 
+def test_outputs_at_any_row_pitch_and_start_plan():
+    """C has no tensor map: outputs at an odd row pitch and an odd element start plan (the stores check alignment)."""
+    As, Bs = [_T((10, 64), (64, 1))], [_T((64, 32), (1, 64))]
+    for od, eo in ((torch.float32, 4), (torch.bfloat16, 2)):
+        outs = [_T((10, 32), (33, 1), dtype=od, element_size=eo, ptr=(1 << 20) + eo)]
+        assert kp.plan_list(As, Bs, outs).out_dtype == str(od).split(".")[1]
+    with pytest.raises(GemmError, match="contiguous rows"):
+        kp.plan_list(As, Bs, [_T((10, 32), (1, 10))])
+
+
 def test_cpu_lists_run_torch():
     As = [torch.randn(5, 8), torch.randn(3, 16)]
     Bs = [torch.randn(8, 4), torch.randn(16, 2)]
@@ -94,6 +104,31 @@ def test_random_problem_lists_match_fp32(seed):
             err = float((o.float() - ref).norm() / ref.norm().clamp_min(1e-30)) if ref.abs().sum() else \
                 float(o.float().abs().max())
             assert err < 1e-2, f"problem {g} of {count}: {tuple(a.shape)} x {tuple(b.shape)} b_mn={b_mn}: {err}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("od", [torch.float32, torch.bfloat16, torch.float16])
+def test_outputs_at_an_odd_pitch_and_start(od):
+    """Outputs that are views of a padded buffer (row pitch N + 3, first element one past a row start): column pairs
+    at unaligned addresses are stored one element at a time (a paired store there faulted: misaligned address); the
+    padding around each view stays untouched."""
+    rng = random.Random(9)
+    As, Bs = _problems(rng, 12, torch.bfloat16, False)
+    bufs, outs = [], []
+    for a, b in zip(As, Bs):
+        m, n = a.shape[0], b.shape[1]
+        buf = torch.full((m + 1, n + 3), float("nan"), device="cuda", dtype=od)
+        bufs.append(buf)
+        outs.append(buf[1:, 1:n + 1])
+    tk.ops.gemm_list(As, Bs, out=outs, strict=True)
+    torch.cuda.synchronize()
+    assert tk.ops.last_path == "tma:ptr-array", tk.ops.last_path
+    for g, (a, b, o, buf) in enumerate(zip(As, Bs, outs, bufs)):
+        n = b.shape[1]
+        assert bool(buf[0].isnan().all() and buf[:, 0].isnan().all() and buf[:, n + 1:].isnan().all()), g
+        ref = a.float() @ b.float()
+        if ref.numel() and ref.abs().sum():
+            assert float((o.float() - ref).norm() / ref.norm()) < 1e-2, g
 
 
 @pytest.mark.gpu

@@ -614,7 +614,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         } else if constexpr (SCALE == 2) {
           scale_epilogue<2, 0, OUT, BN>(acc, sc.of_group(t.slot), row_m0, t.n0, M, N, warp, lane);
         }
+#if TMAKIT_GEMM_PTRARRAY
+        store_rows<BN, OUT, false>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
+#else
         store_rows<BN, OUT>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
+#endif
         continue;
       }
 #endif

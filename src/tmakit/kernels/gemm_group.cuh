@@ -122,8 +122,9 @@ TMAKIT_DEVICE void switch_map(u32 smem_map, const TmaDesc* tmpl, TmaDesc* gmap, 
 
 // The epilogue without a C map: this thread's accumulators of a 64-row slab (rows row_m0 + 16 w + l/4 + 8 h,
 // columns n0 + 8 j + 2 (l%4) + e) stored straight to C, rows below m_end and columns below n_end only.
-// PTX: st.global.{v2.f32, b32, b16} (an odd n_end's last column alone)
-template <int BN, int OUT>
+// PTX: st.global.{v2.f32, b32, b16} (an odd n_end's last column alone). ALIGNED = 0 (C rows at any pitch and start,
+// the ptr-array kernel): a column pair whose address is not a multiple of its size goes out as two scalar stores.
+template <int BN, int OUT, bool ALIGNED = true>
 TMAKIT_DEVICE void store_rows(const float* acc, u8* c, long long ldc, int row_m0, int n0, int m_end, int n_end,
                               int warp, int lane) {
   constexpr int OB = OUT == 2 ? 4 : 2;
@@ -136,13 +137,22 @@ TMAKIT_DEVICE void store_rows(const float* acc, u8* c, long long ldc, int row_m0
       if (row >= m_end || col >= n_end) continue;
       u8* p = c + ((long long)row * ldc + col) * OB;
       const float x0 = acc[4 * j + 2 * h], x1 = acc[4 * j + 2 * h + 1];
+      const bool pair = col + 1 < n_end, vec = pair && (ALIGNED || (reinterpret_cast<size_t>(p) & (2 * OB - 1)) == 0);
       if constexpr (OUT == 2) {
-        if (col + 1 < n_end) *reinterpret_cast<float2*>(p) = make_float2(x0, x1);
-        else *reinterpret_cast<float*>(p) = x0;
+        if (vec) {
+          *reinterpret_cast<float2*>(p) = make_float2(x0, x1);
+        } else {
+          *reinterpret_cast<float*>(p) = x0;
+          if (!ALIGNED && pair) *reinterpret_cast<float*>(p + 4) = x1;
+        }
       } else {
         const u32 w = pack2<OUT == 1 ? 1 : 0>(x0, x1);
-        if (col + 1 < n_end) *reinterpret_cast<u32*>(p) = w;
-        else *reinterpret_cast<unsigned short*>(p) = (unsigned short)(w & 0xffffu);
+        if (vec) {
+          *reinterpret_cast<u32*>(p) = w;
+        } else {
+          *reinterpret_cast<unsigned short*>(p) = (unsigned short)(w & 0xffffu);
+          if (!ALIGNED && pair) *reinterpret_cast<unsigned short*>(p + 2) = (unsigned short)(w >> 16);
+        }
       }
     }
   }
