@@ -647,6 +647,40 @@ def test_threads_sharing_a_launcher_launch_their_own_addresses():
             assert (dlo, dhi, alo, ahi) == (v, v, v + 0.5, v + 0.5), (t, i, results[t][i])
 
 
+def test_a_thread_that_never_touched_cuda_launches_cached_kernels():
+    """A new thread whose first CUDA work is a cached launch (tensors made, launchers planned and run in this
+    thread): the launch makes the device's context current itself (the driver refuses a launch without one:
+    CUDA_ERROR_INVALID_CONTEXT). Also a permute's backward, which autograd runs on its device thread."""
+    import threading
+
+    src, dst = rand((1 << 14,), torch.float32), torch.empty(1 << 14, device="cuda")
+    x = rand((8, 16, 24, 32), torch.bfloat16)
+    ops.copy(src, dst)
+    ops.copy(src, dst)
+    ops.permute(x, (0, 2, 1, 3))
+    dst.fill_(-1.0)
+    torch.cuda.synchronize()
+    errors = []
+
+    def work():
+        try:
+            ops.copy(src, dst)
+        except Exception as e:  # reported below: a thread's exception would otherwise vanish
+            errors.append(e)
+
+    th = threading.Thread(target=work)
+    th.start()
+    th.join()
+    assert not errors, errors
+    torch.cuda.synchronize()
+    assert torch.equal(dst, src)
+    xg = x.clone().requires_grad_(True)
+    y = ops.permute(xg, (0, 2, 1, 3))
+    g = rand(tuple(y.shape), torch.bfloat16)
+    y.backward(g)
+    assert torch.equal(xg.grad, g.permute(0, 2, 1, 3).contiguous())
+
+
 @pytest.mark.parametrize("mode", [None, "reduce-overhead"])
 def test_torch_compile_keeps_the_tma_ops_in_the_graph(mode):
     """torch.compile (inductor; with CUDA graphs for "reduce-overhead"), fullgraph: the custom ops run the TMA

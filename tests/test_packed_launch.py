@@ -42,6 +42,8 @@ def driver(monkeypatch):
     launches, streams = [], {}
 
     def launch_ex(cfg_addr, fn, params_addr, extra):
+        if threading.get_ident() not in {t for t, _ in contexts}:  # as the driver on a thread without a context
+            return 201
         cfg = packed._LaunchConfig.from_address(cfg_addr)
         ptrs = (ctypes.c_void_p * 3).from_address(params_addr)
         words = [ctypes.c_uint64.from_address(ptrs[i]).value for i in range(2)]
@@ -57,7 +59,12 @@ def driver(monkeypatch):
     monkeypatch.setattr(packed, "_bind_fast_path", bind)
     for name in ("_launch_ex", "_stream_of", "_current_device"):  # restored after the test (GPU runs share them)
         monkeypatch.setattr(packed, name, None)
+    contexts[:] = [(threading.get_ident(), 0)]  # the test's thread has one
+    monkeypatch.setattr(packed, "_thread_context", lambda dev: contexts.append((threading.get_ident(), dev)))
     yield launches, streams
+
+
+contexts: list = []  # (thread, device) of every context the fake driver was asked to make current
 
 
 def test_first_call_is_checked_then_packed_launches_follow_the_addresses(driver):
@@ -96,6 +103,9 @@ def test_threads_launch_their_own_addresses_from_their_own_slots(driver):
     for th in threads:
         th.join()
     assert len(launches) == 800 and len(L._slots) == 4
+    # each new thread's first launch failed for want of a context (CUDA_ERROR_INVALID_CONTEXT, as on a thread that
+    # never touched CUDA): the device's context was made current once and the launch repeated
+    assert sorted(t for t, _ in contexts[1:]) == sorted({t for t, *_ in launches}) and {d for _, d in contexts} == {0}
     by_thread = {}
     for tid, sp, dp, stream, _fn, _n, nattrs in launches:
         by_thread.setdefault(tid, []).append((sp, dp, stream, nattrs))

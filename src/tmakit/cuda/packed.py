@@ -127,7 +127,7 @@ class Launcher:
             s.cfg.stream = s.stream = st
         r = _launch_ex(s.cfg_addr, self._fn, s.params_addr, None)
         if r:
-            self._failed(r)
+            self._failed(r, s.cfg_addr, s.params_addr)
 
     def _first(self, sp: int, dp: int, slot_key) -> None:
         """A launch without a slot under ``slot_key``: the checked launch (the first call, or every call with
@@ -151,10 +151,14 @@ class Launcher:
         except Exception:  # pragma: no cover - no libcuda / odd bindings: stay on the checked path
             self.FAST = False
 
-    def _failed(self, r: int):
-        from .driver import check, cu
+    def _failed(self, r: int, cfg_addr: int, params_addr: int):
+        """A failed packed launch: retried once where the thread had no current context (:func:`_retry`), else the
+        driver's error, raised with the kernel's name."""
+        r = _retry(r, self.dev, cfg_addr, self._fn, params_addr)
+        if r:
+            from .driver import check, cu
 
-        check((cu().CUresult(r),), "cuLaunchKernelEx", kernel=str(self.kernel), grid=self.grid, smem=self.smem)
+            check((cu().CUresult(r),), "cuLaunchKernelEx", kernel=str(self.kernel), grid=self.grid, smem=self.smem)
 
 
 class _Slot:
@@ -216,7 +220,7 @@ def _direct_launch(launcher: Launcher, s: _Slot, words, i: int, j: int):
             cfg.stream = s.stream = st
         r = launch_ex(cfg_addr, fn, params_addr, None)
         if r:
-            launcher._failed(r)
+            launcher._failed(r, cfg_addr, params_addr)
 
     return go
 
@@ -256,7 +260,28 @@ def launch_slot(launcher: Launcher, s: _Slot) -> None:
         s.cfg.stream = s.stream = st
     r = _launch_ex(s.cfg_addr, launcher._fn, s.params_addr, None)
     if r:
-        launcher._failed(r)
+        launcher._failed(r, s.cfg_addr, s.params_addr)
+
+
+_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
+
+
+def _thread_context(dev: int) -> None:
+    """Make device ``dev``'s primary context current on this thread (``driver.ensure_context``)."""
+    from .driver import ensure_context
+
+    ensure_context(dev if dev >= 0 else None)
+
+
+def _retry(r: int, dev: int, cfg_addr: int, fn: int, params_addr: int) -> int:
+    """The result of a packed launch that returned ``r``, launched again once if ``r`` says the calling thread has
+    no current context: a thread where nothing has touched CUDA yet (autograd's device thread running a backward, a
+    new thread that got a finished one's identity and with it that thread's slot) has none. Costs nothing on a
+    launch that succeeds."""
+    if r != _INVALID_CONTEXT:
+        return r
+    _thread_context(dev)
+    return _launch_ex(cfg_addr, fn, params_addr, None)
 
 
 _get_ident = threading.get_ident
@@ -318,6 +343,8 @@ class FixedLaunch:
         if st != c[2]:
             c[0].stream = c[2] = st
         r = _launch_ex(c[1], self._fn, self._params, None)
+        if r:
+            r = _retry(r, self.dev, c[1], self._fn, self._params)
         if r:
             from .driver import check, cu
 

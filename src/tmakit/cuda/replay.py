@@ -274,6 +274,11 @@ class RecordedLaunch:
         for k in self.kernels:
             k.cfg.stream = stream
             r = self._launch(k.cfg_addr, k.func, k.params_addr, None)
+            if r == 201:  # CUDA_ERROR_INVALID_CONTEXT: a thread that never touched CUDA (as packed._retry)
+                from .driver import ensure_context
+
+                ensure_context()
+                r = self._launch(k.cfg_addr, k.func, k.params_addr, None)
             if r:
                 from .driver import check, cu
 
