@@ -102,6 +102,40 @@ def test_cpu_tensors_run_torch_and_say_so():
         tk.ops.grouped_mm(a, w.transpose(-2, -1), offs, strict=True)
 
 
+@pytest.mark.parametrize("form", ["2d3d", "3d2d", "2d2d"])
+def test_torch_loop_computes_every_offs_form(form):
+    """The loop of products the fallback runs where torch._grouped_mm cannot take the call (no such op, or operands
+    it would misread: strides not multiples of 16 bytes), for each form with ``offs``: rows of a grouped, columns of
+    b grouped, K grouped (one product per group); an empty group included."""
+    from tmakit.ops.grouped import _loop
+
+    offs = torch.tensor([3, 3, 7], dtype=torch.int32)
+    shapes = {"2d3d": ((7, 5), (3, 5, 4)), "3d2d": ((3, 6, 5), (5, 7)), "2d2d": ((6, 7), (7, 4))}[form]
+    a, b = torch.randn(*shapes[0]), torch.randn(*shapes[1])
+    got = _loop(torch, a, b, offs, torch.float32)
+    cuts = [(0, 3, 0), (3, 7, 2)]  # (lo, hi, group) of the non-empty groups
+    if form == "2d3d":
+        want = torch.cat([a[lo:hi] @ b[g] for lo, hi, g in cuts])
+    elif form == "3d2d":
+        want = torch.cat([a[g] @ b[:, lo:hi] for lo, hi, g in cuts], dim=1)
+    else:
+        want = torch.stack([a[:, 0:3] @ b[0:3], torch.zeros(6, 4), a[:, 3:7] @ b[3:7]])
+    assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5)
+
+
+def test_torch_path_skips_operands_torch_would_misread():
+    """A ``b`` whose groups start 124 bytes apart, or an ``a`` stored column-major (torch._grouped_mm faulted on the
+    GPU on both) is computed by the loop instead of being handed to torch."""
+    from tmakit.ops.grouped import _tma_readable, _torch_takes
+
+    w = torch.randn(16, 8, 62, dtype=torch.bfloat16)
+    assert not _tma_readable(w.permute(1, 0, 2))  # shape (8, 16, 62), strides (62, 496, 1)
+    b = torch.randn(8, 16, 64, dtype=torch.bfloat16)
+    a = torch.randn(24, 16, dtype=torch.bfloat16)
+    assert _tma_readable(b) and _torch_takes(a, b) and _torch_takes(a, b.transpose(-2, -1).contiguous().mT)
+    assert not _torch_takes(a.t().contiguous().t(), b)  # a column-major a: a device-side assert in torch
+
+
 def _moe(rng, dev, groups, m_total, n, k, dtype, b_mn, skew):
     """A, B, offs of a random MoE problem: group sizes uniform or skewed, some empty."""
     if skew:

@@ -505,6 +505,20 @@ def test_forms_only_torch_has_run_torch_and_say_so(monkeypatch):
         tk.ops.scaled_grouped_mm(qa, b[0], sa, sb, offs, strict=True)
 
 
+def test_a_value_error_from_torch_falls_through_to_the_reference(monkeypatch):
+    """torch._scaled_grouped_mm refuses some calls with ValueError (torch 2.11: N not a multiple of 16, e5m2, outputs
+    other than bf16, B not K-major); the torch path then computes the reference instead of raising."""
+    qa, b, sa, sb, offs, _, _ = _moe("row", [3, 5], 32, 64)
+
+    def refuse(*args, **kw):
+        raise ValueError("not supported")
+
+    monkeypatch.setattr(torch, "_scaled_grouped_mm", refuse)
+    c = tk.ops.scaled_grouped_mm(qa, b, sa, sb, offs)
+    ref = scaled_grouped_mm_reference(qa, b, sa, sb, offs)
+    assert tk.ops.last_path.startswith("torch:") and torch.equal(c, ref)
+
+
 def test_no_tokens_block_wise_gives_an_empty_result():
     qa = torch.zeros(0, 64).to(E4)
     b = torch.zeros(2, 32, 64).to(E4).transpose(-2, -1)

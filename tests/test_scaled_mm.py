@@ -838,6 +838,45 @@ def test_a_layout_torch_refuses_does_not_refuse_other_layouts(monkeypatch):
     assert sm._torch_kind("tensor", a, b_cols, torch.bfloat16, False, None) not in sm._refused
 
 
+def test_torch_gets_a_contiguous_bias_and_may_refuse_with_value_error(monkeypatch):
+    """The torch path hands torch._scaled_mm a contiguous bias (torch 2.11 read a strided one as if contiguous: wrong
+    results), and a ValueError from torch (its refusal of some layouts) falls through to the reference."""
+    import importlib
+
+    import tmakit as tk
+
+    sm = importlib.import_module("tmakit.ops.scaled_mm")
+    real, seen = torch._scaled_mm, []
+
+    def spy(a, b, *args, bias=None, **kw):
+        seen.append(None if bias is None else bias.is_contiguous())
+        return real(a, b, *args, bias=bias, **kw)
+
+    monkeypatch.setattr(torch, "_scaled_mm", spy)
+    monkeypatch.setattr(sm, "_refused", {})
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(16, 64, generator=g).to(torch.float8_e4m3fn)
+    b = torch.randn(32, 64, generator=g).to(torch.float8_e4m3fn).t()
+    bias = torch.randn(32, 2, generator=g).to(torch.bfloat16)[:, 1]  # stride 2
+    one = torch.tensor(1.0)
+    want = (a.float() @ b.float() + bias.float()).bfloat16().float()
+    try:
+        c = tk.ops.scaled_mm(a, b, one, one, bias=bias)
+    except Exception as e:  # pragma: no cover - a torch without this CPU kernel takes the reference below
+        pytest.skip(f"torch._scaled_mm on the CPU: {e}")
+    if seen:
+        assert seen[-1] is True
+    assert torch.allclose(c.float(), want, rtol=2e-2, atol=2e-2)
+
+    def refuse(*args, **kw):
+        raise ValueError("this layout is not supported")
+
+    monkeypatch.setattr(torch, "_scaled_mm", refuse)
+    monkeypatch.setattr(sm, "_refused", {})
+    c = tk.ops.scaled_mm(a, b, one, one, bias=bias)
+    assert torch.allclose(c.float(), want, rtol=2e-2, atol=2e-2)
+
+
 def test_measured_classes_route_to_torch():
     """Without a knob, per-tensor calls go to torch._scaled_mm with fast accumulation and, with two-level
     accumulation, below 4 waves of 128x128 tiles or above K = 1536; two-level row-wise ones below K = 2048; block

@@ -174,7 +174,7 @@ def _fallback(torch, mode, a, b, scale_a, scale_b, offs, out_dtype, out, fast):
     if mode == "row" and tuple(scale_a.shape) == (a.shape[0],) and tuple(scale_b.shape) == (b.shape[0], b.shape[2]):
         try:
             c = torch._scaled_grouped_mm(a, b, scale_a, scale_b, offs=offs, out_dtype=out_dtype, use_fast_accum=fast)
-        except (AttributeError, RuntimeError, NotImplementedError, TypeError):
+        except (AttributeError, RuntimeError, NotImplementedError, TypeError, ValueError):  # torch refused it
             c = None
     if c is None:
         c = scaled_grouped_mm_reference(a, b, scale_a, scale_b, offs, out_dtype)

@@ -93,15 +93,17 @@ _refused: dict = {}  # call kinds (_torch_kind) that torch._scaled_mm refused he
 def _fallback(torch, mode, a, b, scale_a, scale_b, bias, out_dtype, out, use_fast_accum):
     c = None
     if mode != "block" and not (_name(a.dtype) == _name(b.dtype) == "float8_e5m2"):
+        if bias is not None and not bias.is_contiguous():  # torch 2.11 reads a strided bias as if contiguous
+            bias = bias.contiguous()
         kw = dict(bias=bias, out_dtype=out_dtype, use_fast_accum=use_fast_accum)
         if out is not None and out.dtype == out_dtype and out.is_contiguous():
             try:
                 return torch._scaled_mm(a, b, scale_a, scale_b, **kw, out=out)  # no copy of the result
-            except (RuntimeError, NotImplementedError, TypeError):
+            except (RuntimeError, NotImplementedError, TypeError, ValueError):
                 pass  # a torch without the out= variant: a new result and a copy below
         try:
             c = torch._scaled_mm(a, b, scale_a, scale_b, **kw)
-        except (RuntimeError, NotImplementedError):
+        except (RuntimeError, NotImplementedError, ValueError):
             c = None  # e.g. a layout, device or output type torch's kernel does not take: the reference below
             make_room(_refused, 4096)
             _refused[_torch_kind(mode, a, b, out_dtype, use_fast_accum, bias)] = True
