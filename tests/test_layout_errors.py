@@ -41,6 +41,8 @@ CASES = [
     ("tile_to_shape does not divide", lambda: tk.tile_to_shape(L((I(3), I(2))), (I(8), I(8))),
      ["(_3,_2)", "(_8,_8)"]),
     ("tile_to_shape rank", lambda: tk.tile_to_shape(L((I(2), I(2), I(2))), (I(8), I(8))), ["(_2,_2,_2)", "(_8,_8)"]),
+    ("tile_to_shape of a dynamic block to a static target",  # CuTe: evenly_divides is not a compile-time value
+     lambda: tk.tile_to_shape(L((2,), (I(1),)), (I(6),), (I(0),)), ["(_6)", "(2)", "static"]),
     ("divide tiler has too many modes", lambda: tk.logical_divide(L((I(8), I(8))), (I(2), I(2), I(2))),
      ["(_2,_2,_2)", "(_8,_8)"]),
     ("zipped_divide with '_'", lambda: tk.zipped_divide(L((I(8), I(8))), (tk._, I(4))), ["_8", "'_'"]),
@@ -50,6 +52,9 @@ CASES = [
     ("overlapping swizzle bits", lambda: tk.Swizzle(3, 4, 2), ["Swizzle<3,4,2>"]),
     ("slicing a dynamic swizzled layout", lambda: tk.composition(tk.Swizzle(3, 4, 3), L((8, 64), (64, 1)))(tk._, 3),
      ["static"]),
+    ("slicing a swizzled layout without '_'",
+     lambda: tk.composition(tk.Swizzle(3, 2, 3), L((I(2), I(4)), (I(1), I(2)))).slice_and_offset((0, 1)),
+     ["(0,1)", "Sw<3,2,3>", "'_'"]),
     ("print_layout of rank 3", lambda: tk.format_layout(L((I(2), I(2), I(2)))), ["(_2,_2,_2)"]),
     ("local_tile coordinate with too many modes",
      lambda: tk.local_tile(tk.make_identity_tensor((64, 64)), (I(16), I(16)), (1, 2, 3)), ["(1,2,3)", "(4,4)"]),

@@ -177,6 +177,23 @@ def test_seed_004_cluster_slice():
     assert str(tk.make_layout(tk.size(static_cluster, 2))) == "_4:_1"
 
 
+def test_slice_and_offset_without_underscore():
+    """A coordinate without ``_`` slices every mode away: CuTe's sub-layout is the empty ``():()``."""
+    sub, offset = tk.make_layout((I(2), (I(5), I(2))), (I(1), (I(-2), I(10)))).slice_and_offset(I(18))
+    assert (str(sub), str(offset), str(sub.size())) == ("():()", "_2", "_1")
+    sub, offset = tk.make_layout((2, 4), (I(1), I(2))).slice_and_offset((1, 3))
+    assert (str(sub), str(offset)) == ("():()", "7")
+
+
+def test_ceil_div_of_a_shape():
+    """CuTe's ceil_div divides a shape by an integer mode by mode, passing on what is left (values from the oracle)."""
+    from tmakit.layout.integer import to_str
+
+    assert to_str(tk.ceil_div((4, 2, 2, 4, 2), I(5))) == "(1,1,2,4,2)"
+    assert to_str(tk.ceil_div((I(4), 1), I(5))) == "(_1,1)"
+    assert to_str(tk.ceil_div(I(7), I(2))) == "_4"
+
+
 # ---------------------------------------------------------------- how values print
 
 

@@ -6,6 +6,8 @@ tests/data/cute_oracle.txt; tests/test_layout_oracle.py evaluates the same expre
 
 from __future__ import annotations
 
+import random
+
 # ---------------------------------------------------------------- hand-written cases, grouped by topic
 BASICS = [
     "L((_16, 16), (_16, _1))",
@@ -572,5 +574,710 @@ def _negative_generated():
     return out
 
 
-CASES = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + TENSOR + BASIS \
-    + EXTRA + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated() + _negative_generated()
+
+# ---------------------------------------------------------------- generated: seeded random cases
+# Random layouts (nested shapes, static/dynamic mixes, strides with 0 and negatives) under random algebra ops. A small
+# model of CuTe's integers and algebra keeps only expressions CuTe accepts and gives a meaning: every composition the
+# expression performs (divides and products compose too) must satisfy R(i) == a(b(i)) point by point, complements must
+# be exact (injective, dividing strides), and no dynamic zero is ever divided by (UB in C++).
+class _S(int):
+    """A static integer (``_8``) of the model; a plain ``int`` is dynamic (``8``)."""
+
+    __slots__ = ()
+
+
+class _Skip(Exception):
+    """The drawn expression breaks a precondition of CuTe's algebra: draw another."""
+
+
+class _L:
+    """A layout of the model: shape, stride (trees of ``_S``/``int``) and its spelling."""
+
+    __slots__ = ("s", "d", "txt")
+
+    def __init__(self, s, d, txt=None):
+        self.s, self.d, self.txt = s, d, txt or f"L({_sp(s)}, {_sp(d)})"
+
+
+def _k(v, *xs):
+    """``v``, static iff every operand is."""
+    return _S(v) if all(type(x) is _S for x in xs) else int(v)
+
+
+def _is(v, x):
+    return type(x) is _S and x == v
+
+
+def _mul(a, b):
+    return _S(0) if _is(0, a) or _is(0, b) else _k(a * b, a, b)
+
+
+def _div(a, b):
+    """C++ ``a / b`` (truncating); ``_0 / b`` stays static."""
+    if b == 0:
+        raise _Skip
+    q = abs(a) // abs(b)
+    return _S(0) if _is(0, a) else _k(q if (a < 0) == (b < 0) else -q, a, b)
+
+
+def _cdiv(a, b):
+    """CuTe's ceil_div ``(a + b - _1) / b``; a tuple ``a`` folds ``b`` through its modes."""
+    if isinstance(a, tuple):
+        out = []
+        for x in a:
+            out.append(_cdiv(x, b))
+            b = _cdiv(b, x)
+        return tuple(out)
+    return _div(_k(a + b - 1, a, b), b)
+
+
+def _sp(x):
+    if isinstance(x, tuple):
+        return "(" + ", ".join(_sp(v) for v in x) + ("," if len(x) == 1 else "") + ")"
+    if x is None:
+        return "_"
+    if isinstance(x, _L):
+        return x.txt
+    return (f"_m{-x}" if x < 0 else f"_{x}") if type(x) is _S else str(x)
+
+
+def _unflat(t, it):
+    return tuple(_unflat(e, it) for e in t) if isinstance(t, tuple) else next(it)
+
+
+def _wrap(t):
+    return t if isinstance(t, tuple) else (t,)
+
+
+def _unwrap(xs):
+    return xs[0] if len(xs) == 1 else tuple(xs)
+
+
+def _size(s):
+    out = _S(1)
+    for v in _flat(s):
+        out = _mul(out, v)
+    return out
+
+
+def _cosize(a):
+    v = 1 + sum((s - 1) * abs(d) for s, d in zip(_flat(a.s), _flat(a.d)))
+    return _k(v, *_flat(a.s), *_flat(a.d))
+
+
+def _at(a, i, ext=False):
+    """``a(i)``; with ``ext`` beyond the domain too (the last mode goes on, as CuTe's coalesce_x keeps it)."""
+    fs, fd, v = _flat(a.s), _flat(a.d), 0
+    for j, (s, d) in enumerate(zip(fs, fd)):
+        v += (i if ext and j == len(fs) - 1 else i % s) * d
+        i //= s
+    return v
+
+
+def _compact(s, cur=_S(1), right=False):
+    """CuTe's compact_major: col-major (or row-major) strides from ``cur``; a static 1-mode gets ``_0``."""
+    cur = [cur]
+
+    def walk(t):
+        if isinstance(t, tuple):
+            parts = [walk(e) for e in (t[::-1] if right else t)]
+            return tuple(parts[::-1] if right else parts)
+        if _is(1, t):
+            return _S(0)
+        d, cur[0] = cur[0], _mul(cur[0], t)
+        return d
+
+    return walk(s)
+
+
+def _coal_shape(s):
+    out = []
+    for v in _flat(s):
+        if out and (type(out[-1]) is _S) == (type(v) is _S):
+            out[-1] = _mul(out[-1], v)
+        else:
+            out.append(v)
+    return _unwrap(out)
+
+
+def _coal(a, x=False):
+    """CuTe's coalesce (``x``: detail::coalesce_x, which keeps the function beyond the domain)."""
+    fs, fd = _flat(a.s), _flat(a.d)
+    ns, nd = [_S(2) if x and _is(1, fs[-1]) else fs[-1]], [fd[-1]]
+    for s, d in zip(fs[-2::-1], fd[-2::-1]):
+        p = _mul(s, d)
+        if _is(1, s):
+            continue
+        if len(ns) == 1 and _is(1, ns[0]):
+            ns, nd = [s], [d]
+        elif type(ns[0]) is _S and type(p) is _S and type(nd[0]) is _S and p == nd[0]:
+            ns[0], nd[0] = _mul(s, ns[0]), d
+        else:
+            ns, nd = [s] + ns, [d] + nd
+    if len(ns) == 1 and _is(1, ns[0]):
+        return _L(_S(1), _S(0))
+    return _L(_unwrap(ns), _unwrap(nd))
+
+
+def _filter(a):
+    z = [_S(1) if _is(0, d) else s for s, d in zip(_flat(a.s), _flat(a.d))]
+    return _coal(_L(_unflat(a.s, iter(z)), a.d))
+
+
+def _complement(a, cot):
+    """CuTe's complement, only where it is exact (positive strides that divide in sorted order)."""
+    f = _filter(a)
+    if _is(0, f.d):
+        s = _coal_shape(cot)
+        return _L(s, _compact(s))
+    s, d = list(_wrap(f.s)), list(_wrap(f.d))
+    if min(d) <= 0 or (len(d) > 1 and not all(type(v) is _S for v in d)):
+        raise _Skip
+    rs, rd = [], [_S(1)]
+    while True:
+        i = d.index(min(d))
+        if d[i] % rd[-1]:
+            raise _Skip
+        rs.append(_div(d[i], rd[-1]))
+        if len(s) == 1:
+            break
+        rd.append(_mul(d[i], s[i]))
+        del s[i], d[i]
+    nd = _mul(d[0], s[0])
+    rest = _coal_shape(_cdiv(cot, nd))
+    return _coal(_L((tuple(rs), rest), (tuple(rd), _compact(rest, nd))))
+
+
+def _compose_impl(ls, ld, rs, rd):
+    if isinstance(rs, tuple):
+        parts = [_compose_impl(ls, ld, s, d) for s, d in zip(rs, rd)]
+        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+    if _is(0, rd):
+        return rs, rd
+    if not isinstance(ls, tuple):
+        return rs, _mul(rd, ld)
+    if rd == 0:
+        raise _Skip
+    res_s, res_d, rest_s, rest_d = [], [], rs, rd
+    for cs, cd in zip(ls[:-1], ld[:-1]):
+        if rest_d % cs and rest_d >= cs:
+            raise _Skip
+        ad = _k(abs(rest_d), rest_d)
+        next_s, next_d = _cdiv(cs, ad), _mul(_cdiv(ad, cs), _k((rest_d > 0) - (rest_d < 0), rest_d))
+        if not (_is(1, next_s) or _is(1, rest_s)):
+            new_s = _k(min(next_s, rest_s), next_s, rest_s)
+            if rest_s % new_s:
+                raise _Skip
+            res_s.append(new_s)
+            res_d.append(_mul(rest_d, cd))
+            rest_s = _div(rest_s, new_s)
+        rest_d = next_d
+    if not res_s:
+        return rest_s, _mul(rest_d, ld[-1])
+    if _is(1, rest_s):
+        return _unwrap(res_s), _unwrap(res_d)
+    return tuple(res_s) + (rest_s,), tuple(res_d) + (_mul(rest_d, ld[-1]),)
+
+
+def _compose(a, b):
+    """CuTe's composition of model layouts, kept only where ``R(i) == a(b(i))`` for every ``i``."""
+    c = _coal(a, x=True)
+    r = _L(*_compose_impl(c.s, c.d, b.s, b.d))
+    n = _size(b.s)
+    if _size(r.s) != n or any(_at(b, i) < 0 or _at(r, i) != _at(a, _at(b, i), ext=True) for i in range(n)):
+        raise _Skip
+    return r
+
+
+def _tiler_layout(t):
+    return _L(t, _compact(t)) if isinstance(t, int) else t
+
+
+def _by_mode(a, tiler, fn, keep_rest):
+    s, d = _wrap(a.s), _wrap(a.d)
+    if len(tiler) > len(s):
+        raise _Skip
+    modes = [fn(_L(s[i], d[i]), t) for i, t in enumerate(tiler)]
+    modes += [_L(s[i], d[i]) for i in range(len(tiler), len(s))] if keep_rest else []
+    return _L(tuple(m.s for m in modes), tuple(m.d for m in modes))
+
+
+def _m_compose(a, t):
+    if t is None:
+        return a
+    if isinstance(t, tuple):
+        return _by_mode(a, t, _m_compose, False)
+    return _compose(a, _L(t, _S(1)) if isinstance(t, int) else t)
+
+
+def _m_divide(a, t):
+    if t is None:
+        return a
+    if isinstance(t, tuple):
+        return _by_mode(a, t, _m_divide, True)
+    t = _tiler_layout(t)
+    c = _complement(t, _coal(a).s)
+    return _compose(a, _L((t.s, c.s), (t.d, c.d)))
+
+
+def _m_product(a, t):
+    if t is None:
+        return a
+    if isinstance(t, tuple):
+        return _by_mode(a, t, _m_product, True)
+    t = _tiler_layout(t)
+    r = _compose(_complement(a, _mul(_size(a.s), _cosize(t))), t)
+    return _L((a.s, r.s), (a.d, r.d))
+
+
+def _pad(a, r):
+    s, d = _wrap(a.s), _wrap(a.d)
+    return _L(s + (_S(1),) * (r - len(s)), d + (_S(0),) * (r - len(d)))
+
+
+def _blocked(a, t):
+    """blocked_product / raked_product: the logical_product of both padded to one rank, zipped mode by mode."""
+    r = max(len(_wrap(a.s)), len(_wrap(t.s)))
+    if r == 1 and isinstance(a.s, tuple) != isinstance(t.s, tuple):
+        raise _Skip  # zip of a rank-1 tuple with an integer: CuTe rejects it
+    return _m_product(_pad(a, r), _pad(t, r))
+
+
+def _injective(a):
+    n = _size(a.s)
+    if len({_at(a, i) for i in range(n)}) != n:
+        raise _Skip
+    return a
+
+
+def _left_invertible(a):
+    """left_inverse's preconditions: static, non-negative strides, each a multiple of the one below."""
+    n = 1
+    for v in sorted(_wrap(_coal(a).d)):
+        if type(v) is not _S or v < 0 or (v and v % n):
+            raise _Skip
+        n = v or n
+
+
+def _right_inverse(a):
+    c = _coal(a)
+    s, d = _wrap(c.s), _wrap(c.d)
+    pre = [_S(1)]
+    for v in s:
+        pre.append(_mul(pre[-1], v))
+    rs, rd, cur, order = [_S(1)], [_S(0)], _S(1), [i for i in range(len(d)) if type(d[i]) is _S]
+    for i in range(len(order)):  # CuTe's exchange_sort: equal strides may swap
+        for j in range(i + 1, len(order)):
+            if d[order[j]] < d[order[i]]:
+                order[i], order[j] = order[j], order[i]
+    for i in order:
+        if type(cur) is _S and d[i] == cur:
+            rs.append(s[i])
+            rd.append(pre[i])
+            cur = _mul(s[i], d[i])
+    return _coal(_L(tuple(rs), tuple(rd)))
+
+
+# ---- random draws
+_EXTENTS = (1, 2, 2, 2, 3, 4, 4, 5, 6, 7, 8)
+_INJECTIVE = ("left", "right", "perm", "perm", "gap")
+_ANY = _INJECTIVE + ("rand", "bcast", "neg")
+
+
+def _statics(rng, t, p):
+    """Make each leaf of ``t`` static with probability ``p`` (a zero is always static: a dynamic one is UB bait)."""
+    if isinstance(t, tuple):
+        return tuple(_statics(rng, e, p) for e in t)
+    return _S(t) if t == 0 or rng.random() < p else int(t)
+
+
+def _rshape(rng, depth=3, top=True):
+    """A shape nested up to ``depth`` levels, ranks 1-4, extents 1-8."""
+    if depth == 0 or rng.random() < (0.08 if top else 0.6):
+        return rng.choice(_EXTENTS)
+    return tuple(_rshape(rng, depth - 1, False) for _ in range(rng.choice((1, 2, 2, 3, 3, 4) if top else (1, 2, 2, 3))))
+
+
+def _rlayout(rng, kinds=_ANY, depth=3, max_size=1024):
+    while True:
+        shape = _rshape(rng, depth)
+        if _size(shape) <= max_size:
+            return _strided(rng, _statics(rng, shape, rng.choice((1, 1, 0.5, 0))), rng.choice(kinds))
+
+
+def _strided(rng, s, kind):
+    """A layout of shape ``s`` with strides of ``kind``: compact (left, right, permuted), gapped, random, with
+    zeros (bcast) or with negatives."""
+    if kind in ("left", "right"):
+        txt = f"L({_sp(s)})" if kind == "left" else f"L({_sp(s)}, LayoutRight)"
+        return _L(s, _compact(s, right=kind == "right"), txt)
+    leaves = [int(v) for v in _flat(s)]
+    if kind == "rand":
+        d = [rng.choice((0, 1, 1, 2, 3, 4, 6, 8, 12, 16, 32)) for _ in leaves]
+    else:
+        d, cur, order = [0] * len(leaves), 1, list(range(len(leaves)))
+        rng.shuffle(order)
+        for i in order:
+            d[i], cur = cur, cur * leaves[i] * (rng.choice((1, 1, 2, 3)) if kind == "gap" else 1)
+        if kind == "bcast":
+            d = [0 if rng.random() < 0.3 else v for v in d]
+        if kind == "neg":
+            d = [-v if rng.random() < 0.5 else v for v in d]
+    return _L(s, _statics(rng, _unflat(s, iter(d)), rng.choice((1, 1, 0.5, 0))))
+
+
+def _rint(rng, lo, hi, p=0.5):
+    v = rng.randint(lo, hi)
+    return _S(v) if rng.random() < p else v
+
+
+def _rcoord(rng, s, slicing=False):
+    """A coordinate of shape ``s``: natural, or 1-D within some modes, with ``_`` in some modes when slicing."""
+    if slicing and rng.random() < 0.3:
+        return None
+    if isinstance(s, tuple) and rng.random() < 0.75:
+        return tuple(_rcoord(rng, e, slicing) for e in s)
+    return _rint(rng, 0, _size(s) - 1)
+
+
+def _kept(c, s):
+    """The size of what a slice by ``c`` keeps (0 where ``c`` has no ``_``)."""
+    if c is None:
+        return _size(s)
+    if isinstance(c, tuple):
+        kept = [_kept(e, t) for e, t in zip(c, s)]
+        return 0 if not any(kept) else _size(tuple(k for k in kept if k))
+    return 0
+
+
+def _rprofile(rng, s):
+    if not isinstance(s, tuple):
+        return _S(1)
+    return tuple(_rprofile(rng, e) if rng.random() < 0.3 else _S(1) for e in s[:rng.randint(1, len(s))])
+
+
+def _rtiler(rng, a, by_mode=True, underscore=True):
+    """A tiler for ``a``: an integer, a layout (injective, small), or a tuple of those by mode."""
+    if by_mode and isinstance(a.s, tuple) and rng.random() < 0.4:
+        s, d = a.s, _wrap(a.d)
+        out = []
+        for i in range(rng.randint(1, len(s))):
+            if underscore and rng.random() < 0.15:
+                out.append(None)
+            else:
+                out.append(_rtiler(rng, _L(s[i], d[i]), rng.random() < 0.3, underscore))
+        return tuple(out)
+    if rng.random() < 0.35:
+        return _rint(rng, 1, max(2, min(16, _size(a.s))), 0.7)
+    return _rlayout(rng, _INJECTIVE, 2, 16)
+
+
+def _r_basic(rng):
+    a = _rlayout(rng)
+    p = _sp(_rprofile(rng, a.s))
+    return rng.choice((a.txt, f"coalesce({a.txt})", f"filter({a.txt})", f"filter_zeros({a.txt})",
+                       f"coalesce({a.txt}, {p})", f"filter({a.txt}, {p})", f"cosize({a.txt})", f"coalesce({a.txt})",
+                       f"flatten({a.txt})", f"filter({a.txt})"))
+
+
+def _r_call(rng):
+    a = _rlayout(rng)
+    r = rng.random()
+    if r < 0.1:
+        return f"idx2crd({_sp(_rint(rng, 0, _size(a.s) - 1))}, {_sp(a.s)})"
+    c = _rcoord(rng, a.s, slicing=r > 0.6)
+    if r < 0.2:
+        return f"crd2idx({_sp(c)}, {_sp(a.s)}, {_sp(a.d)})"
+    if r > 0.85:
+        return f"slice_and_offset({_sp(c)}, {a.txt})"
+    if isinstance(c, tuple) and len(c) > 1 and rng.random() < 0.5:
+        return f"call({a.txt}, {', '.join(_sp(e) for e in c)})"
+    return f"call({a.txt}, {_sp(c)})"
+
+
+def _r_composition(rng):
+    a = _rlayout(rng)
+    t = _rtiler(rng, a) if rng.random() < 0.5 else _rlayout(rng, ("left", "perm", "gap", "rand", "bcast"), 2, 32)
+    _m_compose(a, t)
+    return f"composition({a.txt}, {_sp(t)})"
+
+
+def _r_complement(rng):
+    a = _rlayout(rng, _INJECTIVE + ("bcast",), 3, 64)
+    r = rng.random()
+    if r < 0.3:
+        _complement(a, _cosize(_filter(a)))
+        return f"complement({a.txt})"
+    cot = _rint(rng, 1, 4 * _cosize(a)) if r < 0.75 else tuple(_rint(rng, 1, 12) for _ in range(rng.randint(2, 3)))
+    _complement(a, cot)
+    return f"complement({a.txt}, {_sp(cot)})"
+
+
+def _r_inverse(rng):
+    if rng.random() < 0.5:
+        a = _rlayout(rng, _INJECTIVE + ("neg",))
+        return f"right_inverse({a.txt})"
+    a = _rlayout(rng, _INJECTIVE)
+    _left_invertible(a)
+    return f"left_inverse({a.txt})"
+
+
+def _r_divide(rng):
+    op = rng.choice(("logical_divide", "zipped_divide", "tiled_divide", "flat_divide"))
+    a = _rlayout(rng)
+    t = _rtiler(rng, a, underscore=op == "logical_divide")
+    _m_divide(a, t)
+    return f"{op}({a.txt}, {_sp(t)})"
+
+
+def _r_product(rng):
+    op = rng.choice(("logical_product", "zipped_product", "tiled_product", "blocked_product", "raked_product",
+                     "tile_to_shape"))
+    a = _rlayout(rng, _INJECTIVE, 2, 64)
+    if op in ("blocked_product", "raked_product"):
+        t = _rlayout(rng, _INJECTIVE, 2, 16)
+        _blocked(a, t)
+        return f"{op}({a.txt}, {t.txt})"
+    if op == "tile_to_shape":
+        bs = [_size(m) for m in _wrap(a.s)]
+        bs += [_S(1)] * rng.randint(0, 4 - len(bs))
+        ts = tuple(_S(b * rng.choice((1, 2, 2, 3, 4))) if rng.random() < 0.7 else b * rng.randint(1, 3) for b in bs)
+        if all(type(t) is _S for t in ts) and not all(type(b) is _S for b in bs):
+            raise _Skip  # CuTe checks a static target's division at compile time: the block must be static too
+        ps = tuple(_k(t // b, t, b) for t, b in zip(ts, bs))
+        order, ds = rng.choice(("", ", LayoutRight", "perm")), [0] * len(ps)
+        if order == "perm":
+            perm = list(range(len(ts)))
+            rng.shuffle(perm)
+            order, cur = f", {_sp(tuple(_S(v) for v in perm))}", 1
+            for i in sorted(range(len(ps)), key=lambda i: perm[i]):
+                ds[i], cur = cur, cur * ps[i]
+        else:
+            ds = _compact(ps, right=bool(order))
+        _m_product(_pad(a, len(ts)), _L(ps, tuple(ds)))
+        return f"tile_to_shape({a.txt}, {_sp(ts)}{order})"
+    t = _rtiler(rng, a, underscore=op == "logical_product")
+    _m_product(a, t)
+    return f"{op}({a.txt}, {_sp(t)})"
+
+
+def _r_swizzle(rng):
+    b, m = rng.choice((0, 1, 2, 2, 3, 3)), rng.randint(0, 4)
+    s = rng.choice((b, b, b + 1, b + 2)) * (-1 if rng.random() < 0.15 else 1) or 1
+    a = _rlayout(rng, _INJECTIVE, 3, 256)
+    sw = f"composition(Sw({b}, {m}, {s}), {a.txt})"
+    op = rng.choice(("call", "call", "slice", "coalesce", "divide", "divide", "composition", "product", "blocked",
+                     "size", "cosize", "complement", "common", "common", "print"))
+    if op in ("call", "slice"):
+        if op == "slice" and not all(type(v) is _S for v in _flat(a.s) + _flat(a.d)):
+            raise _Skip  # CuTe slices a swizzled layout only when it is static
+        c = _rcoord(rng, a.s, slicing=op == "slice")
+        if op == "call":
+            return f"call({sw}, {_sp(c)})"
+        n = _kept(c, a.s)
+        if n == 0:
+            raise _Skip  # CuTe slices a swizzled layout only with a '_' in the coordinate
+        r = rng.random()
+        if r < 0.3:
+            return f"slice_and_offset({_sp(c)}, {sw})"
+        if r < 0.5:  # the slice (a swizzle with an offset, or a plain layout) evaluated
+            return f"call(call({sw}, {_sp(c)}), {_sp(_rint(rng, 0, n - 1))})"
+        if r < 0.6:
+            return f"coalesce(call({sw}, {_sp(c)}))"
+        return f"call({sw}, {_sp(c)})"
+    if op == "coalesce":
+        return f"coalesce({sw})" if rng.random() < 0.5 else f"coalesce({sw}, {_sp(_rprofile(rng, a.s))})"
+    if op == "divide":
+        div = rng.choice(("logical_divide", "zipped_divide", "tiled_divide", "flat_divide"))
+        t = _rtiler(rng, a, underscore=div == "logical_divide")
+        _m_divide(a, t)
+        return f"{div}({sw}, {_sp(t)})"
+    if op == "composition":
+        t = _rtiler(rng, a)
+        _m_compose(a, t)
+        return f"composition({sw}, {_sp(t)})"
+    if op == "product":
+        t = _rtiler(rng, a)
+        _m_product(a, t)
+        return f"logical_product({sw}, {_sp(t)})"
+    if op == "blocked":
+        t = _rlayout(rng, _INJECTIVE, 2, 16)
+        _blocked(a, t)
+        return f"{rng.choice(('blocked_product', 'raked_product'))}({sw}, {t.txt})"
+    if op == "complement":
+        _complement(a, _cosize(a))
+        return f"complement({sw})"
+    if op == "common" and rng.random() < 0.3:  # both swizzled
+        b2, m2 = rng.choice(((b, m), (b, m), (2, 2), (3, 4), (1, 3)))
+        c = _strided(rng, _statics(rng, a.s, 1), rng.choice(("left", "right", "perm")))
+        _coal(_compose(a, _right_inverse(c)))
+        return f"max_common_vector({sw}, composition(Sw({b2}, {m2}, {max(b2, 1) + 1}), {c.txt}))"
+    if op == "common":
+        return _r_common(rng, a, sw)
+    if op == "print":
+        if not (isinstance(a.s, tuple) and len(a.s) == 2 and _size(a.s) <= 64):
+            raise _Skip
+        return f"print_layout({sw})"
+    return f"{op}({sw})"
+
+
+def _r_common(rng, a=None, sw=None):
+    """max_common_vector / max_common_layout of two layouts of one shape (``sw``: ``a`` swizzled, spelled so)."""
+    a = a or _rlayout(rng, _INJECTIVE)
+    b = _strided(rng, _statics(rng, a.s, rng.choice((1, 1, 0.5))), rng.choice(("left", "right", "perm")))
+    fn = "max_common_vector" if sw else rng.choice(("max_common_vector", "max_common_layout"))
+    x, y, args = (a, b, f"{sw or a.txt}, {b.txt}") if rng.random() < 0.5 else (b, a, f"{b.txt}, {sw or a.txt}")
+    if sw:
+        x, y = a, b  # CuTe puts the swizzled layout first either way
+    inv = _right_inverse(y)
+    common = _coal(_compose(x, inv))
+    s0, d0 = _wrap(common.s)[0], _wrap(common.d)[0]
+    if fn == "max_common_layout" and type(s0) is _S and _is(1, d0):
+        _compose(inv, _L(s0, d0))
+    return f"{fn}({args})"
+
+
+def _r_print(rng):
+    a = _rlayout(rng, _ANY, 2, 64)
+    if not (isinstance(a.s, tuple) and len(a.s) == 2):
+        raise _Skip
+    return f"print_layout({a.txt})"
+
+
+def _r_misc(rng):
+    a = _rlayout(rng)
+    s = _wrap(a.s)
+    r = rng.random()
+    if r < 0.2:
+        return f"make_identity_layout({_sp(a.s)})"
+    if r < 0.35:
+        perm = list(range(len(s)))
+        rng.shuffle(perm)
+        return f"make_ordered_layout({_sp(s)}, {_sp(tuple(_S(v) for v in perm))})"
+    if r < 0.5:
+        return f"coalesce({_sp(a.s)})"
+    if r < 0.6:  # integer-tuple algebra on the (flattened) shape
+        fs, n, fn = tuple(_flat(a.s)), _rint(rng, 1, 12), rng.choice(("shape_div", "ceil_div"))
+        rest = n
+        for v in fs:
+            if fn == "shape_div" and v % rest and rest % v:
+                raise _Skip  # shape_div's divisibility condition
+            rest = _cdiv(rest, v)
+        return f"{fn}({_sp(fs)}, {_sp(n)})"
+    if r < 0.75 and len(s) >= 2:
+        i = rng.randint(0, len(s) - 1)
+        j = rng.randint(i + 1, len(s))
+        return f"{rng.choice(('group_modes', 'take'))}({a.txt}, {i}, {j})"
+    b = _rlayout(rng, _ANY, 1, 16)
+    return f"{rng.choice(('append', 'prepend'))}({a.txt}, {b.txt})"
+
+
+def _r_identity(rng):
+    """Identity layouts and tensors (``_1@i`` strides), or flat layouts of permuted, scaled bases (``E(1) * _2``),
+    under composition, divides and calls. The model gives each basis a distinct power of 10^6 as its stride: like
+    bases, they never coalesce."""
+    op = rng.choice(("composition", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "call",
+                     "local_tile"))
+    if op != "local_tile" and rng.random() < 0.35:
+        s = _statics(rng, tuple(rng.choice(_EXTENTS) for _ in range(rng.randint(2, 3))), rng.choice((1, 1, 0.5, 0)))
+        perm, k = list(range(len(s))), [rng.choice((1, 1, 2, 4)) for _ in s]
+        rng.shuffle(perm)
+        a = _L(s, tuple(_S(k[i] * 10 ** (6 * perm[i])) for i in range(len(s))))
+        d = ", ".join(f"E({perm[i]})" + (f" * _{k[i]}" if k[i] > 1 else "") for i in range(len(s)))
+        lay = f"L({_sp(s)}, ({d}))"
+        lay = lay if op == "composition" or rng.random() < 0.6 else f"make_coord_tensor({lay})"
+    else:
+        s = _statics(rng, _rshape(rng, 2), rng.choice((1, 1, 0.5, 0)))
+        a = _L(s, _unflat(s, iter(_S(10 ** (6 * i)) for i in range(len(_flat(s))))))
+        lay = f"make_identity_{'tensor' if op != 'composition' and rng.random() < 0.4 else 'layout'}({_sp(s)})"
+    if op == "call":
+        return f"call({lay}, {_sp(_rcoord(rng, s))})"
+    if op == "local_tile":  # a tile of a flat identity tensor, picked by its coordinate among the tiles
+        if not isinstance(s, tuple) or len(s) < 2 or any(isinstance(e, tuple) for e in s):
+            raise _Skip
+        t = tuple(_S(rng.choice((1, 2, 2, 3, 4, 8))) for _ in s)
+        r = _m_divide(a, t)
+        c = tuple(_rint(rng, 0, _size(m[1]) - 1) for m in r.s)
+        return f"local_tile(make_identity_tensor({_sp(s)}), {_sp(t)}, {_sp(c)})"
+    t = _rtiler(rng, a, underscore=op in ("composition", "logical_divide"))
+    (_m_compose if op == "composition" else _m_divide)(a, t)
+    return f"{op}({lay}, {_sp(t)})"
+
+
+def _r_nested(rng):
+    """An algebra op on the result of another."""
+    a = _rlayout(rng, _INJECTIVE + ("bcast", "neg"), 2, 128)
+    r, t = rng.random(), _rtiler(rng, a)
+    if r < 0.15:
+        x, txt = _coal(a), f"coalesce({a.txt})"
+    elif r < 0.25:
+        x, txt = _filter(a), f"filter({a.txt})"
+    elif r < 0.4:
+        x, txt = _right_inverse(a), f"right_inverse({a.txt})"
+    elif r < 0.55:
+        n = _rint(rng, 1, 2 * _cosize(a))
+        x, txt = _complement(a, n), f"complement({a.txt}, {_sp(n)})"
+    elif r < 0.75:
+        x, txt = _m_compose(a, t), f"composition({a.txt}, {_sp(t)})"
+    elif r < 0.9:
+        x, txt = _m_divide(a, t), f"logical_divide({a.txt}, {_sp(t)})"
+    else:
+        x, txt = _m_product(a, t), f"logical_product({a.txt}, {_sp(t)})"
+    x = _L(x.s, x.d, txt)
+    op = rng.choice(("coalesce", "composition", "divide", "divide", "right_inverse", "left_inverse", "complement",
+                     "blocked_product", "composed"))
+    if op == "coalesce":
+        return f"coalesce({x.txt})"
+    if op == "composition":
+        t = _rtiler(rng, x)
+        _m_compose(x, t)
+        return f"composition({x.txt}, {_sp(t)})"
+    if op == "composed":  # a layout composed with the result
+        y = _rlayout(rng, _INJECTIVE, 2, 256)
+        _compose(y, x)
+        return f"composition({y.txt}, {x.txt})"
+    if op == "divide":
+        div = rng.choice(("logical_divide", "zipped_divide", "tiled_divide", "flat_divide"))
+        t = _rtiler(rng, x, underscore=div == "logical_divide")
+        _m_divide(x, t)
+        return f"{div}({x.txt}, {_sp(t)})"
+    _injective(x)
+    if op == "right_inverse":
+        return f"right_inverse({x.txt})"
+    if op == "left_inverse":
+        _left_invertible(x)
+        return f"left_inverse({x.txt})"
+    if op == "complement":
+        _complement(x, _cosize(_filter(x)))
+        return f"complement({x.txt})"
+    t = _rlayout(rng, _INJECTIVE, 2, 16)
+    _blocked(x, t)
+    return f"blocked_product({x.txt}, {t.txt})"
+
+
+_RANDOM_OPS = ((_r_basic, 3), (_r_call, 3), (_r_composition, 6), (_r_complement, 3), (_r_inverse, 3),
+               (_r_divide, 6), (_r_product, 6), (_r_swizzle, 5), (_r_common, 2), (_r_print, 1), (_r_misc, 2),
+               (_r_identity, 3), (_r_nested, 5))
+
+
+def _random_cases(seed, count, avoid=()):
+    """``count`` distinct expressions drawn with ``random.Random(seed)``; each draw that breaks a precondition of
+    CuTe's algebra (see the model above) is dropped and drawn again."""
+    rng = random.Random(seed)
+    ops = [f for f, w in _RANDOM_OPS for _ in range(w)]
+    out, seen = [], set(avoid)
+    while len(out) < count:
+        try:
+            e = rng.choice(ops)(rng)
+        except _Skip:
+            continue
+        if e not in seen:
+            seen.add(e)
+            out.append(e)
+    return out
+
+
+_FIXED = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + TENSOR + BASIS + EXTRA \
+    + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated() + _negative_generated()
+RANDOM = _random_cases(seed=20240607, count=360, avoid=_FIXED)
+CASES = _FIXED + RANDOM

@@ -37,10 +37,11 @@ from .int_tuple import (
     product,
     shape_div,
 )
+from .int_tuple import ceil_div_tuple as ceil_div  # CuTe's ceil_div: integers, and shapes mode by mode
 from .int_tuple import depth as _tuple_depth
 from .int_tuple import flatten as _tuple_flatten
 from .int_tuple import rank as _tuple_rank
-from .integer import Int, Underscore, _, ceil_div, is_static, static
+from .integer import Int, Underscore, _, is_static, static
 from .layout import (
     Layout,
     LayoutLeft,

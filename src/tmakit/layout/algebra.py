@@ -324,7 +324,10 @@ def tile_to_shape(block, target_shape, order=LayoutLeft):
     tshape = product_each(target_shape)
     for t, b in zip(wrap(tshape), wrap(bshape)):
         check_divisor(t, b)
-    if is_static(tshape) and is_static(bshape) and any(int(t) % int(b) for t, b in zip(wrap(tshape), wrap(bshape))):
+    if is_static(tshape) and not is_static(bshape):  # CuTe's CUTE_STATIC_ASSERT_V(evenly_divides(...)) needs both
+        raise LayoutError(f"tile_to_shape: a static target {to_str(tshape)} needs a static block shape, got "
+                          f"{to_str(bshape)} (CuTe checks the division at compile time)")
+    if is_static(tshape) and any(int(t) % int(b) for t, b in zip(wrap(tshape), wrap(bshape))):
         raise LayoutError(f"tile_to_shape: block shape {to_str(bshape)} does not divide {to_str(tshape)}")
     pshape = ceil_div_tuple(tshape, bshape)
     return blocked_product(padded, Layout(pshape, compact_order(pshape, order)))

@@ -63,6 +63,9 @@ class ComposedLayout:
         """(sliced layout, pointer offset). A general composed layout keeps the offset inside (``A o O+o o B'``);
         a swizzled one decays to a plain layout where the swizzle allows it (CuTe's swizzle_layout.hpp)."""
         if isinstance(self.layout_a, Swizzle) and not _all_underscore(crd):
+            if not has_underscore(crd):  # CuTe composes the swizzle's projections with the empty slice: no such layout
+                raise LayoutError(f"slice_and_offset({to_str(crd)}, {self}): a swizzled layout is sliced only with a "
+                                  "'_' in the coordinate (CuTe rejects it at compile time)")
             return _swizzle_slice(self, crd)
         sub, off = self.layout_b.slice_and_offset(crd)
         return ComposedLayout(self.layout_a, self.offset + off, sub), Int(0)

@@ -99,9 +99,10 @@ class Layout:
         return crd2idx(self.get_hier_coord(idx), self.shape)
 
     def slice_and_offset(self, crd):
-        """(sub-layout, offset) for a coordinate containing ``_`` (CuTe's slice_and_offset)."""
+        """(sub-layout, offset) for a coordinate containing ``_`` (CuTe's slice_and_offset); without a ``_`` the
+        sub-layout is the empty ``():()``, as in CuTe."""
         crd = normalize(crd, what="coordinate")
-        sub = self(crd) if has_underscore(crd) else Layout(Int(1), Int(0))
+        sub = self(crd) if has_underscore(crd) else Layout((), ())
         return sub, crd2idx(fill_underscore(crd), self.shape, self.stride)
 
 
