@@ -273,15 +273,15 @@ def _thread_context(dev: int) -> None:
     ensure_context(dev if dev >= 0 else None)
 
 
-def _retry(r: int, dev: int, cfg_addr: int, fn: int, params_addr: int) -> int:
-    """The result of a packed launch that returned ``r``, launched again once if ``r`` says the calling thread has
-    no current context: a thread where nothing has touched CUDA yet (autograd's device thread running a backward, a
-    new thread that got a finished one's identity and with it that thread's slot) has none. Costs nothing on a
-    launch that succeeds."""
+def _retry(r: int, dev: int, cfg_addr: int, fn: int, params_addr: int, launch=None) -> int:
+    """The result of a packed launch that returned ``r``, launched again once (with ``launch``, default the bound
+    ``cuLaunchKernelEx``) if ``r`` says the calling thread has no current context: a thread where nothing has touched
+    CUDA yet (autograd's device thread running a backward, a new thread that got a finished one's identity and with
+    it that thread's slot) has none. ``dev`` < 0: torch's current device. Costs nothing on a launch that succeeds."""
     if r != _INVALID_CONTEXT:
         return r
     _thread_context(dev)
-    return _launch_ex(cfg_addr, fn, params_addr, None)
+    return (launch or _launch_ex)(cfg_addr, fn, params_addr, None)
 
 
 _get_ident = threading.get_ident

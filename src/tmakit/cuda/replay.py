@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 
-from .packed import _CLUSTER_ATTR, _PDL_ATTR, _LaunchAttr, _LaunchConfig, replace_map_address
+from .packed import _CLUSTER_ATTR, _PDL_ATTR, _LaunchAttr, _LaunchConfig, _retry, replace_map_address
 
 __all__ = ["RecordedLaunch", "device_address", "other_addresses", "record"]
 
@@ -274,11 +274,8 @@ class RecordedLaunch:
         for k in self.kernels:
             k.cfg.stream = stream
             r = self._launch(k.cfg_addr, k.func, k.params_addr, None)
-            if r == 201:  # CUDA_ERROR_INVALID_CONTEXT: a thread that never touched CUDA (as packed._retry)
-                from .driver import ensure_context
-
-                ensure_context()
-                r = self._launch(k.cfg_addr, k.func, k.params_addr, None)
+            if r:
+                r = _retry(r, -1, k.cfg_addr, k.func, k.params_addr, self._launch)
             if r:
                 from .driver import check, cu
 

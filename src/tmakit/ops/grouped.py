@@ -171,33 +171,33 @@ def _tma_readable(t) -> bool:
     return t.data_ptr() % 16 == 0 and all(st * eb % 16 == 0 for st, n in zip(t.stride(), t.shape) if st != 1 and n > 1)
 
 
+def _spans(ends):
+    """(group, lo, hi) of the non-empty groups that end offsets ``ends`` describe (a decreasing offset: empty)."""
+    lo = 0
+    for g, hi in enumerate(ends):
+        if hi > lo:
+            yield g, lo, hi
+        lo = max(lo, hi)
+
+
 def _loop(torch, a, b, offs, od):
     if offs is None:
         return torch.bmm(a, b).to(od) if a.dim() == 3 else torch.matmul(a, b).to(od)
     ends = [int(x) for x in offs.tolist()]
     if a.dim() == 2 and b.dim() == 3:  # rows of a grouped
         r = torch.zeros(a.shape[0], b.shape[2], dtype=od, device=a.device)
-        lo = 0
-        for g, hi in enumerate(ends):
-            if hi > lo:
-                r[lo:hi] = (a[lo:hi].float() @ b[g].float()).to(od)
-            lo = max(lo, hi)
+        for g, lo, hi in _spans(ends):
+            r[lo:hi] = (a[lo:hi].float() @ b[g].float()).to(od)
         return r
     if a.dim() == 3 and b.dim() == 2:  # columns of b grouped
         r = torch.zeros(a.shape[1], b.shape[1], dtype=od, device=a.device)
-        lo = 0
-        for g, hi in enumerate(ends):
-            if hi > lo:
-                r[:, lo:hi] = (a[g].float() @ b[:, lo:hi].float()).to(od)
-            lo = max(lo, hi)
+        for g, lo, hi in _spans(ends):
+            r[:, lo:hi] = (a[g].float() @ b[:, lo:hi].float()).to(od)
         return r
     if a.dim() == 2 and b.dim() == 2:  # K grouped (weight gradients): one (M, N) product per group
         r = torch.zeros(len(ends), a.shape[0], b.shape[1], dtype=od, device=a.device)
-        lo = 0
-        for g, hi in enumerate(ends):
-            if hi > lo:
-                r[g] = (a[:, lo:hi].float() @ b[lo:hi].float()).to(od)
-            lo = max(lo, hi)
+        for g, lo, hi in _spans(ends):
+            r[g] = (a[:, lo:hi].float() @ b[lo:hi].float()).to(od)
         return r
     raise GemmError(f"grouped_mm: no torch path for a {a.dim()}-D x {b.dim()}-D call with offs on this torch")
 
