@@ -62,14 +62,39 @@ def test_outputs_at_any_row_pitch_and_start_plan():
         kp.plan_list(As, Bs, [_T((10, 32), (1, 10))])
 
 
-def test_cpu_lists_run_torch():
-    As = [torch.randn(5, 8), torch.randn(3, 16)]
-    Bs = [torch.randn(8, 4), torch.randn(16, 2)]
+def test_cpu_lists_run_dense_calls():
+    """Problems the kernel cannot take (here CPU tensors) run as tk.ops.gemm calls; last_path names the first and
+    why; strict raises; shapes that do not compose raise either way."""
+    As = [torch.randn(5, 8), torch.randn(3, 16), torch.randn(0, 16), torch.randn(2, 0)]
+    Bs = [torch.randn(8, 4), torch.randn(16, 2), torch.randn(16, 3), torch.randn(0, 5)]
     got = tk.ops.gemm_list(As, Bs)
-    assert tk.ops.last_path.startswith("torch:")
+    assert tk.ops.last_path.startswith("tk.ops.gemm x4; problem 0 and 3 more by tk.ops.gemm: tensors on ['cpu']"), \
+        tk.ops.last_path
     assert all(torch.allclose(g, a @ b) for g, a, b in zip(got, As, Bs))
+    assert got[3].shape == (2, 5) and not got[3].any()
     with pytest.raises(GemmError, match="strict=True"):
         tk.ops.gemm_list(As, Bs, strict=True)
+    with pytest.raises(GemmError, match="problem 1: shapes do not compose"):
+        tk.ops.gemm_list(As[:2], [Bs[0], Bs[0]])
+    with pytest.raises(GemmError, match=r"problem 0: out must be \(5, 4\)"):
+        tk.ops.gemm_list(As[:1], Bs[:1], out=[torch.empty(4, 5)])
+
+
+def test_plan_rules_dtypes_and_problem_fit():
+    """One launch runs one dtype pair; problem_fit names each problem's rule break and its launch key."""
+    As = [_T((10, 64), (64, 1)), _T((10, 64), (64, 1), dtype=torch.float16)]
+    Bs = [_T((64, 32), (1, 64)), _T((64, 32), (1, 64), dtype=torch.float16)]
+    outs = [_T((10, 32), (32, 1)), _T((10, 32), (32, 1), dtype=torch.float16)]
+    with pytest.raises(GemmError, match="problem 1: a, b and out must have problem 0's dtypes"):
+        kp.plan_list(As, Bs, outs)
+    assert kp.problem_fit(As[0], Bs[0], outs[0]) == ("", ("bfloat16", 0, "bfloat16"))
+    assert kp.problem_fit(As[1], Bs[1], outs[1]) == ("", ("float16", 0, "float16"))
+    assert kp.problem_fit(As[0], _T((64, 32), (32, 1)), outs[0]) == ("", ("bfloat16", 1, "bfloat16"))
+    assert kp.problem_fit(_T((10, 0), (1, 1)), _T((0, 32), (1, 1)), outs[0])[1] == ("bfloat16", None, "bfloat16")
+    why, _ = kp.problem_fit(_T((10, 60), (60, 1)), _T((60, 32), (1, 60)), outs[0])
+    assert "multiples of 16 bytes" in why
+    why, _ = kp.problem_fit(As[0], Bs[1], outs[0])
+    assert "bfloat16 or float16" in why
 
 
 def _problems(rng, count, dtype, b_mn):
@@ -189,6 +214,45 @@ def test_lists_with_large_problems_run_them_alone():
                 assert float((o - ref).norm() / ref.norm()) < 1e-2
     big = [As[0], As[0]]
     outs = tk.ops.gemm_list(big, [Bs[0], Bs[0]])
-    assert tk.ops.last_path == "tma:ptr-array+2 alone"
+    assert tk.ops.last_path == "tk.ops.gemm x2"
     assert all(float((o.float() - As[0].float() @ Bs[0].float()).norm()) < 1e-2 *
                float((As[0].float() @ Bs[0].float()).norm()) for o in outs)
+
+
+@pytest.mark.gpu
+def test_mixed_lists_launch_per_kind_and_run_rule_breakers_as_dense_calls():
+    """A list mixing dtypes, B layouts and output dtypes launches the kernel once per kind; a problem the kernel
+    cannot take (120-byte rows, CPU tensors) runs as a tk.ops.gemm call while the rest stays in the kernel; the
+    cached second call (new data, same tensors) replays all of it; strict raises."""
+    rng = random.Random(3)
+    A1, B1 = _problems(rng, 9, torch.bfloat16, False)
+    A2, B2 = _problems(rng, 7, torch.bfloat16, True)
+    A3, B3 = _problems(rng, 5, torch.float16, False)
+    odd = (torch.randn(40, 60, device="cuda", dtype=torch.bfloat16), torch.randn(60, 72, device="cuda",
+                                                                                 dtype=torch.bfloat16))
+    cpu = (torch.randn(6, 16), torch.randn(16, 10))
+    As = A1[:4] + [odd[0]] + A2 + A3 + [cpu[0]] + A1[4:]
+    Bs = B1[:4] + [odd[1]] + B2 + B3 + [cpu[1]] + B1[4:]
+    ods = [torch.float32 if g < 4 else a.dtype for g, a in enumerate(As)]
+    outs = [torch.full((a.shape[0], b.shape[1]), float("nan"), device=a.device, dtype=od)
+            for a, b, od in zip(As, Bs, ods)]
+    kinds = {kp.problem_fit(a, b, o)[1] for a, b, o in zip(As, Bs, outs) if a.is_cuda and min(
+        a.shape[0], a.shape[1], b.shape[1]) > 0 and a is not odd[0]}
+    assert len(kinds) >= 3
+    for round_ in range(2):
+        tk.ops.gemm_list(As, Bs, out=outs)
+        path = tk.ops.last_path
+        assert path.startswith(f"tma:ptr-array x{len(kinds)}+2 alone; problem 4 and 1 more by tk.ops.gemm: row "
+                               "pitches"), path
+        for g, (a, b, o) in enumerate(zip(As, Bs, outs)):
+            ref = a.float() @ b.float()
+            if ref.numel() == 0:
+                continue
+            err = float((o.float() - ref).norm() / ref.norm().clamp_min(1e-30)) if ref.abs().sum() else \
+                float(o.float().abs().max())
+            assert err < 1e-2, (round_, g, tuple(a.shape), tuple(b.shape), err)
+        for a, o in zip(As, outs):
+            a.copy_(torch.randn_like(a))
+            o.fill_(float("nan"))
+    with pytest.raises(GemmError, match="problem 4: row pitches"):
+        tk.ops.gemm_list(As, Bs, out=outs, strict=True)

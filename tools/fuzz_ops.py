@@ -445,8 +445,11 @@ def fuzz_gemm_list(c):
     rng = c.rng
     dt = rng.choice([BF16] * 4 + [F16] * 4 + [F32])
     count, b_mn, mixed = rng.choice([1, 1, 2, 3, 5, 17, 64, 200]), rng.random() < 0.4, rng.random() < 0.1
+    mixed_dtypes = rng.random() < 0.15  # one launch per dtype pair: the op splits the list
     As, Bs, shapes = [], [], []
     for _ in range(count):
+        if mixed_dtypes:
+            dt = rng.choice([BF16, F16, BF16, F16, F32])
         m = 0 if rng.random() < 0.05 else size(rng, 2048)
         n, k = align(rng, size(rng, 1024), 8, 0.9), 0 if rng.random() < 0.03 else align(rng, size(rng, 1024), 8, 0.85)
         m, n, k = shrink([m, n, k], LIMITS["flop"] // 2 // count) if m and k else (m, n, k)
@@ -456,20 +459,23 @@ def fuzz_gemm_list(c):
                   Operand(c, (k, n), dt, perm=0, pad=0.1, step=0, offset=0.03).t)
         shapes.append((m, n, k))
     od = dt if rng.random() < 0.7 else rng.choice([BF16, F16, F32])
-    c.note(count=count, b_mn=b_mn, mixed=mixed, dtype=dt, od=od, shapes=shapes[:6], a0=desc(As[0]), b0=desc(Bs[0]))
+    c.note(count=count, b_mn=b_mn, mixed=mixed, mixed_dtypes=mixed_dtypes, dtype=dt, od=od, shapes=shapes[:6],
+           a0=desc(As[0]), b0=desc(Bs[0]))
     outs, kw = None, {}
+    ods = [od] * count
     if rng.random() < 0.4:
-        outs = [Operand(c, (a.shape[0], b.shape[1]), od, perm=0.1, pad=0.35, offset=0.1, poisoned=True)
-                for a, b in zip(As, Bs)]
+        ods = [rng.choice([BF16, F16, F32]) if mixed_dtypes else od for _ in range(count)]
+        outs = [Operand(c, (a.shape[0], b.shape[1]), o, perm=0.1, pad=0.35, offset=0.1, poisoned=True)
+                for a, b, o in zip(As, Bs, ods)]
         kw["out"] = [o.t for o in outs]
-    elif od != dt or rng.random() < 0.3:
+    elif od != dt or mixed_dtypes or rng.random() < 0.3:
         kw["out_dtype"] = od
     wants = [a.double() @ b.double() for a, b in zip(As, Bs)]
     rs = c.call(tk.ops.gemm_list, As, Bs, **kw)
     if len(rs) != count:
         raise Fail(f"{len(rs)} results for {count} problems")
     for i, (r, w) in enumerate(zip(rs, wants)):
-        result(r, w.shape, od, outs[i] if outs else None)
+        result(r, w.shape, ods[i], outs[i] if outs else None)
         close(r, w, TOL_LIST, f"problem {i} {shapes[i]}")
 
 

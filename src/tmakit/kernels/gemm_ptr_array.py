@@ -30,7 +30,8 @@ from .gemm import (
     smem_bytes,
 )
 
-__all__ = ["ListPlan", "plan_list", "problem_rows", "kernel_name", "launcher", "MAP_BYTES"]
+__all__ = ["ListPlan", "check_shapes", "problem_fit", "plan_list", "problem_rows", "kernel_name", "launcher",
+           "MAP_BYTES"]
 
 MAP_BYTES = 128
 EDIT_SMEM = 384  # two 128-byte maps being edited, 128-byte aligned after the unit slots
@@ -46,50 +47,77 @@ class ListPlan:
     first: int  # a problem with M, N, K > 0 (its maps are the templates), or -1 when none has work
 
 
-def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = None) -> ListPlan:
-    """Check every problem (no GPU needed) and return the plan; ``outs``: the (M_g, N_g) results (already
-    allocated). Raises :class:`GemmError` naming the problem, the rule and a fix."""
+def check_shapes(As, Bs, outs) -> None:
+    """The meaning of a problem list, whatever runs it: as many a's, b's and outs, 2-D operands whose shapes compose,
+    each out (M_g, N_g). Raises :class:`GemmError` naming the problem."""
     if not (len(As) == len(Bs) == len(outs)) or not As:
-        raise GemmError(f"gemm_list needs as many a's as b's (and outs), at least one: got {len(As)}, {len(Bs)}")
-    ta = _dtype_name(As[0].dtype)
-    if ta not in _IN:
-        raise GemmError(f"a[0].dtype must be bfloat16 or float16, got {ta}")
-    od = _dtype_name(outs[0].dtype)
-    if od not in _OUT:
-        raise GemmError(f"output dtype must be bfloat16, float16 or float32, got {od}")
-    eb = _ELEM[ta]
-    b_mn, first, rows = None, -1, 0
+        raise GemmError(f"gemm_list needs as many a's as b's (and outs), at least one: got {len(As)}, {len(Bs)}, "
+                        f"{len(outs)}")
     for g, (a, b, c) in enumerate(zip(As, Bs, outs)):
-        if a.dim() != 2 or b.dim() != 2 or _dtype_name(a.dtype) != ta or _dtype_name(b.dtype) != ta:
-            raise GemmError(f"problem {g}: a and b must be 2-D {ta} like problem 0, got {a.dim()}-D {a.dtype} and "
-                            f"{b.dim()}-D {b.dtype}")
+        if a.dim() != 2 or b.dim() != 2:
+            raise GemmError(f"problem {g}: a and b must be 2-D, got {a.dim()}-D and {b.dim()}-D")
         (m, k), (kb, n) = tuple(int(s) for s in a.shape), tuple(int(s) for s in b.shape)
         if kb != k:
             raise GemmError(f"problem {g}: shapes do not compose: a is {m}x{k}, b is {kb}x{n}")
-        if tuple(int(s) for s in c.shape) != (m, n) or _dtype_name(c.dtype) != od:
-            raise GemmError(f"problem {g}: out must be ({m}, {n}) {od}, got {tuple(c.shape)} {c.dtype}")
-        if min(m, n, k) == 0:
+        if tuple(int(s) for s in c.shape) != (m, n):
+            raise GemmError(f"problem {g}: out must be ({m}, {n}), got {tuple(c.shape)}")
+
+
+def problem_fit(a, b, c) -> tuple[str, tuple]:
+    """Whether the kernel can take one problem (shapes already checked): ``(why, key)``, ``why`` empty when it can.
+    ``key`` = (a's dtype, B layout, out dtype): one launch takes problems of one key. A problem with nothing to
+    multiply (M, N or K = 0) fits any launch of its dtypes (its B layout is ``None``)."""
+    ta, od = _dtype_name(a.dtype), _dtype_name(c.dtype)
+    if ta not in _IN or _dtype_name(b.dtype) != ta:
+        return f"a and b must both be bfloat16 or float16, got {a.dtype} and {b.dtype}", ()
+    if od not in _OUT:
+        return f"output dtype must be bfloat16, float16 or float32, got {od}", ()
+    (m, k), n = tuple(int(s) for s in a.shape), int(b.shape[1])
+    if min(m, n, k) == 0:
+        return "", (ta, None, od)
+    eb = _ELEM[ta]
+    if int(a.stride(1)) != 1 and k > 1:
+        return f"a must have contiguous rows, got strides {tuple(a.stride())}", ()
+    try:
+        b_mn, ldb = _b_layout(b, k, n, eb)
+    except GemmError as e:
+        return str(e), ()
+    lda = int(a.stride(0)) if m > 1 else -(-k * eb // 16) * 16 // eb
+    if (lda * eb) % 16 or (ldb * eb) % 16:
+        return f"row pitches {lda} / {ldb} elements are not multiples of 16 bytes (TMA)", ()
+    if int(a.data_ptr()) % 128 or int(b.data_ptr()) % 128:
+        return "a and b must start 128-byte aligned (128-byte-swizzled maps)", ()
+    if int(c.stride(1)) != 1 and n > 1:  # (any row pitch and start: the kernel's plain stores check alignment)
+        return f"out must have contiguous rows, got strides {tuple(c.stride())}", ()
+    for nm, v in (("M", m), ("N", n), ("K", k)):
+        if v >= 2**31:
+            return f"{nm} = {v} does not fit the kernel's 32-bit indices", ()
+    return "", (ta, b_mn, od)
+
+
+def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = None) -> ListPlan:
+    """Check every problem (no GPU needed) and return the plan of one launch; ``outs``: the (M_g, N_g) results
+    (already allocated). Raises :class:`GemmError` naming the problem, the rule and a fix."""
+    check_shapes(As, Bs, outs)
+    dtypes, b_mn, first, rows = None, None, -1, 0
+    for g, (a, b, c) in enumerate(zip(As, Bs, outs)):
+        why, key = problem_fit(a, b, c)
+        if why:
+            raise GemmError(f"problem {g}: {why}")
+        ta, bm_, od = key
+        if dtypes is None:
+            dtypes = (ta, od)
+        elif (ta, od) != dtypes:
+            raise GemmError(f"problem {g}: a, b and out must have problem 0's dtypes ({dtypes[0]} -> {dtypes[1]}), "
+                            f"got {ta} -> {od}; one launch runs one dtype pair")
+        if bm_ is None:
             continue
-        if int(a.stride(1)) != 1 and k > 1:
-            raise GemmError(f"problem {g}: a must have contiguous rows, got strides {tuple(a.stride())}")
-        bm_, ldb = _b_layout(b, k, n, eb)
         if b_mn is None:
-            b_mn = bm_
+            b_mn, first = bm_, g
         elif bm_ != b_mn:
             raise GemmError(f"problem {g}: every b must have problem {first}'s layout "
                             f"({'row-major (K, N)' if b_mn else 'K-major (w.t())'})")
-        lda = int(a.stride(0)) if m > 1 else -(-k * eb // 16) * 16 // eb
-        if (lda * eb) % 16 or (ldb * eb) % 16:
-            raise GemmError(f"problem {g}: row pitches {lda} / {ldb} elements are not multiples of 16 bytes (TMA)")
-        if int(a.data_ptr()) % 128 or int(b.data_ptr()) % 128:
-            raise GemmError(f"problem {g}: a and b must start 128-byte aligned (128-byte-swizzled maps)")
-        if int(c.stride(1)) != 1 and n > 1:  # (any row pitch and start: the kernel's plain stores check alignment)
-            raise GemmError(f"problem {g}: out must have contiguous rows, got strides {tuple(c.stride())}")
-        for nm, v in (("M", m), ("N", n), ("K", k)):
-            if v >= 2**31:
-                raise GemmError(f"problem {g}: {nm} = {v} does not fit the kernel's 32-bit indices")
-        first = g if first < 0 else first
-        rows += m
+        rows += int(a.shape[0])
     if isinstance(config, str):
         config = CONFIGS[config]
     if config is None:
@@ -98,7 +126,7 @@ def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = No
         raise GemmError(f"config {config.name}: the ptr-array kernel runs single CTAs without the deferred epilogue")
     if b_mn and (config.bn // 64) % config.cluster:
         raise GemmError(f"config {config.name}: row-major b needs bn / 64 boxes split evenly over the cluster")
-    return ListPlan(len(As), ta, od, config, int(b_mn or 0), first)
+    return ListPlan(len(As), dtypes[0], dtypes[1], config, int(b_mn or 0), first)
 
 
 def problem_rows(As, Bs, outs) -> list[list[int]]:

@@ -224,43 +224,46 @@ def _problem_array(torch, rows, dev):
 def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=None):
     """``[a @ b for a, b in zip(As, Bs)]`` in one launch (CUTLASS's ptr-array grouped GEMM): each problem has its own
     M, N, K, pointers and strides; the kernel's producer rewrites its tensor maps on the device for each problem
-    (``tmakit.kernels.gemm_ptr_array``). ``out``: optional list of (M_g, N_g) results. Problems that break the
-    kernel's rules (CPU tensors, mixed dtypes or B layouts, pitches TMA cannot read) run ``torch.matmul`` per
-    problem, and ``tk.ops.last_path`` says why; ``strict=True`` raises ``GemmError`` instead. Without ``strict`` or
-    ``config``, a large problem (:func:`alone_problems`) runs as its own ``tk.ops.gemm`` call after the list's
-    launch (its own plan and route: the list's one tile shape measured slower on such problems, docs/GROUPED.md),
-    and ``last_path`` counts them (``tma:ptr-array+2 alone``). Returns the list of results."""
+    (``tmakit.kernels.gemm_ptr_array``). ``out``: optional list of (M_g, N_g) results (default: new tensors of
+    ``out_dtype``, else of each a's dtype). One launch takes problems of one dtype pair and one B layout: a list
+    that mixes them launches once per kind. A problem the kernel cannot take (CPU tensors, other dtypes, pitches TMA
+    cannot read) runs as its own ``tk.ops.gemm`` call, the rest of the list still in the kernel, and
+    ``tk.ops.last_path`` names the first such problem and why; ``strict=True`` raises ``GemmError`` instead.
+    Without ``strict`` or ``config``, a large problem (:func:`alone_problems`) runs as its own ``tk.ops.gemm`` call
+    after the list's launch (its own plan and route: the list's one tile shape measured slower on such problems,
+    docs/GROUPED.md). ``last_path``: ``tma:ptr-array`` (``x2`` for two launches), then ``+N alone`` for the problems
+    run as dense calls (``tk.ops.gemm xN`` where none runs in the list kernel), then the first problem that broke a
+    rule. Shapes that do not compose raise ``GemmError`` either way.
+    Returns the list of results."""
 
     torch = torch_module()
     As, Bs = list(As), list(Bs)
     if len(As) != len(Bs) or not As:
         raise ValueError(f"gemm_list needs as many a's as b's, at least one: got {len(As)} and {len(Bs)}")
-    od = out[0].dtype if out else (out_dtype or As[0].dtype)
     outs = list(out) if out is not None else [
-        torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=od, device=a.device) for a, b in zip(As, Bs)]
+        torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=out_dtype or a.dtype, device=a.device)
+        for a, b in zip(As, Bs)]
     if len(outs) != len(As):
         raise ValueError(f"out has {len(outs)} tensors for {len(As)} problems")
     cuda = As[0].is_cuda and As[0].get_device() == current_device()
-    key = tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, b.data_ptr(), b.shape, b.stride(), b.dtype,
-                 o.data_ptr(), o.shape, o.stride(), o.dtype) for a, b, o in zip(As, Bs, outs)) + (
+    key = tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, a.device, b.data_ptr(), b.shape, b.stride(), b.dtype,
+                 b.device, o.data_ptr(), o.shape, o.stride(), o.dtype, o.device) for a, b, o in zip(As, Bs, outs)) + (
         config, bool(strict), _stream()) if cuda else None
     run = _lists.get(key) if cuda else None
     if run is None:
         run = _list_run(torch, As, Bs, outs, strict, config)
-        if run is not None and cuda:
+        if cuda:
             if len(_lists) > 256:
                 _lists.clear()
             _lists[key] = run
-    if run is None:  # the torch path ran
-        return outs
-    zero, fn, alone = run
+    zero, launches, dense, path = run
     for o in zero:
         o.zero_()
-    if fn is not None:
+    for fn in launches:
         fn()
-    for g in alone:
+    for g in dense:
         gemm(As[g], Bs[g], out=outs[g])
-    set_path(f"tma:ptr-array+{len(alone)} alone" if alone else "tma:ptr-array")
+    set_path(path)
     return outs
 
 
@@ -306,43 +309,72 @@ def alone_problems(As, Bs, outs, sms: int | None = None) -> list[int]:
 
 
 def _list_run(torch, As, Bs, outs, strict, config):
-    """Check and plan a problem list: (outputs to zero, launch or None, problems run alone), or None after running
-    the torch path."""
+    """Plan a problem list: (outputs to zero, the list launches, problems run as their own ``tk.ops.gemm`` calls,
+    ``last_path``). The kernel's problems launch once per (dtype, B layout, out dtype); problems it cannot take run
+    as dense calls (``strict`` raises); problems with nothing to multiply only have their outputs zeroed."""
     from ..kernels import gemm_ptr_array as _kp
 
-    devs = {t.device for t in As + Bs + outs}
-    why = ""
-    if len(devs) != 1 or not As[0].is_cuda:
-        why = f"tensors on {sorted(map(str, devs))}: the kernel runs on one CUDA device"
+    _kp.check_shapes(As, Bs, outs)
+    dense = set() if strict or config is not None else set(alone_problems(As, Bs, outs))
+    groups, broken, zero = {}, [], []
+    for g, (a, b, o) in enumerate(zip(As, Bs, outs)):
+        if g in dense:
+            continue
+        why = _not_on_this_device(a, b, o)
+        why, key = (why, ()) if why else _kp.problem_fit(a, b, o)
+        if why:
+            broken.append((g, why))
+        elif key[1] is not None:
+            groups.setdefault(key, []).append(g)
+        elif int(a.shape[1]) == 0 and o.numel():
+            zero.append(o)
+    if broken:
+        g, why = broken[0]
+        if strict:
+            raise GemmError(f"the ptr-array kernel cannot take this call: problem {g}: {why} (strict=True)")
+        dense.update(g for g, _ in broken)
+    launches = _list_launches(torch, As, Bs, outs, list(groups.values()), config) if groups else []
+    return zero, launches, sorted(dense), _list_path(len(launches), len(dense), broken)
+
+
+def _list_path(launches: int, dense: int, broken: list) -> str:
+    """``last_path`` of a list: its launches, the problems run as dense calls, the first that broke a rule."""
+    if launches:
+        path = "tma:ptr-array" + (f" x{launches}" if launches > 1 else "") + (f"+{dense} alone" if dense else "")
     else:
-        try:
-            p = _kp.plan_list(As, Bs, outs, config=config)
-        except GemmError as e:
-            why = str(e)
-    alone = [] if why or strict or config is not None else alone_problems(As, Bs, outs)
-    if alone:
-        skip = set(alone)
-        keep = [g for g in range(len(As)) if g not in skip]
-        if not keep:
-            return [], None, alone
-        As, Bs, outs = [As[g] for g in keep], [Bs[g] for g in keep], [outs[g] for g in keep]
-        p = _kp.plan_list(As, Bs, outs, config=config)
-    if why:
-        _refuse_or_record("ptr-array kernel", why, strict)
-        for a, b, o in zip(As, Bs, outs):
-            o.copy_(torch.matmul(a, b)) if o.dtype != a.dtype else torch.matmul(a, b, out=o)
-        return None
-    zero = [o for a, o in zip(As, outs) if int(a.shape[1]) == 0 and o.numel()]
-    if p.first < 0:
-        return zero, None, alone
-    rows = _kp.problem_rows(As, Bs, outs)
-    dev = As[0].device
-    with on_device(As[0].get_device()):
-        prob = _problem_array(torch, rows, dev)
-        nbytes = _kp.grid(p) * 4 * _kp.MAP_BYTES
-        maps = _map_buffer_for(torch, dev, nbytes)
-        fn = _kp.launcher(p, rows[p.first], prob.data_ptr(), maps)
-    return zero, fn, alone
+        path = f"tk.ops.gemm x{dense}" if dense else "tma:ptr-array"
+    if broken:
+        more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
+        path += f"; problem {broken[0][0]}{more} by tk.ops.gemm: {broken[0][1]}"
+    return path
+
+
+def _not_on_this_device(a, b, o) -> str:
+    """Why a problem's tensors are not all on the current CUDA device ('' when they are)."""
+    devs = {a.device, b.device, o.device}
+    if len(devs) == 1 and a.is_cuda and a.get_device() == current_device():
+        return ""
+    return f"tensors on {sorted(map(str, devs))}: the kernel runs on the current CUDA device"
+
+
+def _list_launches(torch, As, Bs, outs, groups, config) -> list:
+    """One launch per group of problem indices, each with its own problem array and its own per-CTA map slots (one
+    buffer per device and stream, split between the launches)."""
+    from ..kernels import gemm_ptr_array as _kp
+
+    dev = As[groups[0][0]].device
+    plans = []
+    for idx in groups:
+        sub = ([As[g] for g in idx], [Bs[g] for g in idx], [outs[g] for g in idx])
+        plans.append((_kp.plan_list(*sub, config=config), _kp.problem_rows(*sub)))
+    with on_device(dev.index):
+        sizes = [_kp.grid(p) * 4 * _kp.MAP_BYTES for p, _ in plans]
+        maps = _map_buffer_for(torch, dev, sum(sizes))
+        fns = []
+        for (p, rows), off in zip(plans, (sum(sizes[:i]) for i in range(len(sizes)))):
+            prob = _problem_array(torch, rows, dev)
+            fns.append(_kp.launcher(p, rows[p.first], prob.data_ptr(), maps + off))
+    return fns
 
 
 def _refuse_or_record(kernel: str, why: str, strict: bool) -> None:

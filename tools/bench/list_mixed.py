@@ -1,0 +1,60 @@
+"""``tk.ops.gemm_list`` on lists that mix what one launch can take: the same small problems (bf16, B = ``w.t()``)
+clean, with one problem whose rows TMA cannot read (120-byte pitch), and split between bf16 and fp16. Each list
+against the loops a user would otherwise write (default ``tk.ops.gemm`` calls, ``torch.matmul``), events after an L2
+flush, interleaved rounds, medians; the "torch loop" is also what a list with one such problem ran before it was
+split (every problem through ``torch.matmul``).
+
+    PYTHONPATH=src python3 tools/bench/list_mixed.py [--rounds 5] [--reps 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+
+
+def lists(torch, count: int, lo: int, hi: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    As, Bs = [], []
+    for _ in range(count):
+        m, n, k = (8 * rng.randint(lo // 8, hi // 8) for _ in range(3))
+        As.append(torch.randn(m, k, device="cuda", dtype=torch.bfloat16))
+        Bs.append(torch.randn(n, k, device="cuda", dtype=torch.bfloat16).t())
+    odd_a = torch.randn(lo, 60, device="cuda", dtype=torch.bfloat16)
+    odd_b = torch.randn(60, lo, device="cuda", dtype=torch.bfloat16)
+    half = [a.half() if g % 2 else a for g, a in enumerate(As)], [b.half() if g % 2 else b for g, b in enumerate(Bs)]
+    return {"clean": (As, Bs), "one odd pitch": (As[:-1] + [odd_a], Bs[:-1] + [odd_b]), "bf16+fp16": half}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=15)
+    args = ap.parse_args()
+    import torch
+
+    import tmakit as tk
+    from tmakit.bench.grouped import _list_calls
+    from tmakit.bench.moe import flush_buffer, time_rounds
+
+    flush = flush_buffer(torch)
+    print(f"{torch.cuda.get_device_name()}; ratio = loop time / list time")
+    print("| problems | sides | list | last_path | list µs | vs tk.ops.gemm loop | vs torch loop | max rel err |")
+    print("|---:|---|---|---|---:|---:|---:|---:|")
+    for count, lo, hi in ((64, 128, 1024), (128, 64, 512), (16, 256, 2048)):
+        for name, (As, Bs) in lists(torch, count, lo, hi, count).items():
+            outs = [torch.empty(a.shape[0], b.shape[1], device="cuda", dtype=a.dtype) for a, b in zip(As, Bs)]
+            outs2 = [torch.empty_like(o) for o in outs]
+            fns = _list_calls(torch, tk, As, Bs, outs, outs2)  # list, gemm loop, cublas loop (torch.matmul)
+            fns["list"]()
+            path = tk.ops.last_path
+            err = max(float((o.float() - a.float() @ b.float()).norm() / (a.float() @ b.float()).norm())
+                      for a, b, o in zip(As, Bs, outs))
+            t = {k: statistics.median(v) for k, v in time_rounds(fns, flush, args.rounds, args.reps).items()}
+            print(f"| {count} | {lo}-{hi} | {name} | `{path[:60]}` | {t['list'] * 1e3:.0f} | "
+                  f"{t['gemm loop'] / t['list']:.3f} | {t['cublas loop'] / t['list']:.3f} | {err:.1e} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
