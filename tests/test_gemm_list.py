@@ -24,7 +24,7 @@ def test_plan_and_problem_rows():
     p = kp.plan_list(As, Bs, outs)
     assert (p.groups, p.b_mn, p.first, p.config.bm) == (3, 0, 0, 64)  # 107 rows over 3 problems: 64-row tiles
     rows = kp.problem_rows(As, Bs, outs)
-    assert rows[0][3:] == [100, 32, 64, 64, 64, 32] and rows[1][5] == 0 and rows[2][3:6] == [7, 48, 128]
+    assert rows[0][3:] == [100, 32, 64, 64, 64, 32, 0, 0, 0, 0] and rows[1][5] == 0 and rows[2][3:6] == [7, 48, 128]
     assert kp.kernel_name(p).startswith("tmakit_gemm_ptr_array<0, 0, 64, 128, 8, 0, 1,")
 
 
@@ -256,3 +256,136 @@ def test_mixed_lists_launch_per_kind_and_run_rule_breakers_as_dense_calls():
             o.fill_(float("nan"))
     with pytest.raises(GemmError, match="problem 4: row pitches"):
         tk.ops.gemm_list(As, Bs, out=outs, strict=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# fp8 (tk.ops.scaled_gemm_list)
+
+E4, E5 = torch.float8_e4m3fn, torch.float8_e5m2
+
+
+@pytest.mark.parametrize("scaling, fast, cfg, code", [
+    ("tensor", False, "n192_s4_c1", 2), ("row", False, "m64_n128_s8_c1", 3), ("tensor", True, "n256_s4_c1", 4),
+    ("row", True, "m64_n128_s8_c1_ov1", 5)])
+def test_fp8_list_kernels_compile_with_qgmma_and_device_side_maps(scaling, fast, cfg, code):
+    """The fp8 ptr-array kernel: QGMMA of the list's types, TMA loads through maps it rewrites on the device
+    (tensormap.replace, the proxy fences), nothing spilled in the mainloop."""
+    from sass_checks import SASS_TYPES, fp8_sass
+    from tmakit.kernels.gemm_fp8 import CONFIGS
+
+    c = CONFIGS[cfg]
+    p = kp.ListPlan(3, "float8_e5m2" if code >= 4 else "float8_e4m3fn", "bfloat16", c, 0, 0,
+                    "float8_e5m2" if code % 2 else "float8_e4m3fn", scaling, fast)
+    assert p.in_code == code
+    text, ops, kinds = fp8_sass("gemm_ptr_array.cu", kp.kernel_name(p))
+    assert kinds == {(str(c.bn), SASS_TYPES[code])}, kinds
+    assert ops["UTMALDG"] > 0 and ops["UTMASTG"] == 0  # C goes out with plain stores
+    assert "UTMACCTL.IV" in text and "UTMACCTL.PF" in text  # the rewritten maps acquired, the templates prefetched
+    lines = text.splitlines()
+    mma = [i for i, ln in enumerate(lines) if "QGMMA" in ln]
+    assert not any("LDL" in ln or "STL" in ln for ln in lines[mma[0]:mma[-1]])
+
+
+def _fp8_problem(rng, m, n, k, scaling, ta=E4, tb=E4, dev="cuda"):
+    a = (torch.randn(m, k, device=dev) * 2).to(ta)
+    b = (torch.randn(n, k, device=dev) * 2).to(tb).t()  # K-major, as fp8 wgmma reads it
+    if scaling == "tensor":
+        sa, sb = torch.rand((), device=dev) + 0.5, torch.rand((), device=dev) + 0.5
+    else:
+        sa, sb = torch.rand(m, 1, device=dev) + 0.5, torch.rand(1, n, device=dev) + 0.5
+    return a, b, sa, sb
+
+
+def _fp8_ref(a, b, sa, sb):
+    return (a.double() @ b.double()) * sa.double() * sb.double()
+
+
+def _fp8_err(o, ref) -> float:
+    if ref.numel() == 0:
+        return 0.0
+    return float((o.double() - ref).norm() / ref.norm().clamp_min(1e-30)) if ref.abs().sum() else \
+        float(o.double().abs().max())
+
+
+def test_fp8_lists_on_the_cpu_run_scaled_mm_per_problem():
+    rng = random.Random(1)
+    probs = [_fp8_problem(rng, m, n, k, sc, dev="cpu") for m, n, k, sc in ((5, 16, 32, "tensor"), (3, 8, 64, "row"))]
+    outs = tk.ops.scaled_gemm_list(*(list(x) for x in zip(*probs)))
+    assert tk.ops.last_path.startswith("tk.ops.scaled_mm x2; problem 0 and 1 more by tk.ops.scaled_mm: tensors on")
+    assert all(_fp8_err(o, _fp8_ref(*p)) < 1e-2 for o, p in zip(outs, probs))
+    with pytest.raises(GemmError, match="strict=True"):
+        tk.ops.scaled_gemm_list(*(list(x) for x in zip(*probs)), strict=True)
+    with pytest.raises(ValueError, match="as many"):
+        tk.ops.scaled_gemm_list([probs[0][0]], [probs[0][1]], [], [])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(3))
+def test_random_fp8_lists_match_the_dequantized_product(seed):
+    """Random fp8 lists (empty problems, M_g = 1, K_g not a multiple of the 128-deep slab, both scalings, both
+    accumulations, every type pair, bf16 / fp16 / fp32 out) in one launch against the fp64 product of the
+    dequantized operands."""
+    rng = random.Random(100 + seed)
+    for _ in range(12):
+        count = rng.choice([1, 3, 17, 120])
+        scaling, fast = rng.choice(["tensor", "row"]), rng.random() < 0.3
+        ta, tb = rng.choice([E4, E5]), rng.choice([E4, E5])
+        od = rng.choice([torch.bfloat16, torch.float16, torch.float32])
+        probs = []
+        for _ in range(count):
+            m = rng.choice([0, 1, 7, 64, 100, 129, 300, 700])
+            n = 16 * rng.randint(1, 40)
+            k = 16 * rng.randint(0, 80) if rng.random() < 0.95 else 16
+            probs.append(_fp8_problem(rng, m, n, k, scaling, ta, tb))
+        As, Bs, SA, SB = (list(x) for x in zip(*probs))
+        outs = [torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=od) for a, b in zip(As, Bs)]
+        tk.ops.scaled_gemm_list(As, Bs, SA, SB, out=outs, use_fast_accum=fast)
+        assert tk.ops.last_path.startswith("tma:ptr-array"), tk.ops.last_path
+        tol = 2e-2 if fast or od != torch.float32 else 2e-3
+        for g, (p, o) in enumerate(zip(probs, outs)):
+            err = _fp8_err(o, _fp8_ref(*p))
+            assert err < tol, (count, scaling, fast, ta, tb, od, g, tuple(p[0].shape), tuple(p[1].shape), err)
+
+
+@pytest.mark.gpu
+def test_fp8_lists_mixing_kinds_and_rule_breakers_and_in_a_cuda_graph():
+    """A list mixing per-tensor and row-wise scales launches once per kind; a block-scaled problem and one whose K
+    is not a multiple of 16 run as tk.ops.scaled_mm calls; strict raises; the cached list replays in a CUDA graph
+    on new data."""
+    from tmakit.ops.quantize import quantize_1x128, quantize_128x128
+
+    rng = random.Random(7)
+    probs = [_fp8_problem(rng, m, n, k, sc) for m, n, k, sc in (
+        (100, 64, 256, "tensor"), (37, 208, 512, "row"), (5, 32, 128, "tensor"), (256, 128, 384, "row"))]
+    w = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(64, 512, device="cuda", dtype=torch.bfloat16)
+    qx, sx = quantize_1x128(x)
+    qw, sw = quantize_128x128(w)
+    odd = _fp8_problem(rng, 20, 48, 40, "tensor")  # K = 40: 40-byte rows
+    As, Bs, SA, SB = (list(v) for v in zip(*probs))
+    As[2:2], Bs[2:2], SA[2:2], SB[2:2] = [qx, odd[0]], [qw.t(), odd[1]], [sx, odd[2]], [sw, odd[3]]
+    refs = [_fp8_ref(*p) for p in probs]
+    refs[2:2] = [tk.ops.scaled_mm(qx, qw.t(), sx, sw, out_dtype=torch.float32).double(), _fp8_ref(*odd)]
+    outs = [torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=torch.float32)
+            for a, b in zip(As, Bs)]
+    tk.ops.scaled_gemm_list(As, Bs, SA, SB, out=outs)
+    assert tk.ops.last_path.startswith("tma:ptr-array x2+2 alone; problem 2 and 1 more by tk.ops.scaled_mm: "
+                                       "scales"), tk.ops.last_path
+    for g, (o, r) in enumerate(zip(outs, refs)):
+        assert _fp8_err(o, r) < 2e-3, (g, _fp8_err(o, r))
+    with pytest.raises(GemmError, match="problem 2: scales"):
+        tk.ops.scaled_gemm_list(As, Bs, SA, SB, out=outs, strict=True)
+    keep = [0, 1, 4, 5]
+    A, B, S1, S2, O = ([v[i] for i in keep] for v in (As, Bs, SA, SB, outs))
+    tk.ops.scaled_gemm_list(A, B, S1, S2, out=O)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tk.ops.scaled_gemm_list(A, B, S1, S2, out=O)
+    for a, o in zip(A, O):
+        a.copy_((torch.randn(a.shape, device="cuda") * 2).to(a.dtype))
+        o.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    for a, b, s1, s2, o in zip(A, B, S1, S2, O):
+        assert _fp8_err(o, _fp8_ref(a, b, s1, s2)) < 2e-3

@@ -4,7 +4,10 @@ against the loops a user would otherwise write (default ``tk.ops.gemm`` calls, `
 flush, interleaved rounds, medians; the "torch loop" is also what a list with one such problem ran before it was
 split (every problem through ``torch.matmul``).
 
-    PYTHONPATH=src python3 tools/bench/list_mixed.py [--rounds 5] [--reps 15]
+    PYTHONPATH=src python3 tools/bench/list_mixed.py [--rounds 5] [--reps 15] [--fp8]
+
+``--fp8``: ``tk.ops.scaled_gemm_list`` on the same shapes in e4m3 (B = ``w.t()``, bf16 out, per-tensor and
+row-wise scales, two-level accumulation) against loops of ``tk.ops.scaled_mm`` and of ``torch._scaled_mm``.
 """
 
 from __future__ import annotations
@@ -27,10 +30,51 @@ def lists(torch, count: int, lo: int, hi: int, seed: int) -> dict:
     return {"clean": (As, Bs), "one odd pitch": (As[:-1] + [odd_a], Bs[:-1] + [odd_b]), "bf16+fp16": half}
 
 
+def fp8_lists(torch, count: int, lo: int, hi: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    out = {"tensor": ([], [], [], []), "row": ([], [], [], [])}
+    for _ in range(count):
+        m, n, k = (16 * rng.randint(lo // 16, hi // 16) for _ in range(3))
+        a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+        for mode, scales in (("tensor", (torch.rand((), device="cuda") + 0.5, torch.rand((), device="cuda") + 0.5)),
+                             ("row", (torch.rand(m, 1, device="cuda") + 0.5, torch.rand(1, n, device="cuda") + 0.5))):
+            for lst, v in zip(out[mode], (a, b, *scales)):
+                lst.append(v)
+    return out
+
+
+def run_fp8(torch, tk, flush, args) -> None:
+    from tmakit.bench.moe import time_rounds
+
+    print("\n| problems | sides | scales | last_path | list µs | vs tk.ops.scaled_mm loop | vs torch._scaled_mm loop "
+          "| max rel err |")
+    print("|---:|---|---|---|---:|---:|---:|---:|")
+    for count, lo, hi in ((64, 128, 1024), (128, 64, 512), (16, 256, 2048), (8, 1024, 4096)):
+        for mode, (As, Bs, SA, SB) in fp8_lists(torch, count, lo, hi, count).items():
+            outs = [torch.empty(a.shape[0], b.shape[1], device="cuda", dtype=torch.bfloat16) for a, b in zip(As, Bs)]
+            o2 = [torch.empty_like(o) for o in outs]
+            probs = list(zip(As, Bs, SA, SB, o2))
+            fns = {"list": lambda As=As, Bs=Bs, SA=SA, SB=SB, outs=outs: tk.ops.scaled_gemm_list(As, Bs, SA, SB,
+                                                                                                 out=outs),
+                   "tk loop": lambda probs=probs: [tk.ops.scaled_mm(a, b, x, y, out=o) for a, b, x, y, o in probs],
+                   "torch loop": lambda probs=probs: [torch._scaled_mm(a, b, x, y, out_dtype=torch.bfloat16, out=o)
+                                                      for a, b, x, y, o in probs]}
+            fns["list"]()
+            path = tk.ops.last_path
+            err = max(float((o.double() - (a.double() @ b.double()) * x.double() * y.double()).norm()
+                            / ((a.double() @ b.double()) * x.double() * y.double()).norm())
+                      for a, b, x, y, o in zip(As, Bs, SA, SB, outs))
+            t = {k: statistics.median(v) for k, v in time_rounds(fns, flush, args.rounds, args.reps).items()}
+            print(f"| {count} | {lo}-{hi} | {mode} | `{path[:40]}` | {t['list'] * 1e3:.0f} | "
+                  f"{t['tk loop'] / t['list']:.3f} | {t['torch loop'] / t['list']:.3f} | {err:.1e} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--fp8", action="store_true", help="scaled_gemm_list on fp8 lists instead")
     args = ap.parse_args()
     import torch
 
@@ -40,6 +84,9 @@ def main() -> None:
 
     flush = flush_buffer(torch)
     print(f"{torch.cuda.get_device_name()}; ratio = loop time / list time")
+    if args.fp8:
+        run_fp8(torch, tk, flush, args)
+        return
     print("| problems | sides | list | last_path | list µs | vs tk.ops.gemm loop | vs torch loop | max rel err |")
     print("|---:|---|---|---|---:|---:|---:|---:|")
     for count, lo, hi in ((64, 128, 1024), (128, 64, 512), (16, 256, 2048)):

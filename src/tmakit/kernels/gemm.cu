@@ -228,13 +228,17 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
 // Ptr-array (CUTLASS's grouped GEMM): problem g is C_g = A_g @ B_g with its own shapes, pointers and strides
 // (gemm_group.cuh's Problem fields). The producer points per-CTA copies of the A and B template maps at each new
 // problem on the device (switch_map: two slots per operand, alternated, each rewritten only after the loads that
-// last used it were consumed); C tiles go out with predicated st.global (no C map).
-template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI>
+// last used it were consumed); C tiles go out with predicated st.global (no C map). fp8 (IN >= 2, B K-major):
+// SCALE 1 (one scale_a, one scale_b per problem) or 2 (row-wise: scale_a per row of A_g, scale_b per column of
+// B_g), each problem's scales from its row of the problem array; two-level accumulation unless FAST.
+template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                       const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
                       TmaDesc* __restrict__ maps) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, k_rotate = 0;
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0;
+  static_assert(IN >= 2 ? SCALE == 1 || SCALE == 2 : SCALE == 0 && FAST, "ptr-array: 16-bit inputs without "
+                "scales, or fp8 with per-tensor or row-wise scales");
   const tmakit::gemm::Scales sc{};
   const int M = 0x7fffffff, N = 0x7fffffff, K = 0, group_m = 1, k_per_split = 0, units = 0, sk_units = 0;
   const int maxseg = 0, scatter = 0;
@@ -321,7 +325,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #if TMAKIT_GEMM_GROUPED
   GroupList work{offs, groups, M, N, KU, BM, BN, cid, ncl, rm, CM};
 #elif TMAKIT_GEMM_PTRARRAY
-  ProblemList work{problems, groups, BM, BN, cid, ncl};
+  ProblemList work{problems, groups, BM, BN, cid, ncl, EB};
 #else
   WorkList work{rm, rn, CM, CN, BM, BN, M, N, KU, group_m, kpsu, units, SPLITK ? 0 : sk_units, cid, ncl,
                 (KU + BK - 1) / BK};
@@ -609,14 +613,20 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const int n_end = N;
       if (row_m0 + 64 > t.su) {  // the group ends inside these rows: st.global of its rows only
 #endif
+#if TMAKIT_GEMM_PTRARRAY
+        if constexpr (SCALE == 1 || SCALE == 2) {  // the problem's own scales, its rows and columns
+          const Scales ps{reinterpret_cast<const float*>(__ldg(pg + P_SA)),
+                          reinterpret_cast<const float*>(__ldg(pg + P_SB)), nullptr, __ldg(pg + P_SAM), 0,
+                          __ldg(pg + P_SBN), 0, 0};
+          scale_epilogue<SCALE, 0, OUT, BN>(acc, ps, row_m0, t.n0, t.su, n_end, warp, lane);
+        }
+        store_rows<BN, OUT, false>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
+#else
         if constexpr (EPV) {
           epv_apply();
         } else if constexpr (SCALE == 2) {
           scale_epilogue<2, 0, OUT, BN>(acc, sc.of_group(t.slot), row_m0, t.n0, M, N, warp, lane);
         }
-#if TMAKIT_GEMM_PTRARRAY
-        store_rows<BN, OUT, false>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
-#else
         store_rows<BN, OUT>(acc, cg, ldg, row_m0, t.n0, t.su, n_end, warp, lane);
 #endif
         continue;

@@ -50,14 +50,17 @@ struct GroupList {
   }
 };
 
-// One problem of the ptr-array kernel: 9 int64 per group in global memory.
-enum Problem { P_A = 0, P_B, P_C, P_M, P_N, P_K, P_LDA, P_LDB, P_LDC, P_FIELDS };
+// One problem of the ptr-array kernel: 13 int64 per group in global memory. fp8 lists add the problem's fp32
+// scales: scale_a and scale_b addresses (one element each per tensor) and, row-wise, their strides in elements
+// along M and along N (0 for one scale per tensor).
+enum Problem { P_A = 0, P_B, P_C, P_M, P_N, P_K, P_LDA, P_LDB, P_LDC, P_SA, P_SB, P_SAM, P_SBN, P_FIELDS };
 
 // The work of one CTA of the ptr-array kernel: problem g is C_g (M_g, N_g) = A_g (M_g, K_g) @ B_g with its own
 // pointers and strides; its units are its tiles (n-tile-major), each with the whole K_g. su carries M_g, slot g.
+// eb: input element bytes (fp8: 1, K counted in 2-byte units as everywhere in the kernel).
 struct ProblemList {
   const long long* prob;
-  int groups, bm, bn, cid, ncl;
+  int groups, bm, bn, cid, ncl, eb;
   int u, g, ustart, gunits, gtm, kt, rend;
 
   TMAKIT_DEVICE void start() {
@@ -74,7 +77,7 @@ struct ProblemList {
       const int m = (int)__ldg(p + P_M), n = (int)__ldg(p + P_N), k = (int)__ldg(p + P_K);
       gtm = (m + bm - 1) / bm;
       gunits = k > 0 ? gtm * ((n + bn - 1) / bn) : 0;  // the host zeroes C_g when K_g = 0
-      kt = (k + BK - 1) / BK;
+      kt = ((eb == 2 ? k : (k + 1) / 2) + BK - 1) / BK;
       rend = m;
     }
     const int r = u - ustart;

@@ -30,8 +30,8 @@ from .gemm import (
     smem_bytes,
 )
 
-__all__ = ["ListPlan", "check_shapes", "problem_fit", "plan_list", "problem_rows", "kernel_name", "launcher",
-           "MAP_BYTES"]
+__all__ = ["ListPlan", "check_shapes", "problem_fit", "plan_list", "scaled_problem_fit", "plan_scaled_list",
+           "problem_rows", "kernel_name", "launcher", "MAP_BYTES"]
 
 MAP_BYTES = 128
 EDIT_SMEM = 384  # two 128-byte maps being edited, 128-byte aligned after the unit slots
@@ -45,6 +45,16 @@ class ListPlan:
     config: GemmConfig
     b_mn: int
     first: int  # a problem with M, N, K > 0 (its maps are the templates), or -1 when none has work
+    b_dtype: str = ""  # fp8: B's dtype (in_dtype is A's); 16-bit inputs: ""
+    scaling: str = ""  # fp8: "tensor" (one scale each per problem) or "row"; 16-bit: ""
+    fast_accum: bool = True  # fp8: one wgmma chain over all of K (else two-level accumulation)
+
+    @property
+    def in_code(self) -> int:
+        """The kernel's IN: 0 bf16, 1 fp16, fp8 2 + 2 (A is e5m2) + (B is e5m2)."""
+        if not self.scaling:
+            return _IN[self.in_dtype]
+        return 2 + 2 * (self.in_dtype == "float8_e5m2") + (self.b_dtype == "float8_e5m2")
 
 
 def check_shapes(As, Bs, outs) -> None:
@@ -129,25 +139,122 @@ def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = No
     return ListPlan(len(As), dtypes[0], dtypes[1], config, int(b_mn or 0), first)
 
 
-def problem_rows(As, Bs, outs) -> list[list[int]]:
-    """The device problem array's rows: a, b, c addresses, M, N, K, lda, ldb, ldc (elements)."""
+def scaled_problem_fit(a, b, sa, sb, c, fast_accum: bool) -> tuple[str, tuple]:
+    """:func:`problem_fit` for an fp8 problem with its fp32 scales: ``(why, key)``, ``key`` = (in code, out dtype,
+    scaling, fast accumulation). Scales: one element each (per tensor, as ``torch._scaled_mm``), or scale_a (M, 1)
+    and scale_b (1, N) (row-wise). Block scales and other forms do not fit (the op runs them as dense calls)."""
+    from .gemm_fp8 import FP8_DTYPES
+
+    ta, tb, od = _dtype_name(a.dtype), _dtype_name(b.dtype), _dtype_name(c.dtype)
+    if ta not in FP8_DTYPES or tb not in FP8_DTYPES:
+        return f"a and b must be float8_e4m3fn or float8_e5m2, got {a.dtype} and {b.dtype}", ()
+    if od not in _OUT:
+        return f"output dtype must be bfloat16, float16 or float32, got {od}", ()
+    (m, k), n = tuple(int(s) for s in a.shape), int(b.shape[1])
+    for nm, t in (("scale_a", sa), ("scale_b", sb)):
+        if _dtype_name(t.dtype) != "float32" or t.device != a.device:
+            return f"{nm} must be float32 on {a.device}, got {t.dtype} on {t.device}", ()
+    if sa.numel() == 1 and sb.numel() == 1:
+        scaling = "tensor"
+    elif tuple(sa.shape) == (m, 1) and tuple(sb.shape) == (1, n):
+        scaling = "row"
+    else:
+        return (f"scales {tuple(sa.shape)} and {tuple(sb.shape)}: the list kernel takes one element each (per "
+                f"tensor) or ({m}, 1) and (1, {n}) (row-wise)"), ()
+    key = (2 + 2 * (ta == "float8_e5m2") + (tb == "float8_e5m2"), od, scaling, bool(fast_accum))
+    if min(m, n, k) == 0:
+        return "", key
+    if int(a.stride(1)) != 1 and k > 1:
+        return f"a must have contiguous rows, got strides {tuple(a.stride())}", ()
+    if int(b.stride(0)) != 1 and k > 1:
+        return f"b must be K-major (b = w.t() of a row-major (N, K) w; fp8 wgmma reads B K-major), got strides " \
+               f"{tuple(b.stride())}", ()
+    lda = int(a.stride(0)) if m > 1 else -(-k // 16) * 16
+    ldb = int(b.stride(1)) if n > 1 else -(-k // 16) * 16
+    if lda % 16 or ldb % 16:
+        return f"row pitches {lda} / {ldb} bytes are not multiples of 16 (TMA)", ()
+    if int(a.data_ptr()) % 128 or int(b.data_ptr()) % 128:
+        return "a and b must start 128-byte aligned (128-byte-swizzled maps)", ()
+    if int(c.stride(1)) != 1 and n > 1:
+        return f"out must have contiguous rows, got strides {tuple(c.stride())}", ()
+    for nm, v in (("M", m), ("N", n), ("K", k)):
+        if v >= 2**31:
+            return f"{nm} = {v} does not fit the kernel's 32-bit indices", ()
+    return "", key
+
+
+def plan_scaled_list(As, Bs, scales, outs, config: GemmConfig | str | None = None,
+                     fast_accum: bool = False) -> ListPlan:
+    """The plan of one fp8 ptr-array launch: every problem fits (:func:`scaled_problem_fit`) with one key.
+    ``scales``: one (scale_a, scale_b) per problem. Raises :class:`GemmError` naming the problem, the rule and a
+    fix."""
+    from .gemm_fp8 import CONFIGS as FP8_CONFIGS
+
+    check_shapes(As, Bs, outs)
+    key, first, rows = None, -1, 0
+    for g, (a, b, (sa, sb), c) in enumerate(zip(As, Bs, scales, outs)):
+        why, kg = scaled_problem_fit(a, b, sa, sb, c, fast_accum)
+        if why:
+            raise GemmError(f"problem {g}: {why}")
+        if key is None:
+            key = kg
+        elif kg != key:
+            raise GemmError(f"problem {g}: dtypes and scaling {kg[:3]} differ from problem 0's {key[:3]}; one launch "
+                            "runs one kind")
+        if min(int(a.shape[0]), int(b.shape[1]), int(a.shape[1])) > 0:
+            first = g if first < 0 else first
+            rows += int(a.shape[0])
+    if isinstance(config, str):
+        if config not in FP8_CONFIGS:
+            raise GemmError(f"unknown fp8 config {config!r}; choose one of {sorted(FP8_CONFIGS)}")
+        config = FP8_CONFIGS[config]
+    if config is None:
+        small = rows <= 64 * len(As)
+        config = FP8_CONFIGS[("m64_n128_s8_c1_ov1" if small else "n256_s4_c1") if fast_accum else
+                             ("m64_n128_s8_c1" if small else "n192_s4_c1")]
+    if config.cluster_size != 1 or config.defer:
+        raise GemmError(f"config {config.name}: the ptr-array kernel runs single CTAs without the deferred epilogue")
+    if not fast_accum and (config.bn > 192 or (config.overlap and config.bn > 128)):
+        raise GemmError(f"two-level accumulation needs a tile at most 192 columns wide (128 with overlap), got "
+                        f"config {config.name}")
+    a0, b0, o0 = As[0], Bs[0], outs[0]
+    return ListPlan(len(As), _dtype_name(a0.dtype), _dtype_name(o0.dtype), config, 0, first, _dtype_name(b0.dtype),
+                    key[2], bool(fast_accum))
+
+
+def problem_rows(As, Bs, outs, scales=None) -> list[list[int]]:
+    """The device problem array's rows (gemm_group.cuh's ``Problem``): a, b, c addresses, M, N, K, lda, ldb, ldc
+    (elements), then the fp8 scales' addresses and row-wise strides (``scales``: one (scale_a, scale_b) per
+    problem; zeros for 16-bit lists)."""
     out = []
-    for a, b, c in zip(As, Bs, outs):
+    for g, (a, b, c) in enumerate(zip(As, Bs, outs)):
         (m, k), n = tuple(int(s) for s in a.shape), int(b.shape[1])
         eb = a.element_size()
+        sc = _scale_fields(*scales[g], m, n) if scales is not None else [0, 0, 0, 0]
         if min(m, n, k) == 0:
-            out.append([0, 0, int(c.data_ptr()), m, n, 0, 0, 0, int(c.stride(0)) if m else 0])
+            out.append([0, 0, int(c.data_ptr()), m, n, 0, 0, 0, int(c.stride(0)) if m else 0, *sc])
             continue
         _, ldb = _b_layout(b, k, n, eb)
         lda = int(a.stride(0)) if m > 1 else -(-k * eb // 16) * 16 // eb
-        out.append([int(a.data_ptr()), int(b.data_ptr()), int(c.data_ptr()), m, n, k, lda, ldb, int(c.stride(0))])
+        out.append([int(a.data_ptr()), int(b.data_ptr()), int(c.data_ptr()), m, n, k, lda, ldb, int(c.stride(0)),
+                    *sc])
     return out
+
+
+def _scale_fields(sa, sb, m: int, n: int) -> list[int]:
+    """A problem's scale fields: scale_a and scale_b addresses, their strides along M and along N (0: one scale)."""
+    a_m = int(sa.stride(0)) if sa.numel() > 1 and m > 1 else 0
+    b_n = int(sb.stride(-1)) if sb.numel() > 1 and n > 1 else 0
+    return [int(sa.data_ptr()), int(sb.data_ptr()), a_m, b_n]
+
+
+_SCALE_CODE = {"": 0, "tensor": 1, "row": 2}
 
 
 def kernel_name(p: ListPlan) -> str:
     c = p.config
-    return (f"tmakit_gemm_ptr_array<{_IN[p.in_dtype]}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {p.b_mn}, "
-            f"{c.overlap}, {c.epi}>")
+    return (f"tmakit_gemm_ptr_array<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {p.b_mn}, "
+            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}>")
 
 
 def kernel_for(p):
@@ -157,11 +264,11 @@ def kernel_for(p):
 
 def template_maps(p: ListPlan, row: list[int]):
     """The A and B maps of one problem (the templates the kernel repoints); C gets a placeholder (unused)."""
-    a, b, _, m, n, k, lda, ldb, _ = row
-    eb = _ELEM[p.in_dtype]
-    ta = map_nd(a, (k, m), (lda * eb,), p.in_dtype, (BK, p.config.bm))
-    tb = map_nd(b, (n, k), (ldb * eb,), p.in_dtype, (64, BK)) if p.b_mn else \
-        map_nd(b, (k, n), (ldb * eb,), p.in_dtype, (BK, p.config.bn))
+    a, b, _, m, n, k, lda, ldb = row[:8]
+    eb, tdt, bk = (1, "uint8", 2 * BK) if p.scaling else (_ELEM[p.in_dtype], p.in_dtype, BK)  # fp8 moves as bytes
+    ta = map_nd(a, (k, m), (lda * eb,), tdt, (bk, p.config.bm))
+    tb = map_nd(b, (n, k), (ldb * eb,), tdt, (64, bk)) if p.b_mn else \
+        map_nd(b, (k, n), (ldb * eb,), tdt, (bk, p.config.bn))
     return ta, tb, ta
 
 

@@ -8,6 +8,7 @@
     c = tk.ops.gemm(a, b)                      # a @ b with TMA + wgmma
     c = tk.ops.grouped_mm(a, b, offs)          # torch._grouped_mm: rows of a grouped by offs, one b per group
     cs = tk.ops.gemm_list(As, Bs)              # [a @ b for a, b in zip(As, Bs)] in one launch (ptr-array)
+    cs = tk.ops.scaled_gemm_list(qAs, qBs, sas, sbs)  # the same for FP8 with per-tensor / row-wise scales
     c = tk.ops.scaled_mm(qa, qb, sa, sb)       # FP8 GEMM: torch._scaled_mm's modes + block-wise
     c = tk.ops.scaled_grouped_mm(qa, qb, sa, sb, offs)  # FP8 MoE GEMM: torch._scaled_grouped_mm + block-wise
 
@@ -41,13 +42,14 @@ import types as _types
 
 from .common import state as _state
 from .gemm import GemmError, GemmOptions, gemm
-from .grouped import gemm_list, grouped_mm
+from .grouped import gemm_list, grouped_mm, scaled_gemm_list
 from .memory_ops import REDUCE_OPS, copy, permute, reduce_into, transpose
 from .scaled_grouped import scaled_grouped_mm  # FP8 MoE GEMM (torch._scaled_grouped_mm + block-wise)
 from .scaled_mm import scaled_mm  # FP8 GEMM (torch._scaled_mm's modes + block-wise); quantizers: tk.ops.quantize
 
 __all__ = ["copy", "transpose", "permute", "reduce_into", "gemm", "GemmOptions", "GemmError", "last_path",
-           "REDUCE_OPS", "scaled_mm", "grouped_mm", "gemm_list", "scaled_grouped_mm"]
+           "REDUCE_OPS", "scaled_mm", "grouped_mm", "gemm_list", "scaled_gemm_list",
+           "scaled_grouped_mm"]
 
 try:
     import torch as _torch  # noqa: F401  (the ops take torch tensors; without torch they raise when called)

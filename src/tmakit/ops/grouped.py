@@ -21,7 +21,7 @@ from ..kernels.gemm import GemmError
 from .common import compiling, current_device, on_device, set_path, state, torch_module
 from .gemm import gemm
 
-__all__ = ["grouped_mm", "gemm_list"]
+__all__ = ["grouped_mm", "gemm_list", "scaled_gemm_list"]
 
 _plans: dict = {}
 
@@ -267,6 +267,54 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
     return outs
 
 
+def scaled_gemm_list(As, Bs, scales_a, scales_b, out=None, *, out_dtype=None, use_fast_accum: bool = False,
+                     strict: bool = False, config=None):
+    """``[tk.ops.scaled_mm(a, b, sa, sb) for ...]`` in one launch: seed 003's ptr-array FP8 GEMM. Each problem has
+    its own M, N, K, pointers and strides, fp8 ``a`` (M, K) row-major and ``b`` (K, N) K-major (``w.t()``), and its
+    own fp32 scales -- one element each (per tensor, as ``torch._scaled_mm``) or scale_a (M, 1) and scale_b (1, N)
+    (row-wise) -- applied to the fp32 sum in the epilogue; two-level accumulation unless ``use_fast_accum``. The
+    kernel (``gemm_ptr_array.cu`` with fp8 wgmma) rewrites its tensor maps on the device per problem. ``out``:
+    optional list of (M_g, N_g) results (default: new tensors of ``out_dtype``, else bfloat16). As in
+    :func:`gemm_list`: one launch per kind (dtype pair, out dtype, scaling), problems the kernel cannot take (block
+    scales, other layouts, pitches TMA cannot read) and large ones run as their own ``tk.ops.scaled_mm`` calls, and
+    ``last_path`` says which; ``strict=True`` raises ``GemmError`` instead of running a problem outside the kernel.
+    Returns the list of results."""
+    from .scaled_mm import scaled_mm
+
+    torch = torch_module()
+    As, Bs, SA, SB = list(As), list(Bs), list(scales_a), list(scales_b)
+    if not (len(As) == len(Bs) == len(SA) == len(SB)) or not As:
+        raise ValueError(f"scaled_gemm_list needs as many a's, b's, scales_a and scales_b, at least one: got "
+                         f"{len(As)}, {len(Bs)}, {len(SA)}, {len(SB)}")
+    outs = list(out) if out is not None else [
+        torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=out_dtype or torch.bfloat16, device=a.device)
+        for a, b in zip(As, Bs)]
+    if len(outs) != len(As):
+        raise ValueError(f"out has {len(outs)} tensors for {len(As)} problems")
+    cuda = As[0].is_cuda and As[0].get_device() == current_device()
+    key = tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, a.device, b.data_ptr(), b.shape, b.stride(), b.dtype,
+                 b.device, sa.data_ptr(), sa.shape, sa.stride(), sa.dtype, sa.device, sb.data_ptr(), sb.shape,
+                 sb.stride(), sb.dtype, sb.device, o.data_ptr(), o.shape, o.stride(), o.dtype, o.device)
+                for a, b, sa, sb, o in zip(As, Bs, SA, SB, outs)) + (
+        "fp8", config, bool(strict), bool(use_fast_accum), _stream()) if cuda else None
+    run = _lists.get(key) if cuda else None
+    if run is None:
+        run = _list_run(torch, As, Bs, outs, strict, config, list(zip(SA, SB)), bool(use_fast_accum))
+        if cuda:
+            if len(_lists) > 256:
+                _lists.clear()
+            _lists[key] = run
+    zero, launches, dense, path = run
+    for o in zero:
+        o.zero_()
+    for fn in launches:
+        fn()
+    for g in dense:
+        scaled_mm(As[g], Bs[g], SA[g], SB[g], out=outs[g], use_fast_accum=use_fast_accum)
+    set_path(path)
+    return outs
+
+
 _lists: dict = {}  # problem list (pointers, shapes, strides, dtypes of a, b, out) -> (outs to zero, launch, alone)
 
 
@@ -308,10 +356,11 @@ def alone_problems(As, Bs, outs, sms: int | None = None) -> list[int]:
     return alone
 
 
-def _list_run(torch, As, Bs, outs, strict, config):
-    """Plan a problem list: (outputs to zero, the list launches, problems run as their own ``tk.ops.gemm`` calls,
-    ``last_path``). The kernel's problems launch once per (dtype, B layout, out dtype); problems it cannot take run
-    as dense calls (``strict`` raises); problems with nothing to multiply only have their outputs zeroed."""
+def _list_run(torch, As, Bs, outs, strict, config, scales=None, fast=False):
+    """Plan a problem list: (outputs to zero, the list launches, problems run as their own dense calls,
+    ``last_path``). The kernel's problems launch once per kind (dtypes, B layout, out dtype; fp8: scaling and
+    accumulation); problems it cannot take run as dense calls (``strict`` raises); problems with nothing to
+    multiply only have their outputs zeroed. ``scales``: fp8 lists, one (scale_a, scale_b) per problem."""
     from ..kernels import gemm_ptr_array as _kp
 
     _kp.check_shapes(As, Bs, outs)
@@ -320,11 +369,13 @@ def _list_run(torch, As, Bs, outs, strict, config):
     for g, (a, b, o) in enumerate(zip(As, Bs, outs)):
         if g in dense:
             continue
-        why = _not_on_this_device(a, b, o)
-        why, key = (why, ()) if why else _kp.problem_fit(a, b, o)
+        why, key = _not_on_this_device(a, b, o), ()
+        if not why:
+            why, key = _kp.problem_fit(a, b, o) if scales is None else \
+                _kp.scaled_problem_fit(a, b, *scales[g], o, fast)
         if why:
             broken.append((g, why))
-        elif key[1] is not None:
+        elif min(int(a.shape[0]), int(a.shape[1]), int(b.shape[1])) > 0:
             groups.setdefault(key, []).append(g)
         elif int(a.shape[1]) == 0 and o.numel():
             zero.append(o)
@@ -333,19 +384,20 @@ def _list_run(torch, As, Bs, outs, strict, config):
         if strict:
             raise GemmError(f"the ptr-array kernel cannot take this call: problem {g}: {why} (strict=True)")
         dense.update(g for g, _ in broken)
-    launches = _list_launches(torch, As, Bs, outs, list(groups.values()), config) if groups else []
-    return zero, launches, sorted(dense), _list_path(len(launches), len(dense), broken)
+    launches = _list_launches(torch, As, Bs, outs, list(groups.values()), config, scales, fast) if groups else []
+    name = "tk.ops.gemm" if scales is None else "tk.ops.scaled_mm"
+    return zero, launches, sorted(dense), _list_path(len(launches), len(dense), broken, name)
 
 
-def _list_path(launches: int, dense: int, broken: list) -> str:
+def _list_path(launches: int, dense: int, broken: list, name: str = "tk.ops.gemm") -> str:
     """``last_path`` of a list: its launches, the problems run as dense calls, the first that broke a rule."""
     if launches:
         path = "tma:ptr-array" + (f" x{launches}" if launches > 1 else "") + (f"+{dense} alone" if dense else "")
     else:
-        path = f"tk.ops.gemm x{dense}" if dense else "tma:ptr-array"
+        path = f"{name} x{dense}" if dense else "tma:ptr-array"
     if broken:
         more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
-        path += f"; problem {broken[0][0]}{more} by tk.ops.gemm: {broken[0][1]}"
+        path += f"; problem {broken[0][0]}{more} by {name}: {broken[0][1]}"
     return path
 
 
@@ -357,7 +409,7 @@ def _not_on_this_device(a, b, o) -> str:
     return f"tensors on {sorted(map(str, devs))}: the kernel runs on the current CUDA device"
 
 
-def _list_launches(torch, As, Bs, outs, groups, config) -> list:
+def _list_launches(torch, As, Bs, outs, groups, config, scales=None, fast=False) -> list:
     """One launch per group of problem indices, each with its own problem array and its own per-CTA map slots (one
     buffer per device and stream, split between the launches)."""
     from ..kernels import gemm_ptr_array as _kp
@@ -366,7 +418,12 @@ def _list_launches(torch, As, Bs, outs, groups, config) -> list:
     plans = []
     for idx in groups:
         sub = ([As[g] for g in idx], [Bs[g] for g in idx], [outs[g] for g in idx])
-        plans.append((_kp.plan_list(*sub, config=config), _kp.problem_rows(*sub)))
+        if scales is None:
+            plans.append((_kp.plan_list(*sub, config=config), _kp.problem_rows(*sub)))
+        else:
+            sc = [scales[g] for g in idx]
+            plans.append((_kp.plan_scaled_list(sub[0], sub[1], sc, sub[2], config=config, fast_accum=fast),
+                          _kp.problem_rows(*sub, scales=sc)))
     with on_device(dev.index):
         sizes = [_kp.grid(p) * 4 * _kp.MAP_BYTES for p, _ in plans]
         maps = _map_buffer_for(torch, dev, sum(sizes))
