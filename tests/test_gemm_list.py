@@ -389,3 +389,43 @@ def test_fp8_lists_mixing_kinds_and_rule_breakers_and_in_a_cuda_graph():
     torch.cuda.synchronize()
     for a, b, s1, s2, o in zip(A, B, S1, S2, O):
         assert _fp8_err(o, _fp8_ref(a, b, s1, s2)) < 2e-3
+
+
+@pytest.mark.parametrize("with_out", [False, True])
+def test_lists_stay_in_a_torch_compile_graph(with_out):
+    """gemm_list and scaled_gemm_list are custom ops under torch.compile: no graph break (fullgraph), results as
+    eager (CPU tensors: the ops' dense calls inside the custom op)."""
+    As = [torch.randn(5, 8), torch.randn(3, 16)]
+    Bs = [torch.randn(8, 4), torch.randn(16, 2)]
+    q = [_fp8_problem(None, m, n, k, sc, dev="cpu") for m, n, k, sc in ((5, 16, 32, "tensor"), (3, 8, 64, "row"))]
+    qA, qB, SA, SB = (list(x) for x in zip(*q))
+
+    def f(As, Bs, qA, qB, SA, SB):
+        if with_out:
+            o1 = [torch.empty(a.shape[0], b.shape[1]) for a, b in zip(As, Bs)]
+            o2 = [torch.empty(a.shape[0], b.shape[1], dtype=torch.bfloat16) for a, b in zip(qA, qB)]
+            tk.ops.gemm_list(As, Bs, out=o1)
+            tk.ops.scaled_gemm_list(qA, qB, SA, SB, out=o2)
+            return o1, o2
+        return tk.ops.gemm_list(As, Bs), tk.ops.scaled_gemm_list(qA, qB, SA, SB)
+
+    g1, g2 = torch.compile(f, fullgraph=True, backend="eager")(As, Bs, qA, qB, SA, SB)
+    assert all(torch.allclose(g, a @ b) for g, a, b in zip(g1, As, Bs))
+    assert all(_fp8_err(o, _fp8_ref(*p)) < 1e-2 for o, p in zip(g2, q))
+
+
+@pytest.mark.gpu
+def test_lists_under_torch_compile_on_the_gpu():
+    """Compiled (inductor) calls run the list kernels inside the graph and match the eager results."""
+    rng = random.Random(11)
+    As, Bs = _problems(rng, 9, torch.bfloat16, False)
+    q = [_fp8_problem(rng, m, n, k, "row") for m, n, k in ((64, 128, 256), (7, 48, 512), (300, 256, 128))]
+    qA, qB, SA, SB = (list(x) for x in zip(*q))
+    f = torch.compile(lambda *xs: (tk.ops.gemm_list(xs[0], xs[1]), tk.ops.scaled_gemm_list(*xs[2:])), fullgraph=True)
+    g1, g2 = f(As, Bs, qA, qB, SA, SB)
+    torch.cuda.synchronize()
+    for a, b, o in zip(As, Bs, g1):
+        ref = a.float() @ b.float()
+        if ref.numel() and ref.abs().sum():
+            assert float((o.float() - ref).norm() / ref.norm()) < 1e-2
+    assert all(_fp8_err(o, _fp8_ref(*p)) < 2e-3 for o, p in zip(g2, q))

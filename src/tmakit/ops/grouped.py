@@ -233,13 +233,20 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
     after the list's launch (its own plan and route: the list's one tile shape measured slower on such problems,
     docs/GROUPED.md). ``last_path``: ``tma:ptr-array`` (``x2`` for two launches), then ``+N alone`` for the problems
     run as dense calls (``tk.ops.gemm xN`` where none runs in the list kernel), then the first problem that broke a
-    rule. Shapes that do not compose raise ``GemmError`` either way.
+    rule. Shapes that do not compose raise ``GemmError`` either way. Under ``torch.compile`` the call is the custom
+    op ``torch.ops.tmakit.gemm_list`` (``gemm_list_out`` with ``out=``), so it stays in the compiled graph.
     Returns the list of results."""
 
     torch = torch_module()
     As, Bs = list(As), list(Bs)
     if len(As) != len(Bs) or not As:
         raise ValueError(f"gemm_list needs as many a's as b's, at least one: got {len(As)} and {len(Bs)}")
+    if compiling():  # the custom op tmakit::gemm_list: no graph break under torch.compile
+        if out is None:
+            od = None if out_dtype is None else str(out_dtype).removeprefix("torch.")
+            return torch.ops.tmakit.gemm_list(As, Bs, od, strict, config)
+        torch.ops.tmakit.gemm_list_out(As, Bs, list(out), strict, config)
+        return list(out)
     outs = list(out) if out is not None else [
         torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=out_dtype or a.dtype, device=a.device)
         for a, b in zip(As, Bs)]
@@ -278,6 +285,7 @@ def scaled_gemm_list(As, Bs, scales_a, scales_b, out=None, *, out_dtype=None, us
     :func:`gemm_list`: one launch per kind (dtype pair, out dtype, scaling), problems the kernel cannot take (block
     scales, other layouts, pitches TMA cannot read) and large ones run as their own ``tk.ops.scaled_mm`` calls, and
     ``last_path`` says which; ``strict=True`` raises ``GemmError`` instead of running a problem outside the kernel.
+    Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_gemm_list`` (``_out`` with ``out=``).
     Returns the list of results."""
     from .scaled_mm import scaled_mm
 
@@ -286,6 +294,12 @@ def scaled_gemm_list(As, Bs, scales_a, scales_b, out=None, *, out_dtype=None, us
     if not (len(As) == len(Bs) == len(SA) == len(SB)) or not As:
         raise ValueError(f"scaled_gemm_list needs as many a's, b's, scales_a and scales_b, at least one: got "
                          f"{len(As)}, {len(Bs)}, {len(SA)}, {len(SB)}")
+    if compiling():  # the custom op tmakit::scaled_gemm_list: no graph break under torch.compile
+        if out is None:
+            od = str(out_dtype or torch.bfloat16).removeprefix("torch.")
+            return torch.ops.tmakit.scaled_gemm_list(As, Bs, SA, SB, od, bool(use_fast_accum), strict, config)
+        torch.ops.tmakit.scaled_gemm_list_out(As, Bs, SA, SB, list(out), bool(use_fast_accum), strict, config)
+        return list(out)
     outs = list(out) if out is not None else [
         torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=out_dtype or torch.bfloat16, device=a.device)
         for a, b in zip(As, Bs)]

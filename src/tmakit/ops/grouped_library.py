@@ -1,5 +1,6 @@
-"""``torch.ops.tmakit.grouped_mm`` / ``grouped_mm_out`` and ``scaled_grouped_mm`` / ``scaled_grouped_mm_out``:
-``tk.ops.grouped_mm`` and ``tk.ops.scaled_grouped_mm`` as torch custom ops, so
+"""``torch.ops.tmakit.grouped_mm`` / ``grouped_mm_out``, ``scaled_grouped_mm`` / ``scaled_grouped_mm_out``,
+``gemm_list`` / ``gemm_list_out`` and ``scaled_gemm_list`` / ``scaled_gemm_list_out``: ``tk.ops.grouped_mm``,
+``tk.ops.scaled_grouped_mm``, ``tk.ops.gemm_list`` and ``tk.ops.scaled_gemm_list`` as torch custom ops, so
 ``torch.compile`` keeps it in its graph (the eager op calls these while tracing; at run time they run the eager op).
 Registered when ``tmakit.ops`` is imported with torch installed. No autograd formula."""
 
@@ -8,7 +9,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .grouped import gemm_list as tk_gemm_list
 from .grouped import grouped_mm as tk_grouped_mm
+from .grouped import scaled_gemm_list as tk_scaled_gemm_list
 from .scaled_grouped import scaled_grouped_mm as tk_scaled_grouped_mm
 
 __all__: list = []
@@ -69,3 +72,45 @@ def _scaled_grouped_mm_out(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tenso
 
 
 _scaled_grouped_mm_out.register_fake(lambda a, b, scale_a, scale_b, offs, out, *rest: None)
+
+
+@torch.library.custom_op("tmakit::gemm_list", mutates_args=())
+def _gemm_list(As: list[Tensor], Bs: list[Tensor], out_dtype: str | None, strict: bool,
+               config: str | None) -> list[Tensor]:
+    return tk_gemm_list(As, Bs, out_dtype=None if out_dtype is None else getattr(torch, out_dtype), strict=strict,
+                        config=config)
+
+
+@_gemm_list.register_fake
+def _(As, Bs, out_dtype, strict, config):
+    return [a.new_empty((a.shape[0], b.shape[1]), dtype=_dtype(out_dtype, a)) for a, b in zip(As, Bs)]
+
+
+@torch.library.custom_op("tmakit::gemm_list_out", mutates_args=("out",))
+def _gemm_list_out(As: list[Tensor], Bs: list[Tensor], out: list[Tensor], strict: bool, config: str | None) -> None:
+    tk_gemm_list(As, Bs, out=out, strict=strict, config=config)
+
+
+_gemm_list_out.register_fake(lambda As, Bs, out, strict, config: None)
+
+
+@torch.library.custom_op("tmakit::scaled_gemm_list", mutates_args=())
+def _scaled_gemm_list(As: list[Tensor], Bs: list[Tensor], scales_a: list[Tensor], scales_b: list[Tensor],
+                      out_dtype: str, use_fast_accum: bool, strict: bool, config: str | None) -> list[Tensor]:
+    return tk_scaled_gemm_list(As, Bs, scales_a, scales_b, out_dtype=getattr(torch, out_dtype),
+                               use_fast_accum=use_fast_accum, strict=strict, config=config)
+
+
+@_scaled_gemm_list.register_fake
+def _(As, Bs, scales_a, scales_b, out_dtype, use_fast_accum, strict, config):
+    return [a.new_empty((a.shape[0], b.shape[1]), dtype=getattr(torch, out_dtype)) for a, b in zip(As, Bs)]
+
+
+@torch.library.custom_op("tmakit::scaled_gemm_list_out", mutates_args=("out",))
+def _scaled_gemm_list_out(As: list[Tensor], Bs: list[Tensor], scales_a: list[Tensor], scales_b: list[Tensor],
+                          out: list[Tensor], use_fast_accum: bool, strict: bool, config: str | None) -> None:
+    tk_scaled_gemm_list(As, Bs, scales_a, scales_b, out=out, use_fast_accum=use_fast_accum, strict=strict,
+                        config=config)
+
+
+_scaled_gemm_list_out.register_fake(lambda As, Bs, scales_a, scales_b, out, *rest: None)
