@@ -428,4 +428,4 @@ def test_lists_under_torch_compile_on_the_gpu():
         ref = a.float() @ b.float()
         if ref.numel() and ref.abs().sum():
             assert float((o.float() - ref).norm() / ref.norm()) < 1e-2
-    assert all(_fp8_err(o, _fp8_ref(*p)) < 2e-3 for o, p in zip(g2, q))
+    assert all(_fp8_err(o, _fp8_ref(*p)) < 1e-2 for o, p in zip(g2, q))  # bf16 out
