@@ -6,8 +6,9 @@ split (every problem through ``torch.matmul``).
 
     PYTHONPATH=src python3 tools/bench/list_mixed.py [--rounds 5] [--reps 15] [--fp8]
 
-``--fp8``: ``tk.ops.scaled_gemm_list`` on the same shapes in e4m3 (B = ``w.t()``, bf16 out, per-tensor and
-row-wise scales, two-level accumulation) against loops of ``tk.ops.scaled_mm`` and of ``torch._scaled_mm``.
+``--fp8``: ``tk.ops.scaled_gemm_list`` on the same shapes in e4m3 (B = ``w.t()``, bf16 out, per-tensor, row-wise
+and block-wise scales, two-level accumulation) against loops of ``tk.ops.scaled_mm`` and of ``torch._scaled_mm``
+(where torch has the mode).
 """
 
 from __future__ import annotations
@@ -32,16 +33,32 @@ def lists(torch, count: int, lo: int, hi: int, seed: int) -> dict:
 
 def fp8_lists(torch, count: int, lo: int, hi: int, seed: int) -> dict:
     rng = random.Random(seed)
-    out = {"tensor": ([], [], [], []), "row": ([], [], [], [])}
+    out = {"tensor": ([], [], [], []), "row": ([], [], [], []), "block": ([], [], [], [])}
     for _ in range(count):
         m, n, k = (16 * rng.randint(lo // 16, hi // 16) for _ in range(3))
         a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
         b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+        kb, nb = -(-k // 128), -(-n // 128)
         for mode, scales in (("tensor", (torch.rand((), device="cuda") + 0.5, torch.rand((), device="cuda") + 0.5)),
-                             ("row", (torch.rand(m, 1, device="cuda") + 0.5, torch.rand(1, n, device="cuda") + 0.5))):
+                             ("row", (torch.rand(m, 1, device="cuda") + 0.5, torch.rand(1, n, device="cuda") + 0.5)),
+                             ("block", (torch.rand(m, kb, device="cuda") + 0.5,
+                                        torch.rand(nb, kb, device="cuda") + 0.5))):
             for lst, v in zip(out[mode], (a, b, *scales)):
                 lst.append(v)
     return out
+
+
+def _rel_err(o, a, b, sa, sb) -> float:
+    """Relative error of one result against the fp64 product of the dequantized operands (any scaling)."""
+    k, n = a.shape[1], b.shape[1]
+    if tuple(sa.shape) == (a.shape[0], -(-k // 128)) and tuple(sb.shape) == (-(-n // 128), -(-k // 128)) \
+            and tuple(sb.shape) != (1, n):  # block-wise
+        ea = sa.double().repeat_interleave(128, dim=1)[:, :k]
+        eb = sb.double().repeat_interleave(128, dim=0).repeat_interleave(128, dim=1)[:n, :k]
+        ref = (a.double() * ea) @ (b.double().t() * eb).t()
+    else:
+        ref = (a.double() @ b.double()) * sa.double() * sb.double()
+    return float((o.double() - ref).norm() / ref.norm())
 
 
 def run_fp8(torch, tk, flush, args) -> None:
@@ -57,17 +74,17 @@ def run_fp8(torch, tk, flush, args) -> None:
             probs = list(zip(As, Bs, SA, SB, o2))
             fns = {"list": lambda As=As, Bs=Bs, SA=SA, SB=SB, outs=outs: tk.ops.scaled_gemm_list(As, Bs, SA, SB,
                                                                                                  out=outs),
-                   "tk loop": lambda probs=probs: [tk.ops.scaled_mm(a, b, x, y, out=o) for a, b, x, y, o in probs],
-                   "torch loop": lambda probs=probs: [torch._scaled_mm(a, b, x, y, out_dtype=torch.bfloat16, out=o)
-                                                      for a, b, x, y, o in probs]}
+                   "tk loop": lambda probs=probs: [tk.ops.scaled_mm(a, b, x, y, out=o) for a, b, x, y, o in probs]}
+            if mode != "block":  # (this torch has no block-wise _scaled_mm on sm_90)
+                fns["torch loop"] = lambda probs=probs: [torch._scaled_mm(a, b, x, y, out_dtype=torch.bfloat16, out=o)
+                                                         for a, b, x, y, o in probs]
             fns["list"]()
             path = tk.ops.last_path
-            err = max(float((o.double() - (a.double() @ b.double()) * x.double() * y.double()).norm()
-                            / ((a.double() @ b.double()) * x.double() * y.double()).norm())
-                      for a, b, x, y, o in zip(As, Bs, SA, SB, outs))
+            err = max(_rel_err(o, a, b, x, y) for a, b, x, y, o in zip(As, Bs, SA, SB, outs))
             t = {k: statistics.median(v) for k, v in time_rounds(fns, flush, args.rounds, args.reps).items()}
             print(f"| {count} | {lo}-{hi} | {mode} | `{path[:40]}` | {t['list'] * 1e3:.0f} | "
-                  f"{t['tk loop'] / t['list']:.3f} | {t['torch loop'] / t['list']:.3f} | {err:.1e} |", flush=True)
+                  f"{t['tk loop'] / t['list']:.3f} | "
+                  f"{t['torch loop'] / t['list'] if 'torch loop' in t else float('nan'):.3f} | {err:.1e} |", flush=True)
 
 
 def main() -> None:

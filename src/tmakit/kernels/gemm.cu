@@ -229,16 +229,17 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
 // (gemm_group.cuh's Problem fields). The producer points per-CTA copies of the A and B template maps at each new
 // problem on the device (switch_map: two slots per operand, alternated, each rewritten only after the loads that
 // last used it were consumed); C tiles go out with predicated st.global (no C map). fp8 (IN >= 2, B K-major):
-// SCALE 1 (one scale_a, one scale_b per problem) or 2 (row-wise: scale_a per row of A_g, scale_b per column of
-// B_g), each problem's scales from its row of the problem array; two-level accumulation unless FAST.
+// SCALE 1 (one scale_a, one scale_b per problem), 2 (row-wise: scale_a per row of A_g, scale_b per column of B_g)
+// or 3 (block-wise, staged per slab by the scale warp), each problem's scales from its row of the problem array;
+// two-level accumulation unless FAST.
 template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                       const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
                       TmaDesc* __restrict__ maps) {
   constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0;
-  static_assert(IN >= 2 ? SCALE == 1 || SCALE == 2 : SCALE == 0 && FAST, "ptr-array: 16-bit inputs without "
-                "scales, or fp8 with per-tensor or row-wise scales");
+  static_assert(IN >= 2 ? SCALE >= 1 && SCALE <= 3 && !(SCALE == 3 && FAST) : SCALE == 0 && FAST, "ptr-array: "
+                "16-bit inputs without scales, or fp8 with per-tensor, row-wise or block-wise scales (two-level)");
   const tmakit::gemm::Scales sc{};
   const int M = 0x7fffffff, N = 0x7fffffff, K = 0, group_m = 1, k_per_split = 0, units = 0, sk_units = 0;
   const int maxseg = 0, scatter = 0;
@@ -367,7 +368,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       const TmaDesc* pb = &tm_b;
 #if TMAKIT_GEMM_PTRARRAY
       int cur_g = -1, nsw = 0, last_it[2] = {-1, -1};
-      const u32 smap = (slots + 32 * (STAGES + 1) + 127u) & ~127u;  // two 128-byte maps being edited
+      const u32 smap = (s_sc + STAGES * SC_BYTES + 127u) & ~127u;  // two 128-byte maps being edited
 #endif
       auto wait_empty = [&](int s) {
         if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);

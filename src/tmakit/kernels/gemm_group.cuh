@@ -50,10 +50,12 @@ struct GroupList {
   }
 };
 
-// One problem of the ptr-array kernel: 13 int64 per group in global memory. fp8 lists add the problem's fp32
-// scales: scale_a and scale_b addresses (one element each per tensor) and, row-wise, their strides in elements
-// along M and along N (0 for one scale per tensor).
-enum Problem { P_A = 0, P_B, P_C, P_M, P_N, P_K, P_LDA, P_LDB, P_LDC, P_SA, P_SB, P_SAM, P_SBN, P_FIELDS };
+// One problem of the ptr-array kernel: 15 int64 per group in global memory. fp8 lists add the problem's fp32
+// scales: scale_a and scale_b addresses (one element each per tensor), then their strides in elements -- A's along
+// M and along K blocks, B's along N (row-wise: per column; block-wise: per 128-column block) and along K blocks
+// (0 where a scale does not vary that way).
+enum Problem { P_A = 0, P_B, P_C, P_M, P_N, P_K, P_LDA, P_LDB, P_LDC, P_SA, P_SB, P_SAM, P_SAK, P_SBN, P_SBK,
+               P_FIELDS };
 
 // The work of one CTA of the ptr-array kernel: problem g is C_g (M_g, N_g) = A_g (M_g, K_g) @ B_g with its own
 // pointers and strides; its units are its tiles (n-tile-major), each with the whole K_g. su carries M_g, slot g.

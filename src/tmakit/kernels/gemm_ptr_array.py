@@ -19,6 +19,7 @@ from .gemm import (
     _OUT,
     BK,
     CONFIGS,
+    SMEM_LIMIT,
     GemmConfig,
     GemmError,
     _b_layout,
@@ -46,7 +47,7 @@ class ListPlan:
     b_mn: int
     first: int  # a problem with M, N, K > 0 (its maps are the templates), or -1 when none has work
     b_dtype: str = ""  # fp8: B's dtype (in_dtype is A's); 16-bit inputs: ""
-    scaling: str = ""  # fp8: "tensor" (one scale each per problem) or "row"; 16-bit: ""
+    scaling: str = ""  # fp8: "tensor" (one scale each per problem), "row" or "block"; 16-bit: ""
     fast_accum: bool = True  # fp8: one wgmma chain over all of K (else two-level accumulation)
 
     @property
@@ -141,9 +142,10 @@ def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = No
 
 def scaled_problem_fit(a, b, sa, sb, c, fast_accum: bool) -> tuple[str, tuple]:
     """:func:`problem_fit` for an fp8 problem with its fp32 scales: ``(why, key)``, ``key`` = (in code, out dtype,
-    scaling, fast accumulation). Scales: one element each (per tensor, as ``torch._scaled_mm``), or scale_a (M, 1)
-    and scale_b (1, N) (row-wise). Block scales and other forms do not fit (the op runs them as dense calls)."""
-    from .gemm_fp8 import FP8_DTYPES
+    scaling, fast accumulation). Scales as ``tk.ops.scaled_mm`` takes them (``gemm_fp8.scaling_of``): one element
+    each (per tensor), scale_a (M, 1) and scale_b (1, N) (row-wise), or scale_a (M, K/128) and scale_b (N/128,
+    K/128) (block-wise, two-level accumulation only)."""
+    from .gemm_fp8 import FP8_DTYPES, scaling_of
 
     ta, tb, od = _dtype_name(a.dtype), _dtype_name(b.dtype), _dtype_name(c.dtype)
     if ta not in FP8_DTYPES or tb not in FP8_DTYPES:
@@ -154,13 +156,12 @@ def scaled_problem_fit(a, b, sa, sb, c, fast_accum: bool) -> tuple[str, tuple]:
     for nm, t in (("scale_a", sa), ("scale_b", sb)):
         if _dtype_name(t.dtype) != "float32" or t.device != a.device:
             return f"{nm} must be float32 on {a.device}, got {t.dtype} on {t.device}", ()
-    if sa.numel() == 1 and sb.numel() == 1:
-        scaling = "tensor"
-    elif tuple(sa.shape) == (m, 1) and tuple(sb.shape) == (1, n):
-        scaling = "row"
-    else:
-        return (f"scales {tuple(sa.shape)} and {tuple(sb.shape)}: the list kernel takes one element each (per "
-                f"tensor) or ({m}, 1) and (1, {n}) (row-wise)"), ()
+    try:
+        scaling = scaling_of(m, n, k, tuple(int(x) for x in sa.shape), tuple(int(x) for x in sb.shape))
+    except GemmError as e:
+        return str(e), ()
+    if scaling == "block" and fast_accum:
+        return "block scales sum each 128-deep K block apart: fast accumulation does not apply", ()
     key = (2 + 2 * (ta == "float8_e5m2") + (tb == "float8_e5m2"), od, scaling, bool(fast_accum))
     if min(m, n, k) == 0:
         return "", key
@@ -189,6 +190,7 @@ def plan_scaled_list(As, Bs, scales, outs, config: GemmConfig | str | None = Non
     ``scales``: one (scale_a, scale_b) per problem. Raises :class:`GemmError` naming the problem, the rule and a
     fix."""
     from .gemm_fp8 import CONFIGS as FP8_CONFIGS
+    from .gemm_fp8 import scale_smem
 
     check_shapes(As, Bs, outs)
     key, first, rows = None, -1, 0
@@ -217,6 +219,11 @@ def plan_scaled_list(As, Bs, scales, outs, config: GemmConfig | str | None = Non
     if not fast_accum and (config.bn > 192 or (config.overlap and config.bn > 128)):
         raise GemmError(f"two-level accumulation needs a tile at most 192 columns wide (128 with overlap), got "
                         f"config {config.name}")
+    if key[2] == "block" and (config.overlap or config.bn not in (64, 128, 192)
+                              or smem_bytes(config) + scale_smem(config) + EDIT_SMEM > SMEM_LIMIT):
+        raise GemmError(f"config {config.name} cannot take block scales here (a 64-, 128- or 192-column tile without "
+                        f"overlap, with room for each stage's scales and the maps being edited); use n192_s4_c1 or "
+                        f"m64_n128_s8_c1")
     a0, b0, o0 = As[0], Bs[0], outs[0]
     return ListPlan(len(As), _dtype_name(a0.dtype), _dtype_name(o0.dtype), config, 0, first, _dtype_name(b0.dtype),
                     key[2], bool(fast_accum))
@@ -230,7 +237,7 @@ def problem_rows(As, Bs, outs, scales=None) -> list[list[int]]:
     for g, (a, b, c) in enumerate(zip(As, Bs, outs)):
         (m, k), n = tuple(int(s) for s in a.shape), int(b.shape[1])
         eb = a.element_size()
-        sc = _scale_fields(*scales[g], m, n) if scales is not None else [0, 0, 0, 0]
+        sc = _scale_fields(*scales[g], m, n, k) if scales is not None else [0] * 6
         if min(m, n, k) == 0:
             out.append([0, 0, int(c.data_ptr()), m, n, 0, 0, 0, int(c.stride(0)) if m else 0, *sc])
             continue
@@ -241,14 +248,16 @@ def problem_rows(As, Bs, outs, scales=None) -> list[list[int]]:
     return out
 
 
-def _scale_fields(sa, sb, m: int, n: int) -> list[int]:
-    """A problem's scale fields: scale_a and scale_b addresses, their strides along M and along N (0: one scale)."""
-    a_m = int(sa.stride(0)) if sa.numel() > 1 and m > 1 else 0
-    b_n = int(sb.stride(-1)) if sb.numel() > 1 and n > 1 else 0
-    return [int(sa.data_ptr()), int(sb.data_ptr()), a_m, b_n]
+def _scale_fields(sa, sb, m: int, n: int, k: int) -> list[int]:
+    """A problem's scale fields: scale_a and scale_b addresses, then their strides in elements (gemm_fp8's
+    ``_scale_strides``: a_m, a_k, b_n, b_k; 0 where the scaling has no such index)."""
+    from .gemm_fp8 import _scale_strides, scaling_of
+
+    scaling = scaling_of(m, n, k, tuple(int(x) for x in sa.shape), tuple(int(x) for x in sb.shape))
+    return [int(sa.data_ptr()), int(sb.data_ptr()), *_scale_strides(sa, sb, scaling)]
 
 
-_SCALE_CODE = {"": 0, "tensor": 1, "row": 2}
+_SCALE_CODE = {"": 0, "tensor": 1, "row": 2, "block": 3}
 
 
 def kernel_name(p: ListPlan) -> str:
@@ -272,9 +281,16 @@ def template_maps(p: ListPlan, row: list[int]):
     return ta, tb, ta
 
 
+def _scale_smem(cfg) -> int:
+    from .gemm_fp8 import scale_smem
+
+    return scale_smem(cfg)
+
+
 def grid(p: ListPlan) -> int:
     k = kernel_for(p)
-    return resident_ctas(k, p.config)
+    extra = EDIT_SMEM + (_scale_smem(p.config) if p.scaling == "block" else 0)
+    return resident_ctas(k, p.config, extra)
 
 
 def launcher(p: ListPlan, template_row: list[int], problems_ptr: int, maps_ptr: int):
@@ -290,7 +306,8 @@ def launcher(p: ListPlan, template_row: list[int], problems_ptr: int, maps_ptr: 
     cfg = p.config
     maps = [encode_tensormap(t) for t in template_maps(p, template_row)]
     args = (*maps, ctypes.c_uint64(problems_ptr), ctypes.c_int32(p.groups), ctypes.c_uint64(maps_ptr))
-    fn = launch_fn(k, resident_ctas(k, cfg), cfg.threads, args, smem_bytes(cfg) + EDIT_SMEM, 1, False)
+    smem = smem_bytes(cfg) + EDIT_SMEM + (_scale_smem(cfg) if p.scaling == "block" else 0)
+    fn = launch_fn(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem, 1, False)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn

@@ -8,6 +8,23 @@
 namespace tmakit {
 namespace gemm {
 
+// The scales of one unit and the extents that bound their reads: the kernel's (grouped: B's of the unit's group),
+// or for the ptr-array kernel its problem's, from the problem array.
+struct UnitScales {
+  Scales s;
+  int m, n;
+};
+template <class Work>
+TMAKIT_DEVICE UnitScales scales_of(const Work&, const Scales& sc, const Unit& t, int M, int N) {
+  return {sc.of_group(t.slot), M, N};
+}
+TMAKIT_DEVICE UnitScales scales_of(const ProblemList& w, const Scales&, const Unit& t, int, int) {
+  const long long* p = w.prob + (long long)t.slot * P_FIELDS;
+  const Scales s{reinterpret_cast<const float*>(__ldg(p + P_SA)), reinterpret_cast<const float*>(__ldg(p + P_SB)),
+                 nullptr, __ldg(p + P_SAM), __ldg(p + P_SAK), __ldg(p + P_SBN), __ldg(p + P_SBK), 0};
+  return {s, (int)__ldg(p + P_M), (int)__ldg(p + P_N)};
+}
+
 // Warp 1 with block scales (SCALE 3): every slab's scales (BlockScaleLoad, one slab ahead in registers) into the
 // stage's scale slot (s_sc + stage * slot_bytes) once the stage is free; the 32 lanes then arrive on the stage's full
 // barrier (release: the stores before the consumers' wait). The end stage's phase completes with the producer's
@@ -25,7 +42,8 @@ TMAKIT_DEVICE void stage_block_scales(Work& work, const Scales& sc, u32 bars, u3
   Unit t;
   bool more = work.next(t);
   if (more) {
-    v.start(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
+    const UnitScales u = scales_of(work, sc, t, M, N);
+    v.start(u.s, t.m0, t.n0, t.k0 / BK, u.m, u.n, lane);
     v.load(lane);
   }
   while (more) {
@@ -37,7 +55,10 @@ TMAKIT_DEVICE void stage_block_scales(Work& work, const Scales& sc, u32 bars, u3
     if (++kt == t.kt) {
       kt = 0;
       more = work.next(t);
-      if (more) v.start(sc.of_group(t.slot), t.m0, t.n0, t.k0 / BK, M, N, lane);
+      if (more) {
+        const UnitScales u = scales_of(work, sc, t, M, N);
+        v.start(u.s, t.m0, t.n0, t.k0 / BK, u.m, u.n, lane);
+      }
     } else {
       v.advance();
     }

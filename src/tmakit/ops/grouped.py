@@ -229,12 +229,13 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
     that mixes them launches once per kind. A problem the kernel cannot take (CPU tensors, other dtypes, pitches TMA
     cannot read) runs as its own ``tk.ops.gemm`` call, the rest of the list still in the kernel, and
     ``tk.ops.last_path`` names the first such problem and why; ``strict=True`` raises ``GemmError`` instead.
-    Without ``strict`` or ``config``, a large problem (:func:`alone_problems`) runs as its own ``tk.ops.gemm`` call
-    after the list's launch (its own plan and route: the list's one tile shape measured slower on such problems,
-    docs/GROUPED.md). ``last_path``: ``tma:ptr-array`` (``x2`` for two launches), then ``+N alone`` for the problems
-    run as dense calls (``tk.ops.gemm xN`` where none runs in the list kernel), then the first problem that broke a
-    rule. Shapes that do not compose raise ``GemmError`` either way. Under ``torch.compile`` the call is the custom
-    op ``torch.ops.tmakit.gemm_list`` (``gemm_list_out`` with ``out=``), so it stays in the compiled graph.
+    Without ``strict`` or ``config``, a large problem (:func:`alone_problems`), or the only problem of its kind, runs
+    as its own ``tk.ops.gemm`` call after the list's launch (its own plan and route: the list's one tile shape
+    measured slower on such problems, docs/GROUPED.md). ``last_path``: ``tma:ptr-array`` (``x2`` for two
+    launches), then ``+N alone`` for the problems run as dense calls (``tk.ops.gemm xN`` where none runs in the list
+    kernel), then the first problem that broke a rule. Shapes that do not compose raise ``GemmError`` either way.
+    Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.gemm_list`` (``gemm_list_out`` with
+    ``out=``), so it stays in the compiled graph.
     Returns the list of results."""
 
     torch = torch_module()
@@ -278,12 +279,14 @@ def scaled_gemm_list(As, Bs, scales_a, scales_b, out=None, *, out_dtype=None, us
                      strict: bool = False, config=None):
     """``[tk.ops.scaled_mm(a, b, sa, sb) for ...]`` in one launch: seed 003's ptr-array FP8 GEMM. Each problem has
     its own M, N, K, pointers and strides, fp8 ``a`` (M, K) row-major and ``b`` (K, N) K-major (``w.t()``), and its
-    own fp32 scales -- one element each (per tensor, as ``torch._scaled_mm``) or scale_a (M, 1) and scale_b (1, N)
-    (row-wise) -- applied to the fp32 sum in the epilogue; two-level accumulation unless ``use_fast_accum``. The
-    kernel (``gemm_ptr_array.cu`` with fp8 wgmma) rewrites its tensor maps on the device per problem. ``out``:
-    optional list of (M_g, N_g) results (default: new tensors of ``out_dtype``, else bfloat16). As in
-    :func:`gemm_list`: one launch per kind (dtype pair, out dtype, scaling), problems the kernel cannot take (block
-    scales, other layouts, pitches TMA cannot read) and large ones run as their own ``tk.ops.scaled_mm`` calls, and
+    own fp32 scales as ``tk.ops.scaled_mm`` takes them: one element each (per tensor, as ``torch._scaled_mm``),
+    scale_a (M, 1) and scale_b (1, N) (row-wise), applied to the fp32 sum in the epilogue, or scale_a (M, K/128) and
+    scale_b (N/128, K/128) (block-wise, DeepSeek-V3's: each 128-deep partial sum scaled into the fp32 total);
+    two-level accumulation unless ``use_fast_accum`` (not with block scales). The kernel (``gemm_ptr_array.cu`` with
+    fp8 wgmma) rewrites its tensor maps on the device per problem. ``out``: optional list of (M_g, N_g) results
+    (default: new tensors of ``out_dtype``, else bfloat16). As in :func:`gemm_list`: one launch per kind (dtype
+    pair, out dtype, scaling), problems the kernel cannot take (other layouts, pitches TMA cannot read, CPU
+    tensors) and large ones run as their own ``tk.ops.scaled_mm`` calls, and
     ``last_path`` says which; ``strict=True`` raises ``GemmError`` instead of running a problem outside the kernel.
     Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_gemm_list`` (``_out`` with ``out=``).
     Returns the list of results."""
@@ -398,6 +401,9 @@ def _list_run(torch, As, Bs, outs, strict, config, scales=None, fast=False):
         if strict:
             raise GemmError(f"the ptr-array kernel cannot take this call: problem {g}: {why} (strict=True)")
         dense.update(g for g, _ in broken)
+    if not strict and config is None:  # a kind of one problem: its dense call (own plan, stream-K, cuBLAS route)
+        for key in [key for key, idx in groups.items() if len(idx) == 1]:
+            dense.add(groups.pop(key)[0])
     launches = _list_launches(torch, As, Bs, outs, list(groups.values()), config, scales, fast) if groups else []
     name = "tk.ops.gemm" if scales is None else "tk.ops.scaled_mm"
     return zero, launches, sorted(dense), _list_path(len(launches), len(dense), broken, name)
