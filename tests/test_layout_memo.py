@@ -49,6 +49,19 @@ def test_static_and_dynamic_twins_keep_their_staticness():
     assert static_key((tk.Int(4), 4)) != static_key((4, 4)) != static_key((tk.Int(4), tk.Int(4)))
 
 
+def test_unsigned_and_signed_offsets_keep_their_inverses():
+    """A sliced swizzled layout's static offset is CuTe's unsigned ``C<512u>``: it prints as a given ``_512`` does,
+    but its negation wraps, so the two never share a memo entry."""
+    I = tk.Int  # noqa: E741 - CuTe's Int
+    full = tk.composition(tk.Swizzle(3, 4, 3), tk.make_layout((I(2), (I(8), I(64))), (I(512), (I(64), I(1)))))
+    sliced = full(I(1), tk._)
+    given_ = tk.make_composed_layout(tk.Swizzle(3, 4, 3), I(512), sliced.layout_b)
+    assert str(sliced) == str(given_)
+    for _ in range(2):
+        assert str(tk.right_inverse(given_)) == "(_64,_8):(_8,_1) o _-512 o Sw<3,4,3>"
+        assert str(tk.right_inverse(sliced)) == "(_64,_8):(_8,_1) o _4294966784 o Sw<3,4,3>"
+
+
 def test_failures_are_not_cached():
     bad = tk.make_layout((tk.Int(4), tk.Int(6)))
     for _ in range(2):

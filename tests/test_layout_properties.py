@@ -342,6 +342,77 @@ def test_swizzled_slices_compute_the_same_offsets(data):
             assert int(off) + int(sub(k)) == int(full(whole)), f"{full} at {to_str(crd)}: {sub} + {off}"
 
 
+def _swizzle_in(data, n_bits):
+    """A swizzle whose Y and Z bits lie below ``2**n_bits`` (None when none fits)."""
+    b = data.draw(st.integers(1, 3))
+    s = data.draw(st.integers(b, b + 2)) * data.draw(st.sampled_from([1, -1]))
+    if b + abs(s) > n_bits:
+        return None
+    return tk.Swizzle(b, data.draw(st.integers(0, n_bits - b - abs(s))), s)
+
+
+def _tma_like(data):
+    """A compact (rows, cols) layout of powers of two, row- or column-major, and a swizzle within it."""
+    r, c = (data.draw(st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128])) for _ in range(2))
+    L = tk.make_layout((I(r), I(c)), data.draw(st.sampled_from([tk.LayoutLeft, tk.LayoutRight])))
+    sw = _swizzle_in(data, (r * c).bit_length() - 1)
+    assume(sw is not None)
+    return L, sw
+
+
+@SETTINGS
+@given(data=st.data())
+def test_swizzled_layout_inverses_invert(data):
+    """``Sw o L`` of a compact 2-D layout: its right inverse R has ``SL(R(i)) == i`` on all of ``size(L)``, its left
+    inverse ``R(SL(i)) == i``, wherever CuTe computes them (it refuses when L scatters the swizzle's bit runs)."""
+    L, sw = _tma_like(data)
+    SL = tk.composition(sw, L)
+    n = size(L)
+    try:
+        R, Q = tk.right_inverse(SL), tk.left_inverse(SL)
+    except tk.LayoutError:
+        assume(False)
+    assert size(R) == n
+    assert [SL(R(i)) for i in range(n)] == list(range(n))
+    assert [Q(SL(i)) for i in range(n)] == list(range(n))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_layout_composed_with_swizzle(data):
+    """``composition(L, Sw)`` is ``Sw' o L`` (the swizzle carried through L to its left) and equals ``L o Sw``."""
+    L, sw = _tma_like(data)
+    try:
+        C = tk.composition(L, sw)
+    except tk.LayoutError:
+        assume(False)
+    assert (C.layout_b if isinstance(C, tk.ComposedLayout) else C) == L
+    assert [C(i) for i in range(size(L))] == [L(sw(i)) for i in range(size(L))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(b=st.integers(0, 3), m=st.integers(0, 4), b2=st.integers(0, 3), m2=st.integers(0, 4), s=st.integers(1, 5),
+       neg=st.booleans())
+def test_swizzles_of_one_shift_compose(b, m, b2, m2, s, neg):
+    assume(s >= max(b, b2))
+    a, c = tk.Swizzle(b, m, -s if neg else s), tk.Swizzle(b2, m2, -s if neg else s)
+    try:
+        ac = tk.composition(a, c)
+    except tk.LayoutError:
+        assume(False)
+    assert all(ac(x) == a(c(x)) for x in range(1 << 11))
+
+
+def test_swizzle_inverse_follows_cute_where_bits_reverse():
+    """CuTe rebuilds the swizzle from the *sets* of bits the inverse maps its Y and Z bits to, not their order: a
+    layout that reverses a run gets a swizzle that does not invert it. tmakit gives CuTe's result (the oracle holds the
+    case)."""
+    SL = tk.composition(tk.Swizzle(2, 3, -2), tk.make_layout((I(4), I(2), I(2), I(8)), (I(8), I(64), I(32), I(1))))
+    R = tk.right_inverse(SL)
+    assert str(R) == "Sw<2,0,-2> o _0 o (_8,_4,_2,_2):(_16,_1,_8,_4)"
+    assert any(SL(R(i)) != i for i in range(size(R)))
+
+
 # ---------------------------------------------------------------- coordinates
 
 

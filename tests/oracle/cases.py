@@ -297,6 +297,88 @@ SWIZZLE = [
     "print_layout(composition(Sw(2, 0, 2), L((_4, _4), (_4, _1))))",
 ]
 
+SW_ROW = "composition(Sw(3, 3, 3), L((_8, _64), (_64, _1)))"  # a 128-byte TMA atom of 16-bit elements (element form)
+SWIZZLE_ALGEBRA = [  # inverses of swizzled layouts, layouts composed with swizzles (swizzle_layout.hpp)
+    f"right_inverse({SW_ROW})",
+    f"left_inverse({SW_ROW})",
+    f"call(right_inverse({SW_ROW}), 100)",
+    f"call(left_inverse({SW_ROW}), 300)",
+    f"composition({SW_ROW}, right_inverse({SW_ROW}))",
+    "right_inverse(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",  # Y bits leave the layout: CuTe rejects
+    "left_inverse(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "right_inverse(composition(Sw(3, 4, 3), L((_8, _128), (_128, _1))))",  # 128-byte atom of bytes
+    "left_inverse(composition(Sw(3, 4, 3), L((_8, _128), (_128, _1))))",
+    "right_inverse(composition(Sw(2, 3, 3), L((_8, _32), (_32, _1))))",  # 64-byte atom of 16-bit elements
+    "right_inverse(composition(Sw(1, 3, 3), L((_8, _16), (_16, _1))))",  # 32-byte atom of 16-bit elements
+    "right_inverse(composition(Sw(3, 2, 3), L((_8, _32), (_32, _1))))",  # 128-byte atom of 32-bit elements
+    "right_inverse(composition(Sw(3, 3, 3), L((_64, _8), (_1, _64))))",  # MN-major atom
+    "left_inverse(composition(Sw(3, 3, 3), L((_64, _8), (_1, _64))))",
+    "right_inverse(composition(Sw(3, 4, 3), L(_1024)))",
+    "left_inverse(composition(Sw(3, 4, 3), L(_1024)))",
+    "right_inverse(composition(Sw(2, 0, 2), L((_4, _4), (_4, _1))))",
+    "right_inverse(composition(Sw(2, 0, 2), L((_4, _4))))",
+    "right_inverse(composition(Sw(3, 4, -3), L((_16, _64), (_64, _1))))",
+    "right_inverse(composition(Sw(2, 1, 4), L((_2, _4, _16), (_1, _32, _2))))",
+    "right_inverse(composition(Sw(3, 3, 3), L((_8, (_8, _8)), (_8, (_1, _64)))))",
+    "right_inverse(composition(Sw(3, 3, 3), L((_8, 64), (_64, _1))))",  # the static part keeps Y and Z static
+    "right_inverse(composition(Sw(3, 3, 3), L((8, _64), (_64, _1))))",  # CuTe rejects: Y goes through 8
+    "right_inverse(composition(Sw(3, 3, 3), L((_8, _64), (_1, _8))))",
+    "right_inverse(composition(Sw(2, 2, 3), L((_4, _8, _4), (_8, _1, _32))))",
+    "right_inverse(tile_to_shape(composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))), (_64, _128)))",
+    "left_inverse(tile_to_shape(composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))), (_64, _128)))",
+    "right_inverse(tile_to_shape(composition(Sw(2, 3, 3), L((_8, _32), (_32, _1))), (_32, _64), LayoutRight))",
+    "right_inverse(composition(Sw(3, 3, 3), L((_8, _64), (_64, _2))))",  # not surjective: a shorter inverse
+    "left_inverse(composition(Sw(3, 3, 3), L((_8, _64), (_64, _2))))",
+    "right_inverse(make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1))))",  # static offset: kept
+    "left_inverse(make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1))))",
+    "call(right_inverse(make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1)))), 5)",
+    "right_inverse(make_composed_layout(Sw(3, 4, 3), 7, L((_8, _64), (_64, _1))))",  # dynamic offset: rejected
+    "left_inverse(make_composed_layout(Sw(3, 4, 3), 7, L((_8, _64), (_64, _1))))",
+    "right_inverse(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _, _3))",  # decays to a plain layout
+    "right_inverse(call(composition(Sw(3, 4, 3), L((_2, (_8, _64)), (_512, (_64, _1)))), _1, _))",
+    "call(right_inverse(call(composition(Sw(3, 4, 3), L((_2, (_8, _64)), (_512, (_64, _1)))), _1, _)), 5)",
+    "right_inverse(call(composition(Sw(3, 4, 3), L((_2, (_8, _64)), (_512, (_64, _1)))), 1, _))",  # MixedBits
+    "call(call(composition(Sw(3, 4, 3), L((_2, (_8, _64)), (_512, (_64, _1)))), 1, _), _)",
+    "call(make_composed_layout(Sw(3, 4, 3), 7, L((_8, _64), (_64, _1))), _, _)",
+    "right_inverse(make_composed_layout(Sw(0, 4, 3), _0, L((_8, _64), (_64, _1))))",
+    "right_inverse(make_composed_layout(L((_8, _4), (_4, _1)), _3, L((_4, _8), (_8, _1))))",
+    "left_inverse(make_composed_layout(L((_8, _4), (_4, _1)), _0, L((_4, _8), (_8, _1))))",
+    "right_inverse(composition(composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))), Sw(2, 0, 3)))",
+    "right_inverse(composition(Sw(2, 3, -2), L((_4, _2, _2, _8), (_8, _64, _32, _1))))",  # Z bits reversed: no inverse
+    "right_inverse(Sw(3, 4, 3))",
+    "left_inverse(Sw(2, 4, -3))",
+    "composition(L((_8, _64), (_64, _1)), Sw(3, 4, 3))",
+    "composition(L((_8, _64), (_64, _1)), Sw(2, 0, 3))",
+    "composition(L((_64, _8), (_8, _1)), Sw(3, 4, 3))",  # Z bits straddle the modes: CuTe rejects
+    "composition(L((_64, _8), (_8, _1)), Sw(3, 0, 3))",
+    "composition(L(_1024, _1), Sw(3, 4, 3))",
+    "composition(L(_1024, _2), Sw(3, 4, 3))",
+    "composition(L((_16, _16), (_1, _16)), Sw(2, 2, -2))",
+    "composition(L((_8, 64), (_64, _1)), Sw(2, 0, 3))",  # dynamic, but the swizzle's bits map statically
+    "composition(L((8, _64), (_64, _1)), Sw(2, 0, 3))",
+    "composition(L((_8, _64), (_m64, _1)), Sw(2, 0, 3))",  # negative bits: CuTe rejects
+    "composition(L((_8, _64), (_64, _1)), Sw(0, 4, 3))",
+    "composition(L((_8, _8), (_1, _8)), Sw(1, 1, 2))",
+    "call(composition(L((_8, _64), (_64, _1)), Sw(3, 4, 3)), 100)",
+    "print_layout(composition(L((_4, _4), (_4, _1)), Sw(2, 0, 2)))",
+    "composition(L((_8, _64), (_64, _1)), composition(Sw(2, 0, 3), L((_8, _64), (_64, _1))))",
+    "composition(L((_8, _64), (_64, _1)), composition(Sw(3, 4, 3), L((_64, _8), (_8, _1))))",
+    "composition(L((_8, _64), (_64, _1)), make_composed_layout(Sw(3, 3, 3), 4, L((_8, _64), (_64, _1))))",
+    "composition(L((_8, _64), (_64, _1)), make_composed_layout(Sw(3, 3, 3), _4, L((_8, _64), (_64, _1))))",
+    "composition(L((_8, _64), (_64, _1)), make_composed_layout(L(_512, _1), _0, L((_8, _64), (_64, _1))))",
+    f"composition({SW_ROW}, Sw(2, 0, 3))",
+    f"composition({SW_ROW}, L((_8, _64), (_64, _1)))",
+    "composition(Sw(3, 4, 3), Sw(3, 4, 3))",
+    "composition(Sw(3, 4, 3), Sw(2, 4, 3))",
+    "composition(Sw(1, 4, 3), Sw(1, 5, 3))",
+    "composition(Sw(2, 4, 3), Sw(2, 4, 2))",  # different shifts: CuTe rejects
+    "composition(Sw(2, 4, 3), Sw(1, 4, 3))",
+    "composition(Sw(2, 4, -3), L((_8, _64), (_64, _1)))",
+    "composition(Sw(0, 4, 3), L((_8, _64), (_64, _1)))",
+    "composition(Sw(3, 4, 3), L((_8, _64), (_m64, _1)))",
+    "mode(make_composed_layout(Sw(0, 4, 3), _0, L((_8, _64), (_64, _1))), 1)",
+]
+
 TENSOR = [
     "make_identity_tensor((1024, 1024))",
     "make_identity_tensor((_4, 8))",
@@ -878,6 +960,55 @@ def _right_inverse(a):
     return _coal(_L(tuple(rs), tuple(rd)))
 
 
+def _left_inverse(a):
+    """CuTe's left_inverse of a model layout that passed _left_invertible."""
+    c = _coal(a)
+    s, d = _wrap(c.s), _wrap(c.d)
+    pre = [_S(1)]
+    for v in s:
+        pre.append(_mul(pre[-1], v))
+    order = list(range(len(d)))
+    for i in range(len(order)):  # CuTe's exchange_sort
+        for j in range(i + 1, len(order)):
+            if d[order[j]] < d[order[i]]:
+                order[i], order[j] = order[j], order[i]
+    rs, rd = [], [_S(0)]
+    for i in order:
+        if not _is(0, d[i]):
+            rs.append(_div(d[i], _size(tuple(rs))))
+            rd.append(pre[i])
+    return _coal(_L(tuple(rs) + (s[order[-1]],), tuple(rd)))
+
+
+def _idx(c, s, d):
+    """CuTe's ``layout(c)`` for an integer ``c`` (the last mode takes what is left), static where CuTe's is."""
+    if not isinstance(s, tuple):
+        return _mul(c, d)
+    out = None
+    for i, (si, di) in enumerate(zip(s, d)):
+        n = _size(si)
+        last = i == len(s) - 1
+        v = _idx(c if last else (_S(0) if _is(0, c) or _is(1, n) else _k(c % n, c, n)), si, di)
+        out = v if out is None else _k(out + v, out, v)
+        c = c if last else _div(c, n)
+    return out
+
+
+def _sw_masks(b, m, s):
+    bits = (1 << b) - 1
+    return _S(bits << (m + max(0, s))), _S(bits << (m - min(0, s)))
+
+
+def _make_swizzle(y, z):
+    """CuTe's make_swizzle<Y,Z> preconditions: static, non-negative, two equal runs of bits that do not overlap."""
+    if type(y) is not _S or type(z) is not _S or not (0 <= y < 1 << 30 and 0 <= z < 1 << 30):
+        raise _Skip
+    b, tz_y, tz_z = bin(y).count("1"), (y & -y).bit_length() - 1 if y else 32, (z & -z).bit_length() - 1 if z else 32
+    m, s = min(tz_y, tz_z) % 32, tz_y - tz_z
+    if b != bin(z).count("1") or abs(s) < b or y | z != _sw_masks(b, m, s)[0] | _sw_masks(b, m, s)[1]:
+        raise _Skip
+
+
 # ---- random draws
 _EXTENTS = (1, 2, 2, 2, 3, 4, 4, 5, 6, 7, 8)
 _INJECTIVE = ("left", "right", "perm", "perm", "gap")
@@ -1255,16 +1386,80 @@ def _r_nested(rng):
     return f"blocked_product({x.txt}, {t.txt})"
 
 
+def _rswizzle(rng, a=None):
+    """A swizzle (rarely one without bits); given a layout ``a``, mostly one whose bits lie within its codomain."""
+    b = rng.choice((0, 1, 1, 2, 2, 2, 3, 3, 3, 3)) if rng.random() < 0.1 else rng.choice((1, 2, 2, 3, 3, 3))
+    s = b + rng.choice((0, 0, 0, 1, 2, 3)) or 1
+    span = max(1, abs(_cosize(a)) - 1).bit_length() if a is not None else 10
+    top = span - b - s if a is not None and rng.random() < 0.8 else 4
+    return b, rng.randint(0, max(0, min(4, top))), s * (-1 if rng.random() < 0.2 else 1)
+
+
+def _rpow2(rng, kinds=_INJECTIVE, depth=2, max_size=4096):
+    """A layout with power-of-two extents (the ones swizzles act on), nested up to ``depth``."""
+    def pow2(t):
+        return tuple(pow2(e) for e in t) if isinstance(t, tuple) else rng.choice((1, 2, 2, 4, 4, 8, 8, 16, 32))
+
+    while True:
+        shape = pow2(_rshape(rng, depth))
+        if _size(shape) <= max_size:
+            return _strided(rng, _statics(rng, shape, rng.choice((1, 1, 1, 0.5))), rng.choice(kinds))
+
+
+def _r_swizzle_inverse(rng):
+    """right_inverse / left_inverse of a swizzled layout (the swizzle is carried through the inverse and must stay a
+    swizzle), of one at a static offset (kept and negated), or of a swizzle alone; sometimes evaluated."""
+    a = _rpow2(rng)
+    (b, m, s), inv = _rswizzle(rng, a), rng.choice(("right", "right", "left"))
+    if inv == "left":
+        _left_invertible(a)
+    ri = _right_inverse(a) if inv == "right" else _left_inverse(a)
+    r = rng.random()
+    if r < 0.05:
+        return f"{inv}_inverse(Sw({b}, {m}, {s}))"
+    if r < 0.15:
+        return f"{inv}_inverse(make_composed_layout(Sw({b}, {m}, {s}), {_sp(_S(rng.randint(1, 64)))}, {a.txt}))"
+    if b:
+        _make_swizzle(*(_idx(v, ri.s, ri.d) for v in _sw_masks(b, m, s)))
+    expr = f"{inv}_inverse(composition(Sw({b}, {m}, {s}), {a.txt}))"
+    return f"call({expr}, {_sp(_rint(rng, 0, _size(ri.s) - 1))})" if rng.random() < 0.3 else expr
+
+
+def _r_swizzle_compose(rng):
+    """A layout composed with a swizzle (the swizzle moves to the left through the layout), with a swizzled layout,
+    a swizzled layout composed with a swizzle, or two swizzles of one shift."""
+    a, c, r = _rpow2(rng, _INJECTIVE + ("bcast",)), _rpow2(rng, _INJECTIVE, 2, 256), rng.random()
+    b, m, s = _rswizzle(rng, c if r > 0.85 else a)
+    sw = f"Sw({b}, {m}, {s})"
+    if r < 0.1:
+        b2, m2 = rng.choice((0, 1, 2, 3)), rng.randint(0, 4)
+        if abs(s) < b2:
+            raise _Skip
+        (y1, z1), (y2, z2) = _sw_masks(b, m, s), _sw_masks(b2, m2, s)
+        _make_swizzle(_S(y1 ^ y2), _S(z1 ^ z2))
+        return f"composition({sw}, Sw({b2}, {m2}, {s}))"
+    if r > 0.85:  # the swizzle goes through c, under c's own swizzle
+        b2, m2, s2 = _rswizzle(rng)
+        _make_swizzle(*(_idx(v, c.s, c.d) for v in _sw_masks(b, m, s)))
+        return f"composition(composition(Sw({b2}, {m2}, {s2}), {c.txt}), {sw})"
+    _make_swizzle(*(_idx(v, a.s, a.d) for v in _sw_masks(b, m, s)))
+    if r < 0.6:
+        expr = f"composition({a.txt}, {sw})"
+        return f"call({expr}, {_sp(_rint(rng, 0, _size(a.s) - 1))})" if rng.random() < 0.3 else expr
+    _compose(a, c)
+    return f"composition({a.txt}, composition({sw}, {c.txt}))"
+
+
 _RANDOM_OPS = ((_r_basic, 3), (_r_call, 3), (_r_composition, 6), (_r_complement, 3), (_r_inverse, 3),
                (_r_divide, 6), (_r_product, 6), (_r_swizzle, 5), (_r_common, 2), (_r_print, 1), (_r_misc, 2),
                (_r_identity, 3), (_r_nested, 5))
 
 
-def _random_cases(seed, count, avoid=()):
+def _random_cases(seed, count, avoid=(), weighted_ops=_RANDOM_OPS):
     """``count`` distinct expressions drawn with ``random.Random(seed)``; each draw that breaks a precondition of
     CuTe's algebra (see the model above) is dropped and drawn again."""
     rng = random.Random(seed)
-    ops = [f for f, w in _RANDOM_OPS for _ in range(w)]
+    ops = [f for f, w in weighted_ops for _ in range(w)]
     out, seen = [], set(avoid)
     while len(out) < count:
         try:
@@ -1277,7 +1472,10 @@ def _random_cases(seed, count, avoid=()):
     return out
 
 
-_FIXED = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + TENSOR + BASIS + EXTRA \
-    + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated() + _negative_generated()
+_FIXED = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + SWIZZLE_ALGEBRA \
+    + TENSOR + BASIS + EXTRA + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated() + _negative_generated()
 RANDOM = _random_cases(seed=20240607, count=360, avoid=_FIXED)
-CASES = _FIXED + RANDOM
+# Swizzles through inverses and on the right of a composition (drawn apart, so the cases above stay as they were).
+RANDOM_SWIZZLE = _random_cases(seed=20261128, count=120, avoid=_FIXED + RANDOM,
+                               weighted_ops=((_r_swizzle_inverse, 3), (_r_swizzle_compose, 2)))
+CASES = _FIXED + RANDOM + RANDOM_SWIZZLE

@@ -9,14 +9,13 @@ from __future__ import annotations
 import functools
 
 from .arith_tuple import make_basis_like
-from .composed import ComposedLayout
+from .composed import ComposedLayout, compose, composition3
 from .composition import (
     _as_layout,
     _by_mode,
     _coalesce_shape,
     _front,
     filter_zeros,  # noqa: F401 - part of the algebra's API
-    layout_composition,
 )
 from .composition import coalesce as _plain_coalesce
 from .composition import filter as _plain_filter
@@ -24,7 +23,7 @@ from .int_tuple import LayoutError, ceil_div_tuple, is_tuple, product, product_e
 from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static, is_underscore, to_str, trunc_div
 from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout, normalize
 from .memo import memoized
-from .swizzle import Swizzle
+from .swizzle import Swizzle, UInt, signed
 
 
 def _lift(tensors=False):
@@ -51,16 +50,9 @@ filter = _lift()(_plain_filter)  # noqa: A001 - CuTe's name
 
 @memoized
 def composition(a, b):
-    """``R(c) = a(b(c))``. ``b`` may be a layout, an integer, ``_`` or a tuple tiler (applied by mode)."""
-    if isinstance(a, Swizzle):
-        return _as_layout(b) if a.bits == 0 else ComposedLayout(a, Int(0), _as_layout(b))
-    if isinstance(a, ComposedLayout):
-        return a.compose(b)
-    if isinstance(b, (Swizzle, ComposedLayout)):
-        raise LayoutError(f"composition(layout, {type(b).__name__}) is not supported: {a} o {b}")
-    if not isinstance(a, Layout):
-        a = _as_layout(a)
-    return layout_composition(a, b)
+    """``R(c) = a(b(c))``. ``b`` may be a layout, an integer, ``_``, a tuple tiler (applied by mode), a swizzle or a
+    swizzled layout; ``a`` a layout, a swizzle or a composed layout (CuTe's overloads, swizzle_layout.hpp)."""
+    return compose(a, b)
 
 
 @memoized
@@ -107,9 +99,12 @@ def _exact_div(a, b):
 
 @memoized
 def right_inverse(layout):
-    """``R`` with ``layout(R(i)) == i`` for ``i < size(R)`` (the largest such, built from static strides)."""
-    if is_underscore(layout):
+    """``R`` with ``layout(R(i)) == i`` for ``i < size(R)`` (the largest such, built from static strides). A swizzle
+    is its own inverse; a composed layout inverts piece by piece (``_composed_inverse``)."""
+    if is_underscore(layout) or isinstance(layout, Swizzle):
         return layout
+    if isinstance(layout, ComposedLayout):
+        return _composed_inverse(layout, right_inverse)
     layout = _as_layout(layout)
     c = coalesce(layout)
     ls, ld = wrap(c.shape), wrap(c.stride)
@@ -126,9 +121,12 @@ def right_inverse(layout):
 
 @memoized
 def left_inverse(layout):
-    """``R`` with ``R(layout(i)) == i`` for an injective ``layout`` (static strides)."""
-    if is_underscore(layout):
+    """``R`` with ``R(layout(i)) == i`` for an injective ``layout`` (static strides); swizzles and composed layouts
+    as in right_inverse."""
+    if is_underscore(layout) or isinstance(layout, Swizzle):
         return layout
+    if isinstance(layout, ComposedLayout):
+        return _composed_inverse(layout, left_inverse)
     layout = _as_layout(layout)
     c = coalesce(layout)
     ls, ld = wrap(c.shape), wrap(c.stride)
@@ -147,6 +145,22 @@ def left_inverse(layout):
         rs.append(ld[i] // sz)
         rd.append(pre[i])
     return coalesce(Layout(tuple(rs) + (ls[order[-1]],), tuple(rd)))
+
+
+def _composed_inverse(layout, inverse):
+    """CuTe's inverse of ``A o off o B``: ``inv(B) o -off o inv(A)``. A swizzle at a static zero offset is carried to
+    the left instead, ``composition(inv(B), Sw)``, which stays a swizzled layout (swizzle_layout.hpp)."""
+    a, off, b = layout.layout_a, layout.offset, layout.layout_b
+    if isinstance(a, Swizzle) and is_constant(0, signed(off)):
+        try:
+            return composition(inverse(b), a)
+        except LayoutError as e:
+            raise LayoutError(f"{inverse.__name__}({layout}): {e}") from None
+    if type(off) not in (Int, UInt):
+        raise LayoutError(f"{inverse.__name__}({layout}): the offset {to_str(off)} is not a static integer, and CuTe "
+                          "negates only a static one (it finds no inverse of a run-time int or MixedBits offset); "
+                          "invert the layout before slicing it, or slice with static coordinates")
+    return composition3(inverse(b), -off, inverse(a))
 
 
 def _sort_by_stride(idx, stride):

@@ -22,12 +22,17 @@ class _Unkeyable(Exception):
 
 #: Immutable classes whose values are keyed by their CuTe print (higher modules register theirs).
 _KEYED_BY_PRINT: list[type] = [Layout]
+#: For the classes whose print alone is ambiguous, the function giving their key instead.
+_KEY_FNS: dict = {}
 
 
-def key_by_print(cls: type) -> type:
-    """Key values of ``cls`` (immutable, printed as CuTe prints them) by their print."""
+def key_by_print(cls: type, key=None) -> type:
+    """Key values of ``cls`` (immutable, printed as CuTe prints them) by their print, or by ``key(value)`` where two
+    values may print alike yet compute differently."""
     if cls not in _KEYED_BY_PRINT:
         _KEYED_BY_PRINT.append(cls)
+    if key is not None:
+        _KEY_FNS[cls] = key
     return cls
 
 
@@ -46,7 +51,8 @@ def static_key(x, depth=0):
     if x is None:
         return None
     if isinstance(x, tuple(_KEYED_BY_PRINT)):
-        return (type(x).__name__, str(x))
+        fn = _KEY_FNS.get(type(x))
+        return (type(x).__name__, fn(x) if fn else str(x))
     if isinstance(x, Swizzle):
         return ("S", x.bits, x.base, x.shift)
     if isinstance(x, ScaledBasis):

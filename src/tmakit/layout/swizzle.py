@@ -50,6 +50,57 @@ class Swizzle:
         return self.size()
 
 
+def make_swizzle(y: int, z: int) -> Swizzle:
+    """CuTe's ``make_swizzle<Y,Z>``: the swizzle whose Y bits are ``y`` and Z bits are ``z`` (how CuTe rebuilds a
+    swizzle seen through a layout). Both must be equally long runs of bits that do not overlap."""
+    if not (0 <= y < 1 << 32 and 0 <= z < 1 << 32):
+        raise LayoutError(f"make_swizzle: Y={y} and Z={z} must be 32-bit non-negative bit masks (CuTe takes them as "
+                          "uint32_t template arguments); a negative stride or a huge offset cannot be a swizzle")
+    b, tz_y, tz_z = y.bit_count(), _trailing_zeros(y), _trailing_zeros(z)
+    m, s = min(tz_y, tz_z) % 32, tz_y - tz_z
+    if b != z.bit_count() or abs(s) < b or y | z != _code(b, m, s):
+        raise LayoutError(f"make_swizzle: Y={y:#b} and Z={z:#b} are not the Y and Z bits of a Swizzle<B,M,S> (need "
+                          "two non-overlapping runs of B bits); the layout does not map the swizzle's bits onto "
+                          "swizzle bits (CuTe rejects it at compile time)")
+    return Swizzle(b, m, s)
+
+
+def _trailing_zeros(x: int) -> int:
+    return (x & -x).bit_length() - 1 if x else 32
+
+
+def _code(b: int, m: int, s: int) -> int:
+    bits = (1 << b) - 1
+    return (bits << (m + max(0, s))) | (bits << (m - min(0, s)))
+
+
+def compose_swizzles(a: Swizzle, b: Swizzle) -> Swizzle:
+    """CuTe's composition of two swizzles of one shift: their Y and Z masks XORed into one swizzle."""
+    if a.shift != b.shift:
+        raise LayoutError(f"composition({a}, {b}): only swizzles of the same shift merge (CuTe's static_assert); "
+                          "compose the swizzle with a layout instead")
+    return make_swizzle(a.yyy_mask ^ b.yyy_mask, a.zzz_mask ^ b.zzz_mask)
+
+
+class UInt(Int):
+    """CuTe's unsigned static integer ``C<Nu>``: the offset a sliced swizzled layout keeps once MixedBits arithmetic
+    knows every bit. It prints and computes as ``Int``; only negation differs, wrapping modulo 2**32 as C++ does
+    (``right_inverse`` negates the offset)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"UInt({int(self)})"
+
+    def __neg__(self):
+        return UInt(-int(self) & 0xFFFFFFFF)
+
+
+def signed(x):
+    """``x`` with a ``UInt`` read as a plain ``Int`` (for the MixedBits arithmetic, which tests ``type(x) is Int``)."""
+    return Int(x) if type(x) is UInt else x
+
+
 class MixedBits:
     """CuTe's MixedBits: an integer whose bits outside the mask ``f`` are static (``s``) and whose bits in ``f`` are
     only known at run time (``d``). Prints as CuTe does: ``M_s|(d&f)=value``."""
