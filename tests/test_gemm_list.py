@@ -446,3 +446,35 @@ def test_lists_under_torch_compile_on_the_gpu():
         if ref.numel() and ref.abs().sum():
             assert float((o.float() - ref).norm() / ref.norm()) < 1e-2
     assert all(_fp8_err(o, _fp8_ref(*p)) < 1e-2 for o, p in zip(g2, q))  # bf16 out
+
+
+@pytest.mark.gpu
+def test_default_calls_reuse_the_plan_with_new_outputs():
+    """Calls without out= get new outputs each time (views of fresh buffers, as torch.split's) and reuse the cached
+    plan and problem array: the outputs' addresses are a launch argument, not part of the problem array."""
+    from tmakit.ops import grouped
+
+    rng = random.Random(21)
+    As, Bs = _problems(rng, 30, torch.bfloat16, False)
+    As[3] = As[3].half()  # a second kind, and dtypes per problem
+    Bs[3] = Bs[3].half()
+    q = [_fp8_problem(rng, m, n, k, "row") for m, n, k in ((64, 128, 256), (7, 48, 512), (300, 256, 128))]
+    qA, qB, SA, SB = (list(x) for x in zip(*q))
+    kept, before = [], None
+    for i in range(3):
+        outs = tk.ops.gemm_list(As, Bs)
+        fouts = tk.ops.scaled_gemm_list(qA, qB, SA, SB, out_dtype=torch.float32)
+        kept.append((outs, fouts))
+        if i == 0:
+            before = len(grouped._lists)
+        assert len(grouped._lists) == before  # no new plan after the first call
+        assert outs[3].dtype == torch.float16 and outs[0].dtype == torch.bfloat16
+        for a, b, o in zip(As, Bs, outs):
+            ref = a.float() @ b.float()
+            if ref.numel() and ref.abs().sum():
+                assert float((o.float() - ref).norm() / ref.norm()) < 1e-2
+        assert all(_fp8_err(o, _fp8_ref(*p)) < 2e-3 for o, p in zip(fouts, q))
+        for a in As + qA:
+            a.copy_((torch.randn(a.shape, device="cuda") * 2).to(a.dtype))
+    ptrs = [o.data_ptr() for outs, _ in kept for o in outs if o.numel()]
+    assert len(set(ptrs)) == len(ptrs)  # every call's outputs are its own

@@ -350,6 +350,11 @@ class FixedLaunch:
 
             check((cu().CUresult(r),), "cuLaunchKernelEx", kernel=self._name, grid=self._shape[0])
 
+    def set_u64(self, i: int, value: int) -> None:
+        """Store ``value`` as argument ``i`` (a 64-bit integer or pointer) for the launches that follow (callers
+        give each thread its own FixedLaunch when the value differs per call)."""
+        ctypes.c_uint64.from_address(self._blk[1][i]).value = value
+
     def _new_config(self) -> list:
         grid, block, smem, pdl, cluster = self._shape
         cfg = launch_config(grid, block, smem, pdl=pdl, cluster=cluster)

@@ -228,7 +228,9 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
 // Ptr-array (CUTLASS's grouped GEMM): problem g is C_g = A_g @ B_g with its own shapes, pointers and strides
 // (gemm_group.cuh's Problem fields). The producer points per-CTA copies of the A and B template maps at each new
 // problem on the device (switch_map: two slots per operand, alternated, each rewritten only after the loads that
-// last used it were consumed); C tiles go out with predicated st.global (no C map). fp8 (IN >= 2, B K-major):
+// last used it were consumed); C tiles go out with predicated st.global (no C map) at c_base + the problem's C
+// field (c_base = 0: addresses; else the base of one buffer holding every output, the fields their byte offsets,
+// so new outputs per call need no new problem array). fp8 (IN >= 2, B K-major):
 // SCALE 1 (one scale_a, one scale_b per problem), 2 (row-wise: scale_a per row of A_g, scale_b per column of B_g)
 // or 3 (block-wise, staged per slab by the scale warp), each problem's scales from its row of the problem array;
 // two-level accumulation unless FAST.
@@ -236,7 +238,7 @@ template <int IN, int OUT, int BM, int BN, int STAGES, int B_MN, int OVERLAP, in
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                       const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
-                      TmaDesc* __restrict__ maps) {
+                      TmaDesc* __restrict__ maps, unsigned long long c_base) {
   constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0;
   static_assert(IN >= 2 ? SCALE >= 1 && SCALE <= 3 && !(SCALE == 3 && FAST) : SCALE == 0 && FAST, "ptr-array: "
                 "16-bit inputs without scales, or fp8 with per-tensor, row-wise or block-wise scales (two-level)");
@@ -604,7 +606,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       }
 #if TMAKIT_GEMM_PTRARRAY
       const long long* pg = problems + (long long)t.slot * P_FIELDS;
-      u8* const cg = reinterpret_cast<u8*>(__ldg(pg + P_C));
+      u8* const cg = reinterpret_cast<u8*>(c_base + (u64)__ldg(pg + P_C));  // (outputs the op allocates: offsets)
       const long long ldg = __ldg(pg + P_LDC);
       const int n_end = (int)__ldg(pg + P_N);
       if (true) {  // no C map: every tile stores its problem's rows and columns directly

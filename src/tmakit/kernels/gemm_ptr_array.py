@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
+from threading import get_ident
 
 from .gemm import (
     _ELEM,
@@ -25,7 +26,6 @@ from .gemm import (
     _b_layout,
     _dtype_name,
     compiled,
-    launch_fn,
     map_nd,
     resident_ctas,
     smem_bytes,
@@ -294,8 +294,8 @@ def grid(p: ListPlan) -> int:
 
 
 def launcher(p: ListPlan, template_row: list[int], problems_ptr: int, maps_ptr: int):
-    """``fn(stream=None)`` launching the plan on the device problem array at ``problems_ptr`` with this CTA map
-    workspace (``grid(p) * 4 * MAP_BYTES`` bytes)."""
+    """``fn(c_base=0)`` launching the plan on the device problem array at ``problems_ptr`` with this CTA map
+    workspace (``grid(p) * 4 * MAP_BYTES`` bytes); C_g is written at ``c_base`` + the problem's C field."""
     key = (p, tuple(template_row), problems_ptr, maps_ptr)
     fn = _launchers.get(key)
     if fn is not None:
@@ -307,11 +307,36 @@ def launcher(p: ListPlan, template_row: list[int], problems_ptr: int, maps_ptr: 
     maps = [encode_tensormap(t) for t in template_maps(p, template_row)]
     args = (*maps, ctypes.c_uint64(problems_ptr), ctypes.c_int32(p.groups), ctypes.c_uint64(maps_ptr))
     smem = smem_bytes(cfg) + EDIT_SMEM + (_scale_smem(cfg) if p.scaling == "block" else 0)
-    fn = launch_fn(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem, 1, False)
+    fn = ListLaunch(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem)
     if len(_launchers) > 512:
         _launchers.clear()
     _launchers[key] = fn
     return fn
+
+
+class ListLaunch:
+    """``fn(c_base=0)``: the list kernel's launch with its last argument, the output base, set per call. A thread's
+    first launch goes through :mod:`tmakit.cuda` (context, attributes, checks); later ones are its own packed
+    ``cuLaunchKernelEx`` (:class:`tmakit.cuda.packed.FixedLaunch`) with the base stored in place: no lock, no
+    thread sees another's base."""
+
+    def __init__(self, kernel, grid: int, threads: int, args, smem: int):
+        self.kernel, self.grid, self.threads, self.args, self.smem = kernel, grid, threads, tuple(args), smem
+        self._fixed: dict = {}  # thread ident -> FixedLaunch
+
+    def __call__(self, c_base: int = 0) -> None:
+        fl = self._fixed.get(get_ident())
+        if fl is not None:
+            fl.set_u64(len(self.args), c_base)
+            fl()
+            return
+        from tmakit.cuda.packed import FixedLaunch
+
+        args = [*self.args, ctypes.c_uint64(c_base)]
+        self.kernel(self.grid, self.threads, *args, smem=self.smem)
+        if len(self._fixed) >= 64:  # threads come and go
+            self._fixed.clear()
+        self._fixed[get_ident()] = FixedLaunch(self.kernel, self.grid, self.threads, self.smem, args)
 
 
 _launchers: dict = {}

@@ -16,6 +16,8 @@ with ``out=``), so it stays in the compiled graph.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
 from .common import compiling, current_device, on_device, set_path, state, torch_module
@@ -222,21 +224,21 @@ def _problem_array(torch, rows, dev):
 
 
 def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=None):
-    """``[a @ b for a, b in zip(As, Bs)]`` in one launch (CUTLASS's ptr-array grouped GEMM): each problem has its own
-    M, N, K, pointers and strides; the kernel's producer rewrites its tensor maps on the device for each problem
+    """``[a @ b for a, b in zip(As, Bs)]`` in one launch (CUTLASS's ptr-array grouped GEMM): each problem has its own M,
+    N, K, pointers and strides; the kernel's producer rewrites its tensor maps on the device for each problem
     (``tmakit.kernels.gemm_ptr_array``). ``out``: optional list of (M_g, N_g) results (default: new tensors of
-    ``out_dtype``, else of each a's dtype). One launch takes problems of one dtype pair and one B layout: a list
-    that mixes them launches once per kind. A problem the kernel cannot take (CPU tensors, other dtypes, pitches TMA
-    cannot read) runs as its own ``tk.ops.gemm`` call, the rest of the list still in the kernel, and
-    ``tk.ops.last_path`` names the first such problem and why; ``strict=True`` raises ``GemmError`` instead.
-    Without ``strict`` or ``config``, a large problem (:func:`alone_problems`), or the only problem of its kind, runs
-    as its own ``tk.ops.gemm`` call after the list's launch (its own plan and route: the list's one tile shape
-    measured slower on such problems, docs/GROUPED.md). ``last_path``: ``tma:ptr-array`` (``x2`` for two
-    launches), then ``+N alone`` for the problems run as dense calls (``tk.ops.gemm xN`` where none runs in the list
-    kernel), then the first problem that broke a rule. Shapes that do not compose raise ``GemmError`` either way.
-    Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.gemm_list`` (``gemm_list_out`` with
-    ``out=``), so it stays in the compiled graph.
-    Returns the list of results."""
+    ``out_dtype``, else of each a's dtype -- views of one buffer per dtype, as ``torch.split``'s results are). One
+    launch takes problems of one dtype pair and one B layout: a list that mixes them launches once per kind. A problem
+    the kernel cannot take (CPU tensors, other dtypes, pitches TMA cannot read) runs as its own ``tk.ops.gemm`` call,
+    the rest of the list still in the kernel, and ``tk.ops.last_path`` names the first such problem and why;
+    ``strict=True`` raises ``GemmError`` instead. Without ``strict`` or ``config``, a large problem
+    (:func:`alone_problems`), or the only problem of its kind, runs as its own ``tk.ops.gemm`` call after the list's
+    launch (its own plan and route: the list's one tile shape measured slower on such problems, docs/GROUPED.md).
+    ``last_path``: ``tma:ptr-array`` (``x2`` for two launches), then ``+N alone`` for the problems run as dense calls
+    (``tk.ops.gemm xN`` where none runs in the list kernel), then the first problem that broke a rule. Shapes that do
+    not compose raise ``GemmError`` either way. Under ``torch.compile`` the call is the custom op
+    ``torch.ops.tmakit.gemm_list`` (``gemm_list_out`` with ``out=``), so it stays in the compiled graph. Returns the
+    list of results."""
 
     torch = torch_module()
     As, Bs = list(As), list(Bs)
@@ -248,48 +250,25 @@ def gemm_list(As, Bs, out=None, *, out_dtype=None, strict: bool = False, config=
             return torch.ops.tmakit.gemm_list(As, Bs, od, strict, config)
         torch.ops.tmakit.gemm_list_out(As, Bs, list(out), strict, config)
         return list(out)
-    outs = list(out) if out is not None else [
-        torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=out_dtype or a.dtype, device=a.device)
-        for a, b in zip(As, Bs)]
-    if len(outs) != len(As):
-        raise ValueError(f"out has {len(outs)} tensors for {len(As)} problems")
-    cuda = As[0].is_cuda and As[0].get_device() == current_device()
-    key = tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, a.device, b.data_ptr(), b.shape, b.stride(), b.dtype,
-                 b.device, o.data_ptr(), o.shape, o.stride(), o.dtype, o.device) for a, b, o in zip(As, Bs, outs)) + (
-        config, bool(strict), _stream()) if cuda else None
-    run = _lists.get(key) if cuda else None
-    if run is None:
-        run = _list_run(torch, As, Bs, outs, strict, config)
-        if cuda:
-            if len(_lists) > 256:
-                _lists.clear()
-            _lists[key] = run
-    zero, launches, dense, path = run
-    for o in zero:
-        o.zero_()
-    for fn in launches:
-        fn()
-    for g in dense:
-        gemm(As[g], Bs[g], out=outs[g])
-    set_path(path)
-    return outs
+    dtypes = None if out is not None else [out_dtype or t.dtype for t in As]
+    return _call_list(torch, As, Bs, out, dtypes, strict, config, None, False,
+                      lambda g, outs: gemm(As[g], Bs[g], out=outs[g]))
 
 
 def scaled_gemm_list(As, Bs, scales_a, scales_b, out=None, *, out_dtype=None, use_fast_accum: bool = False,
                      strict: bool = False, config=None):
-    """``[tk.ops.scaled_mm(a, b, sa, sb) for ...]`` in one launch: seed 003's ptr-array FP8 GEMM. Each problem has
-    its own M, N, K, pointers and strides, fp8 ``a`` (M, K) row-major and ``b`` (K, N) K-major (``w.t()``), and its
-    own fp32 scales as ``tk.ops.scaled_mm`` takes them: one element each (per tensor, as ``torch._scaled_mm``),
-    scale_a (M, 1) and scale_b (1, N) (row-wise), applied to the fp32 sum in the epilogue, or scale_a (M, K/128) and
-    scale_b (N/128, K/128) (block-wise, DeepSeek-V3's: each 128-deep partial sum scaled into the fp32 total);
-    two-level accumulation unless ``use_fast_accum`` (not with block scales). The kernel (``gemm_ptr_array.cu`` with
-    fp8 wgmma) rewrites its tensor maps on the device per problem. ``out``: optional list of (M_g, N_g) results
-    (default: new tensors of ``out_dtype``, else bfloat16). As in :func:`gemm_list`: one launch per kind (dtype
-    pair, out dtype, scaling), problems the kernel cannot take (other layouts, pitches TMA cannot read, CPU
-    tensors) and large ones run as their own ``tk.ops.scaled_mm`` calls, and
-    ``last_path`` says which; ``strict=True`` raises ``GemmError`` instead of running a problem outside the kernel.
-    Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.scaled_gemm_list`` (``_out`` with ``out=``).
-    Returns the list of results."""
+    """``[tk.ops.scaled_mm(a, b, sa, sb) for ...]`` in one launch: seed 003's ptr-array FP8 GEMM. Each problem has its
+    own M, N, K, pointers and strides, fp8 ``a`` (M, K) row-major and ``b`` (K, N) K-major (``w.t()``), and its own fp32
+    scales as ``tk.ops.scaled_mm`` takes them: one element each (per tensor, as ``torch._scaled_mm``), scale_a (M, 1)
+    and scale_b (1, N) (row-wise), applied to the fp32 sum in the epilogue, or scale_a (M, K/128) and scale_b (N/128,
+    K/128) (block-wise, DeepSeek-V3's: each 128-deep partial sum scaled into the fp32 total); two-level accumulation
+    unless ``use_fast_accum`` (not with block scales). The kernel (``gemm_ptr_array.cu`` with fp8 wgmma) rewrites its
+    tensor maps on the device per problem. ``out``: optional list of (M_g, N_g) results (default: new tensors of
+    ``out_dtype``, else bfloat16, views of one buffer). As in :func:`gemm_list`: one launch per kind (dtype pair, out
+    dtype, scaling), problems the kernel cannot take (other layouts, pitches TMA cannot read, CPU tensors) and large
+    ones run as their own ``tk.ops.scaled_mm`` calls, and ``last_path`` says which; ``strict=True`` raises ``GemmError``
+    instead of running a problem outside the kernel. Under ``torch.compile`` the call is the custom op
+    ``torch.ops.tmakit.scaled_gemm_list`` (``_out`` with ``out=``). Returns the list of results."""
     from .scaled_mm import scaled_mm
 
     torch = torch_module()
@@ -303,36 +282,87 @@ def scaled_gemm_list(As, Bs, scales_a, scales_b, out=None, *, out_dtype=None, us
             return torch.ops.tmakit.scaled_gemm_list(As, Bs, SA, SB, od, bool(use_fast_accum), strict, config)
         torch.ops.tmakit.scaled_gemm_list_out(As, Bs, SA, SB, list(out), bool(use_fast_accum), strict, config)
         return list(out)
-    outs = list(out) if out is not None else [
-        torch.empty((int(a.shape[0]), int(b.shape[-1])), dtype=out_dtype or torch.bfloat16, device=a.device)
-        for a, b in zip(As, Bs)]
-    if len(outs) != len(As):
-        raise ValueError(f"out has {len(outs)} tensors for {len(As)} problems")
+    dtypes = None if out is not None else [out_dtype or torch.bfloat16] * len(As)
+    return _call_list(torch, As, Bs, out, dtypes, strict, config, list(zip(SA, SB)), bool(use_fast_accum),
+                      lambda g, outs: scaled_mm(As[g], Bs[g], SA[g], SB[g], out=outs[g],
+                                                use_fast_accum=use_fast_accum))
+
+
+def _call_list(torch, As, Bs, out, dtypes, strict, config, scales, fast, dense_call):
+    """One list call: outputs (``out``, else new ones of ``dtypes``, one buffer per dtype), the cached run of this
+    list's layout (else planned now: :func:`_list_run`), then its zeroing, launches and dense calls. The cache key
+    holds every input's address, sizes, strides and dtype, and the outputs' when given; new outputs are views of
+    fresh buffers at the offsets the run planned, whose bases the launches take as an argument (no new problem
+    array per call)."""
+    if out is not None and len(out) != len(As):
+        raise ValueError(f"out has {len(out)} tensors for {len(As)} problems")
     cuda = As[0].is_cuda and As[0].get_device() == current_device()
-    key = tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, a.device, b.data_ptr(), b.shape, b.stride(), b.dtype,
-                 b.device, sa.data_ptr(), sa.shape, sa.stride(), sa.dtype, sa.device, sb.data_ptr(), sb.shape,
-                 sb.stride(), sb.dtype, sb.device, o.data_ptr(), o.shape, o.stride(), o.dtype, o.device)
-                for a, b, sa, sb, o in zip(As, Bs, SA, SB, outs)) + (
-        "fp8", config, bool(strict), bool(use_fast_accum), _stream()) if cuda else None
-    run = _lists.get(key) if cuda else None
+    run = key = None
+    if cuda:
+        T = torch.Tensor
+        ts = As + Bs + ([t for pair in scales for t in pair] if scales is not None else []) + \
+            (list(out) if out is not None else [])
+        key = (tuple(map(T.data_ptr, ts)), tuple(map(T.size, ts)), tuple(map(T.stride, ts)),
+               tuple(map(_dtype_of, ts)), None if dtypes is None else tuple(dtypes), config, bool(strict), bool(fast),
+               scales is None, _stream())
+        run = _lists.get(key)
+    layout = None if run is None else run.layout
+    if out is not None:
+        outs, bases = list(out), None
+    else:
+        outs, bases, layout = _new_outputs(torch, As, Bs, dtypes, layout)
     if run is None:
-        run = _list_run(torch, As, Bs, outs, strict, config, list(zip(SA, SB)), bool(use_fast_accum))
+        run = _list_run(torch, As, Bs, outs, strict, config, scales, fast, bases, layout)
         if cuda:
             if len(_lists) > 256:
                 _lists.clear()
             _lists[key] = run
-    zero, launches, dense, path = run
-    for o in zero:
-        o.zero_()
-    for fn in launches:
-        fn()
-    for g in dense:
-        scaled_mm(As[g], Bs[g], SA[g], SB[g], out=outs[g], use_fast_accum=use_fast_accum)
-    set_path(path)
+    for g in run.zero:
+        outs[g].zero_()
+    for fn, buf in run.launches:
+        fn(bases[buf] if bases is not None else 0)
+    for g in run.dense:
+        dense_call(g, outs)
+    set_path(run.path)
     return outs
 
 
-_lists: dict = {}  # problem list (pointers, shapes, strides, dtypes of a, b, out) -> (outs to zero, launch, alone)
+def _new_outputs(torch, As, Bs, dtypes, layout=None):
+    """``(outs, bases, layout)``: new (M_g, N_g) outputs on their a's device as views of one fresh buffer per dtype
+    and device, each starting 128-byte aligned, the buffers' addresses by (dtype, device), and the layout (per
+    output: buffer, shape, strides, offset; the elements per buffer). ``layout``: a run's, from an earlier call."""
+    if layout is None:
+        per, totals = [], {}
+        for a, b, dt in zip(As, Bs, dtypes):
+            shape, buf = (int(a.shape[0]), int(b.shape[-1])), (dt, a.device)
+            align = 128 // dt.itemsize
+            off = totals.get(buf, 0)
+            per.append((buf, shape, (shape[1], 1), off))
+            totals[buf] = off + -(-shape[0] * shape[1] // align) * align
+        layout = (tuple(per), tuple(totals.items()))
+    per, totals = layout
+    bufs = {buf: torch.empty(n, dtype=buf[0], device=buf[1]) for buf, n in totals}
+    outs = [bufs[buf].as_strided(shape, stride, off) for buf, shape, stride, off in per]
+    return outs, {buf: t.data_ptr() for buf, t in bufs.items()}, layout
+
+
+@dataclass(frozen=True)
+class ListRun:
+    """A planned list call: the outputs to zero (K_g = 0), the launches (each with the dtype of its outputs, whose
+    buffer's base it takes when the op allocated them), the problems run as dense calls, ``last_path``, and the
+    outputs' layout when the op allocates them."""
+    zero: tuple
+    launches: tuple
+    dense: tuple
+    path: str
+    layout: tuple | None
+
+
+_lists: dict = {}  # list layout (addresses, sizes, strides, dtypes, options) -> ListRun
+
+
+def _dtype_of(t):
+    return t.dtype
 
 
 def _stream() -> int:
@@ -373,11 +403,12 @@ def alone_problems(As, Bs, outs, sms: int | None = None) -> list[int]:
     return alone
 
 
-def _list_run(torch, As, Bs, outs, strict, config, scales=None, fast=False):
-    """Plan a problem list: (outputs to zero, the list launches, problems run as their own dense calls,
-    ``last_path``). The kernel's problems launch once per kind (dtypes, B layout, out dtype; fp8: scaling and
-    accumulation); problems it cannot take run as dense calls (``strict`` raises); problems with nothing to
-    multiply only have their outputs zeroed. ``scales``: fp8 lists, one (scale_a, scale_b) per problem."""
+def _list_run(torch, As, Bs, outs, strict, config, scales=None, fast=False, bases=None, layout=None) -> ListRun:
+    """Plan a problem list (:class:`ListRun`). The kernel's problems launch once per kind (dtypes, B layout, out
+    dtype; fp8: scaling and accumulation); problems it cannot take run as dense calls (``strict`` raises);
+    problems with nothing to multiply only have their outputs zeroed. ``scales``: fp8 lists, one (scale_a,
+    scale_b) per problem; ``bases``: the outputs' buffers by dtype when the op allocated them (the problem array
+    then holds offsets from them)."""
     from ..kernels import gemm_ptr_array as _kp
 
     _kp.check_shapes(As, Bs, outs)
@@ -395,7 +426,7 @@ def _list_run(torch, As, Bs, outs, strict, config, scales=None, fast=False):
         elif min(int(a.shape[0]), int(a.shape[1]), int(b.shape[1])) > 0:
             groups.setdefault(key, []).append(g)
         elif int(a.shape[1]) == 0 and o.numel():
-            zero.append(o)
+            zero.append(g)
     if broken:
         g, why = broken[0]
         if strict:
@@ -404,9 +435,11 @@ def _list_run(torch, As, Bs, outs, strict, config, scales=None, fast=False):
     if not strict and config is None:  # a kind of one problem: its dense call (own plan, stream-K, cuBLAS route)
         for key in [key for key, idx in groups.items() if len(idx) == 1]:
             dense.add(groups.pop(key)[0])
-    launches = _list_launches(torch, As, Bs, outs, list(groups.values()), config, scales, fast) if groups else []
+    launches = _list_launches(torch, As, Bs, outs, list(groups.values()), config, scales, fast, bases) \
+        if groups else []
     name = "tk.ops.gemm" if scales is None else "tk.ops.scaled_mm"
-    return zero, launches, sorted(dense), _list_path(len(launches), len(dense), broken, name)
+    return ListRun(tuple(zero), tuple(launches), tuple(sorted(dense)),
+                   _list_path(len(launches), len(dense), broken, name), layout)
 
 
 def _list_path(launches: int, dense: int, broken: list, name: str = "tk.ops.gemm") -> str:
@@ -429,9 +462,10 @@ def _not_on_this_device(a, b, o) -> str:
     return f"tensors on {sorted(map(str, devs))}: the kernel runs on the current CUDA device"
 
 
-def _list_launches(torch, As, Bs, outs, groups, config, scales=None, fast=False) -> list:
-    """One launch per group of problem indices, each with its own problem array and its own per-CTA map slots (one
-    buffer per device and stream, split between the launches)."""
+def _list_launches(torch, As, Bs, outs, groups, config, scales=None, fast=False, bases=None) -> list:
+    """``(launch, output buffer)`` per group of problem indices, each launch with its own problem array and its own
+    per-CTA map slots (one buffer per device and stream, split between the launches). ``bases``: C fields become
+    offsets from the output buffer (dtype, device) of the group."""
     from ..kernels import gemm_ptr_array as _kp
 
     dev = As[groups[0][0]].device
@@ -439,18 +473,23 @@ def _list_launches(torch, As, Bs, outs, groups, config, scales=None, fast=False)
     for idx in groups:
         sub = ([As[g] for g in idx], [Bs[g] for g in idx], [outs[g] for g in idx])
         if scales is None:
-            plans.append((_kp.plan_list(*sub, config=config), _kp.problem_rows(*sub)))
+            p, rows = _kp.plan_list(*sub, config=config), _kp.problem_rows(*sub)
         else:
             sc = [scales[g] for g in idx]
-            plans.append((_kp.plan_scaled_list(sub[0], sub[1], sc, sub[2], config=config, fast_accum=fast),
-                          _kp.problem_rows(*sub, scales=sc)))
+            p = _kp.plan_scaled_list(sub[0], sub[1], sc, sub[2], config=config, fast_accum=fast)
+            rows = _kp.problem_rows(*sub, scales=sc)
+        buf = (outs[idx[0]].dtype, outs[idx[0]].device)  # (one kind: one output dtype, on this device)
+        if bases is not None:
+            for r in rows:
+                r[2] -= bases[buf]
+        plans.append((p, rows, buf))
     with on_device(dev.index):
-        sizes = [_kp.grid(p) * 4 * _kp.MAP_BYTES for p, _ in plans]
+        sizes = [_kp.grid(p) * 4 * _kp.MAP_BYTES for p, _, _ in plans]
         maps = _map_buffer_for(torch, dev, sum(sizes))
         fns = []
-        for (p, rows), off in zip(plans, (sum(sizes[:i]) for i in range(len(sizes)))):
+        for (p, rows, buf), off in zip(plans, (sum(sizes[:i]) for i in range(len(sizes)))):
             prob = _problem_array(torch, rows, dev)
-            fns.append(_kp.launcher(p, rows[p.first], prob.data_ptr(), maps + off))
+            fns.append((_kp.launcher(p, rows[p.first], prob.data_ptr(), maps + off), buf))
     return fns
 
 

@@ -77,8 +77,9 @@ _scaled_grouped_mm_out.register_fake(lambda a, b, scale_a, scale_b, offs, out, *
 @torch.library.custom_op("tmakit::gemm_list", mutates_args=())
 def _gemm_list(As: list[Tensor], Bs: list[Tensor], out_dtype: str | None, strict: bool,
                config: str | None) -> list[Tensor]:
-    return tk_gemm_list(As, Bs, out_dtype=None if out_dtype is None else getattr(torch, out_dtype), strict=strict,
-                        config=config)
+    # outputs of their own (a custom op's outputs may not alias one another; the op's own are views of one buffer)
+    outs = [a.new_empty((a.shape[0], b.shape[1]), dtype=_dtype(out_dtype, a)) for a, b in zip(As, Bs)]
+    return tk_gemm_list(As, Bs, out=outs, strict=strict, config=config)
 
 
 @_gemm_list.register_fake
@@ -97,8 +98,9 @@ _gemm_list_out.register_fake(lambda As, Bs, out, strict, config: None)
 @torch.library.custom_op("tmakit::scaled_gemm_list", mutates_args=())
 def _scaled_gemm_list(As: list[Tensor], Bs: list[Tensor], scales_a: list[Tensor], scales_b: list[Tensor],
                       out_dtype: str, use_fast_accum: bool, strict: bool, config: str | None) -> list[Tensor]:
-    return tk_scaled_gemm_list(As, Bs, scales_a, scales_b, out_dtype=getattr(torch, out_dtype),
-                               use_fast_accum=use_fast_accum, strict=strict, config=config)
+    outs = [a.new_empty((a.shape[0], b.shape[1]), dtype=getattr(torch, out_dtype)) for a, b in zip(As, Bs)]
+    return tk_scaled_gemm_list(As, Bs, scales_a, scales_b, out=outs, use_fast_accum=use_fast_accum, strict=strict,
+                               config=config)
 
 
 @_scaled_gemm_list.register_fake
