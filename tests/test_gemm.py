@@ -51,7 +51,7 @@ def test_plan_ok():
     ((Fake((8, 64), dtype="torch.float32"), wt(16, 64)), "bfloat16 or float16"),
     ((Fake((8, 64)), wt(16, 64, dtype="torch.float16")), "same dtype"),
     ((Fake((8, 60)), wt(16, 60)), "multiple of 16"),
-    ((Fake((8, 64)), wt(12, 64)), "N = 12"),
+    ((Fake((8, 64)), wt(12, 64)), "16-byte units"),
     ((Fake((8, 64), (1, 8)), wt(16, 64)), "row-major"),
     ((Fake((8, 64), (68, 1)), wt(16, 64)), "not a multiple of 16"),
     ((Fake((8, 64), ptr=(1 << 20) + 16), wt(16, 64)), "128-byte aligned"),

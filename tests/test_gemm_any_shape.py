@@ -103,7 +103,7 @@ def test_cost_model_small_goes_to_torch_large_unaligned_pads():
 @pytest.mark.parametrize("b,b_mn", [
     (_T((1, 104), (104, 1)), 1),  # K = 1, one row-major row of B: its stride is never read
     (_T((1, 104), (1, 1)), 1),  # K = 1 as the transpose of a (104, 1) column
-    (_T((104, 1), (1, 104)), 0),  # N = 1: one K-major column
+    (_T((104, 1), (1, 104)), 0),  # N = 1: one K-major column (the result's 2-byte rows refuse TMA stores, below)
 ])
 def test_single_row_or_column_b_plans_without_a_copy(b, b_mn):
     from tmakit.kernels import gemm as gk
@@ -111,8 +111,43 @@ def test_single_row_or_column_b_plans_without_a_copy(b, b_mn):
     k, n = b.shape
     a = _T((64, k), (k, 1)) if k > 1 else _T((64, 1), (8, 1))
     out = _T((64, n), (-(-n // 8) * 8, 1), 1 << 20)
+    if n * 2 % 16:
+        with pytest.raises(gk.GemmError, match="16-byte units"):
+            gk.plan(a, b, out)
+        return
     p = gk.plan(a, b, out)
     assert p.b_mn == b_mn and (p.ldb * 2) % 16 == 0
+
+
+@pytest.mark.parametrize("m,n,pitch", [(2, 100, 104), (1, 3, 8), (64, 9, 16), (1, 1, 8)])
+def test_results_whose_rows_end_inside_a_16_byte_unit_are_not_tma_stored(m, n, pitch):
+    """TMA stores write whole 16-byte units of a row (docs/HARDWARE.md §3, measured on the H200: a 100-column bf16
+    view of 104-column rows got columns 100-103 zeroed): the kernels refuse such a result, and a default call repairs
+    it (padded scratch output or torch), whatever its pitch -- also for a one-row result."""
+    from tmakit.kernels import gemm as gk
+    from tmakit.kernels import gemm_fp8 as gf
+
+    a, b = _T((m, 64), (64, 1)), _T((64, n), (1, 64))
+    out = _T((m, n), (pitch, 1), 1 << 20)
+    with pytest.raises(gk.GemmError, match="16-byte units"):
+        gk.plan(a, b, out)
+    with pytest.raises(gk.GemmError, match="16-byte units"):
+        gk.plan(a, b)
+    rep = route.needs_repair(a, b, out, 2, 2)
+    assert rep.out and "not a multiple of 16 bytes" in " ".join(rep.reasons)
+    from fake_tensors import FakeTensor
+
+    e4 = torch.float8_e4m3fn
+    qa = FakeTensor((m, 64), (64, 1), dtype=e4, element_size=1)
+    qb = FakeTensor((64, n), (1, 64), dtype=e4, element_size=1)
+    one = FakeTensor((), (), dtype=torch.float32, element_size=4)
+    with pytest.raises(gk.GemmError, match="16-byte units"):
+        gf.plan_fp8(qa, qb, one, one, out=FakeTensor((m, n), (pitch, 1), 1 << 20))
+    from tmakit.kernels import gemm_grouped as gg
+
+    bg = FakeTensor((4, 64, n), (64 * n, 1, 64))  # four K-major experts
+    with pytest.raises(gk.GemmError, match="16-byte units"):
+        gg.plan_grouped(FakeTensor((m, 64), (64, 1)), bg, 4, out=FakeTensor((m, n), (pitch, 1), 1 << 20))
 
 
 def test_b_rows_an_odd_multiple_of_16_bytes_go_to_torch():

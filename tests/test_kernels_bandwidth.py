@@ -71,6 +71,22 @@ def test_plan_transpose_when_inner_dim_moves():
     assert bw.plan_copy(x, FakeTensor(x.shape), allow_transpose=False).kind is None
 
 
+@pytest.mark.parametrize("rows,n,pitch,elem,ok", [
+    (4, 100, 112, 2, False), (64, 9, 16, 2, False), (8, 3, 8, 4, False), (4, 100, 112, 4, True), (2, 24, 32, 2, True)])
+def test_dst_rows_ending_inside_a_16_byte_unit_are_not_tma_stored(rows, n, pitch, elem, ok):
+    """TMA stores write whole 16-byte units of dst's rows (docs/HARDWARE.md §3): a padded dst whose rows end inside
+    one (a bf16 (4, 100) view of 112-element rows: the H200 zeroed columns 100-103) is not planned for TMA; the op
+    falls back. Rows of a whole number of units plan as before."""
+    src = FakeTensor((rows, n), (pitch, 1), elem)
+    dst = FakeTensor((rows, n), (pitch, 1), elem, ptr=1 << 24)
+    p = bw.plan_copy(src, dst)
+    assert (p.kind == "strided") == ok, p
+    if not ok:
+        assert "16-byte boundary" in p.reason
+    t = bw.plan_copy(FakeTensor((n, rows), (1, pitch), elem), FakeTensor((n, rows), (rows, 1), elem, ptr=1 << 24))
+    assert t.kind is None or (rows * elem) % 16 == 0  # a transpose's dst rows are `rows` long
+
+
 def test_plan_2d_transpose_merges_nothing_and_keeps_rank_2():
     x = FakeTensor((4096, 1000)).permute((1, 0))
     p = bw.plan_copy(x, FakeTensor(x.shape))

@@ -161,7 +161,11 @@ class Operand:
         if r and rng.random() < step:
             steps[rng.randrange(r)] = rng.choice([2, 3])
         if rng.random() < pad:
-            pads = [rng.choice([0, 1, 2, 3, 8, 16, 64]) for _ in range(r)]
+            # "a": pad the dim to a whole number of 16-byte units -- TMA-legal pitches around rows that end inside
+            # one (TMA stores write whole 16-byte units: docs/HARDWARE.md §3)
+            unit = max(1, 16 // torch.tensor([], dtype=dtype).element_size())
+            pads = [rng.choice([0, 1, 2, 3, 8, 16, 64, "a", "a"]) for _ in range(r)]
+            pads = [(-alloc[i] * steps[i]) % unit if q == "a" else q for i, q in enumerate(pads)]
         if math.prod(n * s + q for n, s, q in zip(alloc, steps, pads)) > 4 * math.prod(alloc) + 65536:
             steps, pads = [1] * r, [0] * r  # padding would multiply a many-dim tensor's size: plain
         starts = [rng.randint(0, q) for q in pads]
@@ -475,7 +479,10 @@ def fuzz_gemm_list(c):
     if len(rs) != count:
         raise Fail(f"{len(rs)} results for {count} problems")
     for i, (r, w) in enumerate(zip(rs, wants)):
-        result(r, w.shape, ods[i], outs[i] if outs else None)
+        try:
+            result(r, w.shape, ods[i], outs[i] if outs else None)
+        except Fail as e:
+            raise Fail(f"problem {i} {shapes[i]} out {desc(outs[i].t) if outs else None}: {e}") from None
         close(r, w, TOL_LIST, f"problem {i} {shapes[i]}")
 
 
@@ -532,6 +539,50 @@ def fuzz_scaled_mm(c):
     close(r, want, TOL_FP8_FAST if fast else TOL_FP8[od], "scaled_mm")
 
 
+def fuzz_scaled_gemm_list(c):
+    """Lists of fp8 problems, each with its own shapes, strides, types and scales (mostly one mode per list,
+    sometimes mixed), against each problem's dequantized fp64 product."""
+    rng = c.rng
+    count = rng.choice([1, 2, 3, 5, 17, 64])
+    mixed = rng.random() < 0.2
+    list_mode, od = rng.choice(["tensor", "row", "block"]), rng.choice([BF16, BF16, F16, F32])
+    fast = list_mode != "block" and not mixed and rng.random() < 0.25
+    As, Bs, SA, SB, wants, shapes = [], [], [], [], [], []
+    for _ in range(count):
+        mode = rng.choice(["tensor", "row", "block"]) if mixed else list_mode
+        ta, tb = (rng.choice([E4, E4, E4, E5]) for _ in range(2))
+        m = 0 if rng.random() < 0.05 else size(rng, 1024)
+        n, k = align(rng, size(rng, 1024), 16, 0.9), 0 if rng.random() < 0.03 else align(rng, size(rng, 2048), 16, 0.9)
+        m, n, k = shrink([m, n, k], LIMITS["flop"] // 2 // count) if m and k else (m, n, k)
+        qa, qw = fill(c, m * k, ta).view(m, k), fill(c, n * k, tb).view(n, k)
+        shp = {"tensor": (rng.choice([(), (1,), (1, 1)]),) * 2, "row": ((m, 1), (1, n)),
+               "block": ((m, -(-k // 128)), (-(-n // 128), -(-k // 128)))}[mode]
+        sa, sb = scales(c, shp[0]), scales(c, shp[1])
+        a = Operand(c, (m, k), ta, perm=0.05, pad=0.15, step=0, offset=0.03).t.copy_(qa)
+        b = Operand(c, (n, k), tb, perm=0, pad=0.15, step=0, offset=0.03).t.copy_(qw).t()
+        want = dequant(a, sa, mode, 1) @ dequant(b.t(), sb, mode, 128).t() if k else \
+            torch.zeros(m, n, dtype=torch.float64, device=c.dev)
+        As.append(a), Bs.append(b), SA.append(sa), SB.append(sb), wants.append(want), shapes.append((m, n, k, mode))
+    c.note(count=count, mixed=mixed, mode=list_mode, fast=fast, od=od, shapes=shapes[:5], a0=desc(As[0]),
+           b0=desc(Bs[0]))
+    outs, kw = None, {}
+    if rng.random() < 0.4:
+        outs = [Operand(c, (a.shape[0], b.shape[1]), od, perm=0.1, pad=0.35, offset=0.1, poisoned=True)
+                for a, b in zip(As, Bs)]
+        kw["out"] = [o.t for o in outs]
+    else:
+        kw["out_dtype"] = od
+    rs = c.call(tk.ops.scaled_gemm_list, As, Bs, SA, SB, use_fast_accum=fast, **kw)
+    if len(rs) != count:
+        raise Fail(f"{len(rs)} results for {count} problems")
+    for i, (r, w) in enumerate(zip(rs, wants)):
+        try:
+            result(r, w.shape, od, outs[i] if outs else None)
+        except Fail as e:
+            raise Fail(f"problem {i} {shapes[i]} out {desc(outs[i].t) if outs else None}: {e}") from None
+        close(r, w, TOL_FP8_FAST if fast else TOL_FP8[od], f"problem {i} {shapes[i]}")
+
+
 def fuzz_scaled_grouped(c):
     rng = c.rng
     mode = rng.choice(["row", "expert", "block"])
@@ -565,6 +616,7 @@ def fuzz_scaled_grouped(c):
 OPS = {"copy": lambda c: fuzz_pair(c, "copy"), "transpose": lambda c: fuzz_layout(c, "transpose"),
        "permute": lambda c: fuzz_layout(c, "permute"), "reduce_into": lambda c: fuzz_pair(c, "reduce_into"),
        "gemm": fuzz_gemm, "grouped_mm": fuzz_grouped, "gemm_list": fuzz_gemm_list, "scaled_mm": fuzz_scaled_mm,
+       "scaled_gemm_list": fuzz_scaled_gemm_list,
        "scaled_grouped_mm": fuzz_scaled_grouped}
 
 

@@ -321,9 +321,7 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
             raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
     eo = _ELEM[od]
     ldc = n if m > 1 else _pitch(n, eo)
-    if out is None and (n * eo) % 16 and m > 1:
-        raise GemmError(f"the result's rows are N * {eo} = {n * eo} bytes, not a multiple of 16 (TMA store pitch): "
-                        f"N = {n}; pass an out whose rows are padded (out = buf[:, :{n}] of a wider buf)")
+    check_store_rows(n, eo)
     if out is not None:
         so = tuple(int(s) for s in out.shape)
         if so != (m, n):
@@ -354,6 +352,18 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
         kt_per = -(-kt // max(1, min(int(split), kt)))
         nsplit, kps = -(-kt // kt_per), kt_per * BK
     return GemmPlan(m, n, k, lda, ldb, ldc, ta, od, config, nsplit, kps, b_mn)
+
+
+def check_store_rows(n: int, eo: int) -> None:
+    """The output's rows hold a whole number of 16-byte units, as the kernels' TMA stores write them: a tensor-map
+    store writes dim 0 in whole 16-byte chunks, so the elements past column N up to the next 16-byte boundary of
+    each row would be written too (docs/HARDWARE.md §3) -- another tensor's data where ``out`` is a view into a
+    wider buffer, or past the end of a one-row result."""
+    if (n * eo) % 16:
+        raise GemmError(f"TMA stores write whole 16-byte units of a row: the result's rows are N * {eo} = {n * eo} "
+                        f"bytes, not a multiple of 16, so the elements after column {n - 1} up to the next 16-byte "
+                        f"boundary would be overwritten; N must be a multiple of {16 // eo} for the kernel (default "
+                        f"calls run such shapes another way)")
 
 
 def _check_no_alias(out, shape, ldc, eo, inputs) -> None:

@@ -351,9 +351,7 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
             raise GemmError(f"bias must be contiguous, got stride {tuple(bias.stride())}; pass bias.contiguous()")
     eo = _ELEM[od]
     ldc = n if m > 1 else -(-n * eo // 16) * 16 // eo
-    if out is None and m > 1 and (n * eo) % 16:
-        raise GemmError(f"the result's rows are N * {eo} = {n * eo} bytes, not a multiple of 16 (TMA store pitch); "
-                        f"pass an out whose rows are padded (out = buf[:, :{n}] of a wider buf)")
+    gk.check_store_rows(n, eo)
     if out is not None:
         if _shape(out) != (m, n):
             raise GemmError(f"out has shape {_shape(out)}, expected {(m, n)}")

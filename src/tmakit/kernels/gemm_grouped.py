@@ -24,6 +24,7 @@ from .gemm import (
     GemmConfig,
     GemmError,
     _dtype_name,
+    check_store_rows,
     cluster_variant,
     compiled,
     launch_fn,
@@ -206,6 +207,7 @@ def _layout(a, b, out, m: int, n: int, k: int, g: int, eb: int, eo: int) -> tupl
         raise GemmError(f"each b[g] must be K-major (b = w.transpose(-2, -1) of a contiguous (G, N, K) w) or row-major "
                         f"(K, N), got strides {(sg, sk, sn)}; pass b.contiguous()")
     ldc = n
+    check_store_rows(n, eo)  # (full tiles go out through TMA stores)
     if out is not None:
         if tuple(int(s) for s in out.shape) != (m, n):
             raise GemmError(f"out has shape {tuple(out.shape)}, expected {(m, n)}")

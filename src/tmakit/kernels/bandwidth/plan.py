@@ -61,6 +61,9 @@ def plan_copy(src, dst, *, allow_transpose: bool = True) -> Plan:
             return Plan(None, f"src stride {a * e} bytes is not a multiple of 16")
         if i != q and (b * e) % 16:
             return Plan(None, f"dst stride {b * e} bytes is not a multiple of 16")
+    if (dims[q][0] * e) % 16:  # TMA stores write whole 16-byte units of dst's rows (docs/HARDWARE.md §3)
+        return Plan(None, f"dst's rows are {dims[q][0]} x {e} bytes, not a multiple of 16: a TMA store would also "
+                          f"write the bytes after each row up to the next 16-byte boundary")
     if p == q:
         rest = sorted((d for i, d in enumerate(dims) if i != p), key=lambda d: d[1])
         return Plan("strided", dims=[dims[p]] + rest, elem=e)
