@@ -536,6 +536,114 @@ PRINT_LAYOUT = [
 ]
 
 
+UTILITY = [  # the smaller layout utilities and integer-tuple predicates (layout.hpp, int_tuple.hpp, swizzle_layout.hpp)
+    "make_layout_like(L((_2, _2, _2, _2), (_0, _2, _4, _1)))",
+    "make_layout_like(L((2, 3, 4, 5), (_0, 42, _1, _0)))",
+    "make_layout_like(L((_4, (_2, _3)), (_6, (_1, _24))))",
+    "make_layout_like(L((_4, _8), (_m1, _4)))",
+    "make_fragment_like(L((_4, _8, _2), (_8, _1, _32)))",
+    "make_fragment_like(L(((_2, _2), _4, _3), ((_0, _1), _2, _8)))",
+    "make_fragment_like(L((_4, 8), (_8, _1)))",
+    "make_fragment_like(L(_8, _4))",
+    "make_fragment_like((_4, 8))",
+    "select(L((_4, _8, _2), (_8, _1, _32)), 2, 0)",
+    "select(L((_4, (_2, 8))), 1)",
+    "select((_4, 8, _3), 1, 1, 0)",
+    "with_shape(L((_4, _8)), (_8, _4))",
+    "with_shape(L((_4, _8), (_8, _1)), _8, _4)",
+    "with_shape(L((_4, _8), (_8, _1)), (_2, (_4, _4)))",
+    "with_shape(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), (_64, _8))",
+    "compose(L((_4, _8), (_8, _1)), L(_2, _2))",
+    "compose(L((_4, _8), (_8, _1)), _2, _4)",
+    "tile(L((_16, _32)), _4, _8)",
+    "unflatten(L((_2, _3, _4, 5)), ((_1, _1), (_1, _1)))",
+    "unflatten(L((_2, _3, _4), (_1, _8, _2)), (_1, (_1, _1)))",
+    "unflatten((_2, 3, _4), ((_1, _1), _1))",
+    "nullspace(L((_4, _8), (_0, _1)))",
+    "nullspace(L((_4, (_2, _3), 5), (_0, (_1, _0), _8)))",
+    "nullspace(L((_4, 8), (_1, _4)))",
+    "nullspace(L((4, 8), (0, _1)))",
+    "nullspace(L((_1, _4), (_0, _0)))",
+    "nullspace(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "max_alignment(L((_4, _8), (_8, _1)))",
+    "max_alignment(L((_4, _8), (_1, _4)))",
+    "max_alignment(L((_4, _8), (_1, _8)))",
+    "max_alignment(L((_6, _8), (_1, _6)))",
+    "max_alignment(L((_4, 8), (_1, 4)))",
+    "max_alignment(L((8, 8), (_1, 8)))",
+    "max_alignment(L((_2, _4), (_4, _1)))",
+    "max_alignment(L(_8, _2))",
+    "max_alignment(L((_4, _8), (_0, _1)))",
+    "max_alignment(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "get_swizzle_portion(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "get_swizzle_portion(L((_8, _64), (_64, _1)))",
+    "get_nonswizzle_portion(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "get_nonswizzle_portion(L((_8, 64), (64, _1)))",
+    "domain_distribute((_15, _14), _6)",
+    "domain_distribute((_4, (_2, _8)), _16)",
+    "domain_distribute((_3, _5), _2)",
+    "flat_product(L((_2, _5), (_5, _1)), (L(_3, _5), L(_4, _6)))",
+    "flat_product(L((_2, _2)), L((_3, _2)))",
+    "flat_product(L((4, 2)), (_2, _3))",
+    "flat_product(composition(Sw(2, 0, 2), L((_4, _4), (_4, _1))), (_2, _2))",
+    "tiled_product(L((_2, _2)), L((_3, _2)))",
+    "zipped_product(L((_2, _2)), L((_3, _2)))",
+    "zipped_product(L((_4, 8)), (_2, _))",  # a '_' tiler mode cannot be zipped: CuTe rejects
+    "tile_unzip(logical_divide(L((_16, _32)), (_4, _8)), (_4, _8))",
+    "tile_unzip(logical_product(L((_2, _2)), (_3, _4)), (_3, _4))",
+    "filter_zeros(L((_4, (_2, _3)), (_1, (_4, _8))), (_0, (_1, _0)))",
+    "filter_zeros(L((4, (2, 3))), (_1, _0))",
+    "make_ordered_layout((_4, 8, _2), LayoutRight)",
+    "make_ordered_layout((_4, (8, _2)), (_1, (_0, _2)))",
+    "make_ordered_layout((_4, (8, _2)), (_1, _0))",
+    "idx2crd(13, (_4, _8), (_1, _4))",
+    "idx2crd(13, (4, 8), (8, _1))",
+    "idx2crd(_13, (_4, (_2, _4)), (_8, (_1, _2)))",
+    "idx2crd((5, 3), (_4, (_2, _4)), (_2, (_1, _2)))",
+    "crd2crd((1, 5), (_4, _8), (_4, (_2, _4)))",
+    "crd2crd(13, (_4, _8), (_2, _16))",
+    "crd2crd((1, (1, 2)), (_4, (_2, _4)), (_4, _8))",
+    "evenly_divides((_8, _6), (_4, _3))",
+    "evenly_divides((_8, _6), (_4, _4))",
+    "evenly_divides((8, 6), (_4, _3))",
+    "evenly_divides((8, 6), (_4, _4))",
+    "evenly_divides((_8, _6), (_4, _3, _2))",
+    "evenly_divides((_8, _6), _16)",
+    "evenly_divides((_8, _6), _5)",
+    "evenly_divides((_8, _6), (L(_4, _2),))",
+    "evenly_divides((_8, _6), (L((_2, _2), (_1, _4)), _6))",
+    "evenly_divides(_24, L(_4, _3))",
+    "congruent((_4, (_2, 8)), (1, (2, 3)))",
+    "congruent((_4, (_2, 8)), (1, 2))",
+    "congruent(_4, 8)",
+    "weakly_congruent(_1, (_2, 8))",
+    "weakly_congruent((_1, _1), (_2, (_3, _4)))",
+    "weakly_congruent((_1, (_1, _1)), (_2, _3))",
+    "weakly_congruent((_1, _1), (_2, _3, _4))",
+    "compatible(_8, (_2, _4))",
+    "compatible(8, (_2, _4))",
+    "compatible((_8, _4), (_8, (_2, _2)))",
+    "compatible((_8, _4), (_4, (_2, _2)))",
+    "compatible((_8, 4), (_8, (_2, _2)))",
+    "compatible((_8, (_2, _2)), (_8, _4))",
+    "compatible((_8, _4), (_8, _4, _1))",
+    "elem_scale((_2, 3), (_4, (_2, 5)))",
+    "elem_scale(_2, (_4, 3))",
+    "inner_product((_2, 3), (_4, _5))",
+    "inner_product((_2, (_3, _1)), (_4, (_5, _6)))",
+    "inner_product((), ())",
+    "round_up(_7, _4)",
+    "round_up(7, _4)",
+    "round_up((_7, 9, _3), (_4, _8))",
+    "product_each((_2, (_3, 4), _5))",
+    "product_each(_6)",
+    "shape_div((_4, _5, _6), _40)",
+    "shape_div((_12, 6), (_4, _3))",
+    "shape_div(_6, (_2, _3))",
+    "ceil_div((_4, _5, _6), _7)",
+]
+
+
 # ---------------------------------------------------------------- generated: one layout, static and dynamic spellings
 def _spell(x, static):
     if isinstance(x, tuple):
@@ -1450,6 +1558,81 @@ def _r_swizzle_compose(rng):
     return f"composition({a.txt}, composition({sw}, {c.txt}))"
 
 
+def _r_utility(rng):
+    """The layout utilities and integer-tuple predicates on random layouts and shapes (the model keeps with_shape,
+    flat_product and the rest to expressions CuTe accepts)."""
+    op = rng.choice(("make_layout_like", "make_fragment_like", "nullspace", "max_alignment", "select", "with_shape",
+                     "unflatten", "filter_zeros", "flat_product", "idx2crd", "crd2crd", "evenly_divides",
+                     "compatible", "congruent", "weakly_congruent", "elem_scale", "round_up", "domain_distribute"))
+    a = _rlayout(rng, _ANY, 3, 256)
+    s = _wrap(a.s)
+    if op in ("make_layout_like", "make_fragment_like", "nullspace"):
+        return f"{op}({a.txt})"
+    if op == "max_alignment":
+        a = _rlayout(rng, _INJECTIVE + ("bcast",), 3, 256)
+        return f"max_alignment({a.txt})"
+    if op == "select":
+        modes = [rng.randint(0, len(s) - 1) for _ in range(rng.randint(1, len(s)))]
+        return f"select({a.txt}, {', '.join(map(str, modes))})"
+    if op == "with_shape":
+        shape = _rshape(rng, 2)
+        if _size(shape) != _size(a.s):
+            shape = _statics(rng, tuple(_flat(a.s))[::-1], 1) if rng.random() < 0.5 else _size(a.s)
+        shape = _statics(rng, shape, rng.choice((1, 1, 0.5)))
+        _compose(a, _L(shape, _compact(shape)))
+        return f"with_shape({a.txt}, {_sp(shape)})"
+    if op == "unflatten":
+        fs, fd = tuple(_flat(a.s)), tuple(_flat(a.d))
+        return f"unflatten(L({_sp(fs)}, {_sp(fd)}), {_sp(_like(a.s, _S(1)))})"
+    if op == "filter_zeros":
+        prof = _unflat(a.s, iter(rng.choice((_S(0), _S(1), _S(1))) for _ in _flat(a.s)))
+        return f"filter_zeros({a.txt}, {_sp(prof)})"
+    if op == "flat_product":
+        a = _rlayout(rng, _INJECTIVE, 2, 64)
+        t = _rtiler(rng, a, underscore=False)
+        _m_product(a, t)
+        return f"flat_product({a.txt}, {_sp(t)})"
+    if op == "idx2crd":
+        st = _compact(a.s, right=rng.random() < 0.5)
+        return f"idx2crd({_sp(_rint(rng, 0, _size(a.s) - 1))}, {_sp(a.s)}, {_sp(st)})"
+    if op == "crd2crd":
+        if not isinstance(a.s, tuple):
+            raise _Skip
+        dst = tuple(_statics(rng, _size(m), rng.random()) if rng.random() < 0.5 else m for m in a.s)
+        return f"crd2crd({_sp(_rcoord(rng, a.s))}, {_sp(a.s)}, {_sp(dst)})"
+    if op == "evenly_divides":
+        t = _rtiler(rng, a, underscore=False)
+        if isinstance(t, _L) or (isinstance(t, tuple) and any(isinstance(e, _L) for e in _flat(t))):
+            _m_divide(a, t)
+        return f"evenly_divides({_sp(a.s)}, {_sp(t)})"
+    if op in ("compatible", "congruent", "weakly_congruent"):
+        b = _rlayout(rng, _ANY, 3, 256).s if rng.random() < 0.5 else _statics(rng, _coarse(rng, a.s), 0.7)
+        x, y = (a.s, b) if rng.random() < 0.5 else (b, a.s)
+        return f"{op}({_sp(x)}, {_sp(y)})"
+    if op == "elem_scale":
+        return f"elem_scale({_sp(s)}, {_sp(_statics(rng, _refine(rng, s), 0.6))})"
+    if op == "round_up":
+        fs = tuple(_flat(a.s))
+        b = tuple(_rint(rng, 1, 8) for _ in range(rng.randint(1, len(fs))))
+        return f"round_up({_sp(fs)}, {_sp(b)})"
+    fs = _statics(rng, tuple(_flat(a.s)), 1)
+    return f"domain_distribute({_sp(fs)}, {_sp(_S(rng.randint(1, 32)))})"
+
+
+def _refine(rng, s):
+    """A shape whose profile refines ``s`` (a leaf may become a subtree): what elem_scale needs of its scales."""
+    if isinstance(s, tuple):
+        return tuple(_refine(rng, e) for e in s)
+    return _rshape(rng, 1)
+
+
+def _coarse(rng, s):
+    """A shape whose profile coarsens ``s`` (some subtrees folded into their size)."""
+    if isinstance(s, tuple) and rng.random() < 0.7:
+        return tuple(_coarse(rng, e) for e in s)
+    return _size(s)
+
+
 _RANDOM_OPS = ((_r_basic, 3), (_r_call, 3), (_r_composition, 6), (_r_complement, 3), (_r_inverse, 3),
                (_r_divide, 6), (_r_product, 6), (_r_swizzle, 5), (_r_common, 2), (_r_print, 1), (_r_misc, 2),
                (_r_identity, 3), (_r_nested, 5))
@@ -1478,4 +1661,7 @@ RANDOM = _random_cases(seed=20240607, count=360, avoid=_FIXED)
 # Swizzles through inverses and on the right of a composition (drawn apart, so the cases above stay as they were).
 RANDOM_SWIZZLE = _random_cases(seed=20261128, count=120, avoid=_FIXED + RANDOM,
                                weighted_ops=((_r_swizzle_inverse, 3), (_r_swizzle_compose, 2)))
-CASES = _FIXED + RANDOM + RANDOM_SWIZZLE
+# The layout utilities (hand-written, then drawn apart so the cases above stay as they were).
+RANDOM_UTILITY = _random_cases(seed=20270314, count=150, avoid=_FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY,
+                               weighted_ops=((_r_utility, 1),))
+CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY

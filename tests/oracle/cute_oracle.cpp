@@ -1593,6 +1593,280 @@ void cases_36() {
   { printf(">>> %s\n", R"__(call(right_inverse(composition(Sw(1, 1, 2), L((_4, _16, _2), LayoutRight))), _23))__"); print((right_inverse(composition(Swizzle<1,1,2>{}, make_layout(cute::make_tuple(Int<4>{}, Int<16>{}, Int<2>{}), LayoutRight{}))))(Int<23>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_32,), (_1,)), Sw(3, 0, -3)))__"); print(composition(make_layout(cute::make_tuple(Int<32>{}), cute::make_tuple(Int<1>{})), Swizzle<3,0,-3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(composition(Sw(2, 0, 2), L((_8, (_4,)), (_4, (1,))))))__"); print(right_inverse(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<4>{})), cute::make_tuple(Int<4>{}, cute::make_tuple(1)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_2, _2, _2, _2), (_0, _2, _4, _1))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<2>{}, Int<2>{}), cute::make_tuple(Int<0>{}, Int<2>{}, Int<4>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((2, 3, 4, 5), (_0, 42, _1, _0))))__"); print(make_layout_like(make_layout(cute::make_tuple(2, 3, 4, 5), cute::make_tuple(Int<0>{}, 42, Int<1>{}, Int<0>{})))); printf("\n"); }
+}
+
+void cases_37() {
+  { printf(">>> %s\n", R"__(make_layout_like(L((_4, (_2, _3)), (_6, (_1, _24)))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<3>{})), cute::make_tuple(Int<6>{}, cute::make_tuple(Int<1>{}, Int<24>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_4, _8), (_m1, _4))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((_4, _8, _2), (_8, _1, _32))))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}, Int<2>{}), cute::make_tuple(Int<8>{}, Int<1>{}, Int<32>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L(((_2, _2), _4, _3), ((_0, _1), _2, _8))))__"); print(make_fragment_like(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<4>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(Int<0>{}, Int<1>{}), Int<2>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((_4, 8), (_8, _1))))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L(_8, _4)))__"); print(make_fragment_like(make_layout(Int<8>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like((_4, 8)))__"); print(make_fragment_like(cute::make_tuple(Int<4>{}, 8))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((_4, _8, _2), (_8, _1, _32)), 2, 0))__"); print(select<2,0>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}, Int<2>{}), cute::make_tuple(Int<8>{}, Int<1>{}, Int<32>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((_4, (_2, 8))), 1))__"); print(select<1>(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, 8))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select((_4, 8, _3), 1, 1, 0))__"); print(select<1,1,0>(cute::make_tuple(Int<4>{}, 8, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L((_4, _8)), (_8, _4)))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}))).with_shape(cute::make_tuple(Int<8>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L((_4, _8), (_8, _1)), _8, _4))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))).with_shape(Int<8>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L((_4, _8), (_8, _1)), (_2, (_4, _4))))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))).with_shape(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<4>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), (_64, _8)))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))).with_shape(cute::make_tuple(Int<64>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compose(L((_4, _8), (_8, _1)), L(_2, _2)))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))).compose(make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compose(L((_4, _8), (_8, _1)), _2, _4))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))).compose(Int<2>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(tile(L((_16, _32)), _4, _8))__"); print((make_layout(cute::make_tuple(Int<16>{}, Int<32>{}))).tile(Int<4>{}, Int<8>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((_2, _3, _4, 5)), ((_1, _1), (_1, _1))))__"); print(unflatten(make_layout(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}, 5)), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((_2, _3, _4), (_1, _8, _2)), (_1, (_1, _1))))__"); print(unflatten(make_layout(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), cute::make_tuple(Int<1>{}, Int<8>{}, Int<2>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten((_2, 3, _4), ((_1, _1), _1)))__"); print(unflatten(cute::make_tuple(Int<2>{}, 3, Int<4>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<1>{}), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((_4, _8), (_0, _1))))__"); print(nullspace(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<0>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((_4, (_2, _3), 5), (_0, (_1, _0), _8))))__"); print(nullspace(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<3>{}), 5), cute::make_tuple(Int<0>{}, cute::make_tuple(Int<1>{}, Int<0>{}), Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((_4, 8), (_1, _4))))__"); print(nullspace(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((4, 8), (0, _1))))__"); print(nullspace(make_layout(cute::make_tuple(4, 8), cute::make_tuple(0, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((_1, _4), (_0, _0))))__"); print(nullspace(make_layout(cute::make_tuple(Int<1>{}, Int<4>{}), cute::make_tuple(Int<0>{}, Int<0>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(nullspace(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_4, _8), (_8, _1))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_4, _8), (_1, _4))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_4, _8), (_1, _8))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_6, _8), (_1, _6))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<6>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_4, 8), (_1, 4))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((8, 8), (_1, 8))))__"); print(max_alignment(make_layout(cute::make_tuple(8, 8), cute::make_tuple(Int<1>{}, 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_2, _4), (_4, _1))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L(_8, _2)))__"); print(max_alignment(make_layout(Int<8>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_4, _8), (_0, _1))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<0>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(max_alignment(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_swizzle_portion(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(get_swizzle_portion(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_swizzle_portion(L((_8, _64), (_64, _1))))__"); print(get_swizzle_portion(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_nonswizzle_portion(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(get_nonswizzle_portion(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_nonswizzle_portion(L((_8, 64), (64, _1))))__"); print(get_nonswizzle_portion(make_layout(cute::make_tuple(Int<8>{}, 64), cute::make_tuple(64, Int<1>{})))); printf("\n"); }
+}
+
+void cases_38() {
+  { printf(">>> %s\n", R"__(domain_distribute((_15, _14), _6))__"); print(domain_distribute(cute::make_tuple(Int<15>{}, Int<14>{}), Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_4, (_2, _8)), _16))__"); print(domain_distribute(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<8>{})), Int<16>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_3, _5), _2))__"); print(domain_distribute(cute::make_tuple(Int<3>{}, Int<5>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_2, _5), (_5, _1)), (L(_3, _5), L(_4, _6))))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}, Int<5>{}), cute::make_tuple(Int<5>{}, Int<1>{})), cute::make_tuple(make_layout(Int<3>{}, Int<5>{}), make_layout(Int<4>{}, Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_2, _2)), L((_3, _2))))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}, Int<2>{})), make_layout(cute::make_tuple(Int<3>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((4, 2)), (_2, _3)))__"); print(flat_product(make_layout(cute::make_tuple(4, 2)), cute::make_tuple(Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(composition(Sw(2, 0, 2), L((_4, _4), (_4, _1))), (_2, _2)))__"); print(flat_product(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(Int<4>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{}))), cute::make_tuple(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(tiled_product(L((_2, _2)), L((_3, _2))))__"); print(tiled_product(make_layout(cute::make_tuple(Int<2>{}, Int<2>{})), make_layout(cute::make_tuple(Int<3>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_product(L((_2, _2)), L((_3, _2))))__"); print(zipped_product(make_layout(cute::make_tuple(Int<2>{}, Int<2>{})), make_layout(cute::make_tuple(Int<3>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(tile_unzip(logical_divide(L((_16, _32)), (_4, _8)), (_4, _8)))__"); print(tile_unzip(logical_divide(make_layout(cute::make_tuple(Int<16>{}, Int<32>{})), cute::make_tuple(Int<4>{}, Int<8>{})), cute::make_tuple(Int<4>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(tile_unzip(logical_product(L((_2, _2)), (_3, _4)), (_3, _4)))__"); print(tile_unzip(logical_product(make_layout(cute::make_tuple(Int<2>{}, Int<2>{})), cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<3>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L((_4, (_2, _3)), (_1, (_4, _8))), (_0, (_1, _0))))__"); print(filter_zeros(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<3>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<4>{}, Int<8>{}))), cute::make_tuple(Int<0>{}, cute::make_tuple(Int<1>{}, Int<0>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L((4, (2, 3))), (_1, _0)))__"); print(filter_zeros(make_layout(cute::make_tuple(4, cute::make_tuple(2, 3))), cute::make_tuple(Int<1>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_ordered_layout((_4, 8, _2), LayoutRight))__"); print(make_ordered_layout(cute::make_tuple(Int<4>{}, 8, Int<2>{}), LayoutRight{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_ordered_layout((_4, (8, _2)), (_1, (_0, _2))))__"); print(make_ordered_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(8, Int<2>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<0>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_ordered_layout((_4, (8, _2)), (_1, _0)))__"); print(make_ordered_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(8, Int<2>{})), cute::make_tuple(Int<1>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(13, (_4, _8), (_1, _4)))__"); print(idx2crd(13, cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(13, (4, 8), (8, _1)))__"); print(idx2crd(13, cute::make_tuple(4, 8), cute::make_tuple(8, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(_13, (_4, (_2, _4)), (_8, (_1, _2))))__"); print(idx2crd(Int<13>{}, cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<4>{})), cute::make_tuple(Int<8>{}, cute::make_tuple(Int<1>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd((5, 3), (_4, (_2, _4)), (_2, (_1, _2))))__"); print(idx2crd(cute::make_tuple(5, 3), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<4>{})), cute::make_tuple(Int<2>{}, cute::make_tuple(Int<1>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((1, 5), (_4, _8), (_4, (_2, _4))))__"); print(crd2crd(cute::make_tuple(1, 5), cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd(13, (_4, _8), (_2, _16)))__"); print(crd2crd(13, cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<2>{}, Int<16>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((1, (1, 2)), (_4, (_2, _4)), (_4, _8)))__"); print(crd2crd(cute::make_tuple(1, cute::make_tuple(1, 2)), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<4>{})), cute::make_tuple(Int<4>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_8, _6), (_4, _3)))__"); print(evenly_divides(cute::make_tuple(Int<8>{}, Int<6>{}), cute::make_tuple(Int<4>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_8, _6), (_4, _4)))__"); print(evenly_divides(cute::make_tuple(Int<8>{}, Int<6>{}), cute::make_tuple(Int<4>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((8, 6), (_4, _3)))__"); print(evenly_divides(cute::make_tuple(8, 6), cute::make_tuple(Int<4>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((8, 6), (_4, _4)))__"); print(evenly_divides(cute::make_tuple(8, 6), cute::make_tuple(Int<4>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_8, _6), (_4, _3, _2)))__"); print(evenly_divides(cute::make_tuple(Int<8>{}, Int<6>{}), cute::make_tuple(Int<4>{}, Int<3>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_8, _6), _16))__"); print(evenly_divides(cute::make_tuple(Int<8>{}, Int<6>{}), Int<16>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_8, _6), _5))__"); print(evenly_divides(cute::make_tuple(Int<8>{}, Int<6>{}), Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_8, _6), (L(_4, _2),)))__"); print(evenly_divides(cute::make_tuple(Int<8>{}, Int<6>{}), cute::make_tuple(make_layout(Int<4>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_8, _6), (L((_2, _2), (_1, _4)), _6)))__"); print(evenly_divides(cute::make_tuple(Int<8>{}, Int<6>{}), cute::make_tuple(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})), Int<6>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides(_24, L(_4, _3)))__"); print(evenly_divides(Int<24>{}, make_layout(Int<4>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((_4, (_2, 8)), (1, (2, 3))))__"); print(congruent(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, 8)), cute::make_tuple(1, cute::make_tuple(2, 3)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((_4, (_2, 8)), (1, 2)))__"); print(congruent(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, 8)), cute::make_tuple(1, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent(_4, 8))__"); print(congruent(Int<4>{}, 8)); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent(_1, (_2, 8)))__"); print(weakly_congruent(Int<1>{}, cute::make_tuple(Int<2>{}, 8))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent((_1, _1), (_2, (_3, _4))))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent((_1, (_1, _1)), (_2, _3)))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, Int<1>{})), cute::make_tuple(Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent((_1, _1), (_2, _3, _4)))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}))); printf("\n"); }
+}
+
+void cases_39() {
+  { printf(">>> %s\n", R"__(compatible(_8, (_2, _4)))__"); print(compatible(Int<8>{}, cute::make_tuple(Int<2>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible(8, (_2, _4)))__"); print(compatible(8, cute::make_tuple(Int<2>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_8, _4), (_8, (_2, _2))))__"); print(compatible(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<8>{}, cute::make_tuple(Int<2>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_8, _4), (_4, (_2, _2))))__"); print(compatible(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_8, 4), (_8, (_2, _2))))__"); print(compatible(cute::make_tuple(Int<8>{}, 4), cute::make_tuple(Int<8>{}, cute::make_tuple(Int<2>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_8, (_2, _2)), (_8, _4)))__"); print(compatible(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<2>{}, Int<2>{})), cute::make_tuple(Int<8>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_8, _4), (_8, _4, _1)))__"); print(compatible(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<8>{}, Int<4>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((_2, 3), (_4, (_2, 5))))__"); print(elem_scale(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, 5)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale(_2, (_4, 3)))__"); print(elem_scale(Int<2>{}, cute::make_tuple(Int<4>{}, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_product((_2, 3), (_4, _5)))__"); print(inner_product(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<4>{}, Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_product((_2, (_3, _1)), (_4, (_5, _6))))__"); print(inner_product(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<1>{})), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<5>{}, Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_product((), ()))__"); print(inner_product(cute::make_tuple(), cute::make_tuple())); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up(_7, _4))__"); print(round_up(Int<7>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up(7, _4))__"); print(round_up(7, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_7, 9, _3), (_4, _8)))__"); print(round_up(cute::make_tuple(Int<7>{}, 9, Int<3>{}), cute::make_tuple(Int<4>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(product_each((_2, (_3, 4), _5)))__"); print(product_each(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, 4), Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(product_each(_6))__"); print(product_each(Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(shape_div((_4, _5, _6), _40))__"); print(shape_div(cute::make_tuple(Int<4>{}, Int<5>{}, Int<6>{}), Int<40>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(shape_div((_12, 6), (_4, _3)))__"); print(shape_div(cute::make_tuple(Int<12>{}, 6), cute::make_tuple(Int<4>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(shape_div(_6, (_2, _3)))__"); print(shape_div(Int<6>{}, cute::make_tuple(Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(ceil_div((_4, _5, _6), _7))__"); print(ceil_div(cute::make_tuple(Int<4>{}, Int<5>{}, Int<6>{}), Int<7>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(1, (_1, _2), (_0, _1)))__"); print(idx2crd(1, cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<0>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_2, _5, _6), (_5, _1, 10))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<2>{}, Int<5>{}, Int<6>{}), cute::make_tuple(Int<5>{}, Int<1>{}, 10)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((4, 7), (_7, _1))))__"); print(max_alignment(make_layout(cute::make_tuple(4, 7), cute::make_tuple(Int<7>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L(_2, _1)))__"); print(nullspace(make_layout(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent(_6, _6))__"); print(congruent(Int<6>{}, Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L((_2, (_4, _5, _2)), (_10, (_20, _2, _1))), _80))__"); print((make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<4>{}, Int<5>{}, Int<2>{})), cute::make_tuple(Int<10>{}, cute::make_tuple(Int<20>{}, Int<2>{}, Int<1>{})))).with_shape(Int<80>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_1, _2), (1, 1))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(1, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_6, ((_2,), _2)), (_m2, ((_12,), _m1)))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<6>{}, cute::make_tuple(cute::make_tuple(Int<2>{}), Int<2>{})), cute::make_tuple(Int<-2>{}, cute::make_tuple(cute::make_tuple(Int<12>{}), Int<-1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((4,), (_1,))))__"); print(nullspace(make_layout(cute::make_tuple(4), cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L(((_2,),), ((_1,),)), _2))__"); print((make_layout(cute::make_tuple(cute::make_tuple(Int<2>{})), cute::make_tuple(cute::make_tuple(Int<1>{})))).with_shape(Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides(3, 1))__"); print(evenly_divides(3, 1)); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((2, 3, 3), (9, 3, _1)), (_1, _1, _1)))__"); print(unflatten(make_layout(cute::make_tuple(2, 3, 3), cute::make_tuple(9, 3, Int<1>{})), cute::make_tuple(Int<1>{}, Int<1>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((((6,), 2), 8), L((_3, _2, (_2,)))))__"); print(evenly_divides(cute::make_tuple(cute::make_tuple(cute::make_tuple(6), 2), 8), make_layout(cute::make_tuple(Int<3>{}, Int<2>{}, cute::make_tuple(Int<2>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((_0, 1, 3), (_1, _7, _4), (1, _7, _4)))__"); print(crd2crd(cute::make_tuple(Int<0>{}, 1, 3), cute::make_tuple(Int<1>{}, Int<7>{}, Int<4>{}), cute::make_tuple(1, Int<7>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((8, 2), _5))__"); print(congruent(cute::make_tuple(8, 2), Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((((_2, _2, _5), _2),), ((((_4, 2), (_3, _2), (_4, 2, _2)), (_5, _4)),)))__"); print(elem_scale(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}, Int<5>{}), Int<2>{})), cute::make_tuple(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}, 2), cute::make_tuple(Int<3>{}, Int<2>{}), cute::make_tuple(Int<4>{}, 2, Int<2>{})), cute::make_tuple(Int<5>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((_8,), (_1,))))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<8>{}), cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((2, 4), (_12, _1))))__"); print(make_layout_like(make_layout(cute::make_tuple(2, 4), cute::make_tuple(Int<12>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((4,), (1,)), ((_1,),)))__"); print(unflatten(make_layout(cute::make_tuple(4), cute::make_tuple(1)), cute::make_tuple(cute::make_tuple(Int<1>{})))); printf("\n"); }
+}
+
+void cases_40() {
+  { printf(">>> %s\n", R"__(elem_scale((_1, _1, _8, ((_6, _2), _2)), ((1, 5), (_5, _4), (_8,), (((_6,), (_6, 1)), (_4, _5)))))__"); print(elem_scale(cute::make_tuple(Int<1>{}, Int<1>{}, Int<8>{}, cute::make_tuple(cute::make_tuple(Int<6>{}, Int<2>{}), Int<2>{})), cute::make_tuple(cute::make_tuple(1, 5), cute::make_tuple(Int<5>{}, Int<4>{}), cute::make_tuple(Int<8>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<6>{}), cute::make_tuple(Int<6>{}, 1)), cute::make_tuple(Int<4>{}, Int<5>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((_5, 6), (6, 1)), 0))__"); print(select<0>(make_layout(cute::make_tuple(Int<5>{}, 6), cute::make_tuple(6, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(_10, (((_2,), _4), _2), (((_8,), _2), _1)))__"); print(idx2crd(Int<10>{}, cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}), Int<4>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<8>{}), Int<2>{}), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible(4, (_2,)))__"); print(compatible(4, cute::make_tuple(Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((((_3,), _4),), ((((6, _2),), (_6, _8, _4)),)))__"); print(elem_scale(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<3>{}), Int<4>{})), cute::make_tuple(cute::make_tuple(cute::make_tuple(cute::make_tuple(6, Int<2>{})), cute::make_tuple(Int<6>{}, Int<8>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((_5, _8, _1, _1), (_1, _0, _40, _1)), (_1, _1, _1, (_1,))))__"); print(unflatten(make_layout(cute::make_tuple(Int<5>{}, Int<8>{}, Int<1>{}, Int<1>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<40>{}, Int<1>{})), cute::make_tuple(Int<1>{}, Int<1>{}, Int<1>{}, cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((_2,), (2,)))__"); print(congruent(cute::make_tuple(Int<2>{}), cute::make_tuple(2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((8, _6))))__"); print(make_layout_like(make_layout(cute::make_tuple(8, Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(_1, (_3, _2), (_2, _1)))__"); print(idx2crd(Int<1>{}, cute::make_tuple(Int<3>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_7, _4, _4), _5))__"); print(domain_distribute(cute::make_tuple(Int<7>{}, Int<4>{}, Int<4>{}), Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_7, _8), _3))__"); print(domain_distribute(cute::make_tuple(Int<7>{}, Int<8>{}), Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((1, (1,), 2), (4, (1,), 2))))__"); print(make_fragment_like(make_layout(cute::make_tuple(1, cute::make_tuple(1), 2), cute::make_tuple(4, cute::make_tuple(1), 2)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L(((_6, _2, _2),), ((_4, _0, _1),)), ((_0, _1, _1),)))__"); print(filter_zeros(make_layout(cute::make_tuple(cute::make_tuple(Int<6>{}, Int<2>{}, Int<2>{})), cute::make_tuple(cute::make_tuple(Int<4>{}, Int<0>{}, Int<1>{}))), cute::make_tuple(cute::make_tuple(Int<0>{}, Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((8, 7, 2), (_5, (_5, _6, _1), (_4, _2, _2, 5))))__"); print(elem_scale(cute::make_tuple(8, 7, 2), cute::make_tuple(Int<5>{}, cute::make_tuple(Int<5>{}, Int<6>{}, Int<1>{}), cute::make_tuple(Int<4>{}, Int<2>{}, Int<2>{}, 5)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L(((_1, 4), _4), ((16, 4), 1))))__"); print(nullspace(make_layout(cute::make_tuple(cute::make_tuple(Int<1>{}, 4), Int<4>{}), cute::make_tuple(cute::make_tuple(16, 4), 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_7, _2, _1, _3), (_7, 5, 3, 5)))__"); print(round_up(cute::make_tuple(Int<7>{}, Int<2>{}, Int<1>{}, Int<3>{}), cute::make_tuple(Int<7>{}, 5, 3, 5))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_2, _1), (1, 2)), L((_2,), (1,))))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}, Int<1>{}), cute::make_tuple(1, 2)), make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((_6,), (_1,)), 0))__"); print(select<0>(make_layout(cute::make_tuple(Int<6>{}), cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_2, _2, _4), (_2, _1, _4)), L(((3, 1),), ((_1, _1),))))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<4>{}), cute::make_tuple(Int<2>{}, Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(cute::make_tuple(3, 1)), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L((_1, _2), LayoutRight), (2, _1)))__"); print((make_layout(cute::make_tuple(Int<1>{}, Int<2>{}), LayoutRight{})).with_shape(cute::make_tuple(2, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L(((_8, _8),), ((_1, _8),)), 0))__"); print(select<0>(make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_2,), ((_2, (_1, _4)), _1, _5)))__"); print(compatible(cute::make_tuple(Int<2>{}), cute::make_tuple(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<1>{}, Int<4>{})), Int<1>{}, Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((2,), (_1,))))__"); print(make_layout_like(make_layout(cute::make_tuple(2), cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_4, ((4,), 3)), (_3, ((_24,), _1)))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(cute::make_tuple(4), 3)), cute::make_tuple(Int<3>{}, cute::make_tuple(cute::make_tuple(Int<24>{}), Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L((2, _4, 2), (1, 4, _2)), (_1, _1, _1)))__"); print(filter_zeros(make_layout(cute::make_tuple(2, Int<4>{}, 2), cute::make_tuple(1, 4, Int<2>{})), cute::make_tuple(Int<1>{}, Int<1>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L(7, LayoutRight), (_7,)))__"); print((make_layout(7, LayoutRight{})).with_shape(cute::make_tuple(Int<7>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible(((_2, _8), _2, ((_1, _1), _7)), (_7, (_3,), _3)))__"); print(compatible(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<8>{}), Int<2>{}, cute::make_tuple(cute::make_tuple(Int<1>{}, Int<1>{}), Int<7>{})), cute::make_tuple(Int<7>{}, cute::make_tuple(Int<3>{}), Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(1, 2, _1))__"); print(idx2crd(1, 2, Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd(_235, (_7, (_6,), _6, _1), (_7, (_6,), _6, _1)))__"); print(crd2crd(Int<235>{}, cute::make_tuple(Int<7>{}, cute::make_tuple(Int<6>{}), Int<6>{}, Int<1>{}), cute::make_tuple(Int<7>{}, cute::make_tuple(Int<6>{}), Int<6>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((_4, _7), (_4,)))__"); print(congruent(cute::make_tuple(Int<4>{}, Int<7>{}), cute::make_tuple(Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_7,), (_1,)), (L((_3, _1, _1), (_1, _1, _3)),)))__"); print(flat_product(make_layout(cute::make_tuple(Int<7>{}), cute::make_tuple(Int<1>{})), cute::make_tuple(make_layout(cute::make_tuple(Int<3>{}, Int<1>{}, Int<1>{}), cute::make_tuple(Int<1>{}, Int<1>{}, Int<3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L(4, 1), (_4,)))__"); print((make_layout(4, 1)).with_shape(cute::make_tuple(Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent((_4, _3), (_4, _3)))__"); print(weakly_congruent(cute::make_tuple(Int<4>{}, Int<3>{}), cute::make_tuple(Int<4>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((_4, _2), (_1, _4)), (_1, _1)))__"); print(unflatten(make_layout(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})), cute::make_tuple(Int<1>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((_1, ((_7, _2, 4), 3)), LayoutRight)))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(cute::make_tuple(Int<7>{}, Int<2>{}, 4), 3)), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((4, (2,), 6, (_2,)), (4, (_2,), 6, (_2,))))__"); print(compatible(cute::make_tuple(4, cute::make_tuple(2), 6, cute::make_tuple(Int<2>{})), cute::make_tuple(4, cute::make_tuple(Int<2>{}), 6, cute::make_tuple(Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((_1, (_1, 0, 2)), (3, (8, (1,), 4)), (3, 32)))__"); print(crd2crd(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, 0, 2)), cute::make_tuple(3, cute::make_tuple(8, cute::make_tuple(1), 4)), cute::make_tuple(3, 32))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_6,)), (L((_1, (1, 1), 4), (4, (_1, _4), 1)),)))__"); print(flat_product(make_layout(cute::make_tuple(Int<6>{})), cute::make_tuple(make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(1, 1), 4), cute::make_tuple(4, cute::make_tuple(Int<1>{}, Int<4>{}), 1))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_3, _6, 4, 2), (_48, _m8, _2, _1))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<3>{}, Int<6>{}, 4, 2), cute::make_tuple(Int<48>{}, Int<-8>{}, Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent(1, (_5, ((_2,), _2), _1)))__"); print(congruent(1, cute::make_tuple(Int<5>{}, cute::make_tuple(cute::make_tuple(Int<2>{}), Int<2>{}), Int<1>{}))); printf("\n"); }
+}
+
+void cases_41() {
+  { printf(">>> %s\n", R"__(select(L((_7, _4)), 1))__"); print(select<1>(make_layout(cute::make_tuple(Int<7>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L(_4, 1), L((_2,), (1,))))__"); print(flat_product(make_layout(Int<4>{}, 1), make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L((4, ((1, 1, _2), _4), 2), (4, ((_8, _2, _4), 32), 3)), (_1, ((_0, _1, _1), _1), _1)))__"); print(filter_zeros(make_layout(cute::make_tuple(4, cute::make_tuple(cute::make_tuple(1, 1, Int<2>{}), Int<4>{}), 2), cute::make_tuple(4, cute::make_tuple(cute::make_tuple(Int<8>{}, Int<2>{}, Int<4>{}), 32), 3)), cute::make_tuple(Int<1>{}, cute::make_tuple(cute::make_tuple(Int<0>{}, Int<1>{}, Int<1>{}), Int<1>{}), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent((_1, _8), (6, ((4, 2),))))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, Int<8>{}), cute::make_tuple(6, cute::make_tuple(cute::make_tuple(4, 2))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_3,), (3,)))__"); print(compatible(cute::make_tuple(Int<3>{}), cute::make_tuple(3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L(((_3,), _2), LayoutRight)))__"); print(max_alignment(make_layout(cute::make_tuple(cute::make_tuple(Int<3>{}), Int<2>{}), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((_2, 0, _1), (_4, _2, 8), (_4, 2, 8)))__"); print(crd2crd(cute::make_tuple(Int<2>{}, 0, Int<1>{}), cute::make_tuple(Int<4>{}, Int<2>{}, 8), cute::make_tuple(Int<4>{}, 2, 8))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_1, _2), _20))__"); print(domain_distribute(cute::make_tuple(Int<1>{}, Int<2>{}), Int<20>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L(2, _1), _1))__"); print(filter_zeros(make_layout(2, Int<1>{}), Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L(_2, _1), 0))__"); print(select<0>(make_layout(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides(_1, 2))__"); print(evenly_divides(Int<1>{}, 2)); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_2,), LayoutRight), (_2,)))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}), LayoutRight{}), cute::make_tuple(Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_4, _3, _2), (_6,)))__"); print(round_up(cute::make_tuple(Int<4>{}, Int<3>{}, Int<2>{}), cute::make_tuple(Int<6>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((_4, _2), L(((_6, _2),), ((_1, _12),))))__"); print(evenly_divides(cute::make_tuple(Int<4>{}, Int<2>{}), make_layout(cute::make_tuple(cute::make_tuple(Int<6>{}, Int<2>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<12>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((4, _4, _2), (-1, -4, -16)), 2))__"); print(select<2>(make_layout(cute::make_tuple(4, Int<4>{}, Int<2>{}), cute::make_tuple((-1), (-4), (-16))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L((2, 2), LayoutRight), (_2, _2)))__"); print((make_layout(cute::make_tuple(2, 2), LayoutRight{})).with_shape(cute::make_tuple(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_2, _7, _7, _2), _24))__"); print(domain_distribute(cute::make_tuple(Int<2>{}, Int<7>{}, Int<7>{}, Int<2>{}), Int<24>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent(4, ((_1, _2), _6, _4)))__"); print(congruent(4, cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), Int<6>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((((2,),), 1, 1), (((-1,),), 2, 2))))__"); print(nullspace(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(2)), 1, 1), cute::make_tuple(cute::make_tuple(cute::make_tuple((-1))), 2, 2)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((_1, _1, 1), (2, 4, 7), (_2, 4, 7)))__"); print(crd2crd(cute::make_tuple(Int<1>{}, Int<1>{}, 1), cute::make_tuple(2, 4, 7), cute::make_tuple(Int<2>{}, 4, 7))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides((2, _7, 2, _8), (L(_4, LayoutRight), L((_1, _6, _2), LayoutRight))))__"); print(evenly_divides(cute::make_tuple(2, Int<7>{}, 2, Int<8>{}), cute::make_tuple(make_layout(Int<4>{}, LayoutRight{}), make_layout(cute::make_tuple(Int<1>{}, Int<6>{}, Int<2>{}), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_2, _1))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L(((_2,), (_7,), _5), ((1,), (2,), _14)), ((_0,), (_1,), _1)))__"); print(filter_zeros(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}), cute::make_tuple(Int<7>{}), Int<5>{}), cute::make_tuple(cute::make_tuple(1), cute::make_tuple(2), Int<14>{})), cute::make_tuple(cute::make_tuple(Int<0>{}), cute::make_tuple(Int<1>{}), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((6,), (_5,)))__"); print(round_up(cute::make_tuple(6), cute::make_tuple(Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L(_5, LayoutRight)))__"); print(max_alignment(make_layout(Int<5>{}, LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((_4, _1, _2), (_1, _1, _4)), (_1, _1, (_1,))))__"); print(unflatten(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<1>{}, Int<4>{})), cute::make_tuple(Int<1>{}, Int<1>{}, cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L(((7, 5), _5), ((1, 35), 7)), 1))__"); print(select<1>(make_layout(cute::make_tuple(cute::make_tuple(7, 5), Int<5>{}), cute::make_tuple(cute::make_tuple(1, 35), 7)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((1, 4), ((4, 2, 4), (8, _2))))__"); print(elem_scale(cute::make_tuple(1, 4), cute::make_tuple(cute::make_tuple(4, 2, 4), cute::make_tuple(8, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((_5, (_1, (_5, _2)), _3), ((_2, _8), ((_4, 4, 6), (_2, (5, _2, _7))), (_2, _4, _2, _2))))__"); print(elem_scale(cute::make_tuple(Int<5>{}, cute::make_tuple(Int<1>{}, cute::make_tuple(Int<5>{}, Int<2>{})), Int<3>{}), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<8>{}), cute::make_tuple(cute::make_tuple(Int<4>{}, 4, 6), cute::make_tuple(Int<2>{}, cute::make_tuple(5, Int<2>{}, Int<7>{}))), cute::make_tuple(Int<2>{}, Int<4>{}, Int<2>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible(((_5, _3), _5), _75))__"); print(compatible(cute::make_tuple(cute::make_tuple(Int<5>{}, Int<3>{}), Int<5>{}), Int<75>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((_2, _7, _2), (14, 2, 1)), 0, 0, 0))__"); print(select<0,0,0>(make_layout(cute::make_tuple(Int<2>{}, Int<7>{}, Int<2>{}), cute::make_tuple(14, 2, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((5, 3, 1), (_3, _1, _3)), 1, 0, 1))__"); print(select<1,0,1>(make_layout(cute::make_tuple(5, 3, 1), cute::make_tuple(Int<3>{}, Int<1>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible(((2,), _16, 4), (((_2,),), ((_2, _8),), _4)))__"); print(compatible(cute::make_tuple(cute::make_tuple(2), Int<16>{}, 4), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{})), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<8>{})), Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L(_8, _1), 0))__"); print(select<0>(make_layout(Int<8>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_5, _7), LayoutRight)))__"); print(max_alignment(make_layout(cute::make_tuple(Int<5>{}, Int<7>{}), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_2, _4, _2, _4, _3), _11))__"); print(domain_distribute(cute::make_tuple(Int<2>{}, Int<4>{}, Int<2>{}, Int<4>{}, Int<3>{}), Int<11>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((((_0,), _0), (0,), _2), (((2,), 4), (7,), 4), (_8, (7,), _4)))__"); print(crd2crd(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<0>{}), Int<0>{}), cute::make_tuple(0), Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(2), 4), cute::make_tuple(7), 4), cute::make_tuple(Int<8>{}, cute::make_tuple(7), Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_2,), (1,))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L(_2, _6)))__"); print(make_fragment_like(make_layout(Int<2>{}, Int<6>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_5, _2, _1, _3, _2), (_2,)))__"); print(round_up(cute::make_tuple(Int<5>{}, Int<2>{}, Int<1>{}, Int<3>{}, Int<2>{}), cute::make_tuple(Int<2>{}))); printf("\n"); }
+}
+
+void cases_42() {
+  { printf(">>> %s\n", R"__(idx2crd(_1, (((4, _2), _2), 1, _1), (((4, 2), 1), _1, _0)))__"); print(idx2crd(Int<1>{}, cute::make_tuple(cute::make_tuple(cute::make_tuple(4, Int<2>{}), Int<2>{}), 1, Int<1>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(4, 2), 1), Int<1>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((1, 3), (_8, _1)))__"); print(round_up(cute::make_tuple(1, 3), cute::make_tuple(Int<8>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_2, _2, _4), _26))__"); print(domain_distribute(cute::make_tuple(Int<2>{}, Int<2>{}, Int<4>{}), Int<26>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_1, _5), _30))__"); print(domain_distribute(cute::make_tuple(Int<1>{}, Int<5>{}), Int<30>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L(_8, 2)))__"); print(make_fragment_like(make_layout(Int<8>{}, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(2, ((_4,),), ((_1,),)))__"); print(idx2crd(2, cute::make_tuple(cute::make_tuple(Int<4>{})), cute::make_tuple(cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(select(L((((_3,),), _5, _2), (((_10,),), _1, _5)), 2))__"); print(select<2>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<3>{})), Int<5>{}, Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<10>{})), Int<1>{}, Int<5>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(evenly_divides(6, L((_1, _8), (1, 1))))__"); print(evenly_divides(6, make_layout(cute::make_tuple(Int<1>{}, Int<8>{}), cute::make_tuple(1, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((7, 2, 2), (1,)))__"); print(round_up(cute::make_tuple(7, 2, 2), cute::make_tuple(1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_1,), (_4,)))__"); print(round_up(cute::make_tuple(Int<1>{}), cute::make_tuple(Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((5, _1, 4), (_1, _20, _5)), (_1, _1, _1)))__"); print(unflatten(make_layout(cute::make_tuple(5, Int<1>{}, 4), cute::make_tuple(Int<1>{}, Int<20>{}, Int<5>{})), cute::make_tuple(Int<1>{}, Int<1>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L(((4, (2,)), (7,), 2), ((1, (4,)), (16,), 8)), _112))__"); print((make_layout(cute::make_tuple(cute::make_tuple(4, cute::make_tuple(2)), cute::make_tuple(7), 2), cute::make_tuple(cute::make_tuple(1, cute::make_tuple(4)), cute::make_tuple(16), 8))).with_shape(Int<112>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_8, (_2,)), (_5, _3)))__"); print(compatible(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<2>{})), cute::make_tuple(Int<5>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((_6, (_2,), (_1, (_4, _5))), ((_4,), ((2, 2),), ((_7,), ((6, 7, _2), (_6,))))))__"); print(elem_scale(cute::make_tuple(Int<6>{}, cute::make_tuple(Int<2>{}), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<4>{}, Int<5>{}))), cute::make_tuple(cute::make_tuple(Int<4>{}), cute::make_tuple(cute::make_tuple(2, 2)), cute::make_tuple(cute::make_tuple(Int<7>{}), cute::make_tuple(cute::make_tuple(6, 7, Int<2>{}), cute::make_tuple(Int<6>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((_2, (_2, 8)), (3, (2, 8))))__"); print(congruent(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}, 8)), cute::make_tuple(3, cute::make_tuple(2, 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_scale((5,), ((3, _7),)))__"); print(elem_scale(cute::make_tuple(5), cute::make_tuple(cute::make_tuple(3, Int<7>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(idx2crd(_16, (((1, 2, 2), 6),), (((24, 12, 6), _1),)))__"); print(idx2crd(Int<16>{}, cute::make_tuple(cute::make_tuple(cute::make_tuple(1, 2, 2), 6)), cute::make_tuple(cute::make_tuple(cute::make_tuple(24, 12, 6), Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((4, _6, 1, 8), (8, 32, 1, _0)), ((_1, _1), (_1,), _1)))__"); print(unflatten(make_layout(cute::make_tuple(4, Int<6>{}, 1, 8), cute::make_tuple(8, 32, 1, Int<0>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(Int<1>{}), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_4,), LayoutRight)))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<4>{}), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((1,), 2))__"); print(congruent(cute::make_tuple(1), 2)); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_2, 4, _4, 1, 7), (_2, _8, 2)))__"); print(round_up(cute::make_tuple(Int<2>{}, 4, Int<4>{}, 1, 7), cute::make_tuple(Int<2>{}, Int<8>{}, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L(2, 1), _1))__"); print(flat_product(make_layout(2, 1), Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_zeros(L((_4, _5, _5, _2), (_50, _5, _1, _25)), (_1, _1, _1, _0)))__"); print(filter_zeros(make_layout(cute::make_tuple(Int<4>{}, Int<5>{}, Int<5>{}, Int<2>{}), cute::make_tuple(Int<50>{}, Int<5>{}, Int<1>{}, Int<25>{})), cute::make_tuple(Int<1>{}, Int<1>{}, Int<1>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible(((6, 4), 2), (_2, _2, ((_6, _5),))))__"); print(compatible(cute::make_tuple(cute::make_tuple(6, 4), 2), cute::make_tuple(Int<2>{}, Int<2>{}, cute::make_tuple(cute::make_tuple(Int<6>{}, Int<5>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((1, 8, 5, 2), (_1, 8, _5, _2)))__"); print(compatible(cute::make_tuple(1, 8, 5, 2), cute::make_tuple(Int<1>{}, 8, Int<5>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((0, _1), (_4, (_2,)), (_4, (_2,))))__"); print(crd2crd(cute::make_tuple(0, Int<1>{}), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{})), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(nullspace(L((_2, ((_8, _8, _1),)), LayoutRight)))__"); print(nullspace(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(cute::make_tuple(Int<8>{}, Int<8>{}, Int<1>{}))), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent(((1, 2),), (_8, _2)))__"); print(congruent(cute::make_tuple(cute::make_tuple(1, 2)), cute::make_tuple(Int<8>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((_1,), (_4,))))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<1>{}), cute::make_tuple(Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((_5, 0, (_0,)), (_7, _2, (_7,)), (7, 2, (_7,))))__"); print(crd2crd(cute::make_tuple(Int<5>{}, 0, cute::make_tuple(Int<0>{})), cute::make_tuple(Int<7>{}, Int<2>{}, cute::make_tuple(Int<7>{})), cute::make_tuple(7, 2, cute::make_tuple(Int<7>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((_4, _3, (_2, _4), _2), (_6, _2, (_1, _24), _96))))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<4>{}, Int<3>{}, cute::make_tuple(Int<2>{}, Int<4>{}), Int<2>{}), cute::make_tuple(Int<6>{}, Int<2>{}, cute::make_tuple(Int<1>{}, Int<24>{}), Int<96>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent(_6, (_3, _2)))__"); print(weakly_congruent(Int<6>{}, cute::make_tuple(Int<3>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_alignment(L((_7, _7), (_7, _1))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<7>{}, Int<7>{}), cute::make_tuple(Int<7>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent(_24, (_6, _4)))__"); print(weakly_congruent(Int<24>{}, cute::make_tuple(Int<6>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(compatible((_1, _1), (((_2,),), _1)))__"); print(compatible(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{})), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L(((2, 2), 6, (1,)), ((_3, _1), 16, (_12,)))))__"); print(make_layout_like(make_layout(cute::make_tuple(cute::make_tuple(2, 2), 6, cute::make_tuple(1)), cute::make_tuple(cute::make_tuple(Int<3>{}, Int<1>{}), 16, cute::make_tuple(Int<12>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_3, (_4, (_2,)), _8), (64, (16, (8,)), 1))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{})), Int<8>{}), cute::make_tuple(64, cute::make_tuple(16, cute::make_tuple(8)), 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((_2, (_2, _7), 2), (2, 5)))__"); print(congruent(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}, Int<7>{}), 2), cute::make_tuple(2, 5))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd(_24, (3, 4, 3), (_3, 4, _3)))__"); print(crd2crd(Int<24>{}, cute::make_tuple(3, 4, 3), cute::make_tuple(Int<3>{}, 4, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_2, _3)), L((_4,), (1,))))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}, Int<3>{})), make_layout(cute::make_tuple(Int<4>{}), cute::make_tuple(1)))); printf("\n"); }
+}
+
+void cases_43() {
+  { printf(">>> %s\n", R"__(unflatten(L((2, 8), (_8, _m1)), (_1, _1)))__"); print(unflatten(make_layout(cute::make_tuple(2, 8), cute::make_tuple(Int<8>{}, Int<-1>{})), cute::make_tuple(Int<1>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent((_6, _4, _8), (6, _4, _8)))__"); print(weakly_congruent(cute::make_tuple(Int<6>{}, Int<4>{}, Int<8>{}), cute::make_tuple(6, Int<4>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((_3, _2, _4, _3), (_0, 1, 2, 24))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<3>{}, Int<2>{}, Int<4>{}, Int<3>{}), cute::make_tuple(Int<0>{}, 1, 2, 24)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(crd2crd((5, ((_1, 0, 1),)), (_7, ((_3, _2, _4),)), (_7, ((_3, _2, _4),))))__"); print(crd2crd(cute::make_tuple(5, cute::make_tuple(cute::make_tuple(Int<1>{}, 0, 1))), cute::make_tuple(Int<7>{}, cute::make_tuple(cute::make_tuple(Int<3>{}, Int<2>{}, Int<4>{}))), cute::make_tuple(Int<7>{}, cute::make_tuple(cute::make_tuple(Int<3>{}, Int<2>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(L((8, _4), (_1, _8))))__"); print(make_fragment_like(make_layout(cute::make_tuple(8, Int<4>{}), cute::make_tuple(Int<1>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_distribute((_2, _2), _19))__"); print(domain_distribute(cute::make_tuple(Int<2>{}, Int<2>{}), Int<19>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent(((_1, _3, _3), _7), _63))__"); print(weakly_congruent(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<3>{}, Int<3>{}), Int<7>{}), Int<63>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent((12,), ((_2, _6),)))__"); print(congruent(cute::make_tuple(12), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_2, _2, _2), (_2, 3, 4)))__"); print(round_up(cute::make_tuple(Int<2>{}, Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, 3, 4))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((3,), (_1,)), (3,)))__"); print(flat_product(make_layout(cute::make_tuple(3), cute::make_tuple(Int<1>{})), cute::make_tuple(3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(with_shape(L((_2, (3, _2, 2), 4)), _96))__"); print((make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<2>{}, 2), 4))).with_shape(Int<96>{})); printf("\n"); }
 }
 
 int main() {
@@ -1633,5 +1907,12 @@ int main() {
   cases_34();
   cases_35();
   cases_36();
+  cases_37();
+  cases_38();
+  cases_39();
+  cases_40();
+  cases_41();
+  cases_42();
+  cases_43();
   return 0;
 }

@@ -4,7 +4,8 @@ Spelling shared by both sides (see tests/test_layout_oracle.py for the Python me
   ``_16`` static int, ``16`` dynamic int, ``(a, b)`` tuple, ``_`` underscore, ``None`` CuTe's ``X``,
   ``L(shape[, stride])`` make_layout, ``E(i, ...)`` scaled basis, ``Sw(B, M, S)`` Swizzle,
   ``get(x, i, ...)`` / ``mode(x, i)`` / ``size(x, i)`` ... template-indexed accessors, ``call(f, args...)`` f(args...),
-  ``group_modes(x, b, e)``, ``take(x, b, e)``, ``append_n(x, n)``.
+  ``group_modes(x, b, e)``, ``take(x, b, e)``, ``select(x, i, ...)``, ``append_n(x, n)``; ``with_shape(x, ...)``,
+  ``compose(x, ...)`` and ``tile(x, ...)`` are the member functions ``x.with_shape(...)`` ...
 A case whose expression starts with ``print_layout(`` or ``print_tensor(`` prints a table instead of a value.
 """
 
@@ -21,7 +22,8 @@ from cases import CASES  # noqa: E402
 
 INDEXED = {"get": "get", "mode": "layout", "size": "size", "shape": "shape", "stride": "stride", "rank": "rank",
            "depth": "depth", "cosize": "cosize"}
-TEMPLATED = {"group_modes": "group", "take": "take"}
+TEMPLATED = {"group_modes": "group", "take": "take", "select": "select"}
+METHODS = ("with_shape", "compose", "tile")  # ``with_shape(x, s)`` is CuTe's ``x.with_shape(s)``
 TAGS = {"LayoutLeft": "LayoutLeft{}", "LayoutRight": "LayoutRight{}", "_": "_"}
 
 
@@ -65,6 +67,8 @@ def cpp(node) -> str:
             return f"{INDEXED[name]}<{ints(args[1:])}>({cpp(args[0])})"
         if name in TEMPLATED:
             return f"{TEMPLATED[name]}<{ints(args[1:])}>({cpp(args[0])})"
+        if name in METHODS:
+            return f"({cpp(args[0])}).{name}(" + ", ".join(cpp(a) for a in args[1:]) + ")"
         if name == "append_n":
             return f"append<{ints(args[1:])}>({cpp(args[0])})"
         return f"{name}(" + ", ".join(cpp(a) for a in args) + ")"

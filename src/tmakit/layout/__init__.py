@@ -9,6 +9,7 @@ from .algebra import (
     filter,
     filter_zeros,
     flat_divide,
+    flat_product,
     group_modes,
     left_inverse,
     logical_divide,
@@ -20,6 +21,7 @@ from .algebra import (
     raked_product,
     right_inverse,
     tile_to_shape,
+    tile_unzip,
     tiled_divide,
     tiled_product,
     zipped_divide,
@@ -31,11 +33,18 @@ from .int_tuple import (
     LayoutError,
     compatible,
     congruent,
+    crd2crd,
     crd2idx,
+    elem_scale,
+    evenly_divides,
     idx2crd,
+    inner_product,
     prefix_product,
     product,
+    product_each,
+    round_up,
     shape_div,
+    weakly_congruent,
 )
 from .int_tuple import ceil_div_tuple as ceil_div  # CuTe's ceil_div: integers, and shapes mode by mode
 from .int_tuple import depth as _tuple_depth
@@ -62,6 +71,19 @@ from .layout import (
 from .printing import format_layout, format_tensor, print_layout, print_tensor
 from .swizzle import Swizzle
 from .tensor import ArrayPtr, Tensor, local_partition, local_tile, make_coord_tensor, make_identity_tensor, make_tensor
+from .utility import (
+    domain_distribute,
+    get_nonswizzle_portion,
+    get_swizzle_portion,
+    make_fragment_like,
+    make_layout_like,
+    max_alignment,
+    nullspace,
+    select,
+    transform_layout,
+    unflatten,
+    with_shape,
+)
 
 
 def _shape_of(x):
@@ -102,4 +124,8 @@ __all__ = [
     "ComposedLayout", "Swizzle", "make_composed_layout",
     "ArrayPtr", "Tensor", "local_partition", "local_tile", "make_coord_tensor", "make_identity_tensor", "make_tensor",
     "format_layout", "format_tensor", "print_layout", "print_tensor",
+    "crd2crd", "elem_scale", "evenly_divides", "inner_product", "product_each", "round_up", "weakly_congruent",
+    "flat_product", "tile_unzip", "domain_distribute", "get_nonswizzle_portion", "get_swizzle_portion",
+    "make_fragment_like", "make_layout_like", "max_alignment", "nullspace", "select", "transform_layout", "unflatten",
+    "with_shape",
 ]

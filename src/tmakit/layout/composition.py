@@ -107,14 +107,18 @@ def _by_mode(layout, tiler, fn, keep_rest):
     return make_layout(*modes)
 
 
-def filter_zeros(layout):
-    """Replace the shape of static stride-0 modes by ``_1``."""
-    def fz(s, d):
-        if is_tuple(s):
-            return tuple(fz(a, b) for a, b in zip(s, d))
-        return Int(1) if is_constant(0, d) else s
+def filter_zeros(layout, profile=None):
+    """Replace the shape of static stride-0 modes by ``_1``; with ``profile``, of the modes where ``profile`` has a
+    static ``_0`` instead (CuTe's two-argument form)."""
+    def fz(d, s):
+        if is_tuple(d):
+            if not is_tuple(s) or len(s) != len(d):
+                raise LayoutError(f"filter_zeros: profile {to_str(profile)} does not match shape "
+                                  f"{to_str(layout.shape)}; give a profile congruent with the shape")
+            return tuple(fz(a, b) for a, b in zip(d, s))
+        return make_int_tuple_like(s, Int(1)) if is_constant(0, d) else s
 
-    return Layout(fz(layout.shape, layout.stride), layout.stride)
+    return Layout(fz(layout.stride if profile is None else profile, layout.shape), layout.stride)
 
 
 @memoized

@@ -150,34 +150,95 @@ def ceil_div_tuple(a, b):
 
 
 def elem_scale(a, b):
+    """CuTe's elem_scale: ``a`` scaled leaf by leaf by the size of ``b``'s matching mode (``a``'s profile)."""
     if is_tuple(a):
+        if not is_tuple(b) or len(a) != len(b):
+            raise LayoutError(f"elem_scale: {_s(b)} must have the rank of {_s(a)} ({rank(a)}); pass one scale per mode")
         return tuple(elem_scale(x, y) for x, y in zip(a, b))
     return a * product(b)
 
 
-def congruent(a, b) -> bool:
-    """Same hierarchical profile."""
-    if is_tuple(a) != is_tuple(b):
-        return False
-    if is_tuple(a):
-        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
-    return True
+def _truth(ok, static=True):
+    """A CuTe predicate's result: ``_1``/``_0`` (``Int``) when CuTe knows it at compile time, else a ``bool``."""
+    return Int(int(bool(ok))) if static else bool(ok)
 
 
-def weakly_congruent(a, b) -> bool:
-    """a's profile is a coarsening of b's (an integer in a matches any subtree of b)."""
+def _all(results):
+    """CuTe's ``(true_type && ... && z)``: a static ``_0`` term makes it ``_0`` (CuTe's ``C<false> && x``); else
+    static while every term is, dynamic (a ``bool``) once one is not."""
+    results = list(results)
+    if any(type(r) is Int and not r for r in results):
+        return Int(0)
+    return _truth(all(results), all(type(r) is Int for r in results))
+
+
+def _shape_arg(x):
+    """A layout's (or tensor's) shape, or the tuple itself: CuTe's predicates take either."""
+    return x.shape if hasattr(x, "shape") and not is_tuple(x) else x
+
+
+def congruent(a, b):
+    """``_1`` when ``a`` and ``b`` have the same hierarchical profile, else ``_0`` (always static, as in CuTe)."""
+    def same(x, y):
+        if is_tuple(x) != is_tuple(y):
+            return False
+        return not is_tuple(x) or (len(x) == len(y) and all(same(u, v) for u, v in zip(x, y)))
+
+    return _truth(same(_shape_arg(a), _shape_arg(b)))
+
+
+def weakly_congruent(a, b):
+    """``_1`` when ``a``'s profile is a coarsening of ``b``'s (an integer in ``a`` matches any subtree of ``b``)."""
+    a, b = _shape_arg(a), _shape_arg(b)
     if not is_tuple(a):
-        return True
-    if not is_tuple(b):
-        return False
-    return len(a) == len(b) and all(weakly_congruent(x, y) for x, y in zip(a, b))
+        return Int(1)
+    if not is_tuple(b) or len(a) != len(b):
+        return Int(0)
+    return _all(weakly_congruent(x, y) for x, y in zip(a, b))
 
 
-def compatible(a, b) -> bool:
-    """Shape a is compatible with shape b: same size, and every coordinate of a is a coordinate of b."""
+def compatible(a, b):
+    """Shape ``a`` is compatible with shape ``b``: same size, and every coordinate of ``a`` is one of ``b`` (each
+    leaf of ``a`` has the size of ``b``'s subtree there). Static (``_1``/``_0``) where the sizes are."""
+    a, b = _shape_arg(a), _shape_arg(b)
     if is_tuple(a):
-        return is_tuple(b) and len(a) == len(b) and all(compatible(x, y) for x, y in zip(a, b))
-    return int(a) == int(product(b))
+        if not is_tuple(b) or len(a) != len(b):
+            return Int(0)
+        return _all(compatible(x, y) for x, y in zip(a, b))
+    n = product(b)
+    return _truth(int(a) == int(n), type(a) is Int and type(n) is Int)
+
+
+def evenly_divides(shape, tiler):
+    """Whether ``tiler`` (an integer, a layout, or a tuple of those by mode) tiles ``shape`` with no partial tile:
+    ``size(shape) == size(tiler) * size(ceil_div(shape, tiler))`` mode by mode (CuTe's evenly_divides)."""
+    shape = _shape_arg(shape)
+    if is_tuple(tiler):
+        if len(tiler) > rank(shape):
+            return Int(0)
+        return _all(evenly_divides(s, t) for s, t in zip(wrap(shape), tiler))
+    if hasattr(tiler, "shape"):  # a layout tiler: the rest is what its complement in ``shape`` covers
+        from .algebra import complement  # the algebra imports this module
+
+        rest, n_tile = complement(tiler, shape).shape, product(tiler.shape)
+    else:
+        check_divisor(shape, tiler)
+        rest, n_tile = ceil_div_tuple(shape, tiler), tiler
+    n, total = product(shape), n_tile * product(rest)
+    return _truth(int(n) == int(total), type(n) is Int and type(total) is Int)
+
+
+def round_up(a, b):
+    """CuTe's round_up: ``a`` rounded up to a multiple of ``b``, mode by mode for tuples (missing modes of ``b``
+    count as ``_1``)."""
+    if is_tuple(a) and is_tuple(b):
+        if len(b) > len(a):
+            raise LayoutError(f"round_up: {_s(b)} has more modes than {_s(a)}; give at most one multiple per mode")
+        return tuple(round_up(x, y) for x, y in zip(a, tuple(b) + (Int(1),) * (len(a) - len(b))))
+    if is_tuple(a) or is_tuple(b):
+        raise LayoutError(f"round_up: {_s(a)} and {_s(b)} must both be integers or both tuples (CuTe has no mixed "
+                          "form); wrap the integer in a tuple")
+    return _ceil(a, b) * b
 
 
 def idx2crd(idx, shape, stride=None):
@@ -272,8 +333,12 @@ def inner_product_crd(crd, shape, stride):
 
 
 def crd2crd(crd, src_shape, dst_shape):
-    """CuTe's crd2crd: re-express a coordinate of ``src_shape`` as a coordinate of ``dst_shape``."""
+    """CuTe's crd2crd: re-express a coordinate of ``src_shape`` as a coordinate of ``dst_shape`` (mode by mode where
+    all three are tuples, else through the 1-D index)."""
     if is_tuple(crd) and is_tuple(src_shape) and is_tuple(dst_shape):
+        if not len(crd) == len(src_shape) == len(dst_shape):
+            raise LayoutError(f"crd2crd: coordinate {_s(crd)}, source shape {_s(src_shape)} and target shape "
+                              f"{_s(dst_shape)} need one rank; give shapes of the coordinate's rank")
         return tuple(crd2crd(c, s, d) for c, s, d in zip(crd, src_shape, dst_shape))
     return idx2crd(crd2idx(crd, src_shape), dst_shape)
 
