@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tmakit as tk
 from tmakit.layout.integer import to_str
+from tmakit.mma import numeric
 
 GOLDEN = Path(__file__).parent / "data" / "cute_oracle.txt"
 
@@ -53,6 +55,9 @@ NAMES = _Names(
     slice_and_offset=lambda crd, layout: layout.slice_and_offset(crd),
     compose=lambda x, *tilers: x.compose(*tilers),
     tile=lambda x, *tilers: x.tile(*tilers),
+    # element types of recast_layout(x, OldType, NewType) (tests/oracle/gen_cpp.py TYPES)
+    uint8_t=np.uint8, uint16_t=np.uint16, uint32_t=np.uint32, uint64_t=np.uint64, uint128_t=numeric.uint128_t,
+    half_t=tk.half_t, float_e2m1_t=tk.float_e2m1_t, float_e2m3_t=tk.float_e2m3_t,
 )
 
 CASES = _parse(GOLDEN.read_text())

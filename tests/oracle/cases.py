@@ -6,6 +6,7 @@ tests/data/cute_oracle.txt; tests/test_layout_oracle.py evaluates the same expre
 
 from __future__ import annotations
 
+import math
 import random
 
 # ---------------------------------------------------------------- hand-written cases, grouped by topic
@@ -641,6 +642,106 @@ UTILITY = [  # the smaller layout utilities and integer-tuple predicates (layout
     "shape_div((_12, 6), (_4, _3))",
     "shape_div(_6, (_2, _3))",
     "ceil_div((_4, _5, _6), _7)",
+]
+
+
+RECAST = [  # upcast / downcast / recast_layout of layouts, swizzles and composed layouts (layout.hpp,
+    # swizzle_layout.hpp, layout_composed.hpp); the element types are gen_cpp.py's TYPES
+    "upcast(L((_4, _8), (_8, _1)), 2)",
+    "upcast(L((_4, _8), (_8, _1)), 8)",
+    "upcast(L((_4, _8), (_1, _4)), 4)",
+    "upcast(L((_4, 8), (_1, 4)), 2)",
+    "upcast(L((4, 8), (_1, 4)), 2)",
+    "upcast(L((_4, _8), (_0, _1)), 2)",
+    "upcast(L((_4, _8), (_m1, _4)), 2)",
+    "upcast(L((_4, _8), (_m8, _1)), 4)",
+    "upcast(L((_2, _4), (_1, _2)), 8)",
+    "upcast(L((_4, _8), (_3, _1)), 2)",  # static stride 3 vs N=2: CuTe rejects
+    "upcast(L((_4, _8), (-8, _1)), 4)",
+    "upcast(L(((_2, _4), _8), ((_1, _2), _16)), 2)",
+    "upcast(L(_8), 3)",
+    "upcast(L((_8,)), 2)",
+    "downcast(L((_4, _8), (_8, _1)), 2)",
+    "downcast(L((_4, _8), (_1, _4)), 4)",
+    "downcast(L((_4, 8), (_1, 4)), 2)",
+    "downcast(L((_4, _8), (_m1, _4)), 2)",  # no _1 stride: CuTe rejects
+    "downcast(L((_4, _8), (_0, _1)), 2)",
+    "downcast(L((_4, _8), (_8, _2)), 2)",
+    "downcast(L((4, 8), (1, 4)), 2)",  # a dynamic 1 is no _1: CuTe rejects
+    "downcast(L(((_2, _4), _8), ((_1, _2), _16)), 3)",
+    "upcast(Sw(3, 4, 3), 2)",
+    "upcast(Sw(3, 4, 3), 16)",
+    "upcast(Sw(3, 4, 3), 64)",
+    "upcast(Sw(3, 4, 3), 256)",
+    "upcast(Sw(2, 1, 3), 4)",
+    "upcast(Sw(3, 4, 3), 3)",  # a swizzle scales by powers of two only
+    "downcast(Sw(3, 4, 3), 2)",
+    "downcast(Sw(2, 0, 3), 8)",
+    "downcast(Sw(2, 0, 3), 6)",
+    "upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2)",
+    "upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 8)",
+    "upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 16)",
+    "upcast(composition(Sw(1, 0, 3), L((_8, _64), (_64, _1))), 2)",
+    "upcast(composition(Sw(1, 1, 3), L((_8, _64), (_64, _1))), 2)",
+    "downcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2)",
+    "downcast(composition(Sw(3, 3, 3), L((_8, _64), (_1, _8))), 4)",
+    "upcast(make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1))), 2)",
+    "upcast(make_composed_layout(Sw(3, 4, 3), 16, L((_8, _64), (_64, _1))), 2)",  # a run-time offset: CuTe rejects
+    "upcast(make_composed_layout(Sw(3, 4, 3), _6, L((_8, _64), (_64, _1))), 4)",  # offset 6 / 4: CuTe rejects
+    "downcast(make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1))), 2)",
+    "downcast(make_composed_layout(Sw(3, 4, 3), 7, L((_8, _64), (_64, _1))), 2)",
+    "upcast(make_composed_layout(L((_4, _8), (_8, _1)), _8, L((_2, _4), (_8, _16))), 2)",
+    "upcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _, 8), 2)",
+    "upcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2, _), 2)",
+    "upcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _2, _), 2)",
+    "downcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2, _), 2)",
+    "upcast(make_composed_layout(Sw(3, 4, 3), _m16, L((_8, _64), (_64, _1))), 2)",
+    "recast_layout(L((_4, _8), (_8, _1)), uint8_t, half_t)",
+    "recast_layout(L((_4, _8), (_8, _1)), half_t, uint8_t)",
+    "recast_layout(L((_4, _8), (_8, _1)), half_t, half_t)",
+    "recast_layout(L((_4, _24), (_24, _1)), half_t, float_e2m3_t)",
+    "recast_layout(L((_4, _24), (_24, _1)), float_e2m3_t, uint8_t)",
+    "recast_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), uint8_t, uint128_t)",
+    "recast_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), half_t, uint32_t)",
+    "recast_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), uint16_t, float_e2m1_t)",
+    "recast_layout(Sw(3, 4, 3), uint8_t, uint64_t)",
+    "recast_layout(Sw(3, 4, 3), uint16_t, float_e2m3_t)",  # a 3/8 ratio of a bare swizzle: CuTe rejects
+    "upcast(call(composition(Sw(3, 4, 3), L(((_8, _8), _64), ((_64, _512), _1))), (_, 3), _), 2)",
+    "downcast(call(composition(Sw(3, 4, 3), L(((_8, _8), _64), ((_64, _512), _1))), _, 7), 2)",
+    "upcast(call(composition(Sw(3, 4, 3), L(((_8, _8), _64), ((_64, _512), _1))), _, 7), 2)",
+]
+
+SLICE_DICE = [  # free slice / dice / domain_offset of layouts, integer tuples, composed layouts and tensors
+    # (layout.hpp, underscore.hpp, layout_composed.hpp, tensor_impl.hpp); make_fragment_like of swizzled layouts
+    "slice((_, 3), L((_4, _8), (_8, _1)))",
+    "slice((2, _), L((4, 8)))",
+    "slice((_, (_, 1)), L((_4, (_2, 8)), (_16, (_8, _1))))",
+    "slice((_, (1, _), 2), L((_4, (_2, _3), 5)))",
+    "slice(_, L((_4, _8)))",
+    "slice(3, L((_4, _8)))",
+    "slice((_, 3), (_4, _8))",
+    "slice((_, (2, _)), (4, (_2, 8)))",
+    "slice((_, 3), composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "slice((1, _), composition(Sw(3, 4, 3), L((_2, (_8, _64)), (_512, (_64, _1)))))",
+    "slice((_, 3, 1), (_4, _8))",  # ranks differ: CuTe rejects
+    "dice((_, 3), L((_4, _8), (_8, _1)))",
+    "dice((2, _), L((4, 8)))",
+    "dice((_, (_, 1)), L((_4, (_2, 8)), (_16, (_8, _1))))",
+    "dice((_, (1, _), 2), L((_4, (_2, _3), 5)))",
+    "dice(3, L((_4, _8)))",
+    "dice(_, L((_4, _8)))",
+    "dice((_, 3), (_4, _8))",
+    "dice((1, (2, _)), (4, (_2, 8)))",
+    "domain_offset((1, 2), L((_4, _8), (_8, _1)))",
+    "domain_offset((_1, _2), L((_4, _8), (_8, _1)))",
+    "domain_offset(13, L((4, _8)))",
+    "domain_offset((1, (0, 2)), L((_4, (_2, _3)), (_1, (_4, _8))))",
+    "domain_offset((_1, _2), composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "domain_offset((1, 2), composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "domain_offset((_2, _0), make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1))))",
+    "domain_offset((3, 4), make_identity_tensor((_8, _8)))",
+    "make_fragment_like(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "make_fragment_like(composition(Sw(2, 4, 3), L((_8, _32, _2), (_32, _1, _256))))",
 ]
 
 
@@ -1633,6 +1734,74 @@ def _coarse(rng, s):
     return _size(s)
 
 
+_BITS = {"uint8_t": 8, "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "uint128_t": 128, "half_t": 16,
+         "float_e2m1_t": 4, "float_e2m3_t": 6}
+
+
+def _up_ok(a, n):
+    """upcast<n> keeps static strides that divide or are multiples of n (layout.hpp's static_assert)."""
+    return all(d == 0 or type(d) is not _S or d % n == 0 or n % d == 0 for d in _flat(a.d))
+
+
+def _up_strides(a, n):
+    """The strides upcast<n> gives (static ones stay static; the sign is kept)."""
+    def one(d):
+        if type(d) is not _S or d == 0:
+            return d if type(d) is _S else int(d)
+        return _S((1 if d > 0 else -1) * -(-abs(d) // n))
+    return tuple(one(d) for d in _flat(a.d))
+
+
+def _has_one(strides):
+    return any(type(d) is _S and d == 1 for d in strides)
+
+
+def _r_recast(rng):
+    """upcast / downcast / recast_layout of a plain layout, a swizzled layout (at a static offset, sometimes) or a
+    bare swizzle, kept to what CuTe accepts: static strides divisible either way by an upcast, a static _1 stride
+    for a downcast, power-of-two factors for swizzles, static offsets that divide."""
+    kind = rng.choice(("layout", "layout", "composed", "composed", "swizzle"))
+    fn = rng.choice(("upcast", "upcast", "downcast", "recast_layout"))
+    if fn == "recast_layout":
+        old, new = rng.sample(sorted(_BITS), 2) if rng.random() < 0.9 else [rng.choice(sorted(_BITS))] * 2
+        g = math.gcd(_BITS[old], _BITS[new])
+        up, down = _BITS[new] // g, _BITS[old] // g
+    else:
+        n = rng.choice((2, 2, 4, 8, 16) if kind != "layout" else (2, 2, 3, 4, 8, 16))
+        up, down = (n, 1) if fn == "upcast" else (1, n)
+    pow2 = all(v & (v - 1) == 0 for v in (up, down))
+    if kind == "swizzle":
+        b, m, sh = _rswizzle(rng)
+        if not pow2 or (up > 1 and down > 1):
+            raise _Skip  # CuTe rescales a swizzle by powers of two, and recasts a bare one by one factor only
+        x = f"Sw({b}, {m}, {sh})"
+    else:
+        a = _rlayout(rng, _INJECTIVE + ("bcast", "neg"), 3, 256) if kind == "layout" else _rpow2(rng, _INJECTIVE,
+                                                                                                   2, 1024)
+        strides = tuple(_flat(a.d))
+        if up > 1:
+            if not _up_ok(a, up):
+                raise _Skip
+            strides = _up_strides(a, up)
+        if down > 1 and not _has_one(strides):
+            raise _Skip  # downcast needs a static _1 stride
+        x = a.txt
+        if kind == "composed":
+            if not pow2:
+                raise _Skip
+            b, m, sh = _rswizzle(rng, a)
+            if rng.random() < 0.3:
+                off = rng.choice((8, 16, 32, 64, 128, 256, 24, 48)) * rng.choice((1, 1, 1, -1))
+                if off % up:
+                    raise _Skip  # a static offset that upcast cannot divide
+                x = f"make_composed_layout(Sw({b}, {m}, {sh}), {_sp(_S(off))}, {x})"
+            else:
+                x = f"composition(Sw({b}, {m}, {sh}), {x})"
+    if fn == "recast_layout":
+        return f"recast_layout({x}, {old}, {new})"
+    return f"{fn}({x}, {up if fn == 'upcast' else down})"
+
+
 _RANDOM_OPS = ((_r_basic, 3), (_r_call, 3), (_r_composition, 6), (_r_complement, 3), (_r_inverse, 3),
                (_r_divide, 6), (_r_product, 6), (_r_swizzle, 5), (_r_common, 2), (_r_print, 1), (_r_misc, 2),
                (_r_identity, 3), (_r_nested, 5))
@@ -1664,4 +1833,8 @@ RANDOM_SWIZZLE = _random_cases(seed=20261128, count=120, avoid=_FIXED + RANDOM,
 # The layout utilities (hand-written, then drawn apart so the cases above stay as they were).
 RANDOM_UTILITY = _random_cases(seed=20270314, count=150, avoid=_FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY,
                                weighted_ops=((_r_utility, 1),))
-CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY
+# upcast / downcast / recast_layout (hand-written, then drawn apart so the cases above stay as they were).
+RANDOM_RECAST = _random_cases(seed=20270521, count=120,
+                              avoid=_FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST,
+                              weighted_ops=((_r_recast, 1),))
+CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST + SLICE_DICE

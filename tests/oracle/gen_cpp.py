@@ -4,7 +4,8 @@ Spelling shared by both sides (see tests/test_layout_oracle.py for the Python me
   ``_16`` static int, ``16`` dynamic int, ``(a, b)`` tuple, ``_`` underscore, ``None`` CuTe's ``X``,
   ``L(shape[, stride])`` make_layout, ``E(i, ...)`` scaled basis, ``Sw(B, M, S)`` Swizzle,
   ``get(x, i, ...)`` / ``mode(x, i)`` / ``size(x, i)`` ... template-indexed accessors, ``call(f, args...)`` f(args...),
-  ``group_modes(x, b, e)``, ``take(x, b, e)``, ``select(x, i, ...)``, ``append_n(x, n)``; ``with_shape(x, ...)``,
+  ``group_modes(x, b, e)``, ``take(x, b, e)``, ``select(x, i, ...)``, ``append_n(x, n)``, ``upcast(x, n)``,
+  ``downcast(x, n)``, ``recast_layout(x, uint8_t, half_t)`` (element types from TYPES); ``with_shape(x, ...)``,
   ``compose(x, ...)`` and ``tile(x, ...)`` are the member functions ``x.with_shape(...)`` ...
 A case whose expression starts with ``print_layout(`` or ``print_tensor(`` prints a table instead of a value.
 """
@@ -22,7 +23,8 @@ from cases import CASES  # noqa: E402
 
 INDEXED = {"get": "get", "mode": "layout", "size": "size", "shape": "shape", "stride": "stride", "rank": "rank",
            "depth": "depth", "cosize": "cosize"}
-TEMPLATED = {"group_modes": "group", "take": "take", "select": "select"}
+TEMPLATED = {"group_modes": "group", "take": "take", "select": "select", "upcast": "upcast", "downcast": "downcast"}
+TYPES = ("uint8_t", "uint16_t", "uint32_t", "uint64_t", "uint128_t", "half_t", "float_e2m1_t", "float_e2m3_t")
 METHODS = ("with_shape", "compose", "tile")  # ``with_shape(x, s)`` is CuTe's ``x.with_shape(s)``
 TAGS = {"LayoutLeft": "LayoutLeft{}", "LayoutRight": "LayoutRight{}", "_": "_"}
 
@@ -69,6 +71,11 @@ def cpp(node) -> str:
             return f"{TEMPLATED[name]}<{ints(args[1:])}>({cpp(args[0])})"
         if name in METHODS:
             return f"({cpp(args[0])}).{name}(" + ", ".join(cpp(a) for a in args[1:]) + ")"
+        if name == "recast_layout":  # recast_layout(x, OldType, NewType): the element types are template arguments
+            types = [a.id for a in args[1:]]
+            if len(types) != 2 or any(t not in TYPES for t in types):
+                raise ValueError(f"recast_layout takes two of {TYPES}")
+            return f"recast_layout<{', '.join(types)}>({cpp(args[0])})"
         if name == "append_n":
             return f"append<{ints(args[1:])}>({cpp(args[0])})"
         return f"{name}(" + ", ".join(cpp(a) for a in args) + ")"

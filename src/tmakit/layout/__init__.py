@@ -72,14 +72,18 @@ from .printing import format_layout, format_tensor, print_layout, print_tensor
 from .swizzle import Swizzle
 from .tensor import ArrayPtr, Tensor, local_partition, local_tile, make_coord_tensor, make_identity_tensor, make_tensor
 from .utility import (
+    dice,
     domain_distribute,
+    domain_offset,
     get_nonswizzle_portion,
     get_swizzle_portion,
     make_fragment_like,
     make_layout_like,
+    make_tensor_like,
     max_alignment,
     nullspace,
     select,
+    slice,
     transform_layout,
     unflatten,
     with_shape,
@@ -127,5 +131,5 @@ __all__ = [
     "crd2crd", "elem_scale", "evenly_divides", "inner_product", "product_each", "round_up", "weakly_congruent",
     "flat_product", "tile_unzip", "domain_distribute", "get_nonswizzle_portion", "get_swizzle_portion",
     "make_fragment_like", "make_layout_like", "max_alignment", "nullspace", "select", "transform_layout", "unflatten",
-    "with_shape",
+    "with_shape", "make_tensor_like", "slice", "dice", "domain_offset",
 ]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from .algebra import coalesce, composition, logical_divide, right_inverse, tiled_product
 from .composed import ComposedLayout
-from .int_tuple import LayoutError, flatten, is_tuple, product, rank, unwrap, wrap
+from .int_tuple import LayoutError, flatten, is_tuple, product, rank, slice_, unwrap, wrap
+from .int_tuple import dice as dice_
 from .integer import Int, gcd, is_constant, is_int, is_static, to_str
 from .layout import Layout, LayoutLeft, compact_major, compact_order, make_layout, make_ordered_layout, normalize
 from .swizzle import MixedBits, Swizzle, UInt
@@ -40,18 +41,106 @@ def make_layout_like(layout):
     return make_layout(layout.shape, compact_order(_filter_zeros_shape(layout.stride, layout.shape), layout.stride))
 
 
-def make_fragment_like(x):
+def _fragment_layout(x):
     """CuTe's make_fragment_like (its layout): mode 0 compact column-major (keeping static ``_0`` strides), the
     other modes ordered by their strides and tiled over mode 0. A shape, a rank-1 or a dynamic layout gives the
-    compact column-major layout of its shape."""
+    compact column-major layout of its shape; a swizzled layout gives its inner layout's."""
     if not isinstance(x, Layout) and not hasattr(x, "layout"):
         return make_layout(normalize(x))
+    if isinstance(x, ComposedLayout) and isinstance(x.layout_a, Swizzle):  # swizzle_layout.hpp: drop the swizzle
+        return _fragment_layout(x.layout_b)
     layout = _plain(x, "make_fragment_like")
     shape, stride = layout.shape, layout.stride
     if rank(shape) > 1 and is_static(shape):
         first = make_layout(shape[0], compact_major(_filter_zeros_shape(stride[0], shape[0]), LayoutLeft))
         return tiled_product(first, make_ordered_layout(shape[1:], stride[1:]))
     return make_layout(shape)
+
+
+def make_fragment_like(x, value_type=None):
+    """CuTe's make_fragment_like. Of a layout or shape: the layout (see ``_fragment_layout``); of a tensor, or with a
+    ``value_type``: a new owning register tensor (zeroed numpy storage) of that layout, of the tensor's element type
+    unless ``value_type`` names another."""
+    lay = _fragment_layout(x)
+    if value_type is None and not _is_tensor(x):
+        return lay
+    return _owning_tensor(lay, value_type, x, "make_fragment_like")
+
+
+def make_tensor_like(x, value_type=None):
+    """CuTe's make_tensor_like: a new owning register tensor with ``make_layout_like`` of a tensor's (or layout's)
+    layout -- same shape, modes ordered as the strides -- of the tensor's element type or ``value_type``."""
+    lay = make_layout_like(x.layout if _is_tensor(x) else x)
+    return _owning_tensor(lay, value_type, x, "make_tensor_like")
+
+
+def _is_tensor(x):
+    from .tensor import Tensor
+
+    return isinstance(x, Tensor)
+
+
+def _owning_tensor(layout, value_type, src, what):
+    """``make_tensor<T>(layout)``: cosize(layout) elements of T, zeroed (CuTe's are uninitialized); static only."""
+    import numpy as np
+
+    from .tensor import ArrayPtr, Tensor
+
+    if not is_static(layout.shape) or not is_static(layout.stride):
+        raise LayoutError(f"{what}: {layout} is not static, and CuTe has no dynamic owning tensors (its "
+                          "static_assert); make the shape static (tk.Int) or allocate a tensor with tk.make_tensor")
+    if value_type is None:
+        it = getattr(src, "iterator", None)
+        if not isinstance(it, ArrayPtr):
+            raise LayoutError(f"{what}: the tensor's iterator {it} has no numpy element type; pass value_type, e.g. "
+                              f"{what}(tensor, np.float32)")
+        dtype = it.array.dtype
+    else:
+        try:
+            dtype = np.dtype(getattr(value_type, "numpy", value_type))
+        except TypeError:
+            raise LayoutError(f"{what}: value_type {value_type!r} is not a numpy element type; pass one such as "
+                              "np.float32 or np.float16") from None
+    return Tensor(ArrayPtr(np.zeros(int(layout.cosize()), dtype)), layout)
+
+
+def slice(crd, x):
+    """CuTe's ``slice(crd, x)``: the modes of a layout or integer tuple where ``crd`` has ``_`` (a composed layout
+    keeps its offset inside, as its slice_and_offset does)."""
+    if isinstance(x, ComposedLayout):
+        return x.slice_and_offset(crd)[0]
+    crd = normalize(crd, what="coordinate")
+    if isinstance(x, Layout):
+        return make_layout(slice_(crd, x.shape), slice_(crd, x.stride))
+    return slice_(crd, normalize(x))
+
+
+def dice(crd, x):
+    """CuTe's ``dice(crd, x)``, the complement of ``slice``: the modes of a layout or integer tuple where ``crd`` has
+    an integer."""
+    crd = normalize(crd, what="coordinate")
+    if isinstance(x, Layout):
+        return make_layout(dice_(crd, x.shape), dice_(crd, x.stride))
+    if isinstance(x, ComposedLayout):
+        raise LayoutError(f"dice({to_str(crd)}, {x}): CuTe has no dice of a composed layout; dice its inner layout")
+    return dice_(crd, normalize(x))
+
+
+def domain_offset(crd, x):
+    """CuTe's ``domain_offset(crd, x)``: the domain shifted to start at ``crd``. A layout gives ``(layout,
+    layout(crd))`` (the offset goes to the pointer); a composed layout keeps the offset inside, ``(A o off+B(crd) o B,
+    _0)``; a tensor gives the tensor whose iterator moved by that offset."""
+    if _is_tensor(x):
+        lay, off = domain_offset(crd, x.layout)
+        from .tensor import Tensor
+
+        return Tensor(x.iterator + off, lay)
+    crd = normalize(crd, what="coordinate")
+    if isinstance(x, ComposedLayout):
+        return ComposedLayout(x.layout_a, x.offset + x.layout_b(crd), x.layout_b), Int(0)
+    if isinstance(x, Layout):
+        return x, x(crd)
+    raise LayoutError(f"domain_offset takes a Layout, ComposedLayout or Tensor, got {x!r}")
 
 
 def select(x, *modes):
@@ -207,4 +296,5 @@ def with_shape(layout, *shapes):
 __all__ = [
     "make_layout_like", "make_fragment_like", "select", "unflatten", "transform_layout", "nullspace",
     "max_alignment", "get_swizzle_portion", "get_nonswizzle_portion", "domain_distribute", "with_shape",
+    "make_tensor_like", "slice", "dice", "domain_offset",
 ]

@@ -1,13 +1,36 @@
-"""CuTe's upcast / downcast / recast_layout (layout.hpp, pointer_flagged.hpp): re-expressing a layout in wider or
-narrower elements. Atoms are written in bits and upcast to the element type; fragments recast smem to uint128_t."""
+"""CuTe's upcast / downcast / recast_layout (layout.hpp, swizzle_layout.hpp, layout_composed.hpp, swizzle.hpp,
+pointer_flagged.hpp): re-expressing a layout in wider or narrower elements. Atoms are written in bits and upcast to
+the element type; fragments recast smem to uint128_t.
+
+This is layout algebra, so a broken precondition (one CuTe refuses with a static_assert) raises ``LayoutError``.
+"""
 
 from __future__ import annotations
 
-from ..layout import ComposedLayout, Int, Swizzle, ceil_div, make_layout
+from math import gcd
+
+from ..layout import ComposedLayout, Int, Layout, LayoutError, Swizzle, ceil_div, make_layout
+from ..layout.composed import composition3
 from ..layout.int_tuple import is_tuple
-from ..layout.integer import is_constant, signum
+from ..layout.integer import is_constant, is_int, signum, to_str, trunc_div
+from ..layout.swizzle import MixedBits, UInt, make_mixed_bits
 from .numeric import sizeof_bits
 from .pointers import SmemPtrFlag
+
+_U32 = 0xFFFFFFFF
+
+
+def _factor(n, what):
+    if isinstance(n, bool) or not isinstance(n, int) or int(n) < 1:
+        raise LayoutError(f"{what}<N>: N must be a positive integer (a template argument in CuTe), got {n!r}; "
+                          "pass e.g. 2 for two old elements per new one")
+    return int(n)
+
+
+def _pow2(n, what, sw):
+    if n & (n - 1):
+        raise LayoutError(f"{what}<{n}>({sw}): a swizzle is rescaled only by a power of two (CuTe's static_assert); "
+                          "recast between element types whose widths differ by a power of two")
 
 
 def _map(shape, stride, fn):
@@ -17,20 +40,24 @@ def _map(shape, stride, fn):
     return fn(shape, stride)
 
 
-def _up(n):
+def _up_mode(n):
     def one(s, d):
         if is_constant(0, d):
             return s, d
         if type(d) is Int:
             if int(d) % n and n % int(d):
-                raise ValueError(f"upcast<{n}>: stride {d} neither divides nor is divided by {n}")
-            a = Int(abs(int(d)))
+                raise LayoutError(f"upcast<{n}>: the static stride {d} neither divides nor is a multiple of {n} "
+                                  "(CuTe's divisibility static_assert); upcast only layouts whose static strides "
+                                  f"are multiples or divisors of {n}")
+            a = abs(d)
             return ceil_div(s, ceil_div(Int(n), a)), signum(d) * ceil_div(a, Int(n))
-        return s, d // n  # dynamic strides are assumed to be multiples of n (as CuTe assumes)
+        if not is_int(d):
+            raise LayoutError(f"upcast<{n}>: stride {to_str(d)} is not an integer; upcast layouts of integer strides")
+        return s, trunc_div(int(d), n)  # dynamic strides are assumed to be multiples of n, as CuTe assumes
     return one
 
 
-def _down(n):
+def _down_mode(n):
     def one(s, d):
         if is_constant(1, d) or is_constant(-1, d):
             return s * Int(n), d
@@ -38,47 +65,88 @@ def _down(n):
     return one
 
 
+def _has_int1(t):
+    return any(_has_int1(v) for v in t) if is_tuple(t) else is_constant(1, t)
+
+
+def _offset(off, n, up):
+    """A static offset rescaled as CuTe's ``upcast<N>`` / ``downcast<N>`` of an integral constant (N is unsigned
+    there, so the result is the unsigned ``C<Nu>``: a negative offset wraps modulo 2**32)."""
+    what = "upcast" if up else "downcast"
+    if isinstance(off, MixedBits):
+        _pow2(n, what, off)
+        if up:
+            if off.s % n or off.f % n:
+                raise LayoutError(f"upcast<{n}>: offset {off} has static bits below {n} (CuTe's safe_div "
+                                  "static_assert); offset the layout by a multiple of N elements")
+            return make_mixed_bits(off.s // n, off.d // n, off.f // n)
+        return make_mixed_bits(off.s * n, off.d * n, off.f * n)
+    if type(off) in (Int, UInt):
+        v = int(off) & _U32
+        if up and v % n:
+            raise LayoutError(f"upcast<{n}>: the static offset {off} is not a multiple of {n} (CuTe's safe_div "
+                              "static_assert); offset the layout by a multiple of N elements")
+        return UInt(v // n if up else (v * n) & _U32)
+    raise LayoutError(f"{what}<{n}>: the offset {to_str(off)} of a composed layout must be static (CuTe has no "
+                      f"{what} of a run-time offset); make it a tk.Int or rescale before offsetting the layout")
+
+
+def _swizzle(sw: Swizzle, n, up):
+    what = "upcast" if up else "downcast"
+    _pow2(n, what, sw)
+    k = n.bit_length() - 1
+    if not up:
+        return Swizzle(sw.bits, sw.base + k, sw.shift)
+    m = sw.base - k
+    return Swizzle(sw.bits, m, sw.shift) if m >= 0 else Swizzle(max(sw.bits + m, 0), 0, sw.shift)
+
+
+def _rescale(x, n, up):
+    what = "upcast" if up else "downcast"
+    if isinstance(x, Swizzle):
+        return _swizzle(x, n, up)
+    if isinstance(x, ComposedLayout):
+        b = _rescale(x.layout_b, n, up)
+        if isinstance(x.offset, SmemPtrFlag):  # pointer_flagged.hpp: the swizzle stays, the flag's width scales
+            return ComposedLayout(x.layout_a, SmemPtrFlag(x.offset.bits * n if up else x.offset.bits // n), b)
+        a, off = _rescale(x.layout_a, n, up), _offset(x.offset, n, up)
+        return composition3(a, off, b) if type(off) is Int else ComposedLayout(a, off, b)
+    if isinstance(x, Layout):
+        if not up and not _has_int1(x.stride):
+            raise LayoutError(f"downcast<{n}>({x}): the layout has no static stride-1 mode (CuTe's static_assert "
+                              "'Downcast requires adjacent elements'); downcast layouts with a _1 stride")
+        return make_layout(*_map(x.shape, x.stride, _up_mode(n) if up else _down_mode(n)))
+    if type(x) in (Int, UInt) or isinstance(x, MixedBits):
+        return _offset(x, n, up)
+    raise LayoutError(f"{what}<{n}>: expected a Layout, ComposedLayout, Swizzle or integer offset, got {x!r}")
+
+
 def upcast(layout, n: int):
-    """``upcast<N>(layout)``: N old elements become one new element (strides / N, stride-1 sizes / N)."""
-    if isinstance(layout, ComposedLayout):
-        return _composed(layout, upcast(layout.layout_b, n), lambda b: b * n)
-    return make_layout(*_map(layout.shape, layout.stride, _up(int(n))))
+    """``upcast<N>(x)``: N old elements become one new element. A layout divides its strides by N (stride-1 modes
+    divide their size instead); a swizzle lowers its base by log2(N); a composed layout rescales its three parts
+    (an smem_ptr_flag offset keeps its swizzle and widens instead)."""
+    return _rescale(layout, _factor(n, "upcast"), True)
 
 
 def downcast(layout, n: int):
-    """``downcast<N>(layout)``: one old element becomes N new ones (stride-1 sizes * N, other strides * N)."""
-    if isinstance(layout, ComposedLayout):
-        return _composed(layout, downcast(layout.layout_b, n), lambda b: b // n)
-    return make_layout(*_map(layout.shape, layout.stride, _down(int(n))))
-
-
-def _composed(layout: ComposedLayout, inner, scale_bits):
-    off = layout.offset
-    if not isinstance(off, SmemPtrFlag):
-        raise ValueError(f"recasting {layout} needs an smem_ptr_flag offset (a UMMA/GMMA layout atom)")
-    return ComposedLayout(layout.layout_a, SmemPtrFlag(scale_bits(off.bits)), inner)
+    """``downcast<N>(x)``: one old element becomes N new ones (stride-+-1 sizes * N, other strides * N; a swizzle's
+    base rises by log2(N)). A plain layout needs a static stride-1 mode, as in CuTe."""
+    return _rescale(layout, _factor(n, "downcast"), False)
 
 
 def recast_layout(layout, old_type, new_type):
-    """``recast_layout<OldType,NewType>(layout)``: the same bytes seen as NewType elements."""
+    """``recast_layout<OldType,NewType>(x)``: the same bytes seen as NewType elements (upcast by the reduced
+    numerator of the width ratio, then downcast by its denominator)."""
     old, new = sizeof_bits(old_type), sizeof_bits(new_type)
-    if old == new:
-        return layout
-    if new % old == 0:
-        return upcast(layout, new // old)
-    if old % new == 0:
-        return downcast(layout, old // new)
-    from math import gcd
-
     g = gcd(old, new)
-    return downcast(upcast(layout, new // g), old // g)
-
-
-def recast_swizzle(sw: Swizzle, old_bits: int, new_bits: int) -> Swizzle:
-    """A swizzle on old_bits-wide units re-expressed on new_bits-wide units (base shifts by log2 of the ratio)."""
-    if new_bits >= old_bits:
-        return Swizzle(sw.bits, sw.base - ((new_bits // old_bits).bit_length() - 1), sw.shift)
-    return Swizzle(sw.bits, sw.base + ((old_bits // new_bits).bit_length() - 1), sw.shift)
+    num, den = new // g, old // g
+    if num == 1 and den == 1:
+        return layout
+    if num == 1:
+        return downcast(layout, den)
+    if den == 1:
+        return upcast(layout, num)
+    return downcast(upcast(layout, num), den)
 
 
 __all__ = ["upcast", "downcast", "recast_layout"]
