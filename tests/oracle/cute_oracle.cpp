@@ -1867,6 +1867,220 @@ void cases_43() {
   { printf(">>> %s\n", R"__(round_up((_2, _2, _2), (_2, 3, 4)))__"); print(round_up(cute::make_tuple(Int<2>{}, Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, 3, 4))); printf("\n"); }
   { printf(">>> %s\n", R"__(flat_product(L((3,), (_1,)), (3,)))__"); print(flat_product(make_layout(cute::make_tuple(3), cute::make_tuple(Int<1>{})), cute::make_tuple(3))); printf("\n"); }
   { printf(">>> %s\n", R"__(with_shape(L((_2, (3, _2, 2), 4)), _96))__"); print((make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<2>{}, 2), 4))).with_shape(Int<96>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _8), (_8, _1)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _8), (_8, _1)), 8))__"); print(upcast<8>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _8), (_1, _4)), 4))__"); print(upcast<4>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, 8), (_1, 4)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((4, 8), (_1, 4)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _8), (_0, _1)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<0>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _8), (_m1, _4)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _8), (_m8, _1)), 4))__"); print(upcast<4>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_2, _4), (_1, _2)), 8))__"); print(upcast<8>(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<1>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _8), (-8, _1)), 4))__"); print(upcast<4>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple((-8), Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(((_2, _4), _8), ((_1, _2), _16)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), Int<16>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(_8), 3))__"); print(upcast<3>(make_layout(Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_8,)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_4, _8), (_8, _1)), 2))__"); print(downcast<2>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_4, _8), (_1, _4)), 4))__"); print(downcast<4>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_4, 8), (_1, 4)), 2))__"); print(downcast<2>(make_layout(cute::make_tuple(Int<4>{}, 8), cute::make_tuple(Int<1>{}, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_4, _8), (_0, _1)), 2))__"); print(downcast<2>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<0>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L(((_2, _4), _8), ((_1, _2), _16)), 3))__"); print(downcast<3>(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), Int<16>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 4, 3), 2))__"); print(upcast<2>(Swizzle<3,4,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 4, 3), 16))__"); print(upcast<16>(Swizzle<3,4,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 4, 3), 64))__"); print(upcast<64>(Swizzle<3,4,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 4, 3), 256))__"); print(upcast<256>(Swizzle<3,4,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(2, 1, 3), 4))__"); print(upcast<4>(Swizzle<2,1,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(3, 4, 3), 2))__"); print(downcast<2>(Swizzle<3,4,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(2, 0, 3), 8))__"); print(downcast<8>(Swizzle<2,0,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 8))__"); print(upcast<8>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 16))__"); print(upcast<16>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 0, 3), L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(composition(Swizzle<1,0,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+}
+
+void cases_44() {
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 1, 3), L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(composition(Swizzle<1,1,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2))__"); print(downcast<2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 3, 3), L((_8, _64), (_1, _8))), 4))__"); print(downcast<4>(composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(make_composed_layout(Swizzle<3,4,3>{}, Int<16>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1))), 2))__"); print(downcast<2>(make_composed_layout(Swizzle<3,4,3>{}, Int<16>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(L((_4, _8), (_8, _1)), _8, L((_2, _4), (_8, _16))), 2))__"); print(upcast<2>(make_composed_layout(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Int<8>{}, make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<8>{}, Int<16>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _, 8), 2))__"); print(upcast<2>((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(_, 8))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2, _), 2))__"); print(upcast<2>((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(2, _))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _2, _), 2))__"); print(upcast<2>((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(Int<2>{}, _))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2, _), 2))__"); print(downcast<2>((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(2, _))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(3, 4, 3), _m16, L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(make_composed_layout(Swizzle<3,4,3>{}, Int<-16>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_4, _8), (_8, _1)), uint8_t, half_t))__"); print(recast_layout<uint8_t, half_t>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_4, _8), (_8, _1)), half_t, uint8_t))__"); print(recast_layout<half_t, uint8_t>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_4, _8), (_8, _1)), half_t, half_t))__"); print(recast_layout<half_t, half_t>(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_4, _24), (_24, _1)), half_t, float_e2m3_t))__"); print(recast_layout<half_t, float_e2m3_t>(make_layout(cute::make_tuple(Int<4>{}, Int<24>{}), cute::make_tuple(Int<24>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_4, _24), (_24, _1)), float_e2m3_t, uint8_t))__"); print(recast_layout<float_e2m3_t, uint8_t>(make_layout(cute::make_tuple(Int<4>{}, Int<24>{}), cute::make_tuple(Int<24>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), uint8_t, uint128_t))__"); print(recast_layout<uint8_t, uint128_t>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), half_t, uint32_t))__"); print(recast_layout<half_t, uint32_t>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), uint16_t, float_e2m1_t))__"); print(recast_layout<uint16_t, float_e2m1_t>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(3, 4, 3), uint8_t, uint64_t))__"); print(recast_layout<uint8_t, uint64_t>(Swizzle<3,4,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(call(composition(Sw(3, 4, 3), L(((_8, _8), _64), ((_64, _512), _1))), (_, 3), _), 2))__"); print(upcast<2>((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<8>{}), Int<64>{}), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<512>{}), Int<1>{}))))(cute::make_tuple(_, 3), _))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(call(composition(Sw(3, 4, 3), L(((_8, _8), _64), ((_64, _512), _1))), _, 7), 2))__"); print(upcast<2>((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<8>{}), Int<64>{}), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<512>{}), Int<1>{}))))(_, 7))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(((_2, _4), _2), ((_1, _2), _8)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 2), L(((4, 2),), LayoutRight)), 4))__"); print(upcast<4>(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(cute::make_tuple(4, 2)), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(2, 4, 2), 2))__"); print(upcast<2>(Swizzle<2,4,2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(((_2, (_6, _2)), _4, _2)), uint128_t, uint8_t))__"); print(recast_layout<uint128_t, uint8_t>(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<6>{}, Int<2>{})), Int<4>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(3, 1, -5), uint64_t, uint16_t))__"); print(recast_layout<uint64_t, uint16_t>(Swizzle<3,1,-5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(2, 0, -2), L(((_2,), 4))), 16))__"); print(downcast<16>(composition(Swizzle<2,0,-2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}), 4))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 0, 4), L((_8,))), uint32_t, uint32_t))__"); print(recast_layout<uint32_t, uint32_t>(composition(Swizzle<3,0,4>{}, make_layout(cute::make_tuple(Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 0, 3), L(((_16,),), ((_1,),))), 16))__"); print(downcast<16>(composition(Swizzle<3,0,3>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<16>{})), cute::make_tuple(cute::make_tuple(Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(_2, LayoutRight), uint32_t, uint16_t))__"); print(recast_layout<uint32_t, uint16_t>(make_layout(Int<2>{}, LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((4,), (_1,)), uint8_t, uint64_t))__"); print(recast_layout<uint8_t, uint64_t>(make_layout(cute::make_tuple(4), cute::make_tuple(Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_4, (_5,)), (_0, (1,))), float_e2m1_t, uint16_t))__"); print(recast_layout<float_e2m1_t, uint16_t>(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<5>{})), cute::make_tuple(Int<0>{}, cute::make_tuple(1))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(3, 4, 5), 4))__"); print(downcast<4>(Swizzle<3,4,5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_7,)), uint64_t, uint128_t))__"); print(recast_layout<uint64_t, uint128_t>(make_layout(cute::make_tuple(Int<7>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(((_1, _8),)), 16))__"); print(upcast<16>(make_layout(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 0, 6), L((_4, 32))), uint16_t, float_e2m1_t))__"); print(recast_layout<uint16_t, float_e2m1_t>(composition(Swizzle<3,0,6>{}, make_layout(cute::make_tuple(Int<4>{}, 32))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 5), L((_1, (_8,)), LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<2,0,5>{}, make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<8>{})), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_2, _4, _6), (_24, _1, _4)), 4))__"); print(upcast<4>(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<6>{}), cute::make_tuple(Int<24>{}, Int<1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((((_4,),),), (((_1,),),)), 8))__"); print(upcast<8>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}))), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<1>{})))))); printf("\n"); }
+}
+
+void cases_45() {
+  { printf(">>> %s\n", R"__(recast_layout(Sw(1, 3, 1), uint128_t, uint16_t))__"); print(recast_layout<uint128_t, uint16_t>(Swizzle<1,3,1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_4, _4), (-1, 4)), 4))__"); print(upcast<4>(make_layout(cute::make_tuple(Int<4>{}, Int<4>{}), cute::make_tuple((-1), 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 0, 3), L(_16, LayoutRight)), uint128_t, uint8_t))__"); print(recast_layout<uint128_t, uint8_t>(composition(Swizzle<3,0,3>{}, make_layout(Int<16>{}, LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(3, 4, 3), half_t, uint16_t))__"); print(recast_layout<half_t, uint16_t>(Swizzle<3,4,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(2, 2, 2), 2))__"); print(upcast<2>(Swizzle<2,2,2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(2, 4, 2), 4))__"); print(upcast<4>(Swizzle<2,4,2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(3, 0, 6), _16, L((2,), (_1,))), 8))__"); print(upcast<8>(make_composed_layout(Swizzle<3,0,6>{}, Int<16>{}, make_layout(cute::make_tuple(2), cute::make_tuple(Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L(_8, LayoutRight), 3))__"); print(downcast<3>(make_layout(Int<8>{}, LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(_4, LayoutRight), uint32_t, uint128_t))__"); print(recast_layout<uint32_t, uint128_t>(make_layout(Int<4>{}, LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(1, 2, 1), _128, L((_8, _4, (_2,)))), 8))__"); print(upcast<8>(make_composed_layout(Swizzle<1,2,1>{}, Int<128>{}, make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, cute::make_tuple(Int<2>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(5, _1), float_e2m3_t, uint16_t))__"); print(recast_layout<float_e2m3_t, uint16_t>(make_layout(5, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(2, 0, 3), L((2, (4, _16)), (_1, (_2, _8)))), 4))__"); print(downcast<4>(composition(Swizzle<2,0,3>{}, make_layout(cute::make_tuple(2, cute::make_tuple(4, Int<16>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<8>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 1, 3), L((2, 4, _4, (_1, _2)), (_2, _48, _12, (_576, _1)))), 4))__"); print(upcast<4>(composition(Swizzle<3,1,3>{}, make_layout(cute::make_tuple(2, 4, Int<4>{}, cute::make_tuple(Int<1>{}, Int<2>{})), cute::make_tuple(Int<2>{}, Int<48>{}, Int<12>{}, cute::make_tuple(Int<576>{}, Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 2), L(_4, _1)), 16))__"); print(upcast<16>(composition(Swizzle<2,0,2>{}, make_layout(Int<4>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 0, 6), L((_16,), (1,))), 2))__"); print(upcast<2>(composition(Swizzle<3,0,6>{}, make_layout(cute::make_tuple(Int<16>{}), cute::make_tuple(1))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(3, 3, 4), _m16, L(((8, 2, _2), _32, _1), LayoutRight)), 4))__"); print(upcast<4>(make_composed_layout(Swizzle<3,3,4>{}, Int<-16>{}, make_layout(cute::make_tuple(cute::make_tuple(8, 2, Int<2>{}), Int<32>{}, Int<1>{}), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(((4,), 8)), uint32_t, uint8_t))__"); print(recast_layout<uint32_t, uint8_t>(make_layout(cute::make_tuple(cute::make_tuple(4), 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((4,), (_0,)), 8))__"); print(upcast<8>(make_layout(cute::make_tuple(4), cute::make_tuple(Int<0>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 1, 3), 16))__"); print(upcast<16>(Swizzle<3,1,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 1, 5), 4))__"); print(upcast<4>(Swizzle<3,1,5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(2, 3, 2), 16))__"); print(downcast<16>(Swizzle<2,3,2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 2), L((_1, _2), (_2, _1))), 2))__"); print(upcast<2>(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(1, 0, 1), 4))__"); print(upcast<4>(Swizzle<1,0,1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_2, ((_2, _5),))), 2))__"); print(downcast<2>(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(cute::make_tuple(Int<2>{}, Int<5>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(((_6, _2, (2, _5)),), ((_2, _1, (60, _12)),)), uint128_t, uint8_t))__"); print(recast_layout<uint128_t, uint8_t>(make_layout(cute::make_tuple(cute::make_tuple(Int<6>{}, Int<2>{}, cute::make_tuple(2, Int<5>{}))), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<1>{}, cute::make_tuple(60, Int<12>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 2), L(((_1,),), ((_1,),))), 4))__"); print(upcast<4>(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<1>{})), cute::make_tuple(cute::make_tuple(Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(3, 1, 5), uint16_t, uint16_t))__"); print(recast_layout<uint16_t, uint16_t>(Swizzle<3,1,5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 0, 6), L((_8, _4, _8, _4))), 4))__"); print(downcast<4>(composition(Swizzle<3,0,6>{}, make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<8>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 2), L((_4,), LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(Int<4>{}), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_6, _1, _2, _8), LayoutRight), 3))__"); print(downcast<3>(make_layout(cute::make_tuple(Int<6>{}, Int<1>{}, Int<2>{}, Int<8>{}), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 0, 1), L(_4, 1)), 16))__"); print(upcast<16>(composition(Swizzle<1,0,1>{}, make_layout(Int<4>{}, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L(((_2, (_6,)), _4), ((_1, (_2,)), _m12)), 3))__"); print(downcast<3>(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<6>{})), Int<4>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{})), Int<-12>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 2), L(_4, LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<2,0,2>{}, make_layout(Int<4>{}, LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(((_5, _5, _5), _2), ((50, 10, 2), 1)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(cute::make_tuple(Int<5>{}, Int<5>{}, Int<5>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(50, 10, 2), 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L(4, _1), 3))__"); print(downcast<3>(make_layout(4, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(make_composed_layout(Sw(2, 0, 5), _24, L(_32, _1)), 16))__"); print(downcast<16>(make_composed_layout(Swizzle<2,0,5>{}, Int<24>{}, make_layout(Int<32>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(((_3, _7), _2, _3), ((6, 54), 1, 378)), uint32_t, uint32_t))__"); print(recast_layout<uint32_t, uint32_t>(make_layout(cute::make_tuple(cute::make_tuple(Int<3>{}, Int<7>{}), Int<2>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(6, 54), 1, 378)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(2, 0, 3), L(_8)), uint128_t, half_t))__"); print(recast_layout<uint128_t, half_t>(composition(Swizzle<2,0,3>{}, make_layout(Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(3, 3, 3), uint32_t, uint16_t))__"); print(recast_layout<uint32_t, uint16_t>(Swizzle<3,3,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 5), L((_4, _4, _1), (1, 4, 1))), 2))__"); print(upcast<2>(composition(Swizzle<2,0,5>{}, make_layout(cute::make_tuple(Int<4>{}, Int<4>{}, Int<1>{}), cute::make_tuple(1, 4, 1))))); printf("\n"); }
+}
+
+void cases_46() {
+  { printf(">>> %s\n", R"__(upcast(L((_6,)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 0, 5), L(_8, LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<3,0,5>{}, make_layout(Int<8>{}, LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(2, 1, 5), 2))__"); print(downcast<2>(Swizzle<2,1,5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(3, 0, 6), 2))__"); print(downcast<2>(Swizzle<3,0,6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(2, 3, 4), _32, L(((_4, _2, _2), _2, (_4, _8)), ((_16, _256, _512), _8, (_64, _1)))), 2))__"); print(upcast<2>(make_composed_layout(Swizzle<2,3,4>{}, Int<32>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<2>{}, Int<2>{}), Int<2>{}, cute::make_tuple(Int<4>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(Int<16>{}, Int<256>{}, Int<512>{}), Int<8>{}, cute::make_tuple(Int<64>{}, Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(make_composed_layout(Sw(3, 0, 3), _32, L(((_2, _1, _2), _1, _8), ((_2, _4, _1), _1, _4))), float_e2m1_t, uint64_t))__"); print(recast_layout<float_e2m1_t, uint64_t>(make_composed_layout(Swizzle<3,0,3>{}, Int<32>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<1>{}, Int<2>{}), Int<1>{}, Int<8>{}), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}, Int<1>{}), Int<1>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(1, 0, -1), 2))__"); print(upcast<2>(Swizzle<1,0,-1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(make_composed_layout(Sw(3, 0, 6), _8, L((2, (8, 2, 8)))), float_e2m1_t, half_t))__"); print(recast_layout<float_e2m1_t, half_t>(make_composed_layout(Swizzle<3,0,6>{}, Int<8>{}, make_layout(cute::make_tuple(2, cute::make_tuple(8, 2, 8)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(((5, 4), 4, 3), ((_64, _8), _1, _320)), 16))__"); print(upcast<16>(make_layout(cute::make_tuple(cute::make_tuple(5, 4), 4, 3), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<8>{}), Int<1>{}, Int<320>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(((_8,), _4), ((_1,), 8)), 3))__"); print(upcast<3>(make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}), Int<4>{}), cute::make_tuple(cute::make_tuple(Int<1>{}), 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 0, 5), L(_2, LayoutRight)), 8))__"); print(downcast<8>(composition(Swizzle<3,0,5>{}, make_layout(Int<2>{}, LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((((_2,), (_2,), _4), ((_1, _1), _2, _4)), (((32,), (4,), 1), ((1, 1), 64, 8))), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}), cute::make_tuple(Int<2>{}), Int<4>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<1>{}), Int<2>{}, Int<4>{})), cute::make_tuple(cute::make_tuple(cute::make_tuple(32), cute::make_tuple(4), 1), cute::make_tuple(cute::make_tuple(1, 1), 64, 8))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(2, 0, 3), L(_1, 1)), uint8_t, half_t))__"); print(recast_layout<uint8_t, half_t>(composition(Swizzle<2,0,3>{}, make_layout(Int<1>{}, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(3, 1, 3), _128, L(((_4, _2), (_4, _4), _2), LayoutRight)), 4))__"); print(upcast<4>(make_composed_layout(Swizzle<3,1,3>{}, Int<128>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<4>{}, Int<4>{}), Int<2>{}), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(2, 1, 2), 4))__"); print(upcast<4>(Swizzle<2,1,2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(3, 2, 4), 2))__"); print(downcast<2>(Swizzle<3,2,4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 0, 3), 16))__"); print(upcast<16>(Swizzle<3,0,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, -2), L(_4)), 16))__"); print(upcast<16>(composition(Swizzle<2,0,-2>{}, make_layout(Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 1, -3), 2))__"); print(upcast<2>(Swizzle<3,1,-3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(2, 0, 2), L(((4, 8), (4, 2, 4)))), 4))__"); print(downcast<4>(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(cute::make_tuple(4, 8), cute::make_tuple(4, 2, 4)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_2, _6)), 4))__"); print(downcast<4>(make_layout(cute::make_tuple(Int<2>{}, Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 2, 2), L((_2, _32), LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<2,2,2>{}, make_layout(cute::make_tuple(Int<2>{}, Int<32>{}), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 0, 1), L((_2, (_1, _8), _16), (_128, (_128, _1), _8))), 2))__"); print(upcast<2>(composition(Swizzle<1,0,1>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<1>{}, Int<8>{}), Int<16>{}), cute::make_tuple(Int<128>{}, cute::make_tuple(Int<128>{}, Int<1>{}), Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_1, (_1, _4), (_1, (_1, _7, _2))), LayoutRight), 2))__"); print(downcast<2>(make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, Int<4>{}), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, Int<7>{}, Int<2>{}))), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 1, 1), L(_16)), 16))__"); print(upcast<16>(composition(Swizzle<1,1,1>{}, make_layout(Int<16>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_3, _8), (1, _0)), 3))__"); print(upcast<3>(make_layout(cute::make_tuple(Int<3>{}, Int<8>{}), cute::make_tuple(1, Int<0>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L(((6,), (_4,), _2), LayoutRight), float_e2m1_t, half_t))__"); print(recast_layout<float_e2m1_t, half_t>(make_layout(cute::make_tuple(cute::make_tuple(6), cute::make_tuple(Int<4>{}), Int<2>{}), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((((_8, 1), 2), _4), (((_48, _48), _1), _6)), 4))__"); print(downcast<4>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<8>{}, 1), 2), Int<4>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<48>{}, Int<48>{}), Int<1>{}), Int<6>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(3, 3, 3), uint128_t, uint16_t))__"); print(recast_layout<uint128_t, uint16_t>(Swizzle<3,3,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(3, 0, -5), 8))__"); print(downcast<8>(Swizzle<3,0,-5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(Sw(3, 2, 4), 8))__"); print(downcast<8>(Swizzle<3,2,4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 2, 6), L(((_4, _16),), ((16, 1),))), float_e2m1_t, uint64_t))__"); print(recast_layout<float_e2m1_t, uint64_t>(composition(Swizzle<3,2,6>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<16>{})), cute::make_tuple(cute::make_tuple(16, 1)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L((_4, (_7, (_4,)))), 3))__"); print(downcast<3>(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<7>{}, cute::make_tuple(Int<4>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 2, 5), L((8, 2, (1,)), (_1, _8, (_16,)))), 8))__"); print(downcast<8>(composition(Swizzle<3,2,5>{}, make_layout(cute::make_tuple(8, 2, cute::make_tuple(1)), cute::make_tuple(Int<1>{}, Int<8>{}, cute::make_tuple(Int<16>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 0, 4), L((_2, _1), LayoutRight)), 16))__"); print(upcast<16>(composition(Swizzle<1,0,4>{}, make_layout(cute::make_tuple(Int<2>{}, Int<1>{}), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(2, 2, 5), uint32_t, uint8_t))__"); print(recast_layout<uint32_t, uint8_t>(Swizzle<2,2,5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_4,), LayoutRight), half_t, half_t))__"); print(recast_layout<half_t, half_t>(make_layout(cute::make_tuple(Int<4>{}), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(_1, 1), 8))__"); print(upcast<8>(make_layout(Int<1>{}, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(3, 0, 4), _256, L((_1, (_16, _4, _1), _4))), 2))__"); print(upcast<2>(make_composed_layout(Swizzle<3,0,4>{}, Int<256>{}, make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<16>{}, Int<4>{}, Int<1>{}), Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(2, 1, 5), _16, L(((_16, _2), _8))), 8))__"); print(upcast<8>(make_composed_layout(Swizzle<2,1,5>{}, Int<16>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<16>{}, Int<2>{}), Int<8>{}))))); printf("\n"); }
+}
+
+void cases_47() {
+  { printf(">>> %s\n", R"__(upcast(L((4, 6), (_6, _1)), 3))__"); print(upcast<3>(make_layout(cute::make_tuple(4, 6), cute::make_tuple(Int<6>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((7,), LayoutRight), uint64_t, uint8_t))__"); print(recast_layout<uint64_t, uint8_t>(make_layout(cute::make_tuple(7), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_2, _1, (_2, (_2,), _8))), float_e2m3_t, uint64_t))__"); print(recast_layout<float_e2m3_t, uint64_t>(make_layout(cute::make_tuple(Int<2>{}, Int<1>{}, cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}), Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 0, 3), L(((_2, _32, _2),), ((_1, _6, _384),))), uint128_t, uint64_t))__"); print(recast_layout<uint128_t, uint64_t>(composition(Swizzle<3,0,3>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<32>{}, Int<2>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<6>{}, Int<384>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L(((_5,), _5), LayoutRight), 2))__"); print(downcast<2>(make_layout(cute::make_tuple(cute::make_tuple(Int<5>{}), Int<5>{}), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_2, _2)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<2>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L(((_2,),), ((1,),)), 3))__"); print(upcast<3>(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{})), cute::make_tuple(cute::make_tuple(1))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(1, 0, -1), _32, L((_16, (_1, _16)), (32, (16, 1)))), 4))__"); print(upcast<4>(make_composed_layout(Swizzle<1,0,-1>{}, Int<32>{}, make_layout(cute::make_tuple(Int<16>{}, cute::make_tuple(Int<1>{}, Int<16>{})), cute::make_tuple(32, cute::make_tuple(16, 1)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(3, 3, 4), 2))__"); print(upcast<2>(Swizzle<3,3,4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(composition(Sw(1, 3, 3), L((_4, _8, (_1, _32)), (_256, _1, (_1, _8)))), uint32_t, uint128_t))__"); print(recast_layout<uint32_t, uint128_t>(composition(Swizzle<1,3,3>{}, make_layout(cute::make_tuple(Int<4>{}, Int<8>{}, cute::make_tuple(Int<1>{}, Int<32>{})), cute::make_tuple(Int<256>{}, Int<1>{}, cute::make_tuple(Int<1>{}, Int<8>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(2, 3, 3), uint8_t, uint64_t))__"); print(recast_layout<uint8_t, uint64_t>(Swizzle<2,3,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((2, 2, 4, 4), LayoutRight), 3))__"); print(upcast<3>(make_layout(cute::make_tuple(2, 2, 4, 4), LayoutRight{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 4, 3), L((_16, (2, _4), (_1, 8)), LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<16>{}, cute::make_tuple(2, Int<4>{}), cute::make_tuple(Int<1>{}, 8)), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(1, 1, 1), 2))__"); print(upcast<2>(Swizzle<1,1,1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(Sw(1, 2, 3), uint128_t, uint64_t))__"); print(recast_layout<uint128_t, uint64_t>(Swizzle<1,2,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 2, -1), L(((_2, _2, _8), _16), ((_32, _1, _64), 2))), 16))__"); print(upcast<16>(composition(Swizzle<1,2,-1>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}, Int<8>{}), Int<16>{}), cute::make_tuple(cute::make_tuple(Int<32>{}, Int<1>{}, Int<64>{}), 2))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(Sw(2, 3, 2), 16))__"); print(upcast<16>(Swizzle<2,3,2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((_7, _5), (_5, _1)), float_e2m1_t, float_e2m1_t))__"); print(recast_layout<float_e2m1_t, float_e2m1_t>(make_layout(cute::make_tuple(Int<7>{}, Int<5>{}), cute::make_tuple(Int<5>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((_2, (_2, (_2, _2)), _2), (_1, (_4, (_8, _2)), _16)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}, Int<2>{})), Int<2>{}), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<4>{}, cute::make_tuple(Int<8>{}, Int<2>{})), Int<16>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(downcast(L(((1,), _1)), 3))__"); print(downcast<3>(make_layout(cute::make_tuple(cute::make_tuple(1), Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(2, 1, 5), _8, L((_1,), (1,))), 8))__"); print(upcast<8>(make_composed_layout(Swizzle<2,1,5>{}, Int<8>{}, make_layout(cute::make_tuple(Int<1>{}), cute::make_tuple(1))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast_layout(L((((4, 8), 6), 1)), uint8_t, float_e2m1_t))__"); print(recast_layout<uint8_t, float_e2m1_t>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(4, 8), 6), 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((_, 3), L((_4, _8), (_8, _1))))__"); print(slice(cute::make_tuple(_, 3), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((2, _), L((4, 8))))__"); print(slice(cute::make_tuple(2, _), make_layout(cute::make_tuple(4, 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((_, (_, 1)), L((_4, (_2, 8)), (_16, (_8, _1)))))__"); print(slice(cute::make_tuple(_, cute::make_tuple(_, 1)), make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, 8)), cute::make_tuple(Int<16>{}, cute::make_tuple(Int<8>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((_, (1, _), 2), L((_4, (_2, _3), 5))))__"); print(slice(cute::make_tuple(_, cute::make_tuple(1, _), 2), make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<3>{}), 5)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice(_, L((_4, _8))))__"); print(slice(_, make_layout(cute::make_tuple(Int<4>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice(3, L((_4, _8))))__"); print(slice(3, make_layout(cute::make_tuple(Int<4>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((_, 3), (_4, _8)))__"); print(slice(cute::make_tuple(_, 3), cute::make_tuple(Int<4>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((_, (2, _)), (4, (_2, 8))))__"); print(slice(cute::make_tuple(_, cute::make_tuple(2, _)), cute::make_tuple(4, cute::make_tuple(Int<2>{}, 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((_, 3), composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(slice(cute::make_tuple(_, 3), composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(slice((1, _), composition(Sw(3, 4, 3), L((_2, (_8, _64)), (_512, (_64, _1))))))__"); print(slice(cute::make_tuple(1, _), composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<8>{}, Int<64>{})), cute::make_tuple(Int<512>{}, cute::make_tuple(Int<64>{}, Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice((_, 3), L((_4, _8), (_8, _1))))__"); print(dice(cute::make_tuple(_, 3), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice((2, _), L((4, 8))))__"); print(dice(cute::make_tuple(2, _), make_layout(cute::make_tuple(4, 8)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice((_, (_, 1)), L((_4, (_2, 8)), (_16, (_8, _1)))))__"); print(dice(cute::make_tuple(_, cute::make_tuple(_, 1)), make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, 8)), cute::make_tuple(Int<16>{}, cute::make_tuple(Int<8>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice((_, (1, _), 2), L((_4, (_2, _3), 5))))__"); print(dice(cute::make_tuple(_, cute::make_tuple(1, _), 2), make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<3>{}), 5)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice(3, L((_4, _8))))__"); print(dice(3, make_layout(cute::make_tuple(Int<4>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice(_, L((_4, _8))))__"); print(dice(_, make_layout(cute::make_tuple(Int<4>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice((_, 3), (_4, _8)))__"); print(dice(cute::make_tuple(_, 3), cute::make_tuple(Int<4>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice((1, (2, _)), (4, (_2, 8))))__"); print(dice(cute::make_tuple(1, cute::make_tuple(2, _)), cute::make_tuple(4, cute::make_tuple(Int<2>{}, 8)))); printf("\n"); }
+}
+
+void cases_48() {
+  { printf(">>> %s\n", R"__(domain_offset((1, 2), L((_4, _8), (_8, _1))))__"); print(domain_offset(cute::make_tuple(1, 2), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_offset((_1, _2), L((_4, _8), (_8, _1))))__"); print(domain_offset(cute::make_tuple(Int<1>{}, Int<2>{}), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_offset(13, L((4, _8))))__"); print(domain_offset(13, make_layout(cute::make_tuple(4, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_offset((1, (0, 2)), L((_4, (_2, _3)), (_1, (_4, _8)))))__"); print(domain_offset(cute::make_tuple(1, cute::make_tuple(0, 2)), make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<3>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<4>{}, Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_offset((_1, _2), composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(domain_offset(cute::make_tuple(Int<1>{}, Int<2>{}), composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_offset((1, 2), composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(domain_offset(cute::make_tuple(1, 2), composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_offset((_2, _0), make_composed_layout(Sw(3, 4, 3), _16, L((_8, _64), (_64, _1)))))__"); print(domain_offset(cute::make_tuple(Int<2>{}, Int<0>{}), make_composed_layout(Swizzle<3,4,3>{}, Int<16>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(domain_offset((3, 4), make_identity_tensor((_8, _8))))__"); print(domain_offset(cute::make_tuple(3, 4), make_identity_tensor(cute::make_tuple(Int<8>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(make_fragment_like(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_fragment_like(composition(Sw(2, 4, 3), L((_8, _32, _2), (_32, _1, _256)))))__"); print(make_fragment_like(composition(Swizzle<2,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<32>{}, Int<2>{}), cute::make_tuple(Int<32>{}, Int<1>{}, Int<256>{}))))); printf("\n"); }
 }
 
 int main() {
@@ -1914,5 +2128,10 @@ int main() {
   cases_41();
   cases_42();
   cases_43();
+  cases_44();
+  cases_45();
+  cases_46();
+  cases_47();
+  cases_48();
   return 0;
 }
