@@ -99,12 +99,6 @@ class ComposedLayout:
         """CuTe's ``layout.compose``: ``composition(self, tiler)``, or by mode for several tilers."""
         return compose(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
 
-    def with_shape(self, *shapes):
-        """This layout reshaped: ``composition(self, make_layout(shape))`` (CuTe's ``layout.with_shape``)."""
-        from .utility import with_shape  # utility builds on this module
-
-        return with_shape(self, *shapes)
-
 
 def composition3(layout_a, offset, layout_b):
     """CuTe's three-argument composition ``layout_a o offset o layout_b``; a swizzle without bits at a static zero

@@ -209,25 +209,6 @@ def compatible(a, b):
     return _truth(int(a) == int(n), type(a) is Int and type(n) is Int)
 
 
-def evenly_divides(shape, tiler):
-    """Whether ``tiler`` (an integer, a layout, or a tuple of those by mode) tiles ``shape`` with no partial tile:
-    ``size(shape) == size(tiler) * size(ceil_div(shape, tiler))`` mode by mode (CuTe's evenly_divides)."""
-    shape = _shape_arg(shape)
-    if is_tuple(tiler):
-        if len(tiler) > rank(shape):
-            return Int(0)
-        return _all(evenly_divides(s, t) for s, t in zip(wrap(shape), tiler))
-    if hasattr(tiler, "shape"):  # a layout tiler: the rest is what its complement in ``shape`` covers
-        from .algebra import complement  # the algebra imports this module
-
-        rest, n_tile = complement(tiler, shape).shape, product(tiler.shape)
-    else:
-        check_divisor(shape, tiler)
-        rest, n_tile = ceil_div_tuple(shape, tiler), tiler
-    n, total = product(shape), n_tile * product(rest)
-    return _truth(int(n) == int(total), type(n) is Int and type(total) is Int)
-
-
 def round_up(a, b):
     """CuTe's round_up: ``a`` rounded up to a multiple of ``b``, mode by mode for tuples (missing modes of ``b``
     count as ``_1``)."""

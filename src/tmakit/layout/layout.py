@@ -98,25 +98,6 @@ class Layout:
     def get_1d_coord(self, idx):
         return crd2idx(self.get_hier_coord(idx), self.shape)
 
-    def with_shape(self, *shapes):
-        """This layout reshaped: ``composition(self, make_layout(shape))`` (CuTe's ``layout.with_shape``)."""
-        from .utility import with_shape  # the algebra builds on this module
-
-        return with_shape(self, *shapes)
-
-    def compose(self, *tilers):
-        """CuTe's ``layout.compose``: ``composition(self, tiler)`` for one tiler, ``composition(self, (tilers...))``
-        (mode by mode) for several."""
-        from .algebra import composition
-
-        return composition(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
-
-    def tile(self, *tilers):
-        """CuTe's ``layout.tile``: ``tiled_divide(self, tiler)``, or by mode for several tilers."""
-        from .algebra import tiled_divide
-
-        return tiled_divide(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
-
     def slice_and_offset(self, crd):
         """(sub-layout, offset) for a coordinate containing ``_`` (CuTe's slice_and_offset); without a ``_`` the
         sub-layout is the empty ``():()``, as in CuTe."""

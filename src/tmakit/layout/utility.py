@@ -4,9 +4,23 @@ of a layout. Each follows CuTe's definition, including where it branches on stat
 
 from __future__ import annotations
 
-from .algebra import coalesce, composition, logical_divide, right_inverse, tiled_product
+from .algebra import coalesce, complement, composition, logical_divide, right_inverse, tiled_divide, tiled_product
 from .composed import ComposedLayout
-from .int_tuple import LayoutError, flatten, is_tuple, product, rank, slice_, unwrap, wrap
+from .int_tuple import (
+    LayoutError,
+    _all,
+    _shape_arg,
+    _truth,
+    ceil_div_tuple,
+    check_divisor,
+    flatten,
+    is_tuple,
+    product,
+    rank,
+    slice_,
+    unwrap,
+    wrap,
+)
 from .int_tuple import dice as dice_
 from .integer import Int, gcd, is_constant, is_int, is_static, to_str
 from .layout import Layout, LayoutLeft, compact_major, compact_order, make_layout, make_ordered_layout, normalize
@@ -293,8 +307,50 @@ def with_shape(layout, *shapes):
     return composition(layout, make_layout(normalize(shape)))
 
 
+def evenly_divides(shape, tiler):
+    """Whether ``tiler`` (an integer, a layout, or a tuple of those by mode) tiles ``shape`` with no partial tile:
+    ``size(shape) == size(tiler) * size(ceil_div(shape, tiler))`` mode by mode (CuTe's evenly_divides)."""
+    shape = _shape_arg(shape)
+    if is_tuple(tiler):
+        if len(tiler) > rank(shape):
+            return Int(0)
+        return _all(evenly_divides(s, t) for s, t in zip(wrap(shape), tiler))
+    if hasattr(tiler, "shape"):  # a layout tiler: the rest is what its complement in ``shape`` covers
+        rest, n_tile = complement(tiler, shape).shape, product(tiler.shape)
+    else:
+        check_divisor(shape, tiler)
+        rest, n_tile = ceil_div_tuple(shape, tiler), tiler
+    n, total = product(shape), n_tile * product(rest)
+    return _truth(int(n) == int(total), type(n) is Int and type(total) is Int)
+
+
+
+# The members CuTe's layouts have that need the algebra (which builds on the layout classes): attached here, so the
+# classes' modules import nothing above them.
+def _with_shape_member(self, *shapes):
+    """This layout reshaped: ``composition(self, make_layout(shape))`` (CuTe's ``layout.with_shape``)."""
+    return with_shape(self, *shapes)
+
+
+def _compose_member(self, *tilers):
+    """CuTe's ``layout.compose``: ``composition(self, tiler)`` for one tiler, ``composition(self, (tilers...))``
+    (mode by mode) for several."""
+    return composition(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
+
+
+def _tile_member(self, *tilers):
+    """CuTe's ``layout.tile``: ``tiled_divide(self, tiler)``, or by mode for several tilers."""
+    return tiled_divide(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
+
+
+Layout.with_shape = _with_shape_member
+Layout.compose = _compose_member
+Layout.tile = _tile_member
+ComposedLayout.with_shape = _with_shape_member
+
+
 __all__ = [
     "make_layout_like", "make_fragment_like", "select", "unflatten", "transform_layout", "nullspace",
     "max_alignment", "get_swizzle_portion", "get_nonswizzle_portion", "domain_distribute", "with_shape",
-    "make_tensor_like", "slice", "dice", "domain_offset",
+    "make_tensor_like", "slice", "dice", "domain_offset", "evenly_divides",
 ]
