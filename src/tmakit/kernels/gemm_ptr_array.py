@@ -30,6 +30,8 @@ from .gemm import (
     resident_ctas,
     smem_bytes,
 )
+from .gemm_fp8 import CONFIGS as FP8_CONFIGS
+from .gemm_fp8 import FP8_DTYPES, _scale_strides, scale_smem, scaling_of
 
 __all__ = ["ListPlan", "check_shapes", "problem_fit", "plan_list", "scaled_problem_fit", "plan_scaled_list",
            "problem_rows", "kernel_name", "launcher", "MAP_BYTES"]
@@ -94,16 +96,28 @@ def problem_fit(a, b, c) -> tuple[str, tuple]:
     except GemmError as e:
         return str(e), ()
     lda = int(a.stride(0)) if m > 1 else -(-k * eb // 16) * 16 // eb
+    why = _rows_fit(a, b, c, m, n, k, lda, ldb, eb)
+    return (why, ()) if why else ("", (ta, b_mn, od))
+
+
+def _rows_fit(a, b, c, m: int, n: int, k: int, lda: int, ldb: int, eb: int) -> str:
+    """Why the maps and stores of one problem cannot be built ('' when they can): TMA row pitches (``lda``,
+    ``ldb`` in elements of ``eb`` bytes), 128-byte starts, C rows, 32-bit extents."""
     if (lda * eb) % 16 or (ldb * eb) % 16:
-        return f"row pitches {lda} / {ldb} elements are not multiples of 16 bytes (TMA)", ()
+        return f"row pitches {lda} / {ldb} elements are not multiples of 16 bytes (TMA)"
     if int(a.data_ptr()) % 128 or int(b.data_ptr()) % 128:
-        return "a and b must start 128-byte aligned (128-byte-swizzled maps)", ()
+        return "a and b must start 128-byte aligned (128-byte-swizzled maps)"
     if int(c.stride(1)) != 1 and n > 1:  # (any row pitch and start: the kernel's plain stores check alignment)
-        return f"out must have contiguous rows, got strides {tuple(c.stride())}", ()
+        return f"out must have contiguous rows, got strides {tuple(c.stride())}"
     for nm, v in (("M", m), ("N", n), ("K", k)):
         if v >= 2**31:
-            return f"{nm} = {v} does not fit the kernel's 32-bit indices", ()
-    return "", (ta, b_mn, od)
+            return f"{nm} = {v} does not fit the kernel's 32-bit indices"
+    return ""
+
+
+def _check_single_cta(config: GemmConfig) -> None:
+    if config.cluster_size != 1 or config.defer:
+        raise GemmError(f"config {config.name}: the ptr-array kernel runs single CTAs without the deferred epilogue")
 
 
 def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = None) -> ListPlan:
@@ -133,8 +147,7 @@ def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = No
         config = CONFIGS[config]
     if config is None:
         config = CONFIGS["m64_n128_s8_c1_ov1" if rows <= 64 * len(As) else "n256_s4_c1"]
-    if config.cluster_size != 1 or config.defer:
-        raise GemmError(f"config {config.name}: the ptr-array kernel runs single CTAs without the deferred epilogue")
+    _check_single_cta(config)
     if b_mn and (config.bn // 64) % config.cluster:
         raise GemmError(f"config {config.name}: row-major b needs bn / 64 boxes split evenly over the cluster")
     return ListPlan(len(As), dtypes[0], dtypes[1], config, int(b_mn or 0), first)
@@ -145,8 +158,6 @@ def scaled_problem_fit(a, b, sa, sb, c, fast_accum: bool) -> tuple[str, tuple]:
     scaling, fast accumulation). Scales as ``tk.ops.scaled_mm`` takes them (``gemm_fp8.scaling_of``): one element
     each (per tensor), scale_a (M, 1) and scale_b (1, N) (row-wise), or scale_a (M, K/128) and scale_b (N/128,
     K/128) (block-wise, two-level accumulation only)."""
-    from .gemm_fp8 import FP8_DTYPES, scaling_of
-
     ta, tb, od = _dtype_name(a.dtype), _dtype_name(b.dtype), _dtype_name(c.dtype)
     if ta not in FP8_DTYPES or tb not in FP8_DTYPES:
         return f"a and b must be float8_e4m3fn or float8_e5m2, got {a.dtype} and {b.dtype}", ()
@@ -172,16 +183,8 @@ def scaled_problem_fit(a, b, sa, sb, c, fast_accum: bool) -> tuple[str, tuple]:
                f"{tuple(b.stride())}", ()
     lda = int(a.stride(0)) if m > 1 else -(-k // 16) * 16
     ldb = int(b.stride(1)) if n > 1 else -(-k // 16) * 16
-    if lda % 16 or ldb % 16:
-        return f"row pitches {lda} / {ldb} bytes are not multiples of 16 (TMA)", ()
-    if int(a.data_ptr()) % 128 or int(b.data_ptr()) % 128:
-        return "a and b must start 128-byte aligned (128-byte-swizzled maps)", ()
-    if int(c.stride(1)) != 1 and n > 1:
-        return f"out must have contiguous rows, got strides {tuple(c.stride())}", ()
-    for nm, v in (("M", m), ("N", n), ("K", k)):
-        if v >= 2**31:
-            return f"{nm} = {v} does not fit the kernel's 32-bit indices", ()
-    return "", key
+    why = _rows_fit(a, b, c, m, n, k, lda, ldb, 1)
+    return (why, ()) if why else ("", key)
 
 
 def plan_scaled_list(As, Bs, scales, outs, config: GemmConfig | str | None = None,
@@ -189,9 +192,6 @@ def plan_scaled_list(As, Bs, scales, outs, config: GemmConfig | str | None = Non
     """The plan of one fp8 ptr-array launch: every problem fits (:func:`scaled_problem_fit`) with one key.
     ``scales``: one (scale_a, scale_b) per problem. Raises :class:`GemmError` naming the problem, the rule and a
     fix."""
-    from .gemm_fp8 import CONFIGS as FP8_CONFIGS
-    from .gemm_fp8 import scale_smem
-
     check_shapes(As, Bs, outs)
     key, first, rows = None, -1, 0
     for g, (a, b, (sa, sb), c) in enumerate(zip(As, Bs, scales, outs)):
@@ -214,8 +214,7 @@ def plan_scaled_list(As, Bs, scales, outs, config: GemmConfig | str | None = Non
         small = rows <= 64 * len(As)
         config = FP8_CONFIGS[("m64_n128_s8_c1_ov1" if small else "n256_s4_c1") if fast_accum else
                              ("m64_n128_s8_c1" if small else "n192_s4_c1")]
-    if config.cluster_size != 1 or config.defer:
-        raise GemmError(f"config {config.name}: the ptr-array kernel runs single CTAs without the deferred epilogue")
+    _check_single_cta(config)
     if not fast_accum and (config.bn > 192 or (config.overlap and config.bn > 128)):
         raise GemmError(f"two-level accumulation needs a tile at most 192 columns wide (128 with overlap), got "
                         f"config {config.name}")
@@ -251,8 +250,6 @@ def problem_rows(As, Bs, outs, scales=None) -> list[list[int]]:
 def _scale_fields(sa, sb, m: int, n: int, k: int) -> list[int]:
     """A problem's scale fields: scale_a and scale_b addresses, then their strides in elements (gemm_fp8's
     ``_scale_strides``: a_m, a_k, b_n, b_k; 0 where the scaling has no such index)."""
-    from .gemm_fp8 import _scale_strides, scaling_of
-
     scaling = scaling_of(m, n, k, tuple(int(x) for x in sa.shape), tuple(int(x) for x in sb.shape))
     return [int(sa.data_ptr()), int(sb.data_ptr()), *_scale_strides(sa, sb, scaling)]
 
@@ -281,15 +278,9 @@ def template_maps(p: ListPlan, row: list[int]):
     return ta, tb, ta
 
 
-def _scale_smem(cfg) -> int:
-    from .gemm_fp8 import scale_smem
-
-    return scale_smem(cfg)
-
-
 def grid(p: ListPlan) -> int:
     k = kernel_for(p)
-    extra = EDIT_SMEM + (_scale_smem(p.config) if p.scaling == "block" else 0)
+    extra = EDIT_SMEM + (scale_smem(p.config) if p.scaling == "block" else 0)
     return resident_ctas(k, p.config, extra)
 
 
@@ -306,7 +297,7 @@ def launcher(p: ListPlan, template_row: list[int], problems_ptr: int, maps_ptr: 
     cfg = p.config
     maps = [encode_tensormap(t) for t in template_maps(p, template_row)]
     args = (*maps, ctypes.c_uint64(problems_ptr), ctypes.c_int32(p.groups), ctypes.c_uint64(maps_ptr))
-    smem = smem_bytes(cfg) + EDIT_SMEM + (_scale_smem(cfg) if p.scaling == "block" else 0)
+    smem = smem_bytes(cfg) + EDIT_SMEM + (scale_smem(cfg) if p.scaling == "block" else 0)
     fn = ListLaunch(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem)
     if len(_launchers) > 512:
         _launchers.clear()

@@ -92,15 +92,12 @@ def needs_repair(a, b, out, eb: int, eo: int) -> Repair:
     m, n = int(a.shape[0]), int(b.shape[1])
     whole = (n * eo) % 16 == 0  # TMA stores write whole 16-byte units of a row (kernels.gemm.check_store_rows)
     if out is not None:
-        po = int(out.data_ptr())
-        tma_o, fast_o = _rows_ok(tuple(out.shape), tuple(out.stride()), po, eo)
-        tma_o = tma_o and whole
+        rows_o, fast_o = _rows_ok(tuple(out.shape), tuple(out.stride()), int(out.data_ptr()), eo)
     else:
-        tma_o = whole  # a fresh contiguous (M, N) result
-        fast_o = whole or m <= 1
+        rows_o, fast_o = True, whole or m <= 1  # a fresh contiguous (M, N) result
+    tma_o = rows_o and whole
     if not tma_o:
-        reasons.append(f"the result's rows ({n} x {eo} bytes) are not a multiple of 16 bytes" if out is None or
-                       _rows_ok(tuple(out.shape), tuple(out.stride()), int(out.data_ptr()), eo)[0] else
+        reasons.append(f"the result's rows ({n} x {eo} bytes) are not a multiple of 16 bytes" if rows_o else
                        f"out (strides {tuple(out.stride())}) is not TMA-writable rows")
         slow |= not fast_o
     return Repair(not tma_a, b_fix, not tma_o, tuple(reasons), slow)
