@@ -201,6 +201,19 @@ def test_stream_k_tail_schedule(mode):
     assert sched(6144, 4096, 4096)[1].sk_units == 0  # 1056 tiles: 8 whole waves
 
 
+def test_65_to_128_rows_take_64_row_tiles_only_where_their_waves_pay():
+    """65-128 rows: 64x128 tiles where they fill most of a wave and take at most 5/3 the waves of 128-row tiles
+    (a 64-row tile takes 0.5-0.67 of a 128-row tile's time; docs/GEMM.md "Few rows"); at most 64 rows always."""
+    m64, n128 = gf.CONFIGS["m64_n128_s8_c1"], gf.CONFIGS["n128_s5_c1"]
+    assert gf.choose_config(128, 8192, 8192, "block") == m64  # 128 of 64x128: one wave either way
+    assert gf.choose_config(128, 8704, 4096, "block") == n128  # 136 of 64x128: two waves against one
+    assert gf.choose_config(96, 14336, 4096, "block") == n128  # 224 against 112
+    assert gf.choose_config(120, 20480, 4096, "block") == m64  # 320 (3 waves) against 160 (2)
+    assert gf.choose_config(72, 27648, 8192, "block") == n128  # 432 (4 waves) against 216 (2)
+    assert gf.choose_config(64, 27648, 8192, "block") == m64  # a 128-row tile would be half empty
+    assert gf.choose_config(128, 8704, 4096, "tensor") == gf.CONFIGS["n128_s6_c1"]
+
+
 def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     """Few 128x128 tiles (at most a quarter of the SMs, or half of them where the 128-row plan does not split K):
     64x128 tiles, twice as many. A single wave at most STREAM_K_ALL_MAX_FILL full, with at least STREAM_K_MIN_SLABS

@@ -134,7 +134,11 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
       64x64 tiles double the tiles, and the CTAs, that stream them. More 64x64 tiles than that run whole on fewer
       CTAs than the 64x128 plan's stream-K ranges and lost up to 2x (``tools/bench/fp8_decode.py``, docs/GEMM.md
       "Decode");
-    - few rows (M <= 64, or M <= 128 with enough 64x128 tiles): 64x128 tiles, one consumer warpgroup (memory-bound);
+    - few rows (M <= 64, or M <= 128 with enough 64x128 tiles for most of a wave): 64x128 tiles, one consumer
+      warpgroup (memory-bound) -- for 65-128 rows only where their waves are at most 5/3 of the 128-row plan's
+      (a 64-row tile takes 0.5-0.67 of a 128-row tile's time): with 67-112 column tiles (one wave of 128-row tiles,
+      two of 64-row ones) 64x128 tiles ran 1.08-1.27x the 128-row plan's time on 9 shapes, with 144 or 160 columns
+      0.88-0.99x, with 224 1.02-1.04x (H100, ``tools/bench/fp8_plans.py``);
     - few 128x128 tiles (at most a quarter of the SMs, or half of them where K is too short to split): 64x128 tiles,
       twice as many (a random sweep on an H200: 1.09-1.21x the 128-row plan on 10 such shapes; at 42-45 tiles with a
       long K the split 128-row plan stays ahead, 0.63-0.67x);
@@ -158,7 +162,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     tiles = tiles_m * cols  # of 128x128
     s = "5" if scaling == "block" else "6"  # block scales take a stage's worth of shared memory (block_fits)
     narrow = CONFIGS[f"n128_s{s}_c1"]
-    few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or cols * 2 >= sms * 3 // 4))
+    # 65-128 rows: 64-row tiles where they fill most of a wave and take at most 5/3 the waves of 128-row tiles
+    two_level_rows = cols * 2 >= sms * 3 // 4 and 3 * _waves(2 * cols, sms) <= 5 * _waves(cols, sms)
+    few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or two_level_rows))
     few_tiles = tiles <= sms // 4 or (tiles <= sms // 2 and choose_split(m, n, k, narrow, sms) == 1)
     short_wave64 = 2 * -(-m // 64) * cols <= STREAM_K_ALL_MAX_FILL * sms and k >= DECODE_MIN_SLABS * BK
     if scaling == "block" or not fast_accum:
