@@ -136,9 +136,10 @@ def test_plan_property(m, n, k, pad_a, pad_b, off, mode, od):
         p = gf.plan_fp8(a, b, *scales(mode, m, n, k), out_dtype=od)
     except GemmError as e:
         msg = str(e)
-        assert any(w in msg for w in ("multiple of 16", "128-byte aligned", "TMA store pitch")), msg
+        assert any(w in msg for w in ("multiple of 16", "128-byte aligned", "TMA store pitch",
+                                      "TMA stores write whole 16-byte units")), msg
         assert ((k + pad_a) % 16 if m > 1 else 0) or ((k + pad_b) % 16 if n > 1 else 0) or off % 128 or \
-            (m > 1 and (n * {"float32": 4}.get(od, 2)) % 16) or (m == 1 and k % 16 and n == 1), msg
+            (n * {"float32": 4}.get(od, 2)) % 16 or (m == 1 and k % 16 and n == 1), msg
         return
     assert p.lda % 16 == 0 and p.ldb % 16 == 0 and p.lda >= k and p.ldb >= k and off % 128 == 0
     assert p.scaling == gf.scaling_of(m, n, k, *(tuple(x.shape) for x in scales(mode, m, n, k)))
@@ -212,6 +213,26 @@ def test_65_to_128_rows_take_64_row_tiles_only_where_their_waves_pay():
     assert gf.choose_config(72, 27648, 8192, "block") == n128  # 432 (4 waves) against 216 (2)
     assert gf.choose_config(64, 27648, 8192, "block") == m64  # a 128-row tile would be half empty
     assert gf.choose_config(128, 8704, 4096, "tensor") == gf.CONFIGS["n128_s6_c1"]
+    # 129-192 rows (the 128-row plan pads to 256): by the same estimate, 128x192 tiles counted 1.3
+    assert gf.choose_config(150, 9728, 4096, "block") == m64  # 228 tiles (2 waves x 0.6) against 152 (2)
+    assert gf.choose_config(170, 6400, 5120, "block") == n128  # 150 tiles (2 waves x 0.6) against 100 (1)
+    assert gf.choose_config(160, 12288, 8192, "block") == gf.CONFIGS["n192_s4_c1"]  # 3 x 0.6 against 1 x 1.3
+    assert gf.choose_config(256, 8192, 8192, "block") == n128  # 193+ rows: the 128-row rules
+
+
+def test_64_row_tiles_take_no_stream_k_tail():
+    """A stream-K tail slowed 64-row tiles on 7 of 8 shapes (docs/GEMM.md "Few rows"): their schedules run whole
+    tiles past one wave; a single short wave still goes all stream-K (decode)."""
+    def sched(m, n, k):
+        p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("block", m, n, k))
+        return p, gf.schedule(p, resident=132)
+
+    p, s = sched(150, 9728, 4096)  # 228 tiles: 96 in the last wave
+    assert p.config.bm == 64 and s.sk_units == 0 and s.dp_units == 228
+    p, s = sched(30, 3936, 5504)
+    assert p.config.bm == 64 and s.sk_units == 31  # one short wave: all stream-K
+    p, s = sched(4096, 4096, 4096)
+    assert p.config.bm == 128 and s.sk_units == 44  # 128x192: 704 tiles, the last wave's 44 as stream-K
 
 
 def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
@@ -224,7 +245,8 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     assert gf.choose_config(674, 256, 9152, "block") == gf.CONFIGS["m64_n64_s12_c1"]  # 22 of 64x128: 64x64 tiles
     assert gf.choose_config(155, 2880, 3040, "tensor") == m64  # 46 tiles, K too short to split
     assert gf.choose_config(1066, 608, 9984, "block") == gf.CONFIGS["n128_s5_c1"]  # 45 tiles, long K: split
-    assert gf.choose_config(160, 4640, 4160, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 74 tiles
+    assert gf.choose_config(300, 3200, 4160, "tensor") == gf.CONFIGS["n128_s6_c1"]  # 75 tiles
+    assert gf.choose_config(160, 4640, 4160, "tensor") == m64  # 74 tiles, but 111 of 64x128 are one wave too
     assert gf.choose_config(4096, 4096, 4096, "row") == gf.CONFIGS["n192_s4_c1"]  # 6 waves of 128x192, 8 of 128x128
     assert gf.choose_config(289, 10272, 4352, "block") == gf.CONFIGS["n128_s5_c1"]  # 2 waves either way
     # narrow N counts too: 6 waves of 128x192 against 9 (13216x1344); one wave filling 120 of 132 SMs against two
@@ -246,8 +268,8 @@ def test_few_tiles_take_64_row_tiles_and_a_single_short_wave_goes_stream_k():
     assert (s.clusters, s.dp_units, s.sk_units, s.maxseg) == (37, 0, 6, 50 // 8 + 2)
     assert sched(2, 6496, 4576)[1].sk_units == 0  # 51 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
     assert sched(8, 7168, 2048)[1].sk_units == 0  # 56 tiles of 16 slabs
-    p, s = sched(160, 4640, 4160)  # 74 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
-    assert p.units == 74 and s.sk_units == 0 and s.clusters == 74
+    p, s = sched(300, 3200, 4160)  # 75 tiles: more than STREAM_K_ALL_MAX_FILL of a wave
+    assert p.units == 75 and s.sk_units == 0 and s.clusters == 75
 
 
 @pytest.mark.parametrize("mode, fast", [("block", False), ("tensor", False), ("row", False), ("tensor", True)])

@@ -1,8 +1,9 @@
 """The FP8 kernel's default plan against its alternatives on random shapes (the evidence behind ``choose_config``'s
-64x128 rule and ``schedule``'s single-wave stream-K rule): per shape and scaling mode (per tensor, block-wise), the
-default plan, the 128x128-tile plan, the 64x128-tile plan and the default with stream-K off, each call after an L2
-flush, contenders alternating; per tensor also ``torch._scaled_mm``. ``--fast-accum``: per tensor only, both sides
-with fast accumulation (64x128 alternative: the overlapped ``m64_n128_s8_c1_ov1``).
+64-row rules and ``schedule``'s stream-K rules): per shape and scaling mode (per tensor, block-wise), the default
+plan, the 128x128-, 128x192- and 64x128-tile plans, and the default with stream-K off and with a stream-K tail
+however full, each call after an L2 flush, contenders alternating; per tensor also ``torch._scaled_mm``.
+``--fast-accum``: per tensor only, both sides with fast accumulation (64x128 alternative: the overlapped
+``m64_n128_s8_c1_ov1``).
 
     python3 tools/bench/fp8_plans.py [--shapes 48] [--seed 3] [--reps 10] [--fast-accum] [--mnk MxNxK,...]
 
@@ -23,6 +24,9 @@ from tmakit.bench.gemm_report import geomean
 DECODE = [(18, 768, 6336), (1, 4096, 4096), (20, 736, 3040), (1, 2016, 5440), (42, 672, 2912), (1, 160, 4256),
           (20, 160, 3072), (18, 128, 9344), (2, 6496, 4576), (30, 3936, 5504), (16, 4096, 7168), (64, 2048, 7168),
           (32, 1536, 4096), (1, 7168, 2048), (4, 2048, 7168)]
+
+
+ALTS = ("128x128", "128x192", "64x128", "no stream-K", "stream-K tail")
 
 
 def shapes(n: int, seed: int) -> list[tuple[int, int, int]]:
@@ -70,8 +74,9 @@ def measure(m: int, n: int, k: int, reps: int, flush, fast: bool = False) -> dic
     for mode, args in modes:
         narrow = "n128_s5_c1" if mode == "block" else "n128_s6_c1"
         for name, config, sk in (("default", None, "auto"), ("128x128", narrow, "auto"),
+                                 ("128x192", "n192_s4_c1", "auto"),
                                  ("64x128", "m64_n128_s8_c1" + ("_ov1" if fast else ""), "auto"),
-                                 ("no stream-K", None, "off")):
+                                 ("no stream-K", None, "off"), ("stream-K tail", None, "tail")):
             out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
             f, p, sched = launch_plan(K, args, out, config, sk, fast)
             fns.append(f)
@@ -116,10 +121,10 @@ def main(argv=None) -> list:
         cells = [f"cuBLAS/default {t['tensor torch'] / t['tensor default']:.2f}"]
         for mode in ("tensor",) + (() if args.fast_accum else ("block",)):
             cells.append(mode + " " + " ".join(f"{alt} {t[f'{mode} {alt}'] / t[f'{mode} default']:.2f}"
-                                               for alt in ("128x128", "64x128", "no stream-K")))
+                                               for alt in ALTS))
         print(f"{m:5}x{n:5}x{k:5}  " + " | ".join(cells) + f" | default {r['plans']['tensor default']}", flush=True)
     for mode in ("tensor",) + (() if args.fast_accum else ("block",)):
-        best = [min(r["t"][f"{mode} {a}"] for a in ("128x128", "64x128", "no stream-K")) / r["t"][f"{mode} default"]
+        best = [min(r["t"][f"{mode} {a}"] for a in ALTS) / r["t"][f"{mode} default"]
                 for r in rows]
         behind = [f"{r['shape']} {b:.2f}" for r, b in zip(rows, best) if b < 0.95]
         print(f"{mode}: best alternative / default geomean {gm(best):.3f}, ahead by > 5 % on {len(behind)} of "

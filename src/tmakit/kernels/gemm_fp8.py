@@ -177,7 +177,9 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         wide = tiles_m * -(-n // 192)  # 128x192 tiles: 1.5x a 128x128 tile's work at ~1.15x its rate: 1/1.3 the waves
         pick = "n192_s4_c1" if 10 * wide >= 9 * sms and 100 * _waves(wide, sms) <= 77 * _waves(tiles, sms) else \
             f"n128_s{s}_c1"
-        return multicast_config(pick, m, n, sms) if odd_pitch and tiles > sms else CONFIGS[pick]
+        if odd_pitch and tiles > sms:
+            return multicast_config(pick, m, n, sms)
+        return CONFIGS["m64_n128_s8_c1"] if m <= 192 and rows64_pay(m, n, CONFIGS[pick].bn, sms) else CONFIGS[pick]
     if short_wave64:
         return CONFIGS["m64_n64_s12_c1_ov1"]
     if few_rows or few_tiles:
@@ -186,6 +188,19 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2 or 172 * _waves(pairs, sms // 2) > 100 * _waves(tiles, sms):
         return multicast_config("n128_s6_c1", m, n, sms) if odd_pitch and tiles > sms else narrow
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
+
+
+def rows64_pay(m: int, n: int, bn: int, sms: int = gk.NUM_SMS) -> bool:
+    """Whether 64x128 tiles beat 128-row tiles ``bn`` wide on ``m`` rows by a waves estimate: a 64x128 tile takes
+    about 0.6 of a 128x128 tile's time, a 128x192 one 1.3 (its 1.5x work at ~1.15x the rate), and the 64-row tiles
+    must fill most of a wave. 129-192 rows, where the 128-row plan pads to 256: 64x128 tiles ran 0.77-0.93x its
+    time on 4 shapes of 79-157 column tiles, 1.13-1.18x on one where 128x192 tiles made one wave (H100,
+    docs/GEMM.md "Few rows")."""
+    cols = -(-n // 128)
+    tiles64 = -(-m // 64) * cols
+    est64 = 6 * _waves(tiles64, sms)
+    est128 = (13 if bn == 192 else 10) * _waves(-(-m // 128) * -(-n // bn), sms)
+    return 4 * tiles64 >= 3 * sms and est64 <= est128
 
 
 DECODE_MIN_SLABS = 16  # the 64x64 (decode) rule's shortest K, in slabs (BK)
@@ -446,7 +461,10 @@ _schedules: dict = {}
 
 # The last partial wave is dealt out as stream-K ranges (gemm_schedule.tail_schedule) when it is at most this full.
 # Measured on an H200 and an H100 (docs/GEMM.md "FP8", stream-K tail): last waves 21-67 % full gained 2-9 % on
-# 128x192 tiles (per tensor and block-wise alike), 85 % full was even, 91 % full lost 1-3 %.
+# 128x192 tiles (per tensor and block-wise alike), 85 % full was even, 91 % full lost 1-3 %. Not on 64-row tiles:
+# with a last wave 21-73 % full they ran 0.82-0.99x as fast with the tail as without on 7 of 8 shapes of 1.2-4.4
+# waves (1.00-1.02x on the eighth; H100, docs/GEMM.md "Few rows") -- memory-bound tiles whose row tiles share B
+# panels, which the tail's ranges read at different K.
 STREAM_K_MAX_FILL = 0.75
 # A single wave at most this full is dealt out whole as stream-K ranges: over every SM where that gives each at
 # least STREAM_K_MIN_SLABS slabs (random sweep, H200: 23-35 % full 1.04-1.30x; 39 % full, 2x6496x4576, 0.91x; 56 %
@@ -487,6 +505,8 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
         if mode == "auto" and units <= STREAM_K_ALL_MAX_FILL * full and (units * kt >= STREAM_K_MIN_SLABS * full or
                                                                         (units <= full // 4 and kt >= 16)):
             mode = "all"
+        elif mode == "auto" and cfg.bm == 64:
+            mode = "off"  # 64-row tiles lose by a stream-K tail (STREAM_K_MAX_FILL)
         sched = tail_schedule(units, kt, cfg, resident, mode, STREAM_K_MAX_FILL)
     if len(_schedules) > 1024:
         _schedules.clear()
