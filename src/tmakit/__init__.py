@@ -11,10 +11,11 @@ from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
 from .mma import *  # noqa: F401,F403,E402
 from .mma import __all__ as _mma_all  # noqa: E402
+from .mma.recast import recast  # noqa: E402 - CuTe's recast<NewType>(tensor)
 from .tma import *  # noqa: F401,F403
 from .tma import __all__ as _tma_all
 
-__all__ = ["__version__", "emu", *_layout_all, *_tma_all, *_mma_all]
+__all__ = ["__version__", "emu", *_layout_all, *_tma_all, *_mma_all, "recast"]
 
 
 def __getattr__(name):

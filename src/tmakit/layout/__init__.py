@@ -1,7 +1,6 @@
 """CuTe's layout algebra in Python (pure Python + numpy): integers, layouts, swizzles, coordinate tensors."""
 
 from .algebra import (
-    append,
     blocked_product,
     coalesce,
     complement,
@@ -10,14 +9,12 @@ from .algebra import (
     filter_zeros,
     flat_divide,
     flat_product,
-    group_modes,
     left_inverse,
     logical_divide,
     logical_product,
     make_identity_layout,
     max_common_layout,
     max_common_vector,
-    prepend,
     raked_product,
     right_inverse,
     tile_to_shape,
@@ -27,7 +24,9 @@ from .algebra import (
     zipped_divide,
     zipped_product,
 )
-from .arith_tuple import ArithTuple, ArithTupleIterator, E, ScaledBasis, make_basis_like
+from .arith_tuple import ArithTuple, ArithTupleIterator, E, ScaledBasis, basis_get, basis_value, make_basis_like
+from .compare import *  # noqa: F401,F403 - lex_less ... elem_geq
+from .compare import __all__ as _compare_all
 from .composed import ComposedLayout, make_composed_layout
 from .int_tuple import (
     LayoutError,
@@ -38,6 +37,7 @@ from .int_tuple import (
     elem_scale,
     idx2crd,
     inner_product,
+    make_int_tuple,
     prefix_product,
     product,
     product_each,
@@ -65,17 +65,71 @@ from .layout import (
     shape,
     size,
     stride,
-    take,
 )
-from .printing import format_layout, format_tensor, print_layout, print_tensor
+from .mode_ops import append, group, group_modes, prepend, replace, take, zip
+from .printing import (
+    format_latex,
+    format_layout,
+    format_tensor,
+    print_latex,
+    print_layout,
+    print_tensor,
+    tikz_color_bwx8,
+    tikz_color_white,
+)
 from .swizzle import Swizzle
-from .tensor import ArrayPtr, Tensor, local_partition, local_tile, make_coord_tensor, make_identity_tensor, make_tensor
+from .tensor import (
+    ArrayPtr,
+    Tensor,
+    inner_partition,
+    local_partition,
+    local_tile,
+    make_coord_tensor,
+    make_counting_tensor,
+    make_identity_tensor,
+    make_tensor,
+    outer_partition,
+)
+from .tuple_algorithms import (
+    all_of,
+    any_of,
+    apply,
+    back,
+    escan,
+    filter_tuple,
+    find,
+    find_if,
+    flatten_to_tuple,
+    fold,
+    fold_first,
+    for_each,
+    for_each_leaf,
+    front,
+    insert,
+    iscan,
+    none_of,
+    remove,
+    repeat,
+    repeat_like,
+    replace_back,
+    replace_front,
+    reverse,
+    transform,
+    transform_apply,
+    transform_leaf,
+    tuple_cat,
+    tuple_repeat,
+    unwrap,
+    wrap,
+    zip2_by,
+)
 from .utility import (
     dice,
     domain_distribute,
     domain_offset,
     evenly_divides,
     get_nonswizzle_portion,
+    get_swizzle,
     get_swizzle_portion,
     make_fragment_like,
     make_layout_like,
@@ -105,10 +159,15 @@ def depth(x, *modes):
 
 
 def flatten(x):
-    """A layout with a flat shape and stride, or the leaves of a tuple (an integer gives a 1-tuple)."""
+    """A layout with a flat shape and stride, or the leaves of a tuple; an integer is returned as it is (CuTe's
+    flatten; ``flatten_to_tuple`` makes it a 1-tuple)."""
     if isinstance(x, Layout):
         return Layout(_flat_unwrap(x.shape), _flat_unwrap(x.stride))
-    return _tuple_flatten(x)
+    if isinstance(x, ComposedLayout):
+        return ComposedLayout(x.layout_a, x.offset, flatten(x.layout_b))
+    if isinstance(x, Tensor):
+        return Tensor(x.iterator, flatten(x.layout))
+    return _tuple_flatten(x) if isinstance(x, tuple) else x
 
 
 def _flat_unwrap(t):
@@ -132,4 +191,11 @@ __all__ = [
     "flat_product", "tile_unzip", "domain_distribute", "get_nonswizzle_portion", "get_swizzle_portion",
     "make_fragment_like", "make_layout_like", "max_alignment", "nullspace", "select", "transform_layout", "unflatten",
     "with_shape", "make_tensor_like", "slice", "dice", "domain_offset",
+    *_compare_all,
+    "apply", "transform_apply", "transform", "transform_leaf", "for_each", "for_each_leaf", "find_if", "find",
+    "any_of", "all_of", "none_of", "filter_tuple", "fold", "fold_first", "front", "back", "wrap", "unwrap",
+    "flatten_to_tuple", "tuple_cat", "insert", "remove", "replace", "replace_front", "replace_back", "tuple_repeat",
+    "repeat", "repeat_like", "iscan", "escan", "zip", "zip2_by", "reverse", "group", "make_int_tuple",
+    "inner_partition", "outer_partition", "make_counting_tensor", "basis_value", "basis_get", "get_swizzle",
+    "format_latex", "print_latex", "tikz_color_bwx8", "tikz_color_white",
 ]

@@ -24,6 +24,7 @@ from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static,
 from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout, normalize
 from .memo import memoized
 from .swizzle import Swizzle, UInt, signed
+from .tuple_algorithms import zip2_by
 
 
 def _lift(tensors=False):
@@ -192,21 +193,8 @@ def logical_divide(layout, tiler):
     return composition(layout, make_layout(t, complement(t, coalesce(layout).shape)))
 
 
-def _zip2_by(shape, guide):
-    """CuTe's zip2_by: follow ``guide``; at its leaves the mode must be rank 2 (tile, rest)."""
-    if not is_tuple(guide):
-        if not is_tuple(shape) or len(shape) != 2:
-            raise LayoutError(f"zip2_by: mode {to_str(shape)} is not a (tile, rest) pair; a '_' tiler mode cannot be "
-                              "zipped (CuTe rejects it too)")
-        return shape
-    if not is_tuple(shape) or len(shape) < len(guide):
-        raise LayoutError(f"zip2_by: tiler {to_str(guide)} has more modes than {to_str(shape)}")
-    split = [_zip2_by(shape[i], g) for i, g in enumerate(guide)]
-    return (tuple(s[0] for s in split), tuple(s[1] for s in split) + tuple(shape[len(guide):]))
-
-
 def tile_unzip(layout, tiler):
-    return Layout(_zip2_by(layout.shape, tiler), _zip2_by(layout.stride, tiler))
+    return Layout(zip2_by(layout.shape, tiler), zip2_by(layout.stride, tiler))
 
 
 @_lift(tensors=True)
@@ -281,11 +269,6 @@ def append(layout, x=None, n=None):
         k = n - rank(layout.shape)
         return Layout(wrap(layout.shape) + (x.shape,) * k, wrap(layout.stride) + (x.stride,) * k)
     return wrap(layout) + (x,)
-
-
-def prepend(layout, x=None):
-    x = Layout(Int(1), Int(0)) if x is None else _as_layout(x)
-    return Layout((x.shape,) + wrap(layout.shape), (x.stride,) + wrap(layout.stride))
 
 
 def _zip_tuples(a, b):
@@ -388,15 +371,6 @@ def max_common_vector(a, b):
     return Int(1)
 
 
-@_lift(tensors=True)
-def group_modes(layout, begin, end=None):
-    """Group modes ``[begin, end)`` into one mode."""
-    shape, stride = wrap(layout.shape), wrap(layout.stride)
-    end = len(shape) if end is None else end
-    return Layout(shape[:begin] + (shape[begin:end],) + shape[end:],
-                  stride[:begin] + (stride[begin:end],) + stride[end:])
-
-
 def make_identity_layout(shape):
     """``shape:(_1@0,_1@1,...)``: maps a coordinate to itself."""
     shape = normalize(shape)
@@ -410,6 +384,6 @@ def ceil_div_layout(target, tiler):
 __all__ = [
     "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse", "logical_divide",
     "zipped_divide", "tiled_divide", "flat_divide", "logical_product", "zipped_product", "tiled_product",
-    "blocked_product", "raked_product", "tile_to_shape", "max_common_layout", "max_common_vector", "group_modes",
-    "append", "prepend", "make_identity_layout", "filter_zeros", "tile_unzip",
+    "blocked_product", "raked_product", "tile_to_shape", "max_common_layout", "max_common_vector",
+    "append", "make_identity_layout", "filter_zeros", "tile_unzip",
 ]

@@ -6,7 +6,7 @@ global tensor) instead of to an offset: its strides are basis vectors scaled by 
 
 from __future__ import annotations
 
-from .integer import Int, is_int, to_str
+from .integer import Int, LayoutError, is_int, to_str
 
 
 class ScaledBasis:
@@ -166,6 +166,30 @@ class ArithTupleIterator:
 
     def deref(self, offset=Int(0)):
         return self.coord + offset
+
+
+def basis_value(e):
+    """The integer a scaled basis carries (``basis_value(_4@1)`` is ``_4``); anything else is returned as it is."""
+    return e.value if isinstance(e, ScaledBasis) else e
+
+
+def basis_get(e, t):
+    """The part of ``t`` that the basis ``e`` points at: ``get<1,0>(t)`` for ``E<1,0>``; ``t`` itself when ``e`` is
+    not a basis (or a basis with no mode), as CuTe's basis_get."""
+    if not isinstance(e, ScaledBasis):
+        return t
+    for m in e.mode:
+        if isinstance(t, ArithTuple):
+            t = t.values
+        if isinstance(t, tuple):
+            if not 0 <= m < len(t):
+                raise LayoutError(f"basis_get({e}, {to_str(t)}): mode {m} is out of range (CuTe's get<{m}> does not "
+                             "compile); pick a basis within the tuple's rank")
+            t = t[m]
+        elif m != 0:
+            raise LayoutError(f"basis_get({e}, {to_str(t)}): an integer has only mode 0 (CuTe's get<{m}> does not "
+                         "compile); pick a basis within the tuple's rank")
+    return t
 
 
 def make_basis_like(shape, path=()):

@@ -365,6 +365,19 @@ def fill_underscore(crd):
     return Int(0) if is_underscore(crd) else crd
 
 
+def make_int_tuple(t, n, init, count):
+    """CuTe's ``make_int_tuple<N>(t, n, init)``: ``N`` (``count``) run-time integers, ``t[i]`` for ``i < n`` and
+    ``init`` after (one integer for N = 1). The values are dynamic, as the array CuTe reads them from is."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise LayoutError(f"make_int_tuple: N must be a positive integer (CuTe's static_assert(N > 0)), got "
+                          f"{count!r}")
+    if min(int(n), count) > len(t):
+        raise LayoutError(f"make_int_tuple: reads {min(int(n), count)} values but the array has {len(t)} (CuTe would "
+                          "read past its end); pass n <= len(t)")
+    values = tuple(int(t[i]) if i < n else int(init) for i in range(count))
+    return values[0] if count == 1 else values
+
+
 def make_int_tuple_like(t, value):
     if is_tuple(t):
         return tuple(make_int_tuple_like(v, value) for v in t)

@@ -241,6 +241,6 @@ def to_str(x, depth=0) -> str:
         if depth >= MAX_DEPTH:
             return "(...)"
         return "(" + ",".join(to_str(v, depth + 1) for v in x) + ")"
-    if isinstance(x, bool):
-        return "true" if x else "false"
+    if isinstance(x, bool):  # CuTe prints a bool through print(int)
+        return str(int(x))
     return str(x)

@@ -305,11 +305,6 @@ def _int_mode(x, m):
     return x
 
 
-def take(layout, begin, end):
-    """Modes ``[begin, end)`` of a layout (CuTe's ``take<B,E>``)."""
-    return Layout(wrap(layout.shape)[begin:end], wrap(layout.stride)[begin:end])
-
-
 def layout_depth(x):
     return depth(x.shape if isinstance(x, Layout) else x)
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .arith_tuple import ArithTuple
+from .composed import ComposedLayout
 from .int_tuple import LayoutError, rank
-from .integer import _
+from .integer import Int, _
 from .layout import Layout, cosize, size
+from .mode_ops import append
 
 
 def format_layout(layout) -> str:
@@ -70,3 +72,50 @@ def format_tensor(tensor, header: bool = True) -> str:
 
 def print_tensor(tensor) -> None:
     print(format_tensor(tensor), end="")
+
+
+_BWX8 = ("black!00", "black!40", "black!20", "black!60", "black!10", "black!50", "black!30", "black!70")
+
+
+def tikz_color_bwx8(idx: int) -> str:
+    """CuTe's ``TikzColor_BWx8``, print_latex's default: eight grays by ``idx % 8``."""
+    if idx < 0:
+        raise LayoutError(f"print_latex: offset {idx} is negative, and CuTe's TikzColor_BWx8 indexes its colour table "
+                          "with idx % 8 (undefined for negative offsets); pass color= a function of the offset")
+    return _BWX8[idx % 8]
+
+
+def tikz_color_white(idx: int) -> str:
+    """CuTe's ``TikzColor_White``: every cell white."""
+    return "white"
+
+
+_TIKZ_HEADER = ("\\documentclass[convert]{standalone}\n\\usepackage{tikz}\n\n\\begin{document}\n"
+                "\\begin{tikzpicture}[x={(0cm,-1cm)},y={(1cm,0cm)},every node/.style={minimum size=1cm, "
+                "outer sep=0pt}]\n\n")
+
+
+def format_latex(layout, color=tikz_color_bwx8) -> str:
+    """The LaTeX/TikZ picture CuTe's ``print_latex`` draws for a layout of rank <= 2 (a swizzled layout too): one
+    cell per coordinate holding its offset, filled with ``color(offset)``, then the grid and the row/column labels."""
+    if not isinstance(layout, (Layout, ComposedLayout)):
+        raise LayoutError(f"print_latex takes a Layout or ComposedLayout, got {layout!r}")
+    if rank(layout.shape) > 2:
+        raise LayoutError(f"print_latex: {layout} has rank {rank(layout.shape)}; CuTe draws rank <= 2 layouts (a "
+                          "static_assert), so group or slice it to two modes")
+    lay = append(layout, Layout(Int(1), Int(0)), n=2)
+    m, n = int(size(lay, 0)), int(size(lay, 1))
+    out = [f"% Layout: {lay}\n", _TIKZ_HEADER]
+    for i in range(m):
+        for j in range(n):
+            idx = int(lay(i, j))
+            out.append(f"\\node[fill={color(idx)}] at ({i},{j}) {{{idx}}};\n")
+    out.append(f"\\draw[color=black,thick,shift={{(-0.5,-0.5)}}] (0,0) grid ({m},{n});\n\n")
+    out += [f"\\node at ({i},-1) {{\\Large{{\\texttt{{{i}}}}}}};\n" for i in range(m)]
+    out += [f"\\node at (-1,{j}) {{\\Large{{\\texttt{{{j}}}}}}};\n" for j in range(n)]
+    out.append("\\end{tikzpicture}\n\\end{document}\n")
+    return "".join(out)
+
+
+def print_latex(layout, color=tikz_color_bwx8) -> None:
+    print(format_latex(layout, color), end="")

@@ -201,8 +201,38 @@ def make_coord_tensor(layout):
     return Tensor(ArithTupleIterator(_coprofile(layout)), layout)
 
 
+def make_counting_tensor(layout):
+    """CUTLASS 3's name for ``make_coord_tensor`` (CuTe 4 renamed it): a coordinate tensor over ``layout``."""
+    return make_coord_tensor(layout)
+
+
+def inner_partition(tensor: Tensor, tiler, coord):
+    """Everything inside the tile at ``coord`` (CuTe's inner_partition): ``zipped_divide(tensor, tiler)`` sliced in
+    its rest mode; a tuple ``coord`` is padded with ``_`` to the rest mode's rank, an integer indexes it flat."""
+    tiled = zipped_divide(tensor, _tuple(tiler))
+    return tiled(_repeat(rank(tiled.layout.shape[0])), _pad_coord(_tuple(coord), tiled.layout.shape[1], "inner"))
+
+
+def outer_partition(tensor: Tensor, tiler, coord):
+    """The elements at position ``coord`` of every tile (CuTe's outer_partition): ``zipped_divide(tensor, tiler)``
+    sliced in its tile mode; a tuple ``coord`` is padded with ``_`` to the tile mode's rank."""
+    tiled = zipped_divide(tensor, _tuple(tiler))
+    return tiled(_pad_coord(_tuple(coord), tiled.layout.shape[0], "outer"), _repeat(rank(tiled.layout.shape[1])))
+
+
+def _pad_coord(coord, mode_shape, which):
+    """CuTe's ``append<R>(coord, _)`` for a tuple coordinate (R = the mode's rank); an integer stays as it is."""
+    if not is_tuple(coord):
+        return coord
+    r = rank(mode_shape)
+    if len(coord) > r:
+        raise LayoutError(f"{which}_partition: coordinate {to_str(coord)} has more modes than the mode it indexes, "
+                          f"{to_str(mode_shape)} (CuTe's append<{r}> does not compile); give at most {r}")
+    return coord + (_,) * (r - len(coord))
+
+
 def local_tile(tensor: Tensor, tiler, coord, proj=None):
-    """The tile of ``tensor`` at tile coordinate ``coord`` (CuTe's local_tile / inner_partition).
+    """The tile of ``tensor`` at tile coordinate ``coord`` (CuTe's local_tile = inner_partition).
 
     With ``proj`` (per mode ``1`` to keep, ``None`` or ``_`` for CuTe's ``X``, as in ``Step<_1,X,_1>``), the
     ``X`` modes are removed from both the tiler and the coordinate first (CuTe's ``dice``).
@@ -211,27 +241,16 @@ def local_tile(tensor: Tensor, tiler, coord, proj=None):
     if proj is not None:
         proj = _x_to_underscore(_tuple(proj))
         tiler, coord = dice(proj, tiler), dice(proj, coord)
-    tiled = zipped_divide(tensor, tiler)
-    first = _repeat(rank(tiled.layout.shape[0]))
-    if is_tuple(coord):  # a tuple coordinate gets trailing _ for the remaining rest modes
-        r1 = rank(tiled.layout.shape[1])
-        if len(coord) > r1:
-            raise LayoutError(f"local_tile: coordinate {to_str(coord)} has more modes than the tiles "
-                              f"{to_str(tiled.layout.shape[1])}")
-        return tiled(first, coord + (_,) * (r1 - len(coord)))
-    return tiled(first, coord)
+    return inner_partition(tensor, tiler, coord)
 
 
 def local_partition(tensor: Tensor, thr_layout: Layout, thr_idx, proj=None):
-    """The elements of ``tensor`` owned by thread ``thr_idx`` of ``thr_layout`` (CuTe's outer_partition)."""
+    """The elements of ``tensor`` owned by thread ``thr_idx`` of ``thr_layout``: CuTe's ``outer_partition(tensor,
+    product_each(shape(thr_layout)), thr_layout.get_flat_coord(thr_idx))``."""
     if proj is not None:
         proj = _x_to_underscore(_tuple(proj))
         thr_layout = Layout(dice(proj, thr_layout.shape), dice(proj, thr_layout.stride))
-    tiled = zipped_divide(tensor, product_each(thr_layout.shape))
-    coord = thr_layout.get_flat_coord(thr_idx)
-    if is_tuple(coord):
-        coord = coord + (_,) * (rank(tiled.layout.shape[0]) - len(coord))
-    return tiled(coord, _repeat(rank(tiled.layout.shape[1])))
+    return outer_partition(tensor, product_each(thr_layout.shape), thr_layout.get_flat_coord(thr_idx))
 
 
 def _repeat(r):

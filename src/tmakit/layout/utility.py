@@ -274,6 +274,18 @@ def get_swizzle_portion(layout):
                       "defines it for those only)")
 
 
+def get_swizzle(x):
+    """CuTe's ``get_swizzle_t<T>``: the swizzle of a swizzled layout or of a swizzled pointer; a tensor's is its
+    iterator's (as CuTe's, which reads ``T::iterator``, so a swizzled layout under a plain pointer gives none);
+    ``Sw<0,4,3>`` (no swizzle) for anything else."""
+    if isinstance(x, ComposedLayout) and isinstance(x.layout_a, Swizzle):
+        return x.layout_a
+    if _is_tensor(x):
+        return get_swizzle(x.iterator)
+    sw = getattr(x, "swizzle", None)  # a swizzled smem pointer (CuTe's swizzle_ptr)
+    return sw if isinstance(sw, Swizzle) else Swizzle(0, 4, 3)
+
+
 def get_nonswizzle_portion(layout):
     """The layout under a swizzled layout's swizzle (its ``layout_b``); a plain layout is its own."""
     if isinstance(layout, ComposedLayout) and isinstance(layout.layout_a, Swizzle):
@@ -352,5 +364,5 @@ ComposedLayout.with_shape = _with_shape_member
 __all__ = [
     "make_layout_like", "make_fragment_like", "select", "unflatten", "transform_layout", "nullspace",
     "max_alignment", "get_swizzle_portion", "get_nonswizzle_portion", "domain_distribute", "with_shape",
-    "make_tensor_like", "slice", "dice", "domain_offset", "evenly_divides",
+    "make_tensor_like", "slice", "dice", "domain_offset", "evenly_divides", "get_swizzle",
 ]

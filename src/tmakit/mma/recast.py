@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from math import gcd
 
-from ..layout import ComposedLayout, Int, Layout, LayoutError, Swizzle, ceil_div, make_layout
+import numpy as np
+
+from ..layout import ArrayPtr, ComposedLayout, Int, Layout, LayoutError, Swizzle, Tensor, ceil_div, make_layout
 from ..layout.composed import composition3
-from ..layout.int_tuple import is_tuple
+from ..layout.int_tuple import flatten, is_tuple
 from ..layout.integer import is_constant, is_int, signum, to_str, trunc_div
 from ..layout.swizzle import MixedBits, UInt, make_mixed_bits
-from .numeric import sizeof_bits
-from .pointers import SmemPtrFlag
+from .numeric import same_type, sizeof_bits
+from .pointers import SmemPtr, SmemPtrFlag, TmemPtr
 
 _U32 = 0xFFFFFFFF
 
@@ -149,4 +151,69 @@ def recast_layout(layout, old_type, new_type):
     return downcast(upcast(layout, num), den)
 
 
-__all__ = ["upcast", "downcast", "recast_layout"]
+def _element_type(it):
+    """The element type of a tensor's iterator (CuTe's ``element_type``): a numpy array's dtype or a pointer's."""
+    if isinstance(it, ArrayPtr):
+        return it.array.dtype
+    if isinstance(it, (SmemPtr, TmemPtr)):
+        return it.value_type
+    raise LayoutError(f"recast: the tensor's iterator {it} has no element type to reinterpret (a coordinate tensor "
+                      "holds coordinates, not bytes); recast a tensor over an array or a smem/tmem pointer")
+
+
+def _recast_ptr(it, new_type):
+    """CuTe's ``recast_ptr<NewType>``: the same address, read as ``new_type`` elements."""
+    if isinstance(it, SmemPtr):
+        return SmemPtr(new_type, it.address, it.swizzle)
+    if isinstance(it, TmemPtr):
+        return TmemPtr(new_type, it.address)
+    try:
+        dtype = np.dtype(new_type)
+    except TypeError:
+        raise LayoutError(f"recast: {new_type!r} has no numpy dtype, so a numpy-backed tensor cannot be read as it; "
+                          "recast to a numpy dtype (np.float16 for half_t)") from None
+    old = it.array.dtype.itemsize
+    start, n_bytes = it.offset * old, it.array.size * old
+    if start % dtype.itemsize:
+        raise LayoutError(f"recast: the tensor starts {start} bytes into its array, not a multiple of the "
+                          f"{dtype.itemsize}-byte {dtype} (CuTe does not check alignment; numpy cannot view it); "
+                          "start the tensor on a multiple of the new element")
+    raw = it.array.view(np.uint8)[: n_bytes - n_bytes % dtype.itemsize]
+    return ArrayPtr(raw.view(dtype), start // dtype.itemsize)
+
+
+def _negative_stride_offset(old, new):
+    """CuTe's recast offset for an upcast of a layout with negative strides: sum of min((old - new extent) * stride,
+    0) over the leaves, so the wider elements still cover the same bytes."""
+    out = 0
+    for s0, s1, d in zip(flatten(old.shape), flatten(new.shape), flatten(old.stride)):
+        if not is_int(d):
+            raise LayoutError(f"recast: stride {to_str(d)} is not an integer; recast tensors of integer strides")
+        out += min((int(s0) - int(s1)) * int(d), 0)
+    return out
+
+
+def recast(tensor, new_type):
+    """CuTe's ``recast<NewType>(tensor)``: the same memory seen as ``new_type`` elements -- the layout through
+    ``recast_layout`` and the iterator through ``recast_ptr`` (an upcast of a plain layout with negative strides
+    moves the start, as CuTe does). Like CuTe it checks neither dynamic divisibility nor alignment; a numpy-backed
+    tensor must start on a whole new element."""
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(f"recast takes a tensor, got {tensor!r}; recast_layout(layout, old, new) recasts a layout")
+    old_type, it = _element_type(tensor.iterator), tensor.iterator
+    sizeof_bits(new_type)  # a readable error for a non-type
+    if same_type(old_type, new_type):
+        return Tensor(it, tensor.layout)
+    old_layout = tensor.layout
+    new_layout = recast_layout(old_layout, old_type, new_type)
+    if _sizeof(old_type) < _sizeof(new_type) and not isinstance(old_layout, ComposedLayout):
+        it = it + _negative_stride_offset(old_layout, new_layout)
+    return Tensor(_recast_ptr(it, new_type), new_layout)
+
+
+def _sizeof(t) -> int:
+    """C++ ``sizeof(T)`` in bytes (a sub-byte type still occupies one)."""
+    return max(1, sizeof_bits(t) // 8)
+
+
+__all__ = ["upcast", "downcast", "recast_layout", "recast"]
