@@ -6,6 +6,7 @@ reads it. Each case is an expression in the spelling of tests/oracle/gen_cpp.py,
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -49,9 +50,12 @@ NAMES = _Names(
     Sw=tk.Swizzle,
     call=lambda f, *args: f(*args),
     mode=tk.get,
-    append_n=lambda x, n: tk.append(x, n=n),
+    append_n=lambda *a: tk.append(*a[:-1], n=a[-1]),
+    prepend_n=lambda *a: tk.prepend(*a[:-1], n=a[-1]),
+    arr=lambda *xs: xs,
     print_layout=tk.format_layout,
     print_tensor=tk.format_tensor,
+    print_latex=tk.format_latex,
     slice_and_offset=lambda crd, layout: layout.slice_and_offset(crd),
     compose=lambda x, *tilers: x.compose(*tilers),
     tile=lambda x, *tilers: x.tile(*tilers),
@@ -60,7 +64,16 @@ NAMES = _Names(
     half_t=tk.half_t, float_e2m1_t=tk.float_e2m1_t, float_e2m3_t=tk.float_e2m3_t,
 )
 
+PRINTS = ("print_layout(", "print_tensor(", "print_latex(")  # cases whose output is a table or picture
 CASES = _parse(GOLDEN.read_text())
+
+
+def _eval(expr: str):
+    """Evaluate a case; the names it uses are resolved up front, so lambdas in it see them too."""
+    tree = ast.parse(expr, mode="eval")
+    bound = {a.arg for n in ast.walk(tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+    env = {n.id: NAMES[n.id] for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in bound}
+    return eval(compile(tree, "<case>", "eval"), {"__builtins__": {}, **env})  # noqa: S307 - our own cases
 
 
 def test_golden_file_is_large_enough():
@@ -74,10 +87,10 @@ REJECTED = "!!! rejected at compile time"  # tests/oracle/run_oracle.py: CuTe's 
 def test_matches_cute(expr, expected):
     if expected == REJECTED:
         with pytest.raises(tk.LayoutError):
-            eval(expr, {"__builtins__": {}}, NAMES)  # noqa: S307 - our own committed cases
+            _eval(expr)
         return
-    value = eval(expr, {"__builtins__": {}}, NAMES)  # noqa: S307 - our own committed cases
-    got = value.rstrip("\n") if expr.startswith(("print_layout(", "print_tensor(")) else to_str(value)
+    value = _eval(expr)
+    got = value.rstrip("\n") if expr.startswith(PRINTS) else to_str(value)
     if isinstance(value, bool):  # a run-time predicate: CuTe prints a bool as 1 / 0 (a static one as _1 / _0)
         got = str(int(value))
     assert got == expected

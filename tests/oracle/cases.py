@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 # ---------------------------------------------------------------- hand-written cases, grouped by topic
 BASICS = [
@@ -744,6 +745,257 @@ SLICE_DICE = [  # free slice / dice / domain_offset of layouts, integer tuples, 
     "make_fragment_like(composition(Sw(2, 4, 3), L((_8, _32, _2), (_32, _1, _256))))",
 ]
 
+
+COMPARE = [  # lex / colex / elem comparisons (int_tuple.hpp): static _1/_0 vs run-time 1/0, ranks that differ
+    "lex_less((1, 2), (1, 3))",
+    "lex_less((_1, _2), (_1, _3))",
+    "lex_less((_1, _2), (_1, 3))",
+    "lex_less((_2, 2), (_1, 3))",
+    "lex_less((_1, _2), (_1, _2, _0))",
+    "lex_less((_1, _2, _0), (_1, _2))",
+    "lex_less((), (_1,))",
+    "lex_less((1, (2, _3)), (1, (2, _4)))",
+    "lex_less((_1, (_2, _3)), (_1, (_2, _4)))",
+    "lex_less((1, (2, 3)), (1, 5))",
+    "lex_less(_3, _4)",
+    "lex_less(3, _4)",
+    "lex_leq((_1, _2), (_1, _2))",
+    "lex_leq((1, 2), (1, 2))",
+    "lex_gtr((_1, _3), (_1, _2))",
+    "lex_geq((1, 3), (_1, _4))",
+    "colex_less((1, 2), (2, 1))",
+    "colex_less((_1, _2), (_2, _1))",
+    "colex_less((_3, _2), (_1, _2, _0))",
+    "colex_less((_1, _2, _0), (_3, _2))",
+    "colex_less(((_1, _2), 3), ((_2, _2), 3))",
+    "colex_leq((_2, _1), (_1, _2))",
+    "colex_gtr((2, _1), (1, _1))",
+    "colex_geq((_0, _0), (_0, _0))",
+    "elem_less((1, 2), (2, 3))",
+    "elem_less((_1, _2), (_2, _3))",
+    "elem_less((_1, _2), (_2, _2))",
+    "elem_less((_1, 2), (_2, _2))",
+    "elem_less((_1, 2), (_1, 3))",
+    "elem_less((_1, _2, _3), (_2, _3))",
+    "elem_less((_1, _2), (_2, _3, _0))",
+    "elem_less((), (_1,))",
+    "elem_less(((_1, _2), _3), ((_2, _3), _4))",
+    "elem_less(((1, _2), _3), (_4, _4))",
+    "elem_leq((1, 2), (1, 2))",
+    "elem_leq((_1, _3), (_2, _2))",
+    "elem_gtr((_3, _3), (_2, _2))",
+    "elem_geq((_3, 1), (_2, 2))",
+    "elem_less(4, 5)",
+    "elem_less(_4, _5)",
+]
+
+TUPLE_ALGO = [  # tuple algorithms (tuple_algorithms.hpp, container/tuple.hpp); a lambda is a generic C++ lambda
+    "transform((_2, 4, _8), lambda a: a * _2)",
+    "transform(_3, lambda a: a + _1)",
+    "transform((_2, (4, _8)), lambda a: size(a))",
+    "transform((_2, 3), (_4, 5), lambda a, b: a * b)",
+    "transform((_2, 3), (_4, 5, _6), lambda a, b: a * b)",
+    "transform((_2, 3), (_4, 5), (_1, 1), lambda a, b, c: a * b + c)",
+    "transform_leaf((_2, (4, _8)), lambda a: a * _2)",
+    "transform_leaf((_2, (4, _8)), (_1, (_2, 3)), lambda a, b: a - b)",
+    "transform((_2, (4, _8)), lambda a: elem_less(a, _4))",
+    "fold((_2, 3, _4), _1, lambda a, b: a * b)",
+    "fold((_2, _3, _4), _1, lambda a, b: a * b)",
+    "fold(_5, _1, lambda a, b: a + b)",
+    "fold((), _7, lambda a, b: a + b)",
+    "fold((_2, (3, _4)), (), lambda a, b: append(a, b))",
+    "fold_first((_2, 3, _4), lambda a, b: a + b)",
+    "fold_first(_5, lambda a, b: a + b)",
+    "fold_first((_2, _3, _4), lambda a, b: a * b)",
+    "find((_2, _3, _4), _3)",
+    "find((_2, _3, _4), _5)",
+    "find(_3, _3)",
+    "find(_3, _4)",
+    "find((_2, 3, _4), _4)",
+    "find_if((_2, _3, _4), lambda a: elem_less(_2, a))",
+    "find_if((_1, (_2, _3), _4), lambda a: lex_less(_3, size(a)))",
+    "any_of((_1, _2, _3), lambda a: elem_less(_2, a))",
+    "any_of((_1, _2, _3), lambda a: elem_less(_5, a))",
+    "any_of((_1, 2, _3), lambda a: elem_less(_2, a))",
+    "any_of((_1, 2, _1), lambda a: elem_less(_2, a))",
+    "any_of((), lambda a: elem_less(_2, a))",
+    "any_of(_4, lambda a: elem_less(_2, a))",
+    "all_of((_3, _4), lambda a: elem_less(_2, a))",
+    "all_of((_3, 1), lambda a: elem_less(_2, a))",
+    "all_of((_3, 4), lambda a: elem_less(_2, a))",
+    "all_of((_1, 4), lambda a: elem_less(_2, a))",
+    "all_of((), lambda a: elem_less(_2, a))",
+    "none_of((_1, _2), lambda a: elem_less(_2, a))",
+    "none_of((_1, 4), lambda a: elem_less(_2, a))",
+    "tuple_cat((_1, 2), (_3,), ())",
+    "tuple_cat((_1, (2, _4)), ((_3,),))",
+    "tuple_cat()",
+    "tuple_cat((_1, 2))",
+    "tuple_cat((_1, 2), 3)",
+    "insert((_1, 2, _3), _9, 0)",
+    "insert((_1, 2, _3), (_9, 9), 2)",
+    "insert((_1, 2, _3), _9, 3)",
+    "insert((_1, 2, _3), _9, 4)",
+    "remove((_1, 2, _3), 0)",
+    "remove((_1, 2, _3), 2)",
+    "remove((_1,), 0)",
+    "remove((_1, 2, _3), 3)",
+    "replace((_1, 2, _3), _9, 1)",
+    "replace((_1, 2, _3), (_9, 8), 2)",
+    "replace(_5, _9, 0)",
+    "replace((_1, 2, _3), _9, 3)",
+    "replace_front((_1, 2, _3), _9)",
+    "replace_back((_1, 2, _3), _9)",
+    "replace_front(_5, _9)",
+    "replace_back(_5, _9)",
+    "tuple_repeat(_3, 3)",
+    "tuple_repeat(_3, 1)",
+    "tuple_repeat((_3, 4), 2)",
+    "repeat(_3, 3)",
+    "repeat(_3, 1)",
+    "repeat((4, _2), 2)",
+    "repeat(_, 3)",
+    "repeat_like((_2, (3, _4)), _0)",
+    "repeat_like(_8, 7)",
+    "repeat_like((), _1)",
+    "escan((_2, 3, _4), _1, lambda a, b: a * b)",
+    "escan((_2, _3, _4), _1, lambda a, b: a * b)",
+    "escan((_2,), _1, lambda a, b: a * b)",
+    "escan((_2, (3, _4), _5), _1, lambda a, b: a * size(b))",
+    "iscan((_2, 3, _4), _1, lambda a, b: a * b)",
+    "iscan((_2, _3, _4), _0, lambda a, b: a + b)",
+    "zip2_by(((_2, _3), ((_4, _5), (_6, _7)), _8), (_, (_, _)))",
+    "zip2_by(((_2, _3), (_4, _5)), (_,))",
+    "zip2_by(((_2, _3), (_4, _5)), _)",
+    "zip2_by((_2, (_4, _5)), (_, _))",
+    "reverse((_1, 2, (_3, 4)))",
+    "reverse(_5)",
+    "reverse(())",
+    "wrap(_5)",
+    "wrap((_5, 6))",
+    "unwrap(((_5,),))",
+    "unwrap((((_5, 6),),))",
+    "unwrap(_5)",
+    "front(((_5, 6), 7))",
+    "back(((_5, 6), (7, (_8,))))",
+    "front(_3)",
+    "flatten_to_tuple(_5)",
+    "flatten_to_tuple(((_2, 3), (_4, (5,))))",
+    "apply((_2, 3, _4), lambda a, b, c: a * b + c)",
+    "transform_apply((_2, 3, _4), lambda a: a * _2, lambda a, b, c: a + b + c)",
+    "filter_tuple((_2, _0, 3, _0), lambda a: repeat(a, 1))",
+    "remove((_1, 2, _3), 4)",
+    "replace((_1, 2, _3), _9, 4)",
+    "filter_tuple((_2, _0, 3, _0), lambda a: tuple_repeat(a, 1))",
+    "filter_tuple((_2, _0, 3, _0), lambda a: tuple_repeat(a, 0))",
+]
+
+MODES = [  # take / group / zip / replace / append / prepend of tuples, layouts and composed layouts; flatten;
+    # make_int_tuple
+    "group((_1, _2, _3, _4, _5), 1, 3)",
+    "group((_1, _2, _3, _4, _5), 2, -1)",
+    "group((_1, _2, _3, _4, _5), 0, 5)",
+    "group((_1, _2, _3), 1, 1)",
+    "group((_1, _2, _3), 2, 1)",
+    "group((_1, _2, _3), 1, 4)",
+    "group(_7, 0, 1)",
+    "group(_7, 0, -1)",
+    "group(_7, 0, 0)",
+    "group(L((_2, _4, _8, 3)), 1, 3)",
+    "group(L((_2, _4, _8, 3)), 1, -1)",
+    "group(L((_2, _4, _8, 3)), 2, 2)",
+    "group(composition(Sw(3, 4, 3), L((_8, _64, _2), (_64, _1, _512))), 1, 3)",
+    "group_modes(L((_2, _4, _8, 3)), 1, 1)",
+    "take((_1, 2, _3, 4), 1, 3)",
+    "take((_1, 2, _3, 4), 1, -1)",
+    "take((_1, 2, _3, 4), 2, 2)",
+    "take((_1, 2, _3, 4), 3, 5)",
+    "take(_5, 0, 1)",
+    "take(_5, 0, -1)",
+    "take(L((_2, 4, _8, 3)), 2, 2)",
+    "take(L((_2, 4, _8, 3)), 0, 4)",
+    "take(L((_2, 4, _8, 3)), 1, -1)",
+    "take(composition(Sw(3, 4, 3), L((_8, _64, _2), (_64, _1, _512))), 0, 2)",
+    "zip(((_1, _2, _3), (4, 5, 6)))",
+    "zip((_1, _2, _3), (4, 5, 6))",
+    "zip((_1, _2), (4, 5), (_7, 8))",
+    "zip((_1, _2, _3))",
+    "zip(_5)",
+    "zip(((_1, _2, _3), (4, 5)))",
+    "zip(L(((_2, _4), (_3, _5)), ((_1, _2), (_8, _24))))",
+    "zip(L((_2, _4), (_1, _2)), L((_3, _5), (_8, _24)))",
+    "zip(composition(Sw(2, 3, 3), L(((_2, _4), (_8, _8)), ((_8, _16), (_1, _64)))))",
+    "flatten(_5)",
+    "append((_1, 2), _3)",
+    "append(_1, _3)",
+    "append_n((_1, 2), _0, 4)",
+    "append_n((_1, 2), _0, 2)",
+    "append_n(_1, _0, 3)",
+    "append_n(_1, _0, 1)",
+    "append_n((_1, 2, 3), _0, 2)",
+    "prepend((_1, 2), _3)",
+    "prepend(_1, _3)",
+    "prepend_n((_1, 2), _0, 4)",
+    "prepend_n(_1, _0, 3)",
+    "prepend_n(L((_2, 4)), 3)",
+    "prepend_n(L((_2, 4)), L(_8, _16), 4)",
+    "append_n(L((_2, 4)), L(_8, _16), 4)",
+    "append_n(L((_2, 4, _3)), 2)",
+    "append(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L(_2, _512))",
+    "replace(L((_2, 4, _8), (_1, _2, _8)), L(_3, _64), 1)",
+    "make_int_tuple(arr(6, 3, 4), 3, 0, 5)",
+    "make_int_tuple(arr(6, 3, 4), 2, _0, 3)",
+    "make_int_tuple(arr(6, 3, 4), 1, 0, 1)",
+    "make_int_tuple(arr(6, 3, 4), 0, 9, 1)",
+    "flatten(composition(Sw(3, 4, 3), L(((_8, _2), _64), ((_64, _512), _1))))",
+    "flatten(make_identity_tensor(((_2, 3), _4)))",
+    "append_n(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L(_2, _512), 3)",
+]
+
+TENSOR_EXTRA = [  # inner/outer_partition, recast<T>(tensor) over smem pointers, basis_value / basis_get,
+    # get_swizzle_t, print_latex
+    "inner_partition(make_identity_tensor((_16, _64)), (_4, _8), (1, 2))",
+    "inner_partition(make_identity_tensor((_16, _64)), (_4, _8), 5)",
+    "inner_partition(make_identity_tensor((_16, 64)), (_4, _8), (1,))",
+    "inner_partition(make_identity_tensor((_16, 64, 4)), (_4, _8), (1, 2))",
+    "outer_partition(make_identity_tensor((_16, _64)), (_4, _8), (1, 2))",
+    "outer_partition(make_identity_tensor((_16, _64)), (_4, _8), 5)",
+    "outer_partition(make_identity_tensor((_16, 64)), (_4, _8), (3,))",
+    "outer_partition(make_identity_tensor((16, 64)), (_2, _4), (1, 3))",
+    "outer_partition(make_identity_tensor((_16, _64)), (_4, _8), (1, 2, 3))",
+    "inner_partition(make_identity_tensor((_16, _64)), (_4, _8), (1, 2, 3))",
+    "outer_partition(make_coord_tensor(L((1024, 1024), (E(1), E(0)))), (_16, _16), (3, 5))",
+    "make_tensor(make_smem_ptr(half_t, 256), L((_8, _4)))",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), uint32_t)",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), half_t)",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), uint8_t)",
+    "recast(make_tensor(make_smem_ptr(uint32_t, 256), L((_8, _4))), half_t)",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_4, _1))), uint64_t)",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_m1, _8))), uint32_t)",
+    "recast(make_tensor(make_smem_ptr(uint8_t, 256), L((_16, _4), (_m1, _16))), uint32_t)",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, 4), (_1, 8))), uint32_t)",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1)))), uint128_t)",
+    "recast(make_tensor(make_smem_ptr(uint16_t, 512), L((_4, _8), (_8, _1))), uint32_t)",
+    "recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_8, _2))), uint32_t)",
+    "basis_value(E(1) * _4)",
+    "basis_value(E(1, 0))",
+    "basis_value(_7)",
+    "basis_get(E(1), (_2, (3, _4)))",
+    "basis_get(E(1, 0), (_2, (3, _4)))",
+    "basis_get(E(1, 1), (_2, (3, _4)))",
+    "basis_get(_7, (_2, 3))",
+    "basis_get(E(2), (_2, 3))",
+    "get_swizzle(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))))",
+    "get_swizzle(L((_8, _64), (_64, _1)))",
+    "get_swizzle(make_tensor(make_smem_ptr(half_t, 256), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1)))))",
+    "get_swizzle(make_composed_layout(Sw(2, 4, 3), _16, L((_8, _32), (_32, _1))))",
+    "print_latex(L((_2, _3)))",
+    "print_latex(L((4, _3), (_3, _1)))",
+    "print_latex(L(_5))",
+    "print_latex(L(((_2, _2), _3), ((_1, _6), _2)))",
+    "print_latex(composition(Sw(1, 1, 2), L((_4, _4), (_4, _1))))",
+    "print_latex(L((_2, _2, _2)))",
+]
 
 # ---------------------------------------------------------------- generated: one layout, static and dynamic spellings
 def _spell(x, static):
@@ -1802,6 +2054,115 @@ def _r_recast(rng):
     return f"{fn}({x}, {up if fn == 'upcast' else down})"
 
 
+# ---------------------------------------------------------------- tuple algorithms, comparisons, partitions, recast
+def _rvals(rng, s, hi=3):
+    """Small values (0..hi, ties likely) on the profile of shape ``s``, each static or dynamic."""
+    if isinstance(s, tuple):
+        return tuple(_rvals(rng, e, hi) for e in s)
+    return _rint(rng, 0, hi)
+
+
+def _nudge(rng, t):
+    """``t`` with one leaf changed by one (so comparisons meet ties and near-ties)."""
+    leaves = list(_flat(t))
+    i = rng.randrange(len(leaves))
+    v = leaves[i] + rng.choice((-1, 1)) if leaves[i] > 0 else leaves[i] + 1
+    leaves[i] = _S(v) if type(leaves[i]) is _S else v
+    return _unflat(t, iter(leaves)) if isinstance(t, tuple) else leaves[0]
+
+
+def _r_compare(rng):
+    """A lex / colex / elem comparison of two coordinates of one profile (sometimes equal or one apart, sometimes
+    of different top-level ranks)."""
+    s = _rshape(rng, 2)
+    a = _rvals(rng, s)
+    b = rng.choice((a, _nudge(rng, a), _rvals(rng, s)))
+    if isinstance(a, tuple) and rng.random() < 0.2:
+        b = b[:rng.randint(0, len(b))] if rng.random() < 0.5 else b + (_rint(rng, 0, 3),)
+    fn = rng.choice(("lex", "colex", "elem")) + "_" + rng.choice(("less", "less", "leq", "gtr", "geq"))
+    return f"{fn}({_sp(a)}, {_sp(b)})"
+
+
+def _rflat(rng, static=0.5, lo=0, hi=4):
+    return tuple(_rint(rng, lo, hi, static) for _ in range(rng.randint(1, 4)))
+
+
+def _r_tuple_ops(rng):
+    """A tuple algorithm on a random tuple: group / take / insert / remove / replace at valid indices, scans and
+    folds, transform_leaf, zip, reverse, repeat_like, any/all/none_of, find."""
+    t = _rvals(rng, _rshape(rng, 2), 6)
+    t = t if isinstance(t, tuple) else (t,)
+    n, op = len(t), rng.choice(("group", "take", "insert", "remove", "replace", "escan", "iscan", "fold",
+                                "transform_leaf", "zip", "reverse", "repeat_like", "pred", "find", "layout"))
+    x = _sp(_rvals(rng, _rshape(rng, 1)))
+    if op in ("group", "take"):
+        b = rng.randint(0, n)
+        e = rng.choice((-1, rng.randint(b, n)))
+        return f"{op}({_sp(t)}, {b}, {e})"
+    if op == "layout":
+        a = _rlayout(rng, _ANY, 2, 256)
+        r = len(_wrap(a.s))
+        b = rng.randint(0, r - 1)
+        return rng.choice((f"group({a.txt}, {b}, {rng.randint(b, r)})", f"take({a.txt}, {b}, {rng.randint(b + 1, r)})",
+                           f"zip({a.txt})" if all(isinstance(m, tuple) and len(m) == len(_wrap(a.s)[0])
+                                                  for m in _wrap(a.s)) else f"group({a.txt}, {b}, -1)"))
+    if op in ("insert", "replace"):
+        return f"{op}({_sp(t)}, {x}, {rng.randint(0, n)})"
+    if op == "remove":
+        return f"remove({_sp(t)}, {rng.randint(0, n)})"
+    if op in ("escan", "iscan", "fold"):
+        f = rng.choice(("lambda a, b: a * size(b)", "lambda a, b: a + size(b)"))
+        return f"{op}({_sp(t)}, {_sp(_rint(rng, 0, 2))}, {f})"
+    if op == "transform_leaf":
+        return f"transform_leaf({_sp(t)}, lambda a: a * {_sp(_rint(rng, 1, 3))} + {_sp(_rint(rng, 0, 2))})"
+    if op == "zip":
+        k = rng.randint(1, 3)
+        return f"zip({_sp(tuple(tuple(_rint(rng, 0, 5) for _ in range(k)) for _ in t))})"
+    if op == "reverse":
+        return f"reverse({_sp(t)})"
+    if op == "repeat_like":
+        return f"repeat_like({_sp(t)}, {x})"
+    flat = _rflat(rng, 1 if op == "find" else 0.5)
+    if op == "find":
+        return f"find({_sp(flat)}, {_sp(_S(rng.randint(0, 4)))})"
+    fn = rng.choice(("any_of", "all_of", "none_of"))
+    return f"{fn}({_sp(flat)}, lambda a: elem_less({_sp(_S(rng.randint(0, 4)))}, a))"
+
+
+def _r_partition(rng):
+    """inner_partition / outer_partition of an identity tensor by a static tiler, at a tuple or an integer
+    coordinate (a shorter tuple is padded with ``_``)."""
+    r = rng.choice((1, 2, 2, 3))
+    tile = tuple(_S(rng.choice((1, 2, 4, 8))) for _ in range(rng.randint(1, r)))
+    counts = [rng.randint(1, 4) for _ in range(r)]
+    extent = [(int(tile[i]) if i < len(tile) else 1) * counts[i] for i in range(r)]
+    shape = tuple(_S(v) if rng.random() < 0.5 else v for v in extent)
+    which = rng.choice(("inner", "outer"))
+    extents = [counts[i] for i in range(r)] if which == "inner" else [int(v) for v in tile]
+    if rng.random() < 0.3:
+        crd = _rint(rng, 0, math.prod(extents) - 1)
+    else:
+        k = rng.randint(1, len(extents))
+        crd = tuple(_rint(rng, 0, e - 1) for e in extents[:k])
+    return f"{which}_partition(make_identity_tensor({_sp(shape)}), {_sp(tile)}, {_sp(crd)})"
+
+
+_WHOLE_BYTES = ("uint8_t", "uint16_t", "uint32_t", "uint64_t", "uint128_t", "half_t")
+
+
+def _r_recast_tensor(rng):
+    """recast<New>(tensor) of a smem tensor whose layout _r_recast drew (whole-byte types: CuTe's sub-byte pointers
+    print as smem_subptr, which tmakit does not mirror)."""
+    for _ in range(50):  # most of _r_recast's draws are upcast / downcast or bare swizzles: look for a recast_layout
+        try:
+            m = re.fullmatch(r"recast_layout\((.*), (\w+), (\w+)\)", _r_recast(rng))
+        except _Skip:
+            continue
+        if m and not m.group(1).startswith("Sw(") and {m.group(2), m.group(3)} <= set(_WHOLE_BYTES):
+            return f"recast(make_tensor(make_smem_ptr({m.group(2)}, 1024), {m.group(1)}), {m.group(3)})"
+    raise _Skip
+
+
 _RANDOM_OPS = ((_r_basic, 3), (_r_call, 3), (_r_composition, 6), (_r_complement, 3), (_r_inverse, 3),
                (_r_divide, 6), (_r_product, 6), (_r_swizzle, 5), (_r_common, 2), (_r_print, 1), (_r_misc, 2),
                (_r_identity, 3), (_r_nested, 5))
@@ -1837,4 +2198,12 @@ RANDOM_UTILITY = _random_cases(seed=20270314, count=150, avoid=_FIXED + RANDOM +
 RANDOM_RECAST = _random_cases(seed=20270521, count=120,
                               avoid=_FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST,
                               weighted_ops=((_r_recast, 1),))
-CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST + SLICE_DICE
+_NEW_FIXED = COMPARE + TUPLE_ALGO + MODES + TENSOR_EXTRA
+# Comparisons, tuple algorithms, partitions and tensor recasts (drawn apart, so the cases above stay as they were).
+RANDOM_TUPLE = _random_cases(seed=20270606, count=160,
+                             avoid=_FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST
+                             + SLICE_DICE + _NEW_FIXED,
+                             weighted_ops=((_r_compare, 3), (_r_tuple_ops, 4), (_r_partition, 2),
+                                           (_r_recast_tensor, 2)))
+CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST + SLICE_DICE \
+    + _NEW_FIXED + RANDOM_TUPLE

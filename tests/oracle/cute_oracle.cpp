@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cute/tensor.hpp>
 #include <cute/util/print_tensor.hpp>
+#include <cute/util/print_latex.hpp>
 
 using namespace cute;
 
@@ -2081,6 +2082,406 @@ void cases_48() {
   { printf(">>> %s\n", R"__(domain_offset((3, 4), make_identity_tensor((_8, _8))))__"); print(domain_offset(cute::make_tuple(3, 4), make_identity_tensor(cute::make_tuple(Int<8>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_fragment_like(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(make_fragment_like(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_fragment_like(composition(Sw(2, 4, 3), L((_8, _32, _2), (_32, _1, _256)))))__"); print(make_fragment_like(composition(Swizzle<2,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<32>{}, Int<2>{}), cute::make_tuple(Int<32>{}, Int<1>{}, Int<256>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((1, 2), (1, 3)))__"); print(lex_less(cute::make_tuple(1, 2), cute::make_tuple(1, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_1, _2), (_1, _3)))__"); print(lex_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_1, _2), (_1, 3)))__"); print(lex_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<1>{}, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_2, 2), (_1, 3)))__"); print(lex_less(cute::make_tuple(Int<2>{}, 2), cute::make_tuple(Int<1>{}, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_1, _2), (_1, _2, _0)))__"); print(lex_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<2>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_1, _2, _0), (_1, _2)))__"); print(lex_less(cute::make_tuple(Int<1>{}, Int<2>{}, Int<0>{}), cute::make_tuple(Int<1>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((), (_1,)))__"); print(lex_less(cute::make_tuple(), cute::make_tuple(Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((1, (2, _3)), (1, (2, _4))))__"); print(lex_less(cute::make_tuple(1, cute::make_tuple(2, Int<3>{})), cute::make_tuple(1, cute::make_tuple(2, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_1, (_2, _3)), (_1, (_2, _4))))__"); print(lex_less(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<3>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less(_3, _4))__"); print(lex_less(Int<3>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less(3, _4))__"); print(lex_less(3, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_leq((_1, _2), (_1, _2)))__"); print(lex_leq(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_leq((1, 2), (1, 2)))__"); print(lex_leq(cute::make_tuple(1, 2), cute::make_tuple(1, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_gtr((_1, _3), (_1, _2)))__"); print(lex_gtr(cute::make_tuple(Int<1>{}, Int<3>{}), cute::make_tuple(Int<1>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_geq((1, 3), (_1, _4)))__"); print(lex_geq(cute::make_tuple(1, 3), cute::make_tuple(Int<1>{}, Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((1, 2), (2, 1)))__"); print(colex_less(cute::make_tuple(1, 2), cute::make_tuple(2, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((_1, _2), (_2, _1)))__"); print(colex_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((_3, _2), (_1, _2, _0)))__"); print(colex_less(cute::make_tuple(Int<3>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<2>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((_1, _2, _0), (_3, _2)))__"); print(colex_less(cute::make_tuple(Int<1>{}, Int<2>{}, Int<0>{}), cute::make_tuple(Int<3>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less(((_1, _2), 3), ((_2, _2), 3)))__"); print(colex_less(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), 3), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_leq((_2, _1), (_1, _2)))__"); print(colex_leq(cute::make_tuple(Int<2>{}, Int<1>{}), cute::make_tuple(Int<1>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_gtr((2, _1), (1, _1)))__"); print(colex_gtr(cute::make_tuple(2, Int<1>{}), cute::make_tuple(1, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_geq((_0, _0), (_0, _0)))__"); print(colex_geq(cute::make_tuple(Int<0>{}, Int<0>{}), cute::make_tuple(Int<0>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((1, 2), (2, 3)))__"); print(elem_less(cute::make_tuple(1, 2), cute::make_tuple(2, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, _2), (_2, _3)))__"); print(elem_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, _2), (_2, _2)))__"); print(elem_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, 2), (_2, _2)))__"); print(elem_less(cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, 2), (_1, 3)))__"); print(elem_less(cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<1>{}, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, _2, _3), (_2, _3)))__"); print(elem_less(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), cute::make_tuple(Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, _2), (_2, _3, _0)))__"); print(elem_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<3>{}, Int<0>{}))); printf("\n"); }
+}
+
+void cases_49() {
+  { printf(">>> %s\n", R"__(elem_less((), (_1,)))__"); print(elem_less(cute::make_tuple(), cute::make_tuple(Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less(((_1, _2), _3), ((_2, _3), _4)))__"); print(elem_less(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), Int<3>{}), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_leq((1, 2), (1, 2)))__"); print(elem_leq(cute::make_tuple(1, 2), cute::make_tuple(1, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_leq((_1, _3), (_2, _2)))__"); print(elem_leq(cute::make_tuple(Int<1>{}, Int<3>{}), cute::make_tuple(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_gtr((_3, _3), (_2, _2)))__"); print(elem_gtr(cute::make_tuple(Int<3>{}, Int<3>{}), cute::make_tuple(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq((_3, 1), (_2, 2)))__"); print(elem_geq(cute::make_tuple(Int<3>{}, 1), cute::make_tuple(Int<2>{}, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less(4, 5))__"); print(elem_less(4, 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less(_4, _5))__"); print(elem_less(Int<4>{}, Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform((_2, 4, _8), lambda a: a * _2))__"); print(transform(cute::make_tuple(Int<2>{}, 4, Int<8>{}), [&](auto const& a) { return (a * Int<2>{}); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform(_3, lambda a: a + _1))__"); print(transform(Int<3>{}, [&](auto const& a) { return (a + Int<1>{}); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform((_2, (4, _8)), lambda a: size(a)))__"); print(transform(cute::make_tuple(Int<2>{}, cute::make_tuple(4, Int<8>{})), [&](auto const& a) { return size(a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform((_2, 3), (_4, 5), lambda a, b: a * b))__"); print(transform(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<4>{}, 5), [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform((_2, 3), (_4, 5), (_1, 1), lambda a, b, c: a * b + c))__"); print(transform(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<4>{}, 5), cute::make_tuple(Int<1>{}, 1), [&](auto const& a, auto const& b, auto const& c) { return ((a * b) + c); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform_leaf((_2, (4, _8)), lambda a: a * _2))__"); print(transform_leaf(cute::make_tuple(Int<2>{}, cute::make_tuple(4, Int<8>{})), [&](auto const& a) { return (a * Int<2>{}); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform_leaf((_2, (4, _8)), (_1, (_2, 3)), lambda a, b: a - b))__"); print(transform_leaf(cute::make_tuple(Int<2>{}, cute::make_tuple(4, Int<8>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, 3)), [&](auto const& a, auto const& b) { return (a - b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_2, 3, _4), _1, lambda a, b: a * b))__"); print(fold(cute::make_tuple(Int<2>{}, 3, Int<4>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_2, _3, _4), _1, lambda a, b: a * b))__"); print(fold(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold(_5, _1, lambda a, b: a + b))__"); print(fold(Int<5>{}, Int<1>{}, [&](auto const& a, auto const& b) { return (a + b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((), _7, lambda a, b: a + b))__"); print(fold(cute::make_tuple(), Int<7>{}, [&](auto const& a, auto const& b) { return (a + b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_2, (3, _4)), (), lambda a, b: append(a, b)))__"); print(fold(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), cute::make_tuple(), [&](auto const& a, auto const& b) { return append(a, b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold_first((_2, 3, _4), lambda a, b: a + b))__"); print(fold_first(cute::make_tuple(Int<2>{}, 3, Int<4>{}), [&](auto const& a, auto const& b) { return (a + b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold_first(_5, lambda a, b: a + b))__"); print(fold_first(Int<5>{}, [&](auto const& a, auto const& b) { return (a + b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold_first((_2, _3, _4), lambda a, b: a * b))__"); print(fold_first(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(find((_2, _3, _4), _3))__"); print(find(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(find((_2, _3, _4), _5))__"); print(find(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(find(_3, _3))__"); print(find(Int<3>{}, Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(find(_3, _4))__"); print(find(Int<3>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(find_if((_2, _3, _4), lambda a: elem_less(_2, a)))__"); print(find_if(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(find_if((_1, (_2, _3), _4), lambda a: lex_less(_3, size(a))))__"); print(find_if(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<3>{}), Int<4>{}), [&](auto const& a) { return lex_less(Int<3>{}, size(a)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(any_of((_1, _2, _3), lambda a: elem_less(_2, a)))__"); print(any_of(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(any_of((_1, _2, _3), lambda a: elem_less(_5, a)))__"); print(any_of(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), [&](auto const& a) { return elem_less(Int<5>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(any_of((_1, 2, _3), lambda a: elem_less(_2, a)))__"); print(any_of(cute::make_tuple(Int<1>{}, 2, Int<3>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(any_of((_1, 2, _1), lambda a: elem_less(_2, a)))__"); print(any_of(cute::make_tuple(Int<1>{}, 2, Int<1>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(any_of((), lambda a: elem_less(_2, a)))__"); print(any_of(cute::make_tuple(), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(any_of(_4, lambda a: elem_less(_2, a)))__"); print(any_of(Int<4>{}, [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((_3, _4), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<3>{}, Int<4>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((_3, 1), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<3>{}, 1), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((_3, 4), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<3>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((_1, 4), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<1>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+}
+
+void cases_50() {
+  { printf(">>> %s\n", R"__(none_of((_1, _2), lambda a: elem_less(_2, a)))__"); print(none_of(cute::make_tuple(Int<1>{}, Int<2>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(none_of((_1, 4), lambda a: elem_less(_2, a)))__"); print(none_of(cute::make_tuple(Int<1>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(tuple_cat((_1, 2), (_3,), ()))__"); print(tuple_cat(cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<3>{}), cute::make_tuple())); printf("\n"); }
+  { printf(">>> %s\n", R"__(tuple_cat((_1, (2, _4)), ((_3,),)))__"); print(tuple_cat(cute::make_tuple(Int<1>{}, cute::make_tuple(2, Int<4>{})), cute::make_tuple(cute::make_tuple(Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(tuple_cat())__"); print(tuple_cat()); printf("\n"); }
+  { printf(">>> %s\n", R"__(tuple_cat((_1, 2)))__"); print(tuple_cat(cute::make_tuple(Int<1>{}, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert((_1, 2, _3), _9, 0))__"); print(insert<0>(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert((_1, 2, _3), (_9, 9), 2))__"); print(insert<2>(cute::make_tuple(Int<1>{}, 2, Int<3>{}), cute::make_tuple(Int<9>{}, 9))); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert((_1, 2, _3), _9, 3))__"); print(insert<3>(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(remove((_1, 2, _3), 0))__"); print(remove<0>(cute::make_tuple(Int<1>{}, 2, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(remove((_1, 2, _3), 2))__"); print(remove<2>(cute::make_tuple(Int<1>{}, 2, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(remove((_1,), 0))__"); print(remove<0>(cute::make_tuple(Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(remove((_1, 2, _3), 3))__"); print(remove<3>(cute::make_tuple(Int<1>{}, 2, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace((_1, 2, _3), _9, 1))__"); print(replace<1>(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace((_1, 2, _3), (_9, 8), 2))__"); print(replace<2>(cute::make_tuple(Int<1>{}, 2, Int<3>{}), cute::make_tuple(Int<9>{}, 8))); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace(_5, _9, 0))__"); print(replace<0>(Int<5>{}, Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace((_1, 2, _3), _9, 3))__"); print(replace<3>(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace_front((_1, 2, _3), _9))__"); print(replace_front(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace_back((_1, 2, _3), _9))__"); print(replace_back(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace_front(_5, _9))__"); print(replace_front(Int<5>{}, Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace_back(_5, _9))__"); print(replace_back(Int<5>{}, Int<9>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(tuple_repeat(_3, 3))__"); print(tuple_repeat<3>(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(tuple_repeat(_3, 1))__"); print(tuple_repeat<1>(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(tuple_repeat((_3, 4), 2))__"); print(tuple_repeat<2>(cute::make_tuple(Int<3>{}, 4))); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat(_3, 3))__"); print(repeat<3>(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat(_3, 1))__"); print(repeat<1>(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat((4, _2), 2))__"); print(repeat<2>(cute::make_tuple(4, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat(_, 3))__"); print(repeat<3>(_)); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like((_2, (3, _4)), _0))__"); print(repeat_like(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})), Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like(_8, 7))__"); print(repeat_like(Int<8>{}, 7)); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like((), _1))__"); print(repeat_like(cute::make_tuple(), Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan((_2, 3, _4), _1, lambda a, b: a * b))__"); print(escan(cute::make_tuple(Int<2>{}, 3, Int<4>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan((_2, _3, _4), _1, lambda a, b: a * b))__"); print(escan(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan((_2,), _1, lambda a, b: a * b))__"); print(escan(cute::make_tuple(Int<2>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan((_2, (3, _4), _5), _1, lambda a, b: a * size(b)))__"); print(escan(cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{}), Int<5>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(iscan((_2, 3, _4), _1, lambda a, b: a * b))__"); print(iscan(cute::make_tuple(Int<2>{}, 3, Int<4>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(iscan((_2, _3, _4), _0, lambda a, b: a + b))__"); print(iscan(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), Int<0>{}, [&](auto const& a, auto const& b) { return (a + b); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip2_by(((_2, _3), ((_4, _5), (_6, _7)), _8), (_, (_, _))))__"); print(zip2_by(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(Int<4>{}, Int<5>{}), cute::make_tuple(Int<6>{}, Int<7>{})), Int<8>{}), cute::make_tuple(_, cute::make_tuple(_, _)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip2_by(((_2, _3), (_4, _5)), (_,)))__"); print(zip2_by(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<4>{}, Int<5>{})), cute::make_tuple(_))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip2_by(((_2, _3), (_4, _5)), _))__"); print(zip2_by(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<4>{}, Int<5>{})), _)); printf("\n"); }
+}
+
+void cases_51() {
+  { printf(">>> %s\n", R"__(reverse((_1, 2, (_3, 4))))__"); print(reverse(cute::make_tuple(Int<1>{}, 2, cute::make_tuple(Int<3>{}, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(reverse(_5))__"); print(reverse(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(reverse(()))__"); print(reverse(cute::make_tuple())); printf("\n"); }
+  { printf(">>> %s\n", R"__(wrap(_5))__"); print(wrap(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(wrap((_5, 6)))__"); print(wrap(cute::make_tuple(Int<5>{}, 6))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unwrap(((_5,),)))__"); print(unwrap(cute::make_tuple(cute::make_tuple(Int<5>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unwrap((((_5, 6),),)))__"); print(unwrap(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<5>{}, 6))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unwrap(_5))__"); print(unwrap(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(front(((_5, 6), 7)))__"); print(front(cute::make_tuple(cute::make_tuple(Int<5>{}, 6), 7))); printf("\n"); }
+  { printf(">>> %s\n", R"__(back(((_5, 6), (7, (_8,)))))__"); print(back(cute::make_tuple(cute::make_tuple(Int<5>{}, 6), cute::make_tuple(7, cute::make_tuple(Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(front(_3))__"); print(front(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(flatten_to_tuple(_5))__"); print(flatten_to_tuple(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(flatten_to_tuple(((_2, 3), (_4, (5,)))))__"); print(flatten_to_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<4>{}, cute::make_tuple(5))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(apply((_2, 3, _4), lambda a, b, c: a * b + c))__"); print(apply(cute::make_tuple(Int<2>{}, 3, Int<4>{}), [&](auto const& a, auto const& b, auto const& c) { return ((a * b) + c); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform_apply((_2, 3, _4), lambda a: a * _2, lambda a, b, c: a + b + c))__"); print(transform_apply(cute::make_tuple(Int<2>{}, 3, Int<4>{}), [&](auto const& a) { return (a * Int<2>{}); }, [&](auto const& a, auto const& b, auto const& c) { return ((a + b) + c); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_tuple((_2, _0, 3, _0), lambda a: tuple_repeat(a, 1)))__"); print(filter_tuple(cute::make_tuple(Int<2>{}, Int<0>{}, 3, Int<0>{}), [&](auto const& a) { return tuple_repeat<1>(a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter_tuple((_2, _0, 3, _0), lambda a: tuple_repeat(a, 0)))__"); print(filter_tuple(cute::make_tuple(Int<2>{}, Int<0>{}, 3, Int<0>{}), [&](auto const& a) { return tuple_repeat<0>(a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(group((_1, _2, _3, _4, _5), 1, 3))__"); print(group<1,3>(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}, Int<4>{}, Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group((_1, _2, _3, _4, _5), 2, -1))__"); print(group<2,-1>(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}, Int<4>{}, Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group((_1, _2, _3, _4, _5), 0, 5))__"); print(group<0,5>(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}, Int<4>{}, Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group((_1, _2, _3), 1, 1))__"); print(group<1,1>(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(_7, 0, 1))__"); print(group<0,1>(Int<7>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(_7, 0, -1))__"); print(group<0,-1>(Int<7>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(_7, 0, 0))__"); print(group<0,0>(Int<7>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(L((_2, _4, _8, 3)), 1, 3))__"); print(group<1,3>(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}, 3)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(L((_2, _4, _8, 3)), 1, -1))__"); print(group<1,-1>(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}, 3)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(L((_2, _4, _8, 3)), 2, 2))__"); print(group<2,2>(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}, 3)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(composition(Sw(3, 4, 3), L((_8, _64, _2), (_64, _1, _512))), 1, 3))__"); print(group<1,3>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}, Int<2>{}), cute::make_tuple(Int<64>{}, Int<1>{}, Int<512>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group_modes(L((_2, _4, _8, 3)), 1, 1))__"); print(group<1,1>(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}, 3)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take((_1, 2, _3, 4), 1, 3))__"); print(take<1,3>(cute::make_tuple(Int<1>{}, 2, Int<3>{}, 4))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take((_1, 2, _3, 4), 1, -1))__"); print(take<1,-1>(cute::make_tuple(Int<1>{}, 2, Int<3>{}, 4))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take((_1, 2, _3, 4), 2, 2))__"); print(take<2,2>(cute::make_tuple(Int<1>{}, 2, Int<3>{}, 4))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take(_5, 0, 1))__"); print(take<0,1>(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(take(_5, 0, -1))__"); print(take<0,-1>(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(take(L((_2, 4, _8, 3)), 0, 4))__"); print(take<0,4>(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}, 3)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take(composition(Sw(3, 4, 3), L((_8, _64, _2), (_64, _1, _512))), 0, 2))__"); print(take<0,2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}, Int<2>{}), cute::make_tuple(Int<64>{}, Int<1>{}, Int<512>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(((_1, _2, _3), (4, 5, 6))))__"); print(zip(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), cute::make_tuple(4, 5, 6)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip((_1, _2, _3), (4, 5, 6)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), cute::make_tuple(4, 5, 6))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip((_1, _2), (4, 5), (_7, 8)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(4, 5), cute::make_tuple(Int<7>{}, 8))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip((_1, _2, _3)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}))); printf("\n"); }
+}
+
+void cases_52() {
+  { printf(">>> %s\n", R"__(zip(_5))__"); print(zip(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(L(((_2, _4), (_3, _5)), ((_1, _2), (_8, _24)))))__"); print(zip(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<3>{}, Int<5>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<8>{}, Int<24>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(L((_2, _4), (_1, _2)), L((_3, _5), (_8, _24))))__"); print(zip(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<1>{}, Int<2>{})), make_layout(cute::make_tuple(Int<3>{}, Int<5>{}), cute::make_tuple(Int<8>{}, Int<24>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(composition(Sw(2, 3, 3), L(((_2, _4), (_8, _8)), ((_8, _16), (_1, _64))))))__"); print(zip(composition(Swizzle<2,3,3>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<8>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(Int<8>{}, Int<16>{}), cute::make_tuple(Int<1>{}, Int<64>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flatten(_5))__"); print(flatten(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(append((_1, 2), _3))__"); print(append(cute::make_tuple(Int<1>{}, 2), Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(append(_1, _3))__"); print(append(Int<1>{}, Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(append_n((_1, 2), _0, 4))__"); print(append<4>(cute::make_tuple(Int<1>{}, 2), Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(append_n((_1, 2), _0, 2))__"); print(append<2>(cute::make_tuple(Int<1>{}, 2), Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(append_n(_1, _0, 3))__"); print(append<3>(Int<1>{}, Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(append_n(_1, _0, 1))__"); print(append<1>(Int<1>{}, Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(prepend((_1, 2), _3))__"); print(prepend(cute::make_tuple(Int<1>{}, 2), Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(prepend(_1, _3))__"); print(prepend(Int<1>{}, Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(prepend_n((_1, 2), _0, 4))__"); print(prepend<4>(cute::make_tuple(Int<1>{}, 2), Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(prepend_n(_1, _0, 3))__"); print(prepend<3>(Int<1>{}, Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(prepend_n(L((_2, 4)), 3))__"); print(prepend<3>(make_layout(cute::make_tuple(Int<2>{}, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(prepend_n(L((_2, 4)), L(_8, _16), 4))__"); print(prepend<4>(make_layout(cute::make_tuple(Int<2>{}, 4)), make_layout(Int<8>{}, Int<16>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(append_n(L((_2, 4)), L(_8, _16), 4))__"); print(append<4>(make_layout(cute::make_tuple(Int<2>{}, 4)), make_layout(Int<8>{}, Int<16>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(append(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L(_2, _512)))__"); print(append(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), make_layout(Int<2>{}, Int<512>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace(L((_2, 4, _8), (_1, _2, _8)), L(_3, _64), 1))__"); print(replace<1>(make_layout(cute::make_tuple(Int<2>{}, 4, Int<8>{}), cute::make_tuple(Int<1>{}, Int<2>{}, Int<8>{})), make_layout(Int<3>{}, Int<64>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_int_tuple(arr(6, 3, 4), 3, 0, 5))__"); print(make_int_tuple<5>(cute::array<int, 3>{6, 3, 4}, 3, 0)); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_int_tuple(arr(6, 3, 4), 2, _0, 3))__"); print(make_int_tuple<3>(cute::array<int, 3>{6, 3, 4}, 2, Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_int_tuple(arr(6, 3, 4), 1, 0, 1))__"); print(make_int_tuple<1>(cute::array<int, 3>{6, 3, 4}, 1, 0)); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_int_tuple(arr(6, 3, 4), 0, 9, 1))__"); print(make_int_tuple<1>(cute::array<int, 3>{6, 3, 4}, 0, 9)); printf("\n"); }
+  { printf(">>> %s\n", R"__(flatten(composition(Sw(3, 4, 3), L(((_8, _2), _64), ((_64, _512), _1)))))__"); print(flatten(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<2>{}), Int<64>{}), cute::make_tuple(cute::make_tuple(Int<64>{}, Int<512>{}), Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flatten(make_identity_tensor(((_2, 3), _4))))__"); print(flatten(make_identity_tensor(cute::make_tuple(cute::make_tuple(Int<2>{}, 3), Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(append_n(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), L(_2, _512), 3))__"); print(append<3>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), make_layout(Int<2>{}, Int<512>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_16, _64)), (_4, _8), (1, 2)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, Int<64>{})), cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(1, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_16, _64)), (_4, _8), 5))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, Int<64>{})), cute::make_tuple(Int<4>{}, Int<8>{}), 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_16, 64)), (_4, _8), (1,)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, 64)), cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_16, 64, 4)), (_4, _8), (1, 2)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, 64, 4)), cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(1, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_16, _64)), (_4, _8), (1, 2)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, Int<64>{})), cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(1, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_16, _64)), (_4, _8), 5))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, Int<64>{})), cute::make_tuple(Int<4>{}, Int<8>{}), 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_16, 64)), (_4, _8), (3,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, 64)), cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((16, 64)), (_2, _4), (1, 3)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(16, 64)), cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(1, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_coord_tensor(L((1024, 1024), (E(1), E(0)))), (_16, _16), (3, 5)))__"); print(outer_partition(make_coord_tensor(make_layout(cute::make_tuple(1024, 1024), cute::make_tuple(E<1>{}, E<0>{}))), cute::make_tuple(Int<16>{}, Int<16>{}), cute::make_tuple(3, 5))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))))__"); print(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), uint8_t))__"); print(recast<uint8_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
+}
+
+void cases_53() {
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 256), L((_8, _4))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_4, _1))), uint64_t))__"); print(recast<uint64_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_m1, _8))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 256), L((_16, _4), (_m1, _16))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<16>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<16>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, 4), (_1, 8))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, 4), cute::make_tuple(Int<1>{}, 8))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1)))), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 512), L((_4, _8), (_8, _1))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(512))), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_8, _2))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<8>{}, Int<2>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(basis_value(E(1) * _4))__"); print(basis_value((E<1>{} * Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(basis_value(E(1, 0)))__"); print(basis_value(E<1,0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(basis_value(_7))__"); print(basis_value(Int<7>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(basis_get(E(1), (_2, (3, _4))))__"); print(basis_get(E<1>{}, cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(basis_get(E(1, 0), (_2, (3, _4))))__"); print(basis_get(E<1,0>{}, cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(basis_get(E(1, 1), (_2, (3, _4))))__"); print(basis_get(E<1,1>{}, cute::make_tuple(Int<2>{}, cute::make_tuple(3, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(basis_get(_7, (_2, 3)))__"); print(basis_get(Int<7>{}, cute::make_tuple(Int<2>{}, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_swizzle(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(get_swizzle_t<decltype(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))>{}); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_swizzle(L((_8, _64), (_64, _1))))__"); print(get_swizzle_t<decltype(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))>{}); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_swizzle(make_tensor(make_smem_ptr(half_t, 256), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))))))__"); print(get_swizzle_t<decltype(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))))>{}); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_swizzle(make_composed_layout(Sw(2, 4, 3), _16, L((_8, _32), (_32, _1)))))__"); print(get_swizzle_t<decltype(make_composed_layout(Swizzle<2,4,3>{}, Int<16>{}, make_layout(cute::make_tuple(Int<8>{}, Int<32>{}), cute::make_tuple(Int<32>{}, Int<1>{}))))>{}); printf("\n"); }
+  { printf(">>> %s\n", R"__(print_latex(L((_2, _3))))__"); print_latex(make_layout(cute::make_tuple(Int<2>{}, Int<3>{}))); }
+  { printf(">>> %s\n", R"__(print_latex(L((4, _3), (_3, _1))))__"); print_latex(make_layout(cute::make_tuple(4, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{}))); }
+  { printf(">>> %s\n", R"__(print_latex(L(_5)))__"); print_latex(make_layout(Int<5>{})); }
+  { printf(">>> %s\n", R"__(print_latex(L(((_2, _2), _3), ((_1, _6), _2))))__"); print_latex(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<3>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<6>{}), Int<2>{}))); }
+  { printf(">>> %s\n", R"__(print_latex(composition(Sw(1, 1, 2), L((_4, _4), (_4, _1)))))__"); print_latex(composition(Swizzle<1,1,2>{}, make_layout(cute::make_tuple(Int<4>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_16, _16)), (_4, _4), (1, _1)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<16>{}, Int<16>{})), cute::make_tuple(Int<4>{}, Int<4>{}), cute::make_tuple(1, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_32, 24)), (_8, _8), _2))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<32>{}, 24)), cute::make_tuple(Int<8>{}, Int<8>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(3, 3, 3), L((_4, (_8, _32)), (_24, (_1, _96))))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<8>{}, Int<32>{})), cute::make_tuple(Int<24>{}, cute::make_tuple(Int<1>{}, Int<96>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan((_2, (_3, _2), _6), _0, lambda a, b: a + size(b)))__"); print(escan(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<2>{}), Int<6>{}), Int<0>{}, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 1024), L(((_2,), _2), ((_1,), 4))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(Int<1>{}), 4))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((_0,), (_1,)))__"); print(colex_less(cute::make_tuple(Int<0>{}), cute::make_tuple(Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 1024), make_composed_layout(Sw(3, 1, -4), _64, L((_4, _2, (_32,)), (_64, _32, (_1,))))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<3,1,-4>{}, Int<64>{}, make_layout(cute::make_tuple(Int<4>{}, Int<2>{}, cute::make_tuple(Int<32>{})), cute::make_tuple(Int<64>{}, Int<32>{}, cute::make_tuple(Int<1>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_32,)), (_8,), (_4,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<32>{})), cute::make_tuple(Int<8>{}), cute::make_tuple(Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 1024), L((((_4, _4), _6), _2), (((_4, _1), _16), _96))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<4>{}), Int<6>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<1>{}), Int<16>{}), Int<96>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, (3,), _0), (_1, (3,), _1)))__"); print(elem_less(cute::make_tuple(Int<1>{}, cute::make_tuple(3), Int<0>{}), cute::make_tuple(Int<1>{}, cute::make_tuple(3), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((12, 2, _2)), (_4,), (2,)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(12, 2, Int<2>{})), cute::make_tuple(Int<4>{}), cute::make_tuple(2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq((_2, 3), (_3, 3)))__"); print(elem_geq(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<3>{}, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(3, 0, 3), L(((_2,), (_1,), _4), LayoutRight))), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<3,0,3>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}), cute::make_tuple(Int<1>{}), Int<4>{}), LayoutRight{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert((_6, _4), 1, 0))__"); print(insert<0>(cute::make_tuple(Int<6>{}, Int<4>{}), 1)); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint128_t, 1024), make_composed_layout(Sw(1, 3, 1), _24, L((_2, (2, _2), (8,))))), uint8_t))__"); print(recast<uint8_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint128_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<1,3,1>{}, Int<24>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(2, Int<2>{}), cute::make_tuple(8))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_geq(((0, _3), (_2, 1), _1), ((0, _3), (_2, 1), _2)))__"); print(colex_geq(cute::make_tuple(cute::make_tuple(0, Int<3>{}), cute::make_tuple(Int<2>{}, 1), Int<1>{}), cute::make_tuple(cute::make_tuple(0, Int<3>{}), cute::make_tuple(Int<2>{}, 1), Int<2>{}))); printf("\n"); }
+}
+
+void cases_54() {
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 1024), make_composed_layout(Sw(2, 0, -2), _m16, L((_8,), (1,)))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<2,0,-2>{}, Int<-16>{}, make_layout(cute::make_tuple(Int<8>{}), cute::make_tuple(1)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((3,), _0, lambda a, b: a + size(b)))__"); print(fold(cute::make_tuple(3), Int<0>{}, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 1024), composition(Sw(2, 0, 2), L(((_1,),)))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(1024))), composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<1>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_leq(((_3, 0, 3), (0, 3, 3), (0,)), ((_3, 1, 2), (2, _1, _2), (_3,))))__"); print(colex_leq(cute::make_tuple(cute::make_tuple(Int<3>{}, 0, 3), cute::make_tuple(0, 3, 3), cute::make_tuple(0)), cute::make_tuple(cute::make_tuple(Int<3>{}, 1, 2), cute::make_tuple(2, Int<1>{}, Int<2>{}), cute::make_tuple(Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_leq((_0, (_2, _1, 2)), (_0, (_0, _3, _2))))__"); print(lex_leq(cute::make_tuple(Int<0>{}, cute::make_tuple(Int<2>{}, Int<1>{}, 2)), cute::make_tuple(Int<0>{}, cute::make_tuple(Int<0>{}, Int<3>{}, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((4, _2)), (_4, _1), 3))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(4, Int<2>{})), cute::make_tuple(Int<4>{}, Int<1>{}), 3)); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((_0, 2), (0, 2)))__"); print(colex_less(cute::make_tuple(Int<0>{}, 2), cute::make_tuple(0, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like((_4, _2), (2,)))__"); print(repeat_like(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_8,)), (_2,), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<8>{})), cute::make_tuple(Int<2>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less(((_2, _1), _1, (2, _0, _2), (0, 2, _3)), ((_2, _1), _1, (2, _0, _2), (0, 2, _3))))__"); print(colex_less(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<1>{}), Int<1>{}, cute::make_tuple(2, Int<0>{}, Int<2>{}), cute::make_tuple(0, 2, Int<3>{})), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<1>{}), Int<1>{}, cute::make_tuple(2, Int<0>{}, Int<2>{}), cute::make_tuple(0, 2, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(L((_2,)), 0, 0))__"); print(group<0,0>(make_layout(cute::make_tuple(Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_geq((_1, 1, 1), (_1, 1, 1)))__"); print(colex_geq(cute::make_tuple(Int<1>{}, 1, 1), cute::make_tuple(Int<1>{}, 1, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((_3,), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<3>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((2, (_1, 2), (_3, 0), (_2,)), (2, (_1, 2), (_2, 0), (_2,))))__"); print(colex_less(cute::make_tuple(2, cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<3>{}, 0), cute::make_tuple(Int<2>{})), cute::make_tuple(2, cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<2>{}, 0), cute::make_tuple(Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 1024), composition(Sw(3, 0, -4), L((_4, _8, _1), (_8, _1, _8)))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(1024))), composition(Swizzle<3,0,-4>{}, make_layout(cute::make_tuple(Int<4>{}, Int<8>{}, Int<1>{}), cute::make_tuple(Int<8>{}, Int<1>{}, Int<8>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(any_of((_1, _1, _1, _0), lambda a: elem_less(_3, a)))__"); print(any_of(cute::make_tuple(Int<1>{}, Int<1>{}, Int<1>{}, Int<0>{}), [&](auto const& a) { return elem_less(Int<3>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, (_2, _3)), ()))__"); print(elem_less(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<3>{})), cute::make_tuple())); printf("\n"); }
+  { printf(">>> %s\n", R"__(reverse(((_0, _1), (4,), _0, (_3, 0))))__"); print(reverse(cute::make_tuple(cute::make_tuple(Int<0>{}, Int<1>{}), cute::make_tuple(4), Int<0>{}, cute::make_tuple(Int<3>{}, 0)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(((5, _4, _3), (_0, _3, 2), (5, 2, 4))))__"); print(zip(cute::make_tuple(cute::make_tuple(5, Int<4>{}, Int<3>{}), cute::make_tuple(Int<0>{}, Int<3>{}, 2), cute::make_tuple(5, 2, 4)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_8, _4)), (_8,), (0, 2)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<8>{}, Int<4>{})), cute::make_tuple(Int<8>{}), cute::make_tuple(0, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), L((((_1, _5), 6), 2), LayoutRight)), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<5>{}), 6), 2), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_4, _2)), (_2,), (_0,)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<4>{}, Int<2>{})), cute::make_tuple(Int<2>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(3, 3, 3), L((_8,)))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like((4, (_2,)), (1, _2)))__"); print(repeat_like(cute::make_tuple(4, cute::make_tuple(Int<2>{})), cute::make_tuple(1, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq((_2, (_3,)), (_1, (_3,))))__"); print(elem_geq(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((24, _1, 2)), (_8,), (_2, _0, _1)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(24, Int<1>{}, 2)), cute::make_tuple(Int<8>{}), cute::make_tuple(Int<2>{}, Int<0>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((32, 4, _16)), (_8, _1, _4), 5))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(32, 4, Int<16>{})), cute::make_tuple(Int<8>{}, Int<1>{}, Int<4>{}), 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 1024), composition(Sw(2, 1, 2), L(((_32, _2), _1, (_1, _1, _4)), ((1, 96), 768, (192, 1, 192))))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(1024))), composition(Swizzle<2,1,2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<32>{}, Int<2>{}), Int<1>{}, cute::make_tuple(Int<1>{}, Int<1>{}, Int<4>{})), cute::make_tuple(cute::make_tuple(1, 96), 768, cute::make_tuple(192, 1, 192))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(remove((3, (_0, _4, 5), (_1, 5, 1)), 3))__"); print(remove<3>(cute::make_tuple(3, cute::make_tuple(Int<0>{}, Int<4>{}, 5), cute::make_tuple(Int<1>{}, 5, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_geq(((0, _1), (_1, _2, _1)), ((1, _1), (_1, _2, _1))))__"); print(colex_geq(cute::make_tuple(cute::make_tuple(0, Int<1>{}), cute::make_tuple(Int<1>{}, Int<2>{}, Int<1>{})), cute::make_tuple(cute::make_tuple(1, Int<1>{}), cute::make_tuple(Int<1>{}, Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_leq(_1, _1))__"); print(colex_leq(Int<1>{}, Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_1, _4)), (_1,), (_0, _3)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<1>{}, Int<4>{})), cute::make_tuple(Int<1>{}), cute::make_tuple(Int<0>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), L((_4, ((_6, _3),)), (_1, ((_4, _24),)))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(cute::make_tuple(Int<6>{}, Int<3>{}))), cute::make_tuple(Int<1>{}, cute::make_tuple(cute::make_tuple(Int<4>{}, Int<24>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((_1, _3, 4), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<1>{}, Int<3>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like((5, (_6, _2), 0), (2, 0, _2)))__"); print(repeat_like(cute::make_tuple(5, cute::make_tuple(Int<6>{}, Int<2>{}), 0), cute::make_tuple(2, 0, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less(((_3,), (_1, _1)), ((_3,), (_1, _1))))__"); print(elem_less(cute::make_tuple(cute::make_tuple(Int<3>{}), cute::make_tuple(Int<1>{}, Int<1>{})), cute::make_tuple(cute::make_tuple(Int<3>{}), cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take((1,), 1, 1))__"); print(take<1,1>(cute::make_tuple(1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(reverse((3,)))__"); print(reverse(cute::make_tuple(3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(reverse((5, 4)))__"); print(reverse(cute::make_tuple(5, 4))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_1, (2, 1), 3, (_2,)), (_0, (2, 1), 3, (_2,))))__"); print(lex_less(cute::make_tuple(Int<1>{}, cute::make_tuple(2, 1), 3, cute::make_tuple(Int<2>{})), cute::make_tuple(Int<0>{}, cute::make_tuple(2, 1), 3, cute::make_tuple(Int<2>{})))); printf("\n"); }
+}
+
+void cases_55() {
+  { printf(">>> %s\n", R"__(group(L((_2, _8), (_m1, _m2)), 0, 0))__"); print(group<0,0>(make_layout(cute::make_tuple(Int<2>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_3, 12)), (_1, _4), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<3>{}, 12)), cute::make_tuple(Int<1>{}, Int<4>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace(((_3,), 2, 6, _6), (2, _3), 0))__"); print(replace<0>(cute::make_tuple(cute::make_tuple(Int<3>{}), 2, 6, Int<6>{}), cute::make_tuple(2, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less(((0, 1), _0), ((2, 1), _0)))__"); print(colex_less(cute::make_tuple(cute::make_tuple(0, 1), Int<0>{}), cute::make_tuple(cute::make_tuple(2, 1), Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((16,)), (_8,), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(16)), cute::make_tuple(Int<8>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(reverse((2, 1)))__"); print(reverse(cute::make_tuple(2, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_6, 1)), (_2,), 0))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<6>{}, 1)), cute::make_tuple(Int<2>{}), 0)); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint128_t, 1024), make_composed_layout(Sw(3, 3, -6), _8, L((2, (2, _1, _32)), (_1, (_2, _4, _8))))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint128_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<3,3,-6>{}, Int<8>{}, make_layout(cute::make_tuple(2, cute::make_tuple(2, Int<1>{}, Int<32>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group((_3, _4, 0), 0, 0))__"); print(group<0,0>(cute::make_tuple(Int<3>{}, Int<4>{}, 0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((5, _0), _1, lambda a, b: a + size(b)))__"); print(fold(cute::make_tuple(5, Int<0>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 1024), make_composed_layout(Sw(2, 2, 2), _64, L(((4,), _2), ((_2,), _1)))), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<2,2,2>{}, Int<64>{}, make_layout(cute::make_tuple(cute::make_tuple(4), Int<2>{}), cute::make_tuple(cute::make_tuple(Int<2>{}), Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less(1, 1))__"); print(elem_less(1, 1)); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(L((_8, (_5, _2)), (1, (32, 8))), 0, -1))__"); print(group<0,-1>(make_layout(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<5>{}, Int<2>{})), cute::make_tuple(1, cute::make_tuple(32, 8))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((12, 3)), (_4, _1), (_1,)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(12, 3)), cute::make_tuple(Int<4>{}, Int<1>{}), cute::make_tuple(Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq(((_3,), 0), ((_3,), 0)))__"); print(elem_geq(cute::make_tuple(cute::make_tuple(Int<3>{}), 0), cute::make_tuple(cute::make_tuple(Int<3>{}), 0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((8, 4)), (_4, _2), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(8, 4)), cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(find((_0, _3, _2, _4), _1))__"); print(find(cute::make_tuple(Int<0>{}, Int<3>{}, Int<2>{}, Int<4>{}), Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 1024), L((((1,), (6, 2), 1),), (((1,), (2, 1), 2),))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(1), cute::make_tuple(6, 2), 1)), cute::make_tuple(cute::make_tuple(cute::make_tuple(1), cute::make_tuple(2, 1), 2)))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((4, 4)), (_4, _1), (_3,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(4, 4)), cute::make_tuple(Int<4>{}, Int<1>{}), cute::make_tuple(Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((4, _24)), (_2, _8), (0,)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(4, Int<24>{})), cute::make_tuple(Int<2>{}, Int<8>{}), cute::make_tuple(0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(reverse((0, (_2, _2), (_5,), 1)))__"); print(reverse(cute::make_tuple(0, cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<5>{}), 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint64_t, 1024), L((_5,))), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint64_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(Int<5>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less((_1, 1, (_0, _3)), (_1, 1, (_0, _3))))__"); print(colex_less(cute::make_tuple(Int<1>{}, 1, cute::make_tuple(Int<0>{}, Int<3>{})), cute::make_tuple(Int<1>{}, 1, cute::make_tuple(Int<0>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_gtr(0, 3))__"); print(lex_gtr(0, 3)); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_less(((3, 3),), ((_1, _1),)))__"); print(colex_less(cute::make_tuple(cute::make_tuple(3, 3)), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(L(2, _1), 0, 0))__"); print(group<0,0>(make_layout(2, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint64_t, 1024), make_composed_layout(Sw(1, 0, 1), _m256, L(_8))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint64_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<1,0,1>{}, Int<-256>{}, make_layout(Int<8>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((16,)), (_8,), (_6,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(16)), cute::make_tuple(Int<8>{}), cute::make_tuple(Int<6>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_gtr((_0, _0), (_0, _0)))__"); print(elem_gtr(cute::make_tuple(Int<0>{}, Int<0>{}), cute::make_tuple(Int<0>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_6, _1, _4, 4), 1, lambda a, b: a + size(b)))__"); print(fold(cute::make_tuple(Int<6>{}, Int<1>{}, Int<4>{}, 4), 1, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(take(((_6, 0),), 0, 0))__"); print(take<0,0>(cute::make_tuple(cute::make_tuple(Int<6>{}, 0)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(1, 2, 2), L(((_8, _1, _8),), ((16, 128, _1),)))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<1,2,2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<1>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(16, 128, Int<1>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert(((6, _5), _3, _1), (3, 0, _1), 0))__"); print(insert<0>(cute::make_tuple(cute::make_tuple(6, Int<5>{}), Int<3>{}, Int<1>{}), cute::make_tuple(3, 0, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_1, (6, _3, _1), _1), _0, lambda a, b: a + size(b)))__"); print(fold(cute::make_tuple(Int<1>{}, cute::make_tuple(6, Int<3>{}, Int<1>{}), Int<1>{}), Int<0>{}, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((6,)), (_2,), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(6)), cute::make_tuple(Int<2>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(none_of((_2, _2, 4), lambda a: elem_less(_4, a)))__"); print(none_of(cute::make_tuple(Int<2>{}, Int<2>{}, 4), [&](auto const& a) { return elem_less(Int<4>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_gtr(((_1, 1), _3), ((_3, 3), 3)))__"); print(elem_gtr(cute::make_tuple(cute::make_tuple(Int<1>{}, 1), Int<3>{}), cute::make_tuple(cute::make_tuple(Int<3>{}, 3), 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_geq(((_0, 2), _1), ((_0, 1), _1, 2)))__"); print(lex_geq(cute::make_tuple(cute::make_tuple(Int<0>{}, 2), Int<1>{}), cute::make_tuple(cute::make_tuple(Int<0>{}, 1), Int<1>{}, 2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((8,)), (_4,), 1))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(8)), cute::make_tuple(Int<4>{}), 1)); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_gtr(((_1,), (1, _1)), ((_1,), (1, _1))))__"); print(colex_gtr(cute::make_tuple(cute::make_tuple(Int<1>{}), cute::make_tuple(1, Int<1>{})), cute::make_tuple(cute::make_tuple(Int<1>{}), cute::make_tuple(1, Int<1>{})))); printf("\n"); }
+}
+
+void cases_56() {
+  { printf(">>> %s\n", R"__(elem_less(((3, _0),), ((3, _1),)))__"); print(elem_less(cute::make_tuple(cute::make_tuple(3, Int<0>{})), cute::make_tuple(cute::make_tuple(3, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(group(L((_2, 2), (1, _2)), 0, 1))__"); print(group<0,1>(make_layout(cute::make_tuple(Int<2>{}, 2), cute::make_tuple(1, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((4, 4)), (_1,), 0))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(4, 4)), cute::make_tuple(Int<1>{}), 0)); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((8, _3, _2)), (_2, _1), (_3, _1)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(8, Int<3>{}, Int<2>{})), cute::make_tuple(Int<2>{}, Int<1>{}), cute::make_tuple(Int<3>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert(((_2,), _5, _4, (_4, 3)), (3,), 4))__"); print(insert<4>(cute::make_tuple(cute::make_tuple(Int<2>{}), Int<5>{}, Int<4>{}, cute::make_tuple(Int<4>{}, 3)), cute::make_tuple(3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_leq((2, (_0,), _2), (2, (_0,), _2)))__"); print(colex_leq(cute::make_tuple(2, cute::make_tuple(Int<0>{}), Int<2>{}), cute::make_tuple(2, cute::make_tuple(Int<0>{}), Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(none_of((_4, 1), lambda a: elem_less(_1, a)))__"); print(none_of(cute::make_tuple(Int<4>{}, 1), [&](auto const& a) { return elem_less(Int<1>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(1, 3, 1), L((_4, (32,))))), uint8_t))__"); print(recast<uint8_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<1,3,1>{}, make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(32))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_1,)), (_1,), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<1>{})), cute::make_tuple(Int<1>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform_leaf(((2, _1), _5, (3, _1), _3), lambda a: a * 2 + _1))__"); print(transform_leaf(cute::make_tuple(cute::make_tuple(2, Int<1>{}), Int<5>{}, cute::make_tuple(3, Int<1>{}), Int<3>{}), [&](auto const& a) { return ((a * 2) + Int<1>{}); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((_0,), lambda a: elem_less(_3, a)))__"); print(all_of(cute::make_tuple(Int<0>{}), [&](auto const& a) { return elem_less(Int<3>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert((_3, 3, _2), (3, _0), 3))__"); print(insert<3>(cute::make_tuple(Int<3>{}, 3, Int<2>{}), cute::make_tuple(3, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((1, 1), (1, _2)))__"); print(elem_less(cute::make_tuple(1, 1), cute::make_tuple(1, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_leq(((3, _3, 0), (2, 0)), ((0, _2, _2), (_0, 0), 1)))__"); print(lex_leq(cute::make_tuple(cute::make_tuple(3, Int<3>{}, 0), cute::make_tuple(2, 0)), cute::make_tuple(cute::make_tuple(0, Int<2>{}, Int<2>{}), cute::make_tuple(Int<0>{}, 0), 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), L((((_4, _2),),), (((_2, _1),),))), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<2>{}))), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<1>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 1024), L((_5,), (_1,))), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(Int<5>{}), cute::make_tuple(Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less(_3, _3))__"); print(elem_less(Int<3>{}, Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq(((_2, _0), 0, (_2, _3)), ((_2, _0), 1, (_2, _3))))__"); print(elem_geq(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<0>{}), 0, cute::make_tuple(Int<2>{}, Int<3>{})), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<0>{}), 1, cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((2, _8, _4)), (_2, _4), 0))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(2, Int<8>{}, Int<4>{})), cute::make_tuple(Int<2>{}, Int<4>{}), 0)); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint64_t, 1024), L(3, 1)), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint64_t*>(uintptr_t(1024))), make_layout(3, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less(((2, 0), (1,)), ((1, 0), (1,))))__"); print(elem_less(cute::make_tuple(cute::make_tuple(2, 0), cute::make_tuple(1)), cute::make_tuple(cute::make_tuple(1, 0), cute::make_tuple(1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_3, 2, (_1, _0)), (_2, _1, (0, 1), 0)))__"); print(elem_less(cute::make_tuple(Int<3>{}, 2, cute::make_tuple(Int<1>{}, Int<0>{})), cute::make_tuple(Int<2>{}, Int<1>{}, cute::make_tuple(0, 1), 0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_leq(((0, _2), _1), ((_3, 3), _1)))__"); print(colex_leq(cute::make_tuple(cute::make_tuple(0, Int<2>{}), Int<1>{}), cute::make_tuple(cute::make_tuple(Int<3>{}, 3), Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like((4,), _0))__"); print(repeat_like(cute::make_tuple(4), Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan((3, _6), _1, lambda a, b: a * size(b)))__"); print(escan(cute::make_tuple(3, Int<6>{}), Int<1>{}, [&](auto const& a, auto const& b) { return (a * size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace((2, (3, 5), _6), (_1, 0, 1), 2))__"); print(replace<2>(cute::make_tuple(2, cute::make_tuple(3, 5), Int<6>{}), cute::make_tuple(Int<1>{}, 0, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(repeat_like((0, 1), (1, 3, _1)))__"); print(repeat_like(cute::make_tuple(0, 1), cute::make_tuple(1, 3, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(find((_1, _0), _4))__"); print(find(cute::make_tuple(Int<1>{}, Int<0>{}), Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(remove((_5,), 0))__"); print(remove<0>(cute::make_tuple(Int<5>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(((4, _2, 1),)))__"); print(zip(cute::make_tuple(cute::make_tuple(4, Int<2>{}, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq((0, _3), (0, _3)))__"); print(elem_geq(cute::make_tuple(0, Int<3>{}), cute::make_tuple(0, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert(((1, 0), _0), (0, 0), 1))__"); print(insert<1>(cute::make_tuple(cute::make_tuple(1, 0), Int<0>{}), cute::make_tuple(0, 0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_geq(((2,), (_3, _1), _2, (_2,)), ((2,), (_2, _1), _2, (_2,))))__"); print(lex_geq(cute::make_tuple(cute::make_tuple(2), cute::make_tuple(Int<3>{}, Int<1>{}), Int<2>{}, cute::make_tuple(Int<2>{})), cute::make_tuple(cute::make_tuple(2), cute::make_tuple(Int<2>{}, Int<1>{}), Int<2>{}, cute::make_tuple(Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((16, _1, _1)), (_8, _1), (2, 0)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(16, Int<1>{}, Int<1>{})), cute::make_tuple(Int<8>{}, Int<1>{}), cute::make_tuple(2, 0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(find((_4,), _2))__"); print(find(cute::make_tuple(Int<4>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan((2,), 2, lambda a, b: a + size(b)))__"); print(escan(cute::make_tuple(2), 2, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan(((_6, _2), (1, 1)), 1, lambda a, b: a + size(b)))__"); print(escan(cute::make_tuple(cute::make_tuple(Int<6>{}, Int<2>{}), cute::make_tuple(1, 1)), 1, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_8,)), (_2,), (0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<8>{})), cute::make_tuple(Int<2>{}), cute::make_tuple(0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_leq((_3, (2, 0)), (_4, (2, 0))))__"); print(elem_leq(cute::make_tuple(Int<3>{}, cute::make_tuple(2, 0)), cute::make_tuple(Int<4>{}, cute::make_tuple(2, 0)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(replace(((0, _5), 5, (_3, _6)), (2,), 3))__"); print(replace<3>(cute::make_tuple(cute::make_tuple(0, Int<5>{}), 5, cute::make_tuple(Int<3>{}, Int<6>{})), cute::make_tuple(2))); printf("\n"); }
+}
+
+void cases_57() {
+  { printf(">>> %s\n", R"__(repeat_like(((0, _4), _0, (_5, _3)), (3, _3, 1, 3)))__"); print(repeat_like(cute::make_tuple(cute::make_tuple(0, Int<4>{}), Int<0>{}, cute::make_tuple(Int<5>{}, Int<3>{})), cute::make_tuple(3, Int<3>{}, 1, 3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(find((_1, _0, _1), _3))__"); print(find(cute::make_tuple(Int<1>{}, Int<0>{}, Int<1>{}), Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert((3, 0, (4, 1, 2), 5), (_2, 0), 0))__"); print(insert<0>(cute::make_tuple(3, 0, cute::make_tuple(4, 1, 2), 5), cute::make_tuple(Int<2>{}, 0))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_8, 4)), (_8,), (1,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<8>{}, 4)), cute::make_tuple(Int<8>{}), cute::make_tuple(1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_less((_3, 0), ()))__"); print(lex_less(cute::make_tuple(Int<3>{}, 0), cute::make_tuple())); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq((_0, (_1,)), (_1, (2,))))__"); print(elem_geq(cute::make_tuple(Int<0>{}, cute::make_tuple(Int<1>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(2)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take((3, (_3,)), 1, 2))__"); print(take<1,2>(cute::make_tuple(3, cute::make_tuple(Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 1024), L(_3, _1)), uint64_t))__"); print(recast<uint64_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(1024))), make_layout(Int<3>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lex_gtr(_2, 1))__"); print(lex_gtr(Int<2>{}, 1)); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(((4, _1, _1), (4, 0, _5), (5, 2, 5), (_5, 2, _2))))__"); print(zip(cute::make_tuple(cute::make_tuple(4, Int<1>{}, Int<1>{}), cute::make_tuple(4, 0, Int<5>{}), cute::make_tuple(5, 2, 5), cute::make_tuple(Int<5>{}, 2, Int<2>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(take((_5, _1), 0, -1))__"); print(take<0,-1>(cute::make_tuple(Int<5>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip(L(((_3,),), ((12,),))))__"); print(zip(make_layout(cute::make_tuple(cute::make_tuple(Int<3>{})), cute::make_tuple(cute::make_tuple(12))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_gtr((_0, (3, 2), (_3, 3)), (_1, (_1, 0), (_2, _3))))__"); print(elem_gtr(cute::make_tuple(Int<0>{}, cute::make_tuple(3, 2), cute::make_tuple(Int<3>{}, 3)), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, 0), cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 1024), L((((_2, _4),),), (((4, 1),),))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}))), cute::make_tuple(cute::make_tuple(cute::make_tuple(4, 1))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_0,), _0, lambda a, b: a + size(b)))__"); print(fold(cute::make_tuple(Int<0>{}), Int<0>{}, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(3, 0, 3), L((_8, _1)))), uint128_t))__"); print(recast<uint128_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<3,0,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_gtr(((3,), (0, _3)), ((3,), (1, _3))))__"); print(elem_gtr(cute::make_tuple(cute::make_tuple(3), cute::make_tuple(0, Int<3>{})), cute::make_tuple(cute::make_tuple(3), cute::make_tuple(1, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform_leaf((_0, (5,), 0, 5), lambda a: a * 1 + _0))__"); print(transform_leaf(cute::make_tuple(Int<0>{}, cute::make_tuple(5), 0, 5), [&](auto const& a) { return ((a * 1) + Int<0>{}); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(find((_2, _2), _2))__"); print(find(cute::make_tuple(Int<2>{}, Int<2>{}), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((2, _8)), (_1, _4), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(2, Int<8>{})), cute::make_tuple(Int<1>{}, Int<4>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(2, 0, 3), L((_4, _4), (_4, _1)))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<2,0,3>{}, make_layout(cute::make_tuple(Int<4>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(escan(((_3, _4, 0), 5, 4), 0, lambda a, b: a + size(b)))__"); print(escan(cute::make_tuple(cute::make_tuple(Int<3>{}, Int<4>{}, 0), 5, 4), 0, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((0, _2, (1, _3)), (_2, _0, (_1, 2))))__"); print(elem_less(cute::make_tuple(0, Int<2>{}, cute::make_tuple(1, Int<3>{})), cute::make_tuple(Int<2>{}, Int<0>{}, cute::make_tuple(Int<1>{}, 2)))); printf("\n"); }
 }
 
 int main() {
@@ -2133,5 +2534,14 @@ int main() {
   cases_46();
   cases_47();
   cases_48();
+  cases_49();
+  cases_50();
+  cases_51();
+  cases_52();
+  cases_53();
+  cases_54();
+  cases_55();
+  cases_56();
+  cases_57();
   return 0;
 }
