@@ -16,6 +16,7 @@ with ``out=``), so it stays in the compiled graph.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 from ..kernels import gemm_grouped as _kg
@@ -361,8 +362,7 @@ class ListRun:
 _lists: dict = {}  # list layout (addresses, sizes, strides, dtypes, options) -> ListRun
 
 
-def _dtype_of(t):
-    return t.dtype
+_dtype_of = operator.attrgetter("dtype")  # a C-level getter: the list key reads it per tensor
 
 
 def _stream() -> int:
