@@ -925,7 +925,6 @@ MODES = [  # take / group / zip / replace / append / prepend of tuples, layouts 
     "zip(L(((_2, _4), (_3, _5)), ((_1, _2), (_8, _24))))",
     "zip(L((_2, _4), (_1, _2)), L((_3, _5), (_8, _24)))",
     "zip(composition(Sw(2, 3, 3), L(((_2, _4), (_8, _8)), ((_8, _16), (_1, _64)))))",
-    "flatten(_5)",
     "append((_1, 2), _3)",
     "append(_1, _3)",
     "append_n((_1, 2), _0, 4)",

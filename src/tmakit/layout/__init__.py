@@ -66,7 +66,7 @@ from .layout import (
     size,
     stride,
 )
-from .mode_ops import append, group, group_modes, prepend, replace, take, zip
+from .mode_ops import append, group, group_modes, prepend, replace, take, zip  # group_modes: algebra's
 from .printing import (
     format_latex,
     format_layout,
@@ -159,15 +159,15 @@ def depth(x, *modes):
 
 
 def flatten(x):
-    """A layout with a flat shape and stride, or the leaves of a tuple; an integer is returned as it is (CuTe's
-    flatten; ``flatten_to_tuple`` makes it a 1-tuple)."""
+    """A layout, composed layout or tensor with a flat shape and stride, or the leaves of a tuple. An integer gives a
+    1-tuple (CuTe's ``flatten_to_tuple``; CuTe's ``flatten`` returns the integer: the tma layer relies on the tuple)."""
     if isinstance(x, Layout):
         return Layout(_flat_unwrap(x.shape), _flat_unwrap(x.stride))
     if isinstance(x, ComposedLayout):
         return ComposedLayout(x.layout_a, x.offset, flatten(x.layout_b))
     if isinstance(x, Tensor):
         return Tensor(x.iterator, flatten(x.layout))
-    return _tuple_flatten(x) if isinstance(x, tuple) else x
+    return _tuple_flatten(x)
 
 
 def _flat_unwrap(t):

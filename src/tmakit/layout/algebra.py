@@ -24,7 +24,7 @@ from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static,
 from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout, normalize
 from .memo import memoized
 from .swizzle import Swizzle, UInt, signed
-from .tuple_algorithms import zip2_by
+from .tuple_algorithms import group, zip2_by
 
 
 def _lift(tensors=False):
@@ -371,6 +371,15 @@ def max_common_vector(a, b):
     return Int(1)
 
 
+@_lift(tensors=True)
+def group_modes(layout, begin, end=-1):
+    """CuTe's ``group<B,E>`` of a layout (``group_modes<B,E>`` of a tensor): modes ``[B, E)`` become one mode
+    (``E = -1`` or ``None``: to the end; ``B == E`` changes nothing)."""
+    end = -1 if end is None else end
+    layout = _as_layout(layout)
+    return Layout(group(layout.shape, begin, end), group(layout.stride, begin, end))
+
+
 def make_identity_layout(shape):
     """``shape:(_1@0,_1@1,...)``: maps a coordinate to itself."""
     shape = normalize(shape)
@@ -385,5 +394,5 @@ __all__ = [
     "coalesce", "filter", "composition", "complement", "right_inverse", "left_inverse", "logical_divide",
     "zipped_divide", "tiled_divide", "flat_divide", "logical_product", "zipped_product", "tiled_product",
     "blocked_product", "raked_product", "tile_to_shape", "max_common_layout", "max_common_vector",
-    "append", "make_identity_layout", "filter_zeros", "tile_unzip",
+    "append", "make_identity_layout", "group_modes", "filter_zeros", "tile_unzip",
 ]

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from . import tuple_algorithms as ta
 from .algebra import append as _append_layout
+from .algebra import group_modes
 from .composed import ComposedLayout, composition3
 from .composition import _as_layout
 from .int_tuple import LayoutError, is_tuple, rank, wrap
 from .integer import Int, to_str
 from .layout import Layout
 
-__all__ = ["take", "group", "group_modes", "zip", "replace", "append", "prepend"]
+__all__ = ["take", "group", "group_modes", "zip", "replace", "append", "prepend"]  # group_modes: algebra's
 
 
 def _is_tensor(x):
@@ -37,16 +38,12 @@ def _lift(x, fn, what, tensors=False):
     return fn(x)
 
 
-def _range(b, e, n, what, t, strict):
-    """Check CuTe's ``[B, E)`` (E = -1: to the end) against rank ``n``; ``strict`` is the layout form (B < E)."""
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (b, e)):
-        raise LayoutError(f"{what}: B and E must be integers (CuTe's template arguments), got {b!r}, {e!r}")
-    e = n if e == -1 and not strict else int(e)
-    if not 0 <= b <= e <= n or (strict and b == e):
-        rule = "0 <= B < E <= rank" if strict else "0 <= B <= E <= rank (E = -1: the rank)"
-        raise LayoutError(f"{what}<{b},{e}>({to_str(t)}): CuTe needs {rule} = {n} (a static_assert); pick modes in "
-                          "range")
-    return int(b), e
+def _layout_range(b, e, n, what, t):
+    """The layout form of ``take<B,E>``: CuTe's static_assert wants ``0 <= B < E <= rank`` (no E = -1)."""
+    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (b, e)) and 0 <= b < e <= n
+    if not ok:
+        raise LayoutError(f"{what}<{b},{e}>({t}): CuTe needs 0 <= B < E <= rank = {n} for a layout (a "
+                          "static_assert); take a non-empty range of modes")
 
 
 def take(x, begin, end):
@@ -54,8 +51,8 @@ def take(x, begin, end):
     gives ``()``; a layout (composed layout, tensor) needs ``B < E``, as CuTe's static_assert."""
     if isinstance(x, (Layout, ComposedLayout)) or _is_tensor(x):
         lay = x.layout if _is_tensor(x) else x
-        _range(begin, end, rank(lay.shape), "take", lay, strict=True)
-    b, e = _range(begin, end, rank(_shape(x)), "take", x, strict=False)
+        _layout_range(begin, end, rank(lay.shape), "take", lay)
+    b, e = ta.group_range(begin, end, rank(_shape(x)), "take", x)
     return _lift(x, lambda t: wrap(t)[b:e], "take", tensors=True)
 
 
@@ -64,23 +61,13 @@ def _shape(x):
 
 
 def group(x, begin, end=-1):
-    """``group<B,E>(x)``: modes ``[B, E)`` become one mode (``E = -1``: to the end); ``B == E`` leaves ``x`` as it
-    is (CuTe inserts no empty mode)."""
-    b, e = _range(begin, end, rank(_shape(x)), "group", x, strict=False)
-
-    def one(t):
-        w = wrap(t)
-        return w[:b] + ((w[b:e],) if b < e else ()) + w[e:]
-
-    return _lift(x, one, "group")
-
-
-def group_modes(x, begin, end=-1):
-    """CuTe's ``group_modes<B,E>``: ``group`` of a layout, composed layout or tensor's layout."""
-    end = -1 if end is None else end
+    """``group<B,E>(x)`` of a tuple, layout or composed layout: modes ``[B, E)`` become one mode (``E = -1``: to the
+    end); ``B == E`` leaves ``x`` as it is (CuTe inserts no empty mode). A tensor's modes: ``group_modes``."""
     if _is_tensor(x):
-        return type(x)(x.iterator, group(x.layout, begin, end))
-    return group(x, begin, end)
+        raise LayoutError("group: CuTe has no group of a tensor; group_modes(tensor, B, E) groups its modes")
+    if isinstance(x, (Layout, ComposedLayout)):
+        return group_modes(x, begin, end)
+    return ta.group(x, begin, end)
 
 
 def zip(*xs):  # noqa: A001 - CuTe's name

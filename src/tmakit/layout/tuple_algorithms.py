@@ -18,7 +18,7 @@ __all__ = [
     "apply", "transform_apply", "transform", "transform_leaf", "for_each", "for_each_leaf", "find_if", "find",
     "any_of", "all_of", "none_of", "filter_tuple", "fold", "fold_first", "front", "back", "wrap", "unwrap",
     "flatten_to_tuple", "tuple_cat", "insert", "remove", "replace", "replace_front", "replace_back", "tuple_repeat",
-    "repeat", "repeat_like", "iscan", "escan", "zip", "zip2_by", "reverse",
+    "repeat", "repeat_like", "iscan", "escan", "zip", "zip2_by", "reverse", "group_range", "group",
 ]
 
 
@@ -233,6 +233,26 @@ def repeat(x, n):
 def repeat_like(t, x):
     """``x`` in place of every leaf of ``t`` (``t``'s profile)."""
     return tuple(repeat_like(v, x) for v in t) if is_tuple(t) else x
+
+
+def group_range(begin, end, n, what, t):
+    """CuTe's ``[B, E)`` of ``group<B,E>`` / ``take<B,E>`` on a tuple of rank ``n``: E = -1 means ``n``, and
+    ``0 <= B <= E <= n`` (a static_assert or an out-of-range ``get`` otherwise)."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (begin, end)):
+        raise LayoutError(f"{what}: B and E must be integers (CuTe's template arguments), got {begin!r}, {end!r}")
+    e = n if end == -1 else int(end)
+    if not 0 <= begin <= e <= n:
+        raise LayoutError(f"{what}<{begin},{end}>({to_str(t)}): CuTe needs 0 <= B <= E <= rank = {n} (E = -1: the "
+                          "rank); pick modes in range")
+    return int(begin), e
+
+
+def group(t, begin, end=-1):
+    """``group<B,E>(t)``: modes ``[B, E)`` become one mode (``E = -1``: to the end); ``B == E`` leaves ``t`` as it
+    is, since CuTe inserts no empty mode (a non-tuple is the 1-tuple of itself)."""
+    w = wrap(t)
+    b, e = group_range(begin, end, len(w), "group", t)
+    return w[:b] + ((w[b:e],) if b < e else ()) + w[e:]
 
 
 def iscan(t, v, f):
