@@ -102,6 +102,39 @@ def test_cpu_tensors_run_torch_and_say_so():
         tk.ops.grouped_mm(a, w.transpose(-2, -1), offs, strict=True)
 
 
+@pytest.mark.parametrize("a_shape, b_shape, offs, match", [
+    ((12, 32), (3, 32, 16), torch.tensor([4.0, 4, 12]), "1-D int32"),  # float offs: not rounded behind the user
+    ((12, 32), (3, 32, 16), torch.tensor([4, 4, 12]), "1-D int32"),  # int64
+    ((12, 32), (3, 32, 16), [4, 4, 12], "got list"),
+    ((12, 32), (3, 32, 16), torch.tensor([[4, 4, 12]], dtype=torch.int32), "1-D int32"),
+    ((12, 32), (3, 32, 16), torch.tensor([4, 12], dtype=torch.int32), "2 entries for 3 groups of b"),
+    ((3, 12, 32), (32, 16), torch.tensor([4, 12], dtype=torch.int32), "2 entries for 3 groups of a"),
+    ((3, 12, 32), (3, 32, 16), torch.tensor([4, 8, 12], dtype=torch.int32), "must be None"),
+    ((12, 32), (3, 32, 16), None, "offs is required"),
+    ((12, 32), (32, 16), None, "offs is required"),
+])
+def test_bad_offs_fail_on_every_path(a_shape, b_shape, offs, match):
+    """offs is checked before any path is taken -- the CPU fallback as well as the kernel -- with torch's rules:
+    a 1-D int32 tensor, one end offset per group of the 3-D operand, given exactly where an operand is 2-D."""
+    a, b = torch.randn(*a_shape, dtype=torch.bfloat16), torch.randn(*b_shape, dtype=torch.bfloat16)
+    with pytest.raises(GemmError, match=match):
+        tk.ops.grouped_mm(a, b, offs)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, ends, match", [
+    ((12, 32), (3, 32, 16), [4, 2, 12], "non-decreasing"),
+    ((12, 32), (3, 32, 16), [4, 8, 13], r"past the end of a \(12 rows\)"),
+    ((3, 12, 32), (32, 16), [4, 8, 17], r"past the end of b \(16 columns\)"),
+    ((12, 32), (32, 16), [8, 33], r"past the end of K \(32\)"),
+])
+def test_check_offs_reads_the_values_on_every_path(a_shape, b_shape, ends, match):
+    a, b = torch.randn(*a_shape, dtype=torch.bfloat16), torch.randn(*b_shape, dtype=torch.bfloat16)
+    offs = torch.tensor(ends, dtype=torch.int32)
+    with pytest.raises(GemmError, match=match):
+        tk.ops.grouped_mm(a, b, offs, check_offs=True)
+    tk.ops.grouped_mm(a, b, offs)  # without check_offs: clamped, as the kernel does (no synchronisation)
+
+
 @pytest.mark.parametrize("form", ["2d3d", "3d2d", "2d2d"])
 def test_torch_loop_computes_every_offs_form(form):
     """The loop of products the fallback runs where torch._grouped_mm cannot take the call (no such op, or operands

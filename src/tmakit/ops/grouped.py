@@ -52,11 +52,15 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
             return torch.ops.tmakit.grouped_mm(a, b, offs, od, strict, check_offs, config)
         torch.ops.tmakit.grouped_mm_out(a, b, offs, out, strict, check_offs, config)
         return out
-    why = _not_for_the_kernel(torch, a, b, offs)
-    if not why:
+    if offs is not None:  # on every path: torch's loop would read a float or mis-sized offs silently
         _check_offs_tensor(torch, a, b, offs)
         if check_offs:
-            _check_offs_values(torch, offs, int(a.shape[0]))
+            _check_offs_values(torch, offs, *_offs_extent(a, b))
+    elif getattr(a, "dim", None) and getattr(b, "dim", None) and 2 in (a.dim(), b.dim()):
+        raise GemmError(f"offs is required where a or b is 2-D (a is {a.dim()}-D, b {b.dim()}-D): it says where each "
+                        f"group ends, as for torch._grouped_mm")
+    why = _not_for_the_kernel(torch, a, b, offs)
+    if not why:
         try:
             p = _plan(a, b, offs, out, out_dtype, config)
         except GemmError as e:
@@ -124,23 +128,38 @@ def _not_for_the_kernel(torch, a, b, offs) -> str:
 
 
 def _check_offs_tensor(torch, a, b, offs) -> None:
-    """The checks that need no synchronisation: dtype, rank, length."""
-    if offs.dtype != torch.int32 or offs.dim() != 1:
-        raise ValueError(f"offs must be a 1-D int32 tensor of group end rows, got {offs.dtype} with shape "
-                         f"{tuple(offs.shape)}")
-    if int(offs.shape[0]) != int(b.shape[0]):
-        raise ValueError(f"offs has {int(offs.shape[0])} entries for {int(b.shape[0])} groups of b (b.shape[0]); give "
-                         f"one end row per group")
+    """The checks that need no synchronisation: type, dtype, rank, length (one end offset per group of the 3-D
+    operand; any number of groups along K for 2-D x 2-D)."""
+    if not isinstance(offs, torch.Tensor) or offs.dtype != torch.int32 or offs.dim() != 1:
+        got = f"{offs.dtype} with shape {tuple(offs.shape)}" if isinstance(offs, torch.Tensor) else type(offs).__name__
+        raise GemmError(f"offs must be a 1-D int32 tensor of group end offsets, got {got}; pass "
+                        f"torch.tensor(ends, dtype=torch.int32, device=a.device)")
+    if a.dim() == 3 and b.dim() == 3:
+        raise GemmError("offs must be None for a 3-D a and a 3-D b (a batched product: one group per batch entry)")
+    groups, of = (int(b.shape[0]), "b (b.shape[0])") if b.dim() == 3 else (int(a.shape[0]), "a (a.shape[0])") \
+        if a.dim() == 3 else (None, "")
+    if groups is not None and int(offs.shape[0]) != groups:
+        raise GemmError(f"offs has {int(offs.shape[0])} entries for {groups} groups of {of}; give one end offset "
+                        f"per group")
 
 
-def _check_offs_values(torch, offs, m: int) -> None:
-    """Non-decreasing and at most M (one device-to-host copy)."""
+def _offs_extent(a, b) -> tuple[int, str]:
+    """The extent ``offs`` cuts into groups and its name: a's rows (2-D x 3-D), b's columns (3-D x 2-D) or K
+    (2-D x 2-D)."""
+    if a.dim() == 2 and b.dim() == 3:
+        return int(a.shape[0]), "a ({} rows)"
+    return (int(b.shape[-1]), "b ({} columns)") if a.dim() == 3 else (int(a.shape[1]), "K ({})")
+
+
+def _check_offs_values(torch, offs, m: int, what: str = "a ({} rows)") -> None:
+    """Non-decreasing and at most ``m``, the grouped extent (``what``, formatted with ``m``) (one device-to-host
+    copy)."""
     v = offs.tolist()
     for g, (lo, hi) in enumerate(zip([0] + v[:-1], v)):
         if hi < lo:
-            raise ValueError(f"offs must be non-decreasing: offs[{g}] = {hi} < {lo}")
+            raise GemmError(f"offs must be non-decreasing: offs[{g}] = {hi} < {lo}")
     if v and v[-1] > m:
-        raise ValueError(f"offs[-1] = {v[-1]} is past the end of a ({m} rows)")
+        raise GemmError(f"offs[-1] = {v[-1]} is past the end of {what.format(m)}")
 
 
 def _torch_grouped(torch, a, b, offs, out_dtype, out):
