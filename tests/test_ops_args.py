@@ -126,3 +126,14 @@ def test_copy_and_reduce_keep_the_autograd_graph_through_torch():
     with torch.no_grad():
         ops.reduce_into(leaf, torch.ones(6))
     assert torch.equal(leaf.detach(), torch.ones(6)) and ops.last_path == "torch:not CUDA tensors"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gemm_shapes_that_do_not_compose_raise_gemm_error_on_the_cpu_path_too(dtype):
+    """The same GemmError (a ValueError) as on the kernel's path, not torch.matmul's RuntimeError."""
+    from tmakit.kernels.gemm import GemmError
+
+    a, w = torch.randn(64, 256, dtype=dtype), torch.randn(128, 256, dtype=dtype)
+    with pytest.raises(GemmError, match=r"shapes do not compose: a is 64x256, b is 128x256"):
+        ops.gemm(a, w)
+    assert ops.gemm(a, w.t()).shape == (64, 128) and ops.last_path.startswith("torch:")

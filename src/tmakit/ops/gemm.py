@@ -344,7 +344,11 @@ def _kernel_runner(torch, p, a, b, out):
 
 
 def _not_for_the_kernel(torch, a, b, out, out_dtype, strict):
-    """CPU tensors, other devices, batched or other-dtype inputs: ``torch.matmul`` (``strict``: GemmError)."""
+    """CPU tensors, other devices, batched or other-dtype inputs: ``torch.matmul`` (``strict``: GemmError). 2-D
+    shapes that do not compose raise GemmError here as on the kernel's path (not torch's RuntimeError)."""
+    if a.dim() == 2 and b.dim() == 2 and a.shape[1] != b.shape[0]:
+        raise GemmError(f"shapes do not compose: a is {a.shape[0]}x{a.shape[1]}, b is {b.shape[0]}x{b.shape[1]} "
+                        f"(a.shape[1] must equal b.shape[0])")
     why = _route.not_for_the_kernel(a, b)
     if strict:
         raise GemmError(f"the TMA GEMM cannot take this call: {why} (strict=True)")
