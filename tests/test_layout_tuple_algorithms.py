@@ -175,6 +175,27 @@ def test_recast_with_a_negative_stride_moves_the_start():
     assert [int(wide(i)) for i in range(4)] == [int(words[4 - i]) for i in range(4)]
 
 
+def test_sub_byte_pointers_step_in_bits_after_a_recast():
+    """recast to a type narrower than a byte gives CuTe's subbyte_iterator (byte address, bit): p + n moves n * bits
+    bits; make_smem_ptr(T, a) stays a plain T* (steps of sizeof(T), one byte), as in CuTe; a sub-byte start cannot
+    be recast to a whole-byte type."""
+    from tmakit.mma import numeric
+
+    fp4, fp6 = numeric.float_e2m1_t, numeric.float_e2m3_t
+    t = tk.recast(tk.make_tensor(tk.make_smem_ptr(np.uint8, 0x100), L((I(8), I(4)))), fp4)
+    p = t.iterator
+    assert str(p) == "smem_subptr[4b](0x100.0)" and str(t.layout) == "(_16,_4):(_1,_16)"
+    assert str(p + 1) == "smem_subptr[4b](0x100.4)" and str(p + 3) == "smem_subptr[4b](0x101.4)"
+    q = tk.recast(tk.make_tensor(tk.make_smem_ptr(np.uint8, 0x100), L(I(8))), fp6).iterator
+    assert [str(q + i) for i in (1, 4, 5)] == ["smem_subptr[6b](0x100.6)", "smem_subptr[6b](0x103.0)",
+                                               "smem_subptr[6b](0x103.6)"]
+    raw = tk.make_smem_ptr(fp4, 0x100)
+    assert str(raw) == "smem_ptr[4b](0x100)" and str(raw + 3) == "smem_ptr[4b](0x103)"
+    odd = tk.make_tensor(p + 1, L(I(2)))
+    with pytest.raises(tk.LayoutError, match="bits into a byte"):
+        tk.recast(odd, np.uint8)
+
+
 def test_make_counting_tensor_is_make_coord_tensor():
     lay = L((1024, 1024), (tk.E(1), tk.E(0)))
     assert str(tk.make_counting_tensor(lay)) == str(tk.make_coord_tensor(lay))

@@ -159,15 +159,15 @@ def depth(x, *modes):
 
 
 def flatten(x):
-    """A layout, composed layout or tensor with a flat shape and stride, or the leaves of a tuple. An integer gives a
-    1-tuple (CuTe's ``flatten_to_tuple``; CuTe's ``flatten`` returns the integer: the tma layer relies on the tuple)."""
+    """A layout, composed layout or tensor with a flat shape and stride, or the leaves of a tuple; an integer is
+    returned as it is, as CuTe's ``flatten`` does (``flatten_to_tuple`` gives a 1-tuple)."""
     if isinstance(x, Layout):
         return Layout(_flat_unwrap(x.shape), _flat_unwrap(x.stride))
     if isinstance(x, ComposedLayout):
         return ComposedLayout(x.layout_a, x.offset, flatten(x.layout_b))
     if isinstance(x, Tensor):
         return Tensor(x.iterator, flatten(x.layout))
-    return _tuple_flatten(x)
+    return _tuple_flatten(x) if isinstance(x, tuple) else x
 
 
 def _flat_unwrap(t):

@@ -40,33 +40,42 @@ def _addr_str(address: int) -> str:
 class SmemPtr:
     """``T*`` in shared memory (``address`` in bytes), optionally swizzled: CuTe's ``smem_ptr`` / ``swizzle_ptr``.
 
-    The swizzle acts on byte addresses (``Sw<3,4,3>`` is the 128-byte swizzle for every element width).
+    The swizzle acts on byte addresses (``Sw<3,4,3>`` is the 128-byte swizzle for every element width). ``bit``
+    not None makes it CuTe's ``subbyte_iterator`` (what ``recast`` to a type narrower than a byte gives): a byte
+    address and the bit where the element starts within that byte, ``p + n`` moving ``n * bits`` bits, printed
+    ``smem_subptr[4b](0x400.4)``; ``make_smem_ptr(T, address)`` is ``(T*)address``, a plain pointer whatever T.
     """
 
-    __slots__ = ("value_type", "address", "swizzle")
+    __slots__ = ("value_type", "address", "swizzle", "bit")
 
-    def __init__(self, value_type, address: int = 0, swizzle: Swizzle | None = None):
+    def __init__(self, value_type, address: int = 0, swizzle: Swizzle | None = None, bit: int | None = None):
         self.value_type, self.address, self.swizzle = value_type, int(address), swizzle
+        self.bit = None if bit is None else int(bit)
 
     @property
     def bits(self) -> int:
         return sizeof_bits(self.value_type)
 
     def __add__(self, n):
-        return SmemPtr(self.value_type, self.address + int(n) * self.bits // 8, self.swizzle)
+        if self.bit is None:  # a T*: steps of sizeof(T), one byte for CUTLASS's sub-byte types
+            return SmemPtr(self.value_type, self.address + int(n) * max(self.bits // 8, 1), self.swizzle)
+        at = self.address * 8 + self.bit + int(n) * self.bits
+        return SmemPtr(self.value_type, at // 8, self.swizzle, at % 8)
 
     def __str__(self):
         sw = f"{self.swizzle}_" if self.swizzle is not None else ""
+        if self.bit is not None:
+            return f"{sw}smem_subptr[{self.bits}b]({_addr_str(self.address)}.{self.bit})"
         return f"{sw}smem_ptr[{self.bits}b]({_addr_str(self.address)})"
 
     __repr__ = __str__
 
     def __eq__(self, o):
-        return isinstance(o, SmemPtr) and (self.bits, self.address, str(self.swizzle)) == (
-            o.bits, o.address, str(o.swizzle))
+        return isinstance(o, SmemPtr) and (self.bits, self.address, self.bit, str(self.swizzle)) == (
+            o.bits, o.address, o.bit, str(o.swizzle))
 
     def __hash__(self):
-        return hash((self.bits, self.address))
+        return hash((self.bits, self.address, self.bit))
 
     def make_tensor_with(self, layout):
         """``make_tensor(ptr, Sw o smem_ptr_flag o L)`` moves the swizzle into the pointer (pointer_flagged.hpp)."""
@@ -76,7 +85,7 @@ class SmemPtr:
             if layout.offset.bits != self.bits:
                 raise MmaError(f"the layout atom is for {layout.offset.bits}-bit elements but the pointer holds "
                                f"{self.bits}-bit ones; build the atom for the pointer's element type")
-            return Tensor(SmemPtr(self.value_type, self.address, layout.layout_a), layout.layout_b)
+            return Tensor(SmemPtr(self.value_type, self.address, layout.layout_a, self.bit), layout.layout_b)
         return None
 
 

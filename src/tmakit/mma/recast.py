@@ -164,6 +164,11 @@ def _element_type(it):
 def _recast_ptr(it, new_type):
     """CuTe's ``recast_ptr<NewType>``: the same address, read as ``new_type`` elements."""
     if isinstance(it, SmemPtr):
+        if sizeof_bits(new_type) < 8:  # CuTe's subbyte_iterator
+            return SmemPtr(new_type, it.address, it.swizzle, it.bit or 0)
+        if it.bit:
+            raise LayoutError(f"recast: {it} starts {it.bit} bits into a byte, so no {sizeof_bits(new_type)}-bit "
+                              f"element can start there; recast from a byte-aligned element")
         return SmemPtr(new_type, it.address, it.swizzle)
     if isinstance(it, TmemPtr):
         return TmemPtr(new_type, it.address)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 
-from ..layout import Int, Layout, coalesce, composition, flatten, make_identity_layout, make_layout, right_inverse
+from ..layout import Int, Layout, coalesce, composition, make_identity_layout, make_layout, right_inverse
 from ..layout.arith_tuple import E, ScaledBasis, make_basis_like
 from ..layout.composed import ComposedLayout
 from ..layout.int_tuple import is_tuple, product, wrap
 from ..layout.integer import is_constant, is_static
 from ..layout.swizzle import Swizzle
+from ..layout.tuple_algorithms import flatten_to_tuple
 from .errors import TmaDescriptorError
 
 
@@ -38,7 +39,7 @@ def _basis_value(d):
 
 def coalesce_256(layout: Layout) -> Layout:
     """coalesce that merges contiguous modes only while the merged extent stays <= 256 (one TMA box dim)."""
-    fs, fd = flatten(layout.shape), flatten(layout.stride)
+    fs, fd = flatten_to_tuple(layout.shape), flatten_to_tuple(layout.stride)
     ns, nd = [fs[0]], [fd[0]]
     for s, d in zip(fs[1:], fd[1:]):
         if is_constant(1, s):
@@ -83,8 +84,9 @@ def construct_tma_gbasis(glayout: Layout, slayout: Layout, cta_v_map: Layout) ->
     gbasis = make_identity_layout(glayout.shape)
     tile_gbasis = Layout(tile_gstride.shape, composition(gbasis, sidx2gmode).stride)
     tma_gbasis_tile = composition(tile_gbasis, make_layout(wrap(tma_gstride.shape)))
-    used = [b for b in flatten(tma_gbasis_tile.stride) if isinstance(b, ScaledBasis)]
-    remaining = [e for s, d, e in zip(flatten(glayout.shape), flatten(glayout.stride), flatten(gbasis.stride))
+    used = [b for b in flatten_to_tuple(tma_gbasis_tile.stride) if isinstance(b, ScaledBasis)]
+    leaves = (flatten_to_tuple(glayout.shape), flatten_to_tuple(glayout.stride), flatten_to_tuple(gbasis.stride))
+    remaining = [e for s, d, e in zip(*leaves)
                  if not (is_constant(1, s) or is_constant(0, d)) and e not in used]
     full_shape = wrap(tma_gbasis_tile.shape) + (Int(1),) * len(remaining)
     full_stride = wrap(tma_gbasis_tile.stride) + tuple(remaining)
@@ -105,7 +107,7 @@ def gmem_shape_stride(glayout: Layout, tma_gbasis: Layout):
     """(globalDim, globalStride in elements) for each TMA dimension (CuTe's fill_tma_gmem_shape_stride)."""
     dims, strides = [], []
     for mode in wrap(tma_gbasis.stride):
-        bases = [b for b in flatten(mode) if isinstance(b, ScaledBasis)]
+        bases = [b for b in flatten_to_tuple(mode) if isinstance(b, ScaledBasis)]
         if len(bases) == 1 and not is_tuple(mode):
             dims.append(int(_basis_get(bases[0], glayout.shape)))
             strides.append(int(_basis_get(bases[0], glayout.stride)))
@@ -128,8 +130,8 @@ def tma_coord_strides(glayout: Layout, tma_gbasis: Layout, byte_strides, elem_bi
         si, di = _basis_get(ei, glayout.shape), _basis_get(ei, glayout.stride)
         if is_constant(1, si) or is_constant(0, di):
             return Int(0)
-        j = next((k for k, m in enumerate(modes) if ei in [b for b in flatten(m) if isinstance(b, ScaledBasis)]),
-                 None)
+        j = next((k for k, m in enumerate(modes)
+                  if ei in [b for b in flatten_to_tuple(m) if isinstance(b, ScaledBasis)]), None)
         if j is None:
             return Int(0)
         if j == 0:
