@@ -107,11 +107,32 @@ def atom_values(atom) -> int:
     return nval
 
 
+def _general_kind(atom):
+    """The ``kind`` of a general (non-TMA) copy op behind a Copy_Atom / TiledCopy / ThrCopy, else None."""
+    holder = getattr(atom, "tiled_copy", atom)
+    if not hasattr(holder, "ValLayoutSrc"):  # TMA atoms and bound TMA copies have no Copy_Atom value layouts
+        return None
+    return getattr(getattr(holder, "op", None), "kind", None)
+
+
+def universal_copy(src, dst) -> None:
+    """``copy(UniversalCopy / AutoVectorizingCopy atom, src, dst)``: ``dst(i) = src(i)`` for every index of the
+    (partitioned) tensors, as CuTe's element-by-element copy does; both must have the same number of elements."""
+    n, m = _size(_modes(src)), _size(_modes(dst))
+    if n != m:
+        raise EmuError(f"copy: the source has {n} elements ({src.shape}) and the destination {m} ({dst.shape}); "
+                       "partition both with the same TiledCopy (partition_S / partition_D) or retile the fragment")
+    for i in range(n):
+        dst[i] = src(i)
+
+
 def copy(atom, src, dst) -> None:
     """Issue the TMA instructions of one partitioned copy (loads need ``atom.with_(barrier[, mask])``); the bulk
     atom ``SM90_BULK_COPY_AUTO`` issues ``cp.async.bulk`` instead (``tk.emu.bulk.bulk_copy``)."""
     if isinstance(atom, BulkCopyAuto):
         return bulk_copy(atom, src, dst)
+    if _general_kind(atom) == "universal":
+        return universal_copy(src, dst)
     op, tmap = atom.op, atom.tensormap
     bar, mask = getattr(atom, "barrier", None), getattr(atom, "mask", None)
     pairs = _atom_pairs(src, dst, atom_values(atom))

@@ -233,8 +233,9 @@ class MMA_Atom:  # noqa: N801 - CuTe's name
     """CuTe's ``MMA_Atom<Op>``: the op plus its traits (ThrID, Shape_MNK, Layout{A,B,C}_TV) and ``accumulate_``."""
 
     def __init__(self, op: MmaOp):
-        if not isinstance(op, MmaOp):
-            raise MmaError(f"MMA_Atom takes an SM100 MMA op such as tk.SM100_MMA_F16BF16_SS(...); got {op!r}")
+        if not isinstance(op, MmaOp) and not all(hasattr(op, a) for a in ("thr_id", "shape_mnk", "layout_c_tv")):
+            raise MmaError(f"MMA_Atom takes an MMA op such as tk.SM100_MMA_F16BF16_SS(...) or "
+                           f"tk.SM80_16x8x16_F32F16F16F32_TN(); got {op!r}")
         self.op = op
 
     @property

@@ -154,7 +154,7 @@ class ThrMMA:
 
 def make_tiled_mma(atom, thr_layout=None, permutations=None) -> TiledMMA:
     """CuTe's ``make_tiled_mma(atom_or_op, thr_layout = Layout<Shape<_1,_1,_1>>, permutations = Tile<_,_,_>)``."""
-    if isinstance(atom, MmaOp):
+    if isinstance(atom, MmaOp) or (not isinstance(atom, MMA_Atom) and hasattr(atom, "layout_c_tv")):
         atom = MMA_Atom(atom)
     if not isinstance(atom, MMA_Atom):
         raise MmaError(f"make_tiled_mma takes an MMA op or MMA_Atom; got {atom!r}")
