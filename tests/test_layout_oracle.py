@@ -59,6 +59,17 @@ NAMES = _Names(
     slice_and_offset=lambda crd, layout: layout.slice_and_offset(crd),
     compose=lambda x, *tilers: x.compose(*tilers),
     tile=lambda x, *tilers: x.tile(*tilers),
+    # TiledCopy / ThrCopy / ThrMMA members (tests/oracle/gen_cpp.py METHODS)
+    get_slice=lambda x, i: x.get_slice(i),
+    partition_S=lambda x, t: x.partition_S(t), partition_D=lambda x, t: x.partition_D(t),
+    retile_S=lambda x, t: x.retile_S(t), retile_D=lambda x, t: x.retile_D(t),
+    get_layoutS_TV=lambda x: x.get_layoutS_TV(), get_layoutD_TV=lambda x: x.get_layoutD_TV(),
+    partition_A=lambda x, t: x.partition_A(t), partition_B=lambda x, t: x.partition_B(t),
+    partition_C=lambda x, t: x.partition_C(t),
+    partition_fragment_A=lambda x, t: x.partition_fragment_A(t),
+    partition_fragment_B=lambda x, t: x.partition_fragment_B(t),
+    partition_fragment_C=lambda x, t: x.partition_fragment_C(t),
+    layout=lambda t: t.layout,
     # element types of recast_layout(x, OldType, NewType) (tests/oracle/gen_cpp.py TYPES)
     uint8_t=np.uint8, uint16_t=np.uint16, uint32_t=np.uint32, uint64_t=np.uint64, uint128_t=numeric.uint128_t,
     half_t=tk.half_t, float_e2m1_t=tk.float_e2m1_t, float_e2m3_t=tk.float_e2m3_t,

@@ -2195,6 +2195,164 @@ def _random_cases(seed, count, avoid=(), weighted_ops=_RANDOM_OPS):
     return out
 
 
+
+# ---------------------------------------------------------------- general tiled copies (cute/atom/copy_atom.hpp)
+_U32 = "Copy_Atom(UniversalCopy(uint32_t), half_t)"
+_U128 = "Copy_Atom(UniversalCopy(uint128_t), half_t)"
+_LDSM4 = "Copy_Atom(SM75_U32x4_LDSM_N(), half_t)"
+_LDSMT = "Copy_Atom(SM75_U16x8_LDSM_T(), half_t)"
+_TC1 = f"make_tiled_copy({_U32}, L((_32, _4)), L((_1, _2)))"
+_TC2 = f"make_tiled_copy({_U128}, L((_16, _8), (_8, _1)), L((_1, _8)))"
+_TC3 = f"make_tiled_copy({_LDSM4}, L((_32, _1)), L((_1, _8)))"
+_TC4 = f"make_tiled_copy({_LDSMT}, L((_4, _8), (_8, _1)), L((_8, _1)))"
+_MMA = "make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)))"
+_MMAP = "make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)), (_32, _32, _16))"
+_SA = "make_tensor(make_smem_ptr(half_t, 0), L((_64, _32), (_32, _1)))"
+_SB = "make_tensor(make_smem_ptr(half_t, 0), L((_32, _32), (_1, _32)))"
+TILED_COPY = [
+    # Copy_Atom: the op's bit layouts recast to the value type
+    *(f"Copy_Atom({op}, {t})" for op, t in (
+        ("UniversalCopy(uint32_t)", "half_t"), ("UniversalCopy(uint128_t)", "half_t"), ("UniversalCopy(uint64_t)",
+                                                                                         "uint8_t"),
+        ("UniversalCopy(uint16_t, uint16_t)", "half_t"), ("UniversalCopy(uint16_t)", "uint32_t"),
+        ("AutoVectorizingCopy()", "half_t"), ("DefaultCopy()", "uint8_t"),
+        ("AutoVectorizingCopyWithAssumedAlignment(64)", "uint16_t"),
+        ("SM80_CP_ASYNC_CACHEALWAYS(uint128_t)", "half_t"), ("SM80_CP_ASYNC_CACHEALWAYS(uint32_t)", "uint8_t"),
+        ("SM80_CP_ASYNC_CACHEGLOBAL(uint128_t)", "uint32_t"), ("SM80_CP_ASYNC_CACHEALWAYS(uint64_t, uint64_t)",
+                                                                "half_t"),
+        ("SM75_U32x1_LDSM_N()", "half_t"), ("SM75_U32x2_LDSM_N()", "half_t"), ("SM75_U32x4_LDSM_N()", "half_t"),
+        ("SM75_U32x4_LDSM_N()", "uint32_t"), ("SM75_U32x2_LDSM_N()", "uint8_t"),
+        ("SM75_U16x2_LDSM_T()", "half_t"), ("SM75_U16x4_LDSM_T()", "half_t"), ("SM75_U16x8_LDSM_T()", "half_t"),
+        ("SM75_U16x2_LDSM_T()", "uint32_t"), ("SM75_U16x8_LDSM_T()", "uint8_t"),
+        ("SM90_U32x1_STSM_N()", "half_t"), ("SM90_U32x2_STSM_N()", "half_t"), ("SM90_U32x4_STSM_N()", "half_t"),
+        ("SM90_U16x2_STSM_T()", "half_t"), ("SM90_U16x4_STSM_T()", "half_t"), ("SM90_U16x8_STSM_T()", "half_t"),
+        ("SM90_U32x4_STSM_N()", "uint32_t"), ("SM90_U16x4_STSM_T()", "uint32_t"))),
+    # make_tiled_copy: thread and value layouts -> TV layout and tiler
+    _TC1, _TC2, _TC3, _TC4,
+    f"make_tiled_copy({_U32}, L((_4, _8, _2)), L((_2, _1, _1)))",
+    f"make_tiled_copy({_U32}, L((_8, _16), LayoutRight), L((_2, _2), (_2, _1)))",
+    "make_tiled_copy(Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint128_t), half_t), L((_16, _8), (_8, _1)), L((_1, _8)))",
+    "make_tiled_copy(Copy_Atom(AutoVectorizingCopy(), half_t), L((_32, _8)), L((_4, _1)))",
+    "make_tiled_copy(Copy_Atom(DefaultCopy(), uint8_t), L((_16, _16)))",
+    "make_tiled_copy(Copy_Atom(UniversalCopy(uint64_t), uint16_t), L(((_4, _2), _8)), L((_4, _1)))",
+    "make_tiled_copy(Copy_Atom(SM90_U32x4_STSM_N(), half_t), L((_8, _4), (_4, _1)), L((_2, _4)))",
+    "make_tiled_copy(Copy_Atom(SM75_U32x2_LDSM_N(), half_t), L((_32, _2)), L((_2, _2)))",
+    # rejected: too few threads / values for the atom
+    f"make_tiled_copy({_LDSM4}, L((_16, _1)), L((_1, _8)))",
+    f"make_tiled_copy({_LDSM4}, L((_32, _1)), L((_1, _4)))",
+    f"make_tiled_copy({_U32}, L((_32, _4)), L((_1, _3)))",
+    f"make_tiled_copy({_U128}, L((_32, _4)), L((_1, _4)))",
+    # TV layouts, tile sizes, thread counts
+    *(f"get_layoutS_TV({tc})" for tc in (_TC1, _TC2, _TC3, _TC4)),
+    *(f"get_layoutD_TV({tc})" for tc in (_TC1, _TC2, _TC3, _TC4)),
+    *(f"{f}({tc})" for tc in (_TC1, _TC3, _TC4) for f in ("tile_size", "size")),
+    f"tile_size({_TC2}, 0)", f"tile_size({_TC2}, 1)",
+    f"get_slice({_TC1}, 5)", f"get_slice({_TC3}, 31)",
+    # partitions of identity and smem tensors
+    f"partition_S(get_slice({_TC1}, 5), make_identity_tensor((_64, _16)))",
+    f"partition_D(get_slice({_TC1}, 77), make_identity_tensor((64, 16)))",
+    f"partition_S(get_slice({_TC2}, 9), make_identity_tensor((_32, _64)))",
+    f"partition_S(get_slice({_TC2}, 9), make_identity_tensor((_32, _64, _2)))",
+    f"partition_S(get_slice({_TC3}, 13), {_SA})",
+    f"partition_D(get_slice({_TC3}, 13), make_identity_tensor((_32, _16)))",
+    f"partition_S(get_slice({_TC4}, 6), {_SB})",
+    f"partition_D(get_slice({_TC4}, 6), make_identity_tensor((_32, _64)))",
+    f"partition_S(get_slice({_TC1}, 0), make_identity_tensor(_64))",
+    # retile a thread's fragment to the copy's (CPY, CPY_M, CPY_N)
+    f"retile_S(get_slice({_TC1}, 0), make_tensor(make_smem_ptr(half_t, 0), L((_2, _2, _2))))",
+    f"retile_D(get_slice({_TC2}, 3), make_tensor(make_smem_ptr(half_t, 0), L((_8, _2, _4))))",
+    f"retile_D(get_slice({_TC3}, 3), make_tensor(make_smem_ptr(half_t, 0), L(((_2, _2), _2, _4))))",
+    f"retile_S(get_slice({_TC4}, 1), make_tensor(make_smem_ptr(half_t, 0), L(_16)))",
+    # make_tiled_copy_A/B/C against an SM80 TiledMMA; fragments and retiles as a mainloop uses them
+    _MMA, _MMAP,
+    f"make_tiled_copy_A({_LDSM4}, {_MMA})",
+    f"make_tiled_copy_B(Copy_Atom(SM75_U32x2_LDSM_N(), half_t), {_MMA})",
+    f"make_tiled_copy_B(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), {_MMAP})",
+    f"make_tiled_copy_B(Copy_Atom(SM75_U16x4_LDSM_T(), half_t), {_MMA})",
+    f"make_tiled_copy_A({_U32}, {_MMAP})",
+    f"make_tiled_copy_C({_U32}, {_MMA})",
+    f"make_tiled_copy_C(Copy_Atom(SM90_U32x2_STSM_N(), half_t), {_MMA})",
+    f"make_tiled_copy_C(Copy_Atom(SM90_U32x4_STSM_N(), half_t), {_MMA})",
+    f"make_tiled_copy_C_atom(Copy_Atom(SM90_U32x2_STSM_N(), half_t), {_MMA})",
+    f"make_tiled_copy_C_atom(Copy_Atom(SM90_U32x4_STSM_N(), half_t), {_MMA})",
+    f"make_tiled_copy_C_atom({_U32}, {_MMAP})",
+    f"get_layoutS_TV(make_tiled_copy_A({_LDSM4}, {_MMA}))",
+    f"get_layoutD_TV(make_tiled_copy_A({_LDSM4}, {_MMA}))",
+    f"partition_S(get_slice(make_tiled_copy_A({_LDSM4}, {_MMA}), 37), {_SA})",
+    f"layout(partition_fragment_A(get_slice({_MMA}, 37), {_SA}))",
+    f"layout(partition_fragment_B(get_slice({_MMAP}, 37), {_SB}))",
+    f"layout(partition_fragment_C(get_slice({_MMA}, 37), make_identity_tensor((_64, _32))))",
+    f"layout(retile_D(get_slice(make_tiled_copy_A({_LDSM4}, {_MMA}), 37), "
+    f"partition_fragment_A(get_slice({_MMA}, 37), {_SA})))",
+    f"layout(retile_D(get_slice(make_tiled_copy_B(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), {_MMAP}), 5), "
+    f"partition_fragment_B(get_slice({_MMAP}, 5), {_SB})))",
+    f"layout(retile_S(get_slice(make_tiled_copy_C({_U32}, {_MMA}), 100), "
+    f"partition_fragment_C(get_slice({_MMA}, 100), make_identity_tensor((_64, _32)))))",
+    # make_tiled_copy_S / _D: another atom over a TiledCopy's source / destination partition
+    f"make_tiled_copy_S(Copy_Atom(UniversalCopy(uint16_t), half_t), {_TC3})",
+    f"make_tiled_copy_D({_U32}, {_TC3})",
+    f"make_tiled_copy_D(Copy_Atom(UniversalCopy(uint64_t), half_t), make_tiled_copy_A({_LDSM4}, {_MMA}))",
+]
+
+
+
+# ---------------------------------------------------------------- random tiled copies
+_COPY_ATOMS = (("Copy_Atom(UniversalCopy(uint16_t), half_t)", 1), ("Copy_Atom(UniversalCopy(uint32_t), half_t)", 2),
+               ("Copy_Atom(UniversalCopy(uint64_t), half_t)", 4), ("Copy_Atom(UniversalCopy(uint128_t), half_t)", 8),
+               ("Copy_Atom(UniversalCopy(uint32_t), uint8_t)", 4), ("Copy_Atom(AutoVectorizingCopy(), half_t)", 1),
+               ("Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint64_t), half_t)", 4),
+               ("Copy_Atom(SM80_CP_ASYNC_CACHEGLOBAL(uint128_t), uint32_t)", 4))
+
+
+def _rtv_layout(rng, total):
+    """A compact static 2-D layout (column- or row-major, sometimes a nested first mode) of ``total`` elements."""
+    a = rng.choice([d for d in (1, 2, 4, 8, 16, 32) if total % d == 0])
+    b = total // a
+    if rng.random() < 0.2 and a >= 4:
+        return f"L(((_2, _{a // 2}), _{b}))"
+    return f"L((_{a}, _{b}){', LayoutRight' if rng.random() < 0.4 else ''})"
+
+
+def _r_tiled_copy(rng):
+    """make_tiled_copy of a random atom, thread layout (32 to 128 threads) and value layout (usually a multiple of
+    the atom's values, so a few are rejected), then one of: its print, its TV layouts, its tile size, a thread's
+    partition of an identity / smem tensor a whole number of tiles large, or the retile of that partition."""
+    atom, nv = rng.choice(_COPY_ATOMS)
+    thr = _rtv_layout(rng, rng.choice((32, 64, 128)))
+    vals = nv * rng.choice((1, 1, 2, 4)) if rng.random() < 0.9 else nv * 3 if nv < 8 else 6
+    val = _rtv_layout(rng, vals) if vals > 1 else "L((_1, _1))"
+    tc = f"make_tiled_copy({atom}, {thr}, {val})"
+    op = rng.choice(("print", "tv_s", "tv_d", "tile", "part", "part", "part", "retile"))
+    if op == "print":
+        return tc
+    if op in ("tv_s", "tv_d"):
+        return f"get_layout{op[-1].upper()}_TV({tc})"
+    if op == "tile":
+        return f"tile_size({tc}{rng.choice(('', ', 0', ', 1'))})"
+    tm, tn = _tiler_of(thr, val)
+    shape = (_S(tm * rng.randint(1, 2)), tn * rng.randint(1, 2) if rng.random() < 0.3 else _S(tn * rng.randint(1, 3)))
+    if rng.random() < 0.3:
+        shape = (shape[0], _S(tn * rng.randint(1, 3)))
+    thread = rng.randrange(32)
+    fn = rng.choice(("partition_S", "partition_D"))
+    if op == "retile":
+        t = f"make_tensor(make_smem_ptr(half_t, 0), L({_sp(shape)}{', LayoutRight' if rng.random() < 0.5 else ''}))"
+        return f"layout(retile_D(get_slice({tc}, {thread}), {fn}(get_slice({tc}, {thread}), {t})))"
+    return f"{fn}(get_slice({tc}, {thread}), make_identity_tensor({_sp(shape)}))"
+
+
+def _tiler_of(thr, val):
+    """The tile make_tiled_copy gives (raked product of the two layouts' shapes, mode by mode)."""
+    def dims(lay):
+        m = re.match(r"L\(\(\(_(\d+), _(\d+)\), _(\d+)\)\)", lay)
+        if m:
+            return int(m.group(1)) * int(m.group(2)), int(m.group(3))
+        a, b = re.match(r"L\(\(_(\d+), _(\d+)\)", lay).groups()
+        return int(a), int(b)
+    (a, b), (c, d) = dims(thr), dims(val)
+    return a * c, b * d
+
+
 _FIXED = BASICS + COALESCE + COMPOSITION + COMPLEMENT + INVERSE + DIVIDE + PRODUCT + SWIZZLE + SWIZZLE_ALGEBRA \
     + TENSOR + BASIS + EXTRA + NEGATIVE + SEEDS + PRINT_LAYOUT + _generated() + _negative_generated()
 RANDOM = _random_cases(seed=20240607, count=360, avoid=_FIXED)
@@ -2215,5 +2373,7 @@ RANDOM_TUPLE = _random_cases(seed=20270606, count=160,
                              + SLICE_DICE + _NEW_FIXED,
                              weighted_ops=((_r_compare, 3), (_r_tuple_ops, 4), (_r_partition, 2),
                                            (_r_recast_tensor, 2)))
+# make_tiled_copy and its partitions (drawn apart, so the cases above stay as they were).
+RANDOM_TILED_COPY = _random_cases(seed=20261127, count=70, avoid=TILED_COPY, weighted_ops=((_r_tiled_copy, 1),))
 CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST + SLICE_DICE \
-    + _NEW_FIXED + RANDOM_TUPLE
+    + _NEW_FIXED + RANDOM_TUPLE + TILED_COPY + RANDOM_TILED_COPY
