@@ -171,3 +171,55 @@ def test_raw_im2col_load_then_store_copies_the_walk():
         emu.launch(kernel, (1,), x, y, True)
     emu.unregister(x)
     emu.unregister(y)
+
+
+def test_copy_if_issues_only_the_predicated_atom_calls():
+    """copy_if(atom, pred, src, dst): the partition's modes after the first give the calls (here the two K tiles
+    into two pipeline stages); call i issues its TMA instructions only where pred(i), the skipped stage keeps what
+    it held, and the barrier expects the issued calls' bytes only. TrivialPredTensor issues them all, as copy."""
+    atom = tk.composition(tk.Swizzle(1, 3, 3), tk.make_layout((tk.Int(8), tk.Int(16)), tk.LayoutRight))
+    sl, sl2 = (tk.tile_to_shape(atom, s) for s in ((tk.Int(M), tk.Int(K)), (tk.Int(M), tk.Int(K), tk.Int(2))))
+    a = emu.alloc((M, 2 * K), np.uint16, align=1024)
+    a[:] = np.random.default_rng(4).integers(0, 2**15, size=a.shape, dtype=np.uint16)
+    tma = tk.make_tma_copy(tk.SM90_TMA_LOAD, tk.make_tensor(a), sl)
+    g = tk.local_tile(tma.get_tma_tensor(a.shape), (tk.Int(M), tk.Int(K)), (0, tk._))
+    got = np.zeros((2, M, K), np.uint16)
+
+    def kernel(a, pred, nbytes):
+        s, bar = emu.shared_tensor(sl2, np.uint16), emu.shared_barrier()
+        for k in range(2):
+            for i in range(M):
+                for j in range(K):
+                    s[(i, j, k)] = 0x8EEF
+        emu.fence_view_async_shared()  # the generic writes before the TMA's async-proxy ones
+        emu.initialize_barrier(bar, 1)
+        emu.set_barrier_transaction_bytes(bar, nbytes)
+        thr = tma.get_slice(0)
+        emu.copy_if(tma.with_(bar), pred, thr.partition_S(g), thr.partition_D(s))
+        emu.wait_barrier(bar, 0)
+        for k in range(2):
+            for i in range(M):
+                for j in range(K):
+                    got[k, i, j] = s[(i, j, k)]
+
+    per_tile = K * 2 // 32  # TMA atoms per K tile: one per 32-byte swizzle span of a row
+    try:
+        assert emu.launch(kernel, (1,), a, lambda i: i == 1, M * K * 2) == {"load": per_tile}
+        assert np.all(got[0] == 0x8EEF) and np.array_equal(got[1], a[:, K:])
+        assert emu.launch(kernel, (1,), a, emu.TrivialPredTensor(), 2 * M * K * 2) == {"load": 2 * per_tile}
+        assert np.array_equal(got[0], a[:, :K]) and np.array_equal(got[1], a[:, K:])
+    finally:
+        emu.unregister(a)
+
+
+def test_copy_if_elementwise_and_bad_predicates():
+    src, dst = np.arange(12, dtype=np.int32), np.zeros(12, np.int32)
+    keep = np.arange(12) % 3 == 0
+    emu.copy_if(tk.make_tensor(keep), tk.make_tensor(src), tk.make_tensor(dst))
+    assert np.array_equal(dst, np.where(keep, src, 0))
+    with pytest.raises(emu.EmuError, match="no entry 4"):
+        emu.copy_if(np.ones(4, bool), tk.make_tensor(src), tk.make_tensor(dst))
+    with pytest.raises(emu.EmuError, match="12 elements .* destination 6"):
+        emu.copy_if(emu.TrivialPredTensor(), tk.make_tensor(src), tk.make_tensor(dst[:6]))
+    with pytest.raises(emu.EmuError, match="takes \\(pred, src, dst\\)"):
+        emu.copy_if(tk.make_tensor(src), tk.make_tensor(dst))

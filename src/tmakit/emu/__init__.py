@@ -9,7 +9,7 @@ The TMA unit itself is ``tmakit.emu.tma_unit`` (pure functions on byte buffers).
 """
 
 from . import tma_unit
-from .adaptor import BoundCopy, copy, prefetch, tma_coords, with_
+from .adaptor import BoundCopy, TrivialPredTensor, copy, copy_if, prefetch, tma_coords, with_
 from .bulk import bulk_copy, bulk_load, bulk_prefetch, bulk_store  # cp.async.bulk (docs/EMULATOR.md)
 from .cta import Dim3
 from .device_info import (
@@ -134,6 +134,7 @@ __all__ = [
     "alloc", "arrive_barrier",
     "barrier_phase", "block_id_in_cluster", "block_idx", "block_rank_in_cluster", "box_geometry", "cluster_arrive",
     "cluster_id_in_grid", "cluster_shape", "cluster_size", "cluster_sync", "cluster_wait", "commit_group", "copy",
+    "copy_if", "TrivialPredTensor",
     "expect_transaction_bytes", "fence_barrier_init", "fence_proxy_async", "fence_view_async_shared", "grid_dim",
     "initialize_barrier", "invalidate_barrier", "launch", "make_smem_ptr", "make_smem_tensor", "prefetch",
     "register", "set_barrier_transaction_bytes", "shared_alloc", "shared_array", "shared_barrier", "shared_tensor",

@@ -151,6 +151,61 @@ def copy(atom, src, dst) -> None:
             tma_reduce(tmap, tma_coords(d), s.iterator, op.reduce_op)
 
 
+class TrivialPredTensor:
+    """CuTe's ``TrivialPredTensor``: a predicate that is true everywhere (``copy`` is ``copy_if`` with it)."""
+
+    def __call__(self, *_i) -> bool:
+        return True
+
+    __getitem__ = __call__
+
+
+def _pred_at(pred, i: int) -> bool:
+    try:
+        v = pred(i) if callable(pred) else pred[i]
+    except (IndexError, TypeError) as e:
+        raise EmuError(f"copy_if: the predicate has no entry {i} ({e}); give one per atom call (or per element in "
+                       "the three-argument form)") from e
+    return bool(v)
+
+
+def copy_if(*args) -> None:
+    """CuTe's ``copy_if``. ``copy_if(pred, src, dst)``: ``dst(i) = src(i)`` where ``pred(i)``, for every index of
+    the tensors. ``copy_if(atom, pred, src, dst)``: the partition's modes after the first, flattened
+    colexicographically as CuTe's ``group_modes<1, R>``, give the atom calls: call ``i`` (a TMA instruction, a
+    universal copy of mode 0's values) is issued where ``pred(i)``. ``pred``: a tensor, array or callable of ``i``;
+    ``TrivialPredTensor()`` is true everywhere. Predicated-off TMA loads move no bytes: count only the issued ones
+    in the barrier's transaction bytes."""
+    if len(args) == 3:
+        pred, src, dst = args
+        n, m = _size(_modes(src)), _size(_modes(dst))
+        if n != m:
+            raise EmuError(f"copy_if: the source has {n} elements ({src.shape}) and the destination {m} "
+                           f"({dst.shape}); give both the same number")
+        for i in range(n):
+            if _pred_at(pred, i):
+                dst[i] = src(i)
+        return
+    if len(args) != 4:
+        raise EmuError(f"copy_if takes (pred, src, dst) or (atom, pred, src, dst), got {len(args)} arguments")
+    atom, pred, src, dst = args
+    rest_s, rest_d = _modes(src)[1:], _modes(dst)[1:]
+    sizes = [_size(m) for m in rest_s]
+    if sizes != [_size(m) for m in rest_d]:
+        raise EmuError(f"copy_if: source shape {src.shape} and destination shape {dst.shape} do not match")
+    for i in range(_size(tuple(sizes))):
+        if not _pred_at(pred, i):
+            continue
+        idx, r = [], i
+        for n in sizes:  # colexicographic: the first of the later modes fastest
+            idx.append(r % n)
+            r //= n
+        if sizes:
+            copy(atom, src[(_, *idx)], dst[(_, *idx)])
+        else:
+            copy(atom, src.mode(0), dst.mode(0))
+
+
 def prefetch(atom, src) -> None:
     """``cute::prefetch(tma, src)``: one L2 prefetch per TMA atom of the coordinate tensor."""
     for s, _dst in _atom_pairs(src, src, atom_values(atom)):
