@@ -85,3 +85,15 @@ def test_tma_store_into_a_stepped_view_lands_in_the_users_array(pass_view):
     want = 1 + np.arange(CTA_M * CTA_N, dtype=np.float32).reshape(CTA_M, CTA_N)
     assert np.array_equal(out[::2], want)
     assert not out[1::2].any()
+
+
+def test_size_and_cosize_of_a_tensor_mode_read_its_layout():
+    """CuTe's size<I>(tensor) / cosize<I>(tensor) are the layout's: never an element of the tensor."""
+    import numpy as np
+
+    import tmakit as tk
+
+    t = tk.make_tensor(np.arange(24.0).reshape(4, 6) + 100)
+    assert (tk.size(t), tk.size(t, 0), tk.size(t, 1), tk.cosize(t, 1)) == (24, 4, 6, 6)
+    c = tk.make_identity_tensor((4, (tk.Int(2), 3)))
+    assert (tk.size(c, 1), tk.size(c, 1, 1)) == (6, 3)

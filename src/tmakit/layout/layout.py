@@ -238,11 +238,12 @@ def make_ordered_layout(shape, order):
 
 
 def size(x, *modes):
-    """Number of coordinates of a layout, tensor or shape (optionally of one mode)."""
-    if modes:
-        x = get(x, *modes)
+    """Number of coordinates of a layout, tensor or shape (optionally of one mode: a tensor's mode of its layout,
+    as CuTe's ``size<I>(tensor)``)."""
     if hasattr(x, "layout") and not isinstance(x, Layout):
         x = x.layout
+    if modes:
+        x = get(x, *modes)
     if hasattr(x, "size") and callable(x.size):
         return x.size()
     return product(x)
@@ -250,10 +251,10 @@ def size(x, *modes):
 
 def cosize(layout, *modes):
     """One past the largest offset the layout produces (CuTe's cosize = size(coshape))."""
-    if modes:
-        layout = get(layout, *modes)
     if hasattr(layout, "layout") and not isinstance(layout, Layout):
         layout = layout.layout
+    if modes:
+        layout = get(layout, *modes)
     if not isinstance(layout, Layout) and hasattr(layout, "cosize"):
         return layout.cosize()
     return product(coshape(layout))
