@@ -87,8 +87,9 @@ def test_tma_store_into_a_stepped_view_lands_in_the_users_array(pass_view):
     assert not out[1::2].any()
 
 
-def test_size_and_cosize_of_a_tensor_mode_read_its_layout():
-    """CuTe's size<I>(tensor) / cosize<I>(tensor) are the layout's: never an element of the tensor."""
+def test_mode_functions_of_a_tensor_read_its_layout():
+    """CuTe's size<I>(tensor), cosize<I>, shape<I>, stride<I>, rank<I>, depth<I> are the layout's, tensor<I> the
+    mode's sub-tensor: never an element of the tensor."""
     import numpy as np
 
     import tmakit as tk
@@ -97,3 +98,8 @@ def test_size_and_cosize_of_a_tensor_mode_read_its_layout():
     assert (tk.size(t), tk.size(t, 0), tk.size(t, 1), tk.cosize(t, 1)) == (24, 4, 6, 6)
     c = tk.make_identity_tensor((4, (tk.Int(2), 3)))
     assert (tk.size(c, 1), tk.size(c, 1, 1)) == (6, 3)
+    # shape / stride / rank / depth / get of a mode: CuTe's shape<I>(t), ..., tensor<I>(t)
+    assert (tk.shape(t, 1), tk.stride(t, 1), tk.rank(t, 1), tk.depth(t, 1)) == (6, 1, 1, 0)
+    assert (tk.shape(c, 1), tk.rank(c, 1), tk.depth(c, 1)) == ((2, 3), 2, 1)
+    assert str(tk.get(c, 1)) == "ArithTuple(_0,(_0,_0)) o (_2,3):(_1@0@1,_1@1@1)"
+    assert tk.get(t, 1)(2) == t(0, 2)

@@ -294,7 +294,10 @@ def stride(x, *modes):
 
 
 def get(x, *modes):
-    """Mode ``i`` (then ``j`` ...) of a layout, tensor or tuple (CuTe's ``get<i,j>`` / ``layout<i,j>``)."""
+    """Mode ``i`` (then ``j`` ...) of a layout, tensor or tuple (CuTe's ``get<i,j>`` / ``layout<i,j>``; of a tensor
+    the sub-tensor of that mode, CuTe's ``tensor<i,j>``, never an element)."""
+    if modes and hasattr(x, "mode") and hasattr(x, "iterator"):
+        return x.mode(*modes)
     for m in modes:
         x = x[m] if not is_int(x) else _int_mode(x, m)
     return x
