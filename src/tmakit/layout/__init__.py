@@ -90,6 +90,7 @@ from .tensor import (
     make_tensor,
     outer_partition,
 )
+from .tensor_algorithms import axpby, clear, fill, for_each_tensor, is_tensor, transform_tensor
 from .tuple_algorithms import (
     all_of,
     any_of,
@@ -102,7 +103,6 @@ from .tuple_algorithms import (
     flatten_to_tuple,
     fold,
     fold_first,
-    for_each,
     for_each_leaf,
     front,
     insert,
@@ -114,7 +114,6 @@ from .tuple_algorithms import (
     replace_back,
     replace_front,
     reverse,
-    transform,
     transform_apply,
     transform_leaf,
     tuple_cat,
@@ -123,6 +122,8 @@ from .tuple_algorithms import (
     wrap,
     zip2_by,
 )
+from .tuple_algorithms import for_each as _tuple_for_each
+from .tuple_algorithms import transform as _tuple_transform
 from .utility import (
     dice,
     domain_distribute,
@@ -156,6 +157,17 @@ def rank(x, *modes):
 def depth(x, *modes):
     """Nesting depth of a layout, tensor or tuple (static, as in CuTe): an integer has depth ``_0``."""
     return Int(_tuple_depth(_shape_of(get(x, *modes) if modes else x)))
+
+
+def transform(*args):
+    """CuTe's ``transform``: of tuples (``tuple_algorithms.transform``: the mapped tuple) or, when the first argument
+    is a tensor, the tensor algorithm that writes ``op`` of each element in place or into an output tensor."""
+    return transform_tensor(*args) if args and is_tensor(args[0]) else _tuple_transform(*args)
+
+
+def for_each(t, f):
+    """CuTe's ``for_each``: ``f`` on each top-level mode of a tuple, or on each element of a tensor."""
+    return for_each_tensor(t, f) if is_tensor(t) else _tuple_for_each(t, f)
 
 
 def flatten(x):
@@ -192,6 +204,7 @@ __all__ = [
     "make_fragment_like", "make_layout_like", "max_alignment", "nullspace", "select", "transform_layout", "unflatten",
     "with_shape", "make_tensor_like", "slice", "dice", "domain_offset",
     *_compare_all,
+    "clear", "fill", "axpby",
     "apply", "transform_apply", "transform", "transform_leaf", "for_each", "for_each_leaf", "find_if", "find",
     "any_of", "all_of", "none_of", "filter_tuple", "fold", "fold_first", "front", "back", "wrap", "unwrap",
     "flatten_to_tuple", "tuple_cat", "insert", "remove", "replace", "replace_front", "replace_back", "tuple_repeat",
