@@ -281,8 +281,7 @@ def _b_layout(b, k: int, n: int, eb: int) -> tuple[int, int]:
 def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None, split: int | None = None) -> GemmPlan:
     """Check ``C = a @ b`` (no GPU needed) and return the plan. Raises :class:`GemmError` with the rule and a fix."""
     (m, k), (kb, n) = _shape2(a, "a"), _shape2(b, "b")
-    if kb != k:
-        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb}x{n} (a.shape[1] must equal b.shape[0])")
+    check_compose(m, k, kb, n)
     ta, tb = _dtype_name(a.dtype), _dtype_name(b.dtype)
     if ta not in _IN:
         raise GemmError(f"a.dtype must be bfloat16 or float16, got {ta}")
@@ -352,6 +351,12 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
         kt_per = -(-kt // max(1, min(int(split), kt)))
         nsplit, kps = -(-kt // kt_per), kt_per * BK
     return GemmPlan(m, n, k, lda, ldb, ldc, ta, od, config, nsplit, kps, b_mn)
+
+
+def check_compose(m: int, k: int, kb: int, n: int) -> None:
+    """``a`` (m, k) and ``b`` (kb, n) multiply: k == kb."""
+    if kb != k:
+        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb}x{n} (a.shape[1] must equal b.shape[0])")
 
 
 def check_store_rows(n: int, eo: int) -> None:

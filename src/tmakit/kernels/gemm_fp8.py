@@ -162,9 +162,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     tiles = tiles_m * cols  # of 128x128
     s = "5" if scaling == "block" else "6"  # block scales take a stage's worth of shared memory (block_fits)
     narrow = CONFIGS[f"n128_s{s}_c1"]
-    # 65-128 rows: 64-row tiles where they fill most of a wave and take at most 5/3 the waves of 128-row tiles
-    two_level_rows = cols * 2 >= sms * 3 // 4 and 3 * _waves(2 * cols, sms) <= 5 * _waves(cols, sms)
-    few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or two_level_rows))
+    few_rows = m <= 64 or (m <= 128 and ((fast_accum and scaling != "block" and k >= 8192) or
+                                         rows64_pay(m, n, 128, sms)))  # against 128x128 tiles: 5/3 the waves
     few_tiles = tiles <= sms // 4 or (tiles <= sms // 2 and choose_split(m, n, k, narrow, sms) == 1)
     short_wave64 = 2 * -(-m // 64) * cols <= STREAM_K_ALL_MAX_FILL * sms and k >= DECODE_MIN_SLABS * BK
     if scaling == "block" or not fast_accum:
@@ -193,7 +192,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
 def rows64_pay(m: int, n: int, bn: int, sms: int = gk.NUM_SMS) -> bool:
     """Whether 64x128 tiles beat 128-row tiles ``bn`` wide on ``m`` rows by a waves estimate: a 64x128 tile takes
     about 0.6 of a 128x128 tile's time, a 128x192 one 1.3 (its 1.5x work at ~1.15x the rate), and the 64-row tiles
-    must fill most of a wave. 129-192 rows, where the 128-row plan pads to 256: 64x128 tiles ran 0.77-0.93x its
+    must fill most of a wave. For 65-128 rows against 128x128 tiles this is "at most 5/3 the waves" (the few-rows
+    rule above); for 129-192 rows, where the 128-row plan pads to 256, 64x128 tiles ran 0.77-0.93x its
     time on 4 shapes of 79-157 column tiles, 1.13-1.18x on one where 128x192 tiles made one wave (H100,
     docs/GEMM.md "Few rows")."""
     cols = -(-n // 128)
@@ -324,8 +324,7 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
     if len(sa_) != 2 or len(sb_) != 2:
         raise GemmError(f"a and b must be 2-D, got shapes {sa_} and {sb_}")
     (m, k), (kb_, n) = sa_, sb_
-    if kb_ != k:
-        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb_}x{n} (a.shape[1] must equal b.shape[0])")
+    gk.check_compose(m, k, kb_, n)
     ta, tb = _name(a.dtype), _name(b.dtype)
     for nm, t in (("a", ta), ("b", tb)):
         if t not in FP8_DTYPES:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..bounded import make_room
 from ..kernels import gemm as _k
-from ..kernels.gemm import GemmConfig, GemmError, plan
+from ..kernels.gemm import GemmConfig, GemmError, check_compose, plan
 from . import gemm_cublas as _cublas
 from . import gemm_route as _route
 from . import gemm_small as _small
@@ -346,9 +346,8 @@ def _kernel_runner(torch, p, a, b, out):
 def _not_for_the_kernel(torch, a, b, out, out_dtype, strict):
     """CPU tensors, other devices, batched or other-dtype inputs: ``torch.matmul`` (``strict``: GemmError). 2-D
     shapes that do not compose raise GemmError here as on the kernel's path (not torch's RuntimeError)."""
-    if a.dim() == 2 and b.dim() == 2 and a.shape[1] != b.shape[0]:
-        raise GemmError(f"shapes do not compose: a is {a.shape[0]}x{a.shape[1]}, b is {b.shape[0]}x{b.shape[1]} "
-                        f"(a.shape[1] must equal b.shape[0])")
+    if a.dim() == 2 and b.dim() == 2:
+        check_compose(*a.shape, *b.shape)
     why = _route.not_for_the_kernel(a, b)
     if strict:
         raise GemmError(f"the TMA GEMM cannot take this call: {why} (strict=True)")

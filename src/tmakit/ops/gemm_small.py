@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..bounded import make_room
 from ..kernels import gemm_small as _ks
-from ..kernels.gemm import GemmError, _dtype_name
+from ..kernels.gemm import GemmError, _dtype_name, check_compose
 from ..memory_overlap import Region, relation, self_overlap
 from . import gemm_route as _route
 from .common import on_device, state
@@ -54,8 +54,7 @@ def _check(a, b, out) -> None:
     """The rules the plan cannot see: shapes compose, and ``out`` (if any) has the result's shape, is on the inputs'
     device, writes no address twice and shares no byte with ``a`` or ``b``."""
     (m, k), (kb, n) = a.shape, b.shape
-    if kb != k:
-        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb}x{n} (a.shape[1] must equal b.shape[0])")
+    check_compose(m, k, kb, n)
     if out is None:
         return
     if tuple(out.shape) != (m, n):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..bounded import make_room
 from ..kernels import gemm_fp8 as _k
-from ..kernels.gemm import GemmError, odd_pitch
+from ..kernels.gemm import GemmError, check_compose, odd_pitch
 from . import gemm_cublas as _cublas
 from .common import check_tensor, compiling, current_device, on_device, set_path, state, torch_module
 from .quantize import dequantize
@@ -50,8 +50,7 @@ def _meaning(a, b, scale_a, scale_b, bias, out, out_dtype) -> str:
     if a.dim() != 2 or b.dim() != 2:
         raise GemmError(f"a and b must be 2-D, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     (m, k), (kb, n) = a.shape, b.shape
-    if kb != k:
-        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb}x{n} (a.shape[1] must equal b.shape[0])")
+    check_compose(m, k, kb, n)
     for nm, t in (("a", a), ("b", b)):
         if _name(t.dtype) not in _k.FP8_DTYPES:
             raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {_name(t.dtype)}; quantize it "
