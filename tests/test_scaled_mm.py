@@ -72,13 +72,14 @@ def test_plan_modes(mode):
         assert p.scale_strides == (1, 0, 1, 0)
     name = gf.kernel_name(p)
     staged = int(gf.epilogue_staged(p.config, mode, False))
-    assert name.startswith("tmakit_gemm_scaled<2, 0, ") and name.endswith(f", {gf._SCALE_CODE[mode]}, 0, 0, {staged}>")
+    assert name.startswith("tmakit_gemm_scaled<2, 0, ")
+    assert name.endswith(f", {gf._SCALE_CODE[mode]}, 0, 0, {staged}, 1>")
 
 
 def test_plan_fast_accum():
     m, n, k = 4096, 4096, 4096
     p = gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("tensor", m, n, k), fast_accum=True)
-    assert p.fast_accum and p.config.bn == 256 and gf.kernel_name(p).endswith(", 1, 0, 1, 0>")
+    assert p.fast_accum and p.config.bn == 256 and gf.kernel_name(p).endswith(", 1, 0, 1, 0, 1>")
     with pytest.raises(GemmError, match="fast_accum applies to tensor- and row-wise"):
         gf.plan_fp8(Fake((m, k)), bt(n, k), *scales("block", m, n, k), fast_accum=True)
     with pytest.raises(GemmError, match="at most 192 columns"):
@@ -147,7 +148,7 @@ def test_plan_property(m, n, k, pad_a, pad_b, off, mode, od):
     assert not (p.config.overlap and p.scaling == "block")
     assert -(-k // gf.BK) % p.split == 0 and 1 <= p.split <= gf.MAX_SPLIT
     staged = int(gf.epilogue_staged(p.config, p.scaling, False))
-    assert gf.kernel_name(p).endswith(f", {gf._SCALE_CODE[p.scaling]}, 0, 0, {staged}>")
+    assert gf.kernel_name(p).endswith(f", {gf._SCALE_CODE[p.scaling]}, 0, 0, {staged}, {p.config.per_sm}>")
 
 
 @pytest.mark.parametrize("cfg", list(gf.CONFIGS))
@@ -165,7 +166,7 @@ def test_epilogue_staging_rule(cfg, mode, bias):
     assert gf.epilogue_smem(c, mode, bias) == (8 * floats + 32 if floats else 0)
     if mode == "tensor" and not bias:
         assert not staged
-    assert staged == (floats > 0 and gf.smem_for(c, mode) + 8 * floats + 32 <= gk.SMEM_LIMIT)
+    assert staged == (floats > 0 and gf.smem_for(c, mode) + 8 * floats + 32 <= gk.smem_limit(c))
     if c.bn == 192 or c.bm == 64:  # the row-wise default tiles have room
         assert staged == (floats > 0)
 
@@ -206,18 +207,20 @@ def test_65_to_128_rows_take_64_row_tiles_only_where_their_waves_pay():
     """65-128 rows: 64x128 tiles where they fill most of a wave and take at most 5/3 the waves of 128-row tiles
     (a 64-row tile takes 0.5-0.67 of a 128-row tile's time; docs/GEMM.md "Few rows"); at most 64 rows always."""
     m64, n128 = gf.CONFIGS["m64_n128_s8_c1"], gf.CONFIGS["n128_s5_c1"]
-    assert gf.choose_config(128, 8192, 8192, "block") == m64  # 128 of 64x128: one wave either way
-    assert gf.choose_config(128, 8704, 4096, "block") == n128  # 136 of 64x128: two waves against one
-    assert gf.choose_config(96, 14336, 4096, "block") == n128  # 224 against 112
-    assert gf.choose_config(120, 20480, 4096, "block") == m64  # 320 (3 waves) against 160 (2)
-    assert gf.choose_config(72, 27648, 8192, "block") == n128  # 432 (4 waves) against 216 (2)
-    assert gf.choose_config(64, 27648, 8192, "block") == m64  # a 128-row tile would be half empty
-    assert gf.choose_config(128, 8704, 4096, "tensor") == gf.CONFIGS["n128_s6_c1"]
+    assert gf.choose_config(128, 8192, 8192, "block", per_sm=1) == m64  # 128 of 64x128: one wave either way
+    assert gf.choose_config(128, 8704, 4096, "block", per_sm=1) == n128  # 136 of 64x128: two waves against one
+    assert gf.choose_config(96, 14336, 4096, "block", per_sm=1) == n128  # 224 against 112
+    assert gf.choose_config(120, 20480, 4096, "block", per_sm=1) == m64  # 320 (3 waves) against 160 (2)
+    assert gf.choose_config(72, 27648, 8192, "block", per_sm=1) == n128  # 432 (4 waves) against 216 (2)
+    assert gf.choose_config(64, 27648, 8192, "block", per_sm=1) == m64  # a 128-row tile would be half empty
+    # two CTAs per SM (two_per_sm) then take 216 64x128 tiles: 2 waves of single CTAs, 1 of pairs
+    assert gf.choose_config(64, 27648, 8192, "block") == gf.CONFIGS["m64_n128_s4_c1_e1_x2"]
+    assert gf.choose_config(128, 8704, 4096, "tensor", per_sm=1) == gf.CONFIGS["n128_s6_c1"]
     # 129-192 rows (the 128-row plan pads to 256): by the same estimate, 128x192 tiles counted 1.3
-    assert gf.choose_config(150, 9728, 4096, "block") == m64  # 228 tiles (2 waves x 0.6) against 152 (2)
-    assert gf.choose_config(170, 6400, 5120, "block") == n128  # 150 tiles (2 waves x 0.6) against 100 (1)
-    assert gf.choose_config(160, 12288, 8192, "block") == gf.CONFIGS["n192_s4_c1"]  # 3 x 0.6 against 1 x 1.3
-    assert gf.choose_config(256, 8192, 8192, "block") == n128  # 193+ rows: the 128-row rules
+    assert gf.choose_config(150, 9728, 4096, "block", per_sm=1) == m64  # 228 tiles (2 waves x 0.6) against 152 (2)
+    assert gf.choose_config(170, 6400, 5120, "block", per_sm=1) == n128  # 150 tiles (2 waves x 0.6) against 100 (1)
+    assert gf.choose_config(160, 12288, 8192, "block", per_sm=1) == gf.CONFIGS["n192_s4_c1"]  # 3 x 0.6 against 1 x 1.3
+    assert gf.choose_config(256, 8192, 8192, "block", per_sm=1) == n128  # 193+ rows: the 128-row rules
 
 
 def test_64_row_tiles_take_no_stream_k_tail():
@@ -397,9 +400,9 @@ def test_staged_epilogue_reads_shared_memory():
                     config="n192_s4_c1")
     assert gf.epilogue_staged(p.config, "row", True)
     staged = gf.kernel_name(p)
-    assert staged.endswith(", 2, 1, 0, 1>")
+    assert staged.endswith(", 2, 1, 0, 1, 1>")
     texts = []
-    for name in (staged, staged[:-2] + "0>"):
+    for name in (staged, staged[:-5] + "0, 1>"):
         comp = tkc.compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=[name])
         try:
             texts.append(sass.disassemble(comp.cubin))
@@ -1045,3 +1048,85 @@ def test_scaled_mm_gpu_stream_k_tail(mode, fast, shape, out_dtype, bias):
     strict = mode != "block" and not fast  # default calls of these classes go to cuBLAS (docs/GEMM.md)
     p = _check_calls(mode, fast, shape, out_dtype, bias, seed=5, strict=strict)
     assert gf.schedule(p).sk_units > 0, (p.units, gf.schedule(p))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# two CTAs per SM (64x128 tiles in half an SM's shared memory each)
+
+X2 = "m64_n128_s4_c1_e1_x2"
+
+
+@pytest.mark.parametrize("mode, bias", [("tensor", False), ("row", True), ("block", False)])
+def test_two_per_sm_config_fits_half_an_sm(mode, bias):
+    """Each of two resident CTAs takes at most half the SM's 228 KiB less the 1 KiB reserved per CTA, with the block
+    scales or the staged epilogue vectors; the kernel is instantiated for two CTAs per SM."""
+    c = gf.CONFIGS[X2]
+    assert (c.bm, c.bn, c.per_sm, c.consumers) == (64, 128, 2, 1) and gk.smem_limit(c) == 228 * 1024 // 2 - 1024
+    p = gf.plan_fp8(Fake((100, 1024)), bt(18432, 1024), *scales(mode, 100, 18432, 1024), config=X2,
+                    bias=Fake((18432,), dtype="torch.bfloat16") if bias else None)
+    assert gf.plan_smem(p) <= gk.smem_limit(c)
+    assert gf.epilogue_staged(c, mode, bias) == (mode == "row")
+    assert gf.kernel_name(p).endswith(", 2>")
+    assert gk.smem_limit(gf.CONFIGS["m64_n128_s8_c1"]) == gk.SMEM_LIMIT
+
+
+def test_two_per_sm_rule():
+    """choose_config takes two 64x128 CTAs per SM where the waves estimate finds them 10 % faster: just over one wave
+    of single 64x128 tiles (144 tiles) or over three (432); not at two or three waves (288), not below a wave, not
+    with fast accumulation, never with per_sm=1."""
+    def pick(m, n, k, mode="tensor", **kw):
+        return gf.choose_config(m, n, k, mode, **kw)
+
+    x2 = gf.CONFIGS[X2]
+    for m, n in ((32, 18432), (160, 18432)):  # 144 and 432 tiles of 64x128
+        assert pick(m, n, 7168) == x2 and pick(m, n, 7168, "block") == x2
+        assert pick(m, n, 7168, per_sm=1).per_sm == 1
+    for m, n in ((96, 18432), (128, 18432), (128, 8192), (1, 7168), (4096, 4096)):
+        assert pick(m, n, 7168).per_sm == 1, (m, n)
+    assert pick(32, 18432, 7168, fast_accum=True).per_sm == 1
+    assert gf.two_per_sm(32, 18432, gf.CONFIGS["n128_s6_c1"]) == gf.CONFIGS["n128_s6_c1"]  # only 64-row plans
+    assert pick(300, 18432, 7168).bm == 128  # 128x192 tiles stay (block-scaled: 0.88x on pairs of 64-row CTAs)
+
+
+@pytest.mark.parametrize("mode", ["tensor", "block"])
+def test_two_per_sm_kernel_compiles_without_spills(mode):
+    """Launched at 128 registers a thread (two 256-thread CTAs per SM), the consumer takes 200 by setmaxnreg: the
+    two-level mainloop and epilogue fit without local memory."""
+    p = gf.plan_fp8(Fake((100, 1024)), bt(18432, 1024), *scales(mode, 100, 18432, 1024), config=X2)
+    log, lines = _log_and_sass(p)
+    assert "C7514" not in log and "C7520" not in log, log
+    assert sum("QGMMA" in ln for ln in lines) == 4
+    assert not any("LDL" in ln or "STL" in ln for ln in lines)
+    assert any("SETMAXREG" in ln and "0xc8" in ln for ln in lines)  # 200
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode, out_dtype, bias", [("tensor", torch.bfloat16, False), ("row", torch.float32, True),
+                                                   ("block", torch.float32, False), ("block", torch.bfloat16, True)])
+def test_scaled_mm_gpu_two_per_sm(mode, out_dtype, bias):
+    """64x128 tiles two CTAs per SM: twice the SMs' CTAs resident (the persistent grid sizes by occupancy), every
+    element of a NaN-poisoned output against the fp64 product (rows past M in the last tile, N past the last column
+    tile)."""
+    import tmakit as tk
+
+    m, n, k = 100, 18400, 1536
+    qa, qb, sa, sb, ref = _gpu_problem(mode, m, n, k)
+    b = torch.randn(n, device="cuda").to(out_dtype) if bias else None
+    if bias:
+        ref = ref + b.double()
+    p = gf.plan_fp8(qa, qb, sa, sb, config=X2)
+    assert gf.schedule(p).clusters == min(p.units, 2 * gk.NUM_SMS)
+    out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
+    tk.ops.scaled_mm(qa, qb, sa, sb, bias=b, out=out, config=X2, strict=True)
+    torch.cuda.synchronize()
+    assert bool(torch.isfinite(out).all()) and _err(out, ref) < TOL_FP8[out_dtype], _err(out, ref)
+
+
+def test_two_per_sm_refused_by_grouped_and_ptr_array_kernels():
+    """Only the dense kernel is built for two CTAs per SM; the grouped and ptr-array kernels refuse such a config."""
+    from tmakit.kernels import gemm_grouped, gemm_ptr_array
+
+    with pytest.raises(GemmError, match="one per SM"):
+        gemm_grouped._check_cluster(gf.CONFIGS[X2])
+    with pytest.raises(GemmError, match="one per SM"):
+        gemm_ptr_array._check_single_cta(gf.CONFIGS[X2])

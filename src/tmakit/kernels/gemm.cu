@@ -195,8 +195,8 @@ template <int BN, int NS> TMAKIT_DEVICE void add_part(float* acc, const float4* 
 // epilogue's row-wise scales and bias are staged in shared memory per unit by warp 2 (below).
 #if TMAKIT_GEMM_SCALED
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int CN, int OVERLAP, int EPI, int DEFER, int SCALE,
-          int BIAS, int FAST, int EPV>
-__global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
+          int BIAS, int FAST, int EPV, int PER_SM>
+__global__ void __launch_bounds__(128 * (1 + BM / 64), PER_SM)
 tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                    const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split,
                    int units, int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags,
@@ -218,7 +218,7 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
                     int groups, u8* __restrict__ c_ptr, long long ldc, const float* scale_a, const float* scale_b,
                     long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
-  constexpr int CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0;
+  constexpr int CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0, PER_SM = 1;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                       const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
                       TmaDesc* __restrict__ maps, unsigned long long c_base) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0;
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0, PER_SM = 1;
   static_assert(IN >= 2 ? SCALE >= 1 && SCALE <= 3 && !(SCALE == 3 && FAST) : SCALE == 0 && FAST, "ptr-array: "
                 "16-bit inputs without scales, or fp8 with per-tensor, row-wise or block-wise scales (two-level)");
   const tmakit::gemm::Scales sc{};
@@ -257,7 +257,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
             int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate,
             int scatter) {
-  constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0;
+  constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, PER_SM = 1;
   const tmakit::gemm::Scales sc{};
 #endif
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
@@ -293,7 +293,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // what the consumers take. The deferred epilogue's consumers hold the packed tile too: 232 for them, 40 for the
   // producer; otherwise 224 / 56 (the producer's stream-K work list fits 56 without spills). 256-thread CTAs (one
   // consumer) have registers to spare: 56 / 232.
-  constexpr int P_REGS = NC == 1 || !DEF ? 56 : 40, C_REGS = NC == 2 && !DEF ? 224 : 232;
+  // Two 256-thread CTAs per SM (PER_SM = 2, one consumer each: the two consumers' wgmmas interleave on the SM's
+  // tensor cores as a 128-row tile's do) are launched at 128 registers each: 56 / 200.
+  static_assert(PER_SM == 1 || (PER_SM == 2 && NC == 1), "two CTAs per SM: 64-row tiles (one consumer)");
+  constexpr int P_REGS = NC == 1 || !DEF ? 56 : 40;
+  constexpr int C_REGS = PER_SM == 2 ? 200 : NC == 2 && !DEF ? 224 : 232;
   extern __shared__ __align__(1024) u8 gemm_smem[];
   const u32 base = (smem_u32(gemm_smem) + 1023u) & ~1023u;
   const u32 s_a = base;

@@ -32,7 +32,8 @@ __all__ = ["BM", "BK", "CONFIGS", "GemmConfig", "GemmError", "GemmPlan", "Schedu
 
 BM = 128  # default tile rows (two consumer warpgroups of 64); GemmConfig.bm = 64 runs one consumer warpgroup
 BK = 64  # K slab per stage: 64 x 2 bytes = one 128-byte swizzle row
-SMEM_LIMIT = 227 * 1024
+SMEM_LIMIT = 227 * 1024  # dynamic shared memory of one CTA at most (docs/HARDWARE.md)
+SMEM_PER_SM = 228 * 1024  # an SM's shared memory, of which the system reserves 1 KiB per resident CTA
 EPI_BOX = 64 * 128  # one 8 KiB epilogue staging box (64 rows x 128 bytes)
 
 _IN = {"bfloat16": 0, "float16": 1}
@@ -53,7 +54,9 @@ class GemmConfig:
     CTAs per cluster), ``group_m`` cluster rows per rasterization group, ``overlap`` (keep one
     wgmma group in flight and release each stage one slab later), ``epi`` 8 KiB staging boxes per consumer
     warpgroup for the TMA-store epilogue (4 stages a whole 128x256 16-bit tile at once), ``defer`` (16-bit outputs:
-    write a tile's staging boxes during the next tile's first slabs, while their wgmmas run)."""
+    write a tile's staging boxes during the next tile's first slabs, while their wgmmas run), ``per_sm`` CTAs resident
+    per SM (2: 64-row tiles of the scaled kernel in at most half an SM's shared memory each, launched at 128
+    registers a thread, so two single-consumer CTAs share the tensor cores)."""
 
     bn: int = 256
     stages: int = 4
@@ -64,13 +67,15 @@ class GemmConfig:
     cluster_n: int = 1
     bm: int = 128
     defer: int = 0
+    per_sm: int = 1
 
     @property
     def name(self) -> str:
         cn = f"n{self.cluster_n}" if self.cluster_n > 1 else ""
         d = "_d" if self.defer else ""
+        x = f"_x{self.per_sm}" if self.per_sm > 1 else ""
         return (f"{self.bm}x{self.bn}x64_s{self.stages}_c{self.cluster}{cn}_g{self.group_m}_ov{self.overlap}"
-                f"_e{self.epi}{d}")
+                f"_e{self.epi}{d}{x}")
 
     @property
     def cluster_size(self) -> int:
@@ -85,6 +90,12 @@ class GemmConfig:
     def threads(self) -> int:
         """Threads per CTA: the producer warpgroup and the consumers."""
         return 128 * (1 + self.consumers)
+
+
+def smem_limit(cfg: "GemmConfig") -> int:
+    """Dynamic shared memory one CTA of ``cfg`` may take: everything a CTA may have, or with ``per_sm`` CTAs
+    resident on an SM their share, less the 1 KiB reserved for each."""
+    return SMEM_LIMIT if cfg.per_sm == 1 else SMEM_PER_SM // cfg.per_sm - 1024
 
 
 CONFIGS = {

@@ -31,7 +31,7 @@ from .gemm_schedule import STREAM_K_MIN_SLABS, STREAM_K_MODES, tail_schedule
 
 __all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
            "epilogue_smem", "epilogue_staged", "kernel_for", "kernel_name", "launcher", "multicast_config", "plan_fp8",
-           "plan_smem", "scale_smem", "scaling_of", "schedule", "tensormaps"]
+           "plan_smem", "scale_smem", "scaling_of", "schedule", "tensormaps", "two_per_sm"]
 
 BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
 FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
@@ -68,6 +68,10 @@ CONFIGS = {
     "n192_s5_c1_e1": GemmConfig(192, 5, 1, 8, 0, 1),
     "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
+    # two CTAs per SM, each in half the shared memory (4 stages, one staging box): two single consumers share the
+    # tensor cores, which one 64-row consumer leaves idle for most of each slab (docs/GEMM.md "Two CTAs per SM")
+    "m64_n128_s4_c1_e1_x2": GemmConfig(128, 4, 1, 8, 0, 1, bm=64, per_sm=2),
+    "m64_n64_s6_c1_e1_x2": GemmConfig(64, 6, 1, 8, 0, 1, bm=64, per_sm=2),
     # decode and other few-tile problems (a few rows against weight-sized N x K): 64x64 tiles, 12 stages
     "m64_n64_s12_c1": GemmConfig(64, 12, 1, 8, bm=64),
     "m64_n64_s12_c1_ov1": GemmConfig(64, 12, 1, 8, 1, bm=64),
@@ -80,7 +84,7 @@ CONFIGS = {
 }
 
 for _c in CONFIGS.values():
-    assert gk.smem_bytes(_c) <= gk.SMEM_LIMIT, _c
+    assert gk.smem_bytes(_c) <= gk.smem_limit(_c), _c
 
 
 def scale_smem(cfg: GemmConfig) -> int:
@@ -91,7 +95,7 @@ def scale_smem(cfg: GemmConfig) -> int:
 
 def block_fits(cfg: GemmConfig) -> bool:
     """Whether a config has room for block scales (each stage's scales beside its operands in shared memory)."""
-    return gk.smem_bytes(cfg) + scale_smem(cfg) <= gk.SMEM_LIMIT
+    return gk.smem_bytes(cfg) + scale_smem(cfg) <= gk.smem_limit(cfg)
 
 
 def smem_for(cfg: GemmConfig, scaling: str) -> int:
@@ -112,7 +116,7 @@ def epilogue_staged(cfg: GemmConfig, scaling: str, bias: bool) -> bool:
     loads them while the unit's mainloop runs): wherever there are some and they fit beside the ring (not 128x256
     tiles, whose epilogue then loads them from global memory as before)."""
     extra = epilogue_smem(cfg, scaling, bias)
-    return extra > 0 and smem_for(cfg, scaling) + extra <= gk.SMEM_LIMIT
+    return extra > 0 and smem_for(cfg, scaling) + extra <= gk.smem_limit(cfg)
 
 
 def plan_smem(p: Fp8Plan) -> int:
@@ -123,7 +127,7 @@ def plan_smem(p: Fp8Plan) -> int:
 
 
 def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,
-                  fast_accum: bool = False, odd_pitch: bool = False) -> GemmConfig:
+                  fast_accum: bool = False, odd_pitch: bool = False, per_sm: int = 2) -> GemmConfig:
     """A first heuristic, from bandwidth arithmetic rather than measurement (tune on the GPU with ``config=``): an fp8
     slab does twice the bf16 slab's flops per byte, so at ~1300 TFLOP/s a 128x128 tile on single CTAs would pull
     ~10 TB/s out of L2 and a 128x256 one ~8 TB/s; TMA multicast in clusters divides that. Hence:
@@ -170,7 +174,7 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
         if short_wave64:
             return CONFIGS["m64_n64_s12_c1"]
         if few_rows or few_tiles:
-            return CONFIGS["m64_n128_s8_c1"]
+            return two_per_sm(m, n, CONFIGS["m64_n128_s8_c1"], sms) if per_sm > 1 else CONFIGS["m64_n128_s8_c1"]
         if tiles_m % 2 == 0 and tiles * 2 <= sms and k >= 64 * BK:
             return CONFIGS[f"n128_s{s}_c2"]  # few tiles, long K: split K (choose_split) on pairs sharing B
         wide = tiles_m * -(-n // 192)  # 128x192 tiles: 1.5x a 128x128 tile's work at ~1.15x its rate: 1/1.3 the waves
@@ -178,7 +182,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
             f"n128_s{s}_c1"
         if odd_pitch and tiles > sms:
             return multicast_config(pick, m, n, sms)
-        return CONFIGS["m64_n128_s8_c1"] if m <= 192 and rows64_pay(m, n, CONFIGS[pick].bn, sms) else CONFIGS[pick]
+        c = CONFIGS["m64_n128_s8_c1"] if m <= 192 and rows64_pay(m, n, CONFIGS[pick].bn, sms) else CONFIGS[pick]
+        return two_per_sm(m, n, c, sms) if per_sm > 1 else c
     if short_wave64:
         return CONFIGS["m64_n64_s12_c1_ov1"]
     if few_rows or few_tiles:
@@ -187,6 +192,27 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
     if tiles_m * -(-n // 256) < sms * 3 // 4 or tiles_m < 2 or 172 * _waves(pairs, sms // 2) > 100 * _waves(tiles, sms):
         return multicast_config("n128_s6_c1", m, n, sms) if odd_pitch and tiles > sms else narrow
     return CONFIGS["n256_s4_c2_d" if out_bytes == 2 else "n256_s4_c2"]
+
+
+# A wave of 64x128 tiles two CTAs per SM takes about 19/12 of a wave of them on single CTAs (H200, docs/GEMM.md
+# "Two CTAs per SM"); they are taken where the waves estimate is at least X2_MIN_GAIN faster.
+X2_WAVE_COST = 19 / 12
+X2_MIN_GAIN = 1.1
+
+
+def two_per_sm(m: int, n: int, cfg: GemmConfig, sms: int = gk.NUM_SMS) -> GemmConfig:
+    """``cfg`` or, in place of single 64x128 CTAs (``m64_n128_s8_c1``), the same tiles two CTAs per SM
+    (``m64_n128_s4_c1_e1_x2``) where the waves estimate finds them ``X2_MIN_GAIN`` faster. A 64-row tile has one
+    consumer warpgroup, which leaves the tensor cores idle while it waits for and promotes each slab; two such CTAs
+    on an SM fill each other's gaps, each at about 0.63 of a lone CTA's speed (half the stages each). That pays
+    where the tiles make just over one or three waves of single CTAs and one or two of pairs (144 tiles: 1.20-1.25x,
+    432: 1.03-1.18x), not at two or three (288: 0.96x). In place of 128-row tiles it lost to 128x192 block-scaled
+    tiles (0.82-0.90x at 300-521 rows), so only 64-row plans change."""
+    if cfg != CONFIGS["m64_n128_s8_c1"]:
+        return cfg
+    t64 = -(-m // 64) * -(-n // 128)
+    gain = _waves(t64, sms) / (X2_WAVE_COST * _waves(t64, 2 * sms))
+    return CONFIGS["m64_n128_s4_c1_e1_x2"] if t64 > sms and gain >= X2_MIN_GAIN else cfg
 
 
 def rows64_pay(m: int, n: int, bn: int, sms: int = gk.NUM_SMS) -> bool:
@@ -416,7 +442,7 @@ def kernel_name(p: Fp8Plan) -> str:
     c = p.config
     return (f"tmakit_gemm_scaled<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, "
             f"{c.cluster_n}, {c.overlap}, {c.epi}, {c.defer}, {_SCALE_CODE[p.scaling]}, {int(p.bias)}, "
-            f"{int(p.fast_accum)}, {int(epilogue_staged(c, p.scaling, p.bias))}>")
+            f"{int(p.fast_accum)}, {int(epilogue_staged(c, p.scaling, p.bias))}, {c.per_sm}>")
 
 
 _kernels: dict = {}

@@ -134,9 +134,9 @@ def odd_pitch_of(lda: int, ldb: int, m: int, n: int, k: int, eb: int, b_mn: int)
 
 
 def _check_cluster(config: GemmConfig, b_mn: int = 0) -> None:
-    if config.defer or config.cluster_n != 1 or config.cluster > 2:
-        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs or pairs along M, without the "
-                        f"deferred epilogue")
+    if config.defer or config.cluster_n != 1 or config.cluster > 2 or config.per_sm != 1:
+        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs or pairs along M, one per SM, "
+                        f"without the deferred epilogue")
     if b_mn and config.bn // 64 % config.cluster:
         raise GemmError(f"config {config.name}: a pair splits a row-major B's {config.bn // 64} boxes of 64 columns "
                         f"per stage unevenly; use a 128- or 256-column pair")

@@ -116,8 +116,9 @@ def _rows_fit(a, b, c, m: int, n: int, k: int, lda: int, ldb: int, eb: int) -> s
 
 
 def _check_single_cta(config: GemmConfig) -> None:
-    if config.cluster_size != 1 or config.defer:
-        raise GemmError(f"config {config.name}: the ptr-array kernel runs single CTAs without the deferred epilogue")
+    if config.cluster_size != 1 or config.defer or config.per_sm != 1:
+        raise GemmError(f"config {config.name}: the ptr-array kernel runs single CTAs, one per SM, without the "
+                        f"deferred epilogue")
 
 
 def plan_list(As, Bs, outs, out_dtype=None, config: GemmConfig | str | None = None) -> ListPlan:
