@@ -43,7 +43,9 @@ def shapes(n: int, seed: int) -> list[tuple[int, int, int]]:
 
 def launch_plan(K, args, out, config=None, stream_k="auto", fast=False, bias=None):
     """(fn(i), plan, schedule): ``gemm_fp8`` (``K``) planned on ``args`` = (a, b, scale_a, scale_b) into ``out``,
-    launched through its memoised launcher with a stream-K workspace of its own (held by ``fn``)."""
+    launched through its memoised launcher with a stream-K workspace of its own. The launcher holds raw pointers
+    only, so ``fn`` holds the operands, the output and the workspace (a caller that rebinds its operand names
+    between plans would otherwise time kernels reading freed, reused memory)."""
     import torch
 
     p = K.plan_fp8(*args, bias, out, "bfloat16", config, fast, None)
@@ -52,7 +54,7 @@ def launch_plan(K, args, out, config=None, stream_k="auto", fast=False, bias=Non
     flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
     fn = K.launcher(p, *(a.data_ptr() for a in args[:2]), out.data_ptr(), *(a.data_ptr() for a in args[2:]),
                     bias.data_ptr() if bias is not None else 0, ws.data_ptr(), flags.data_ptr(), stream_k=stream_k)
-    return (lambda i, f=fn, keep=(ws, flags): f()), p, sched
+    return (lambda i, f=fn, keep=(ws, flags, args, out, bias): f()), p, sched
 
 
 def measure(m: int, n: int, k: int, reps: int, flush, fast: bool = False) -> dict:
