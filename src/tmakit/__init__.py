@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 from . import emu  # noqa: F401,E402
 from .layout import *  # noqa: F401,F403
 from .layout import __all__ as _layout_all
+from .layout import abs, max, min, sum  # noqa: F401,A004 - CuTe's tk.max ...; not in __all__ (they shadow builtins)
 from .mma import *  # noqa: F401,F403,E402
 from .mma import __all__ as _mma_all  # noqa: E402
 from .mma.recast import recast  # noqa: E402 - CuTe's recast<NewType>(tensor)

@@ -2665,6 +2665,115 @@ void cases_61() {
   { printf(">>> %s\n", R"__(partition_S(get_slice(make_tiled_copy(Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint64_t), half_t), L((_2, _16)), L((_1, _16))), 22), make_identity_tensor((_4, _768))))__"); print(((make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint64_t>, half_t>{}, make_layout(cute::make_tuple(Int<2>{}, Int<16>{})), make_layout(cute::make_tuple(Int<1>{}, Int<16>{})))).get_slice(22)).partition_S(make_identity_tensor(cute::make_tuple(Int<4>{}, Int<768>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(tile_size(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), uint8_t), L((_8, _16), LayoutRight), L((_2, _2)))))__"); print(tile_size(make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, uint8_t>{}, make_layout(cute::make_tuple(Int<8>{}, Int<16>{}), LayoutRight{}), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(partition_S(get_slice(make_tiled_copy(Copy_Atom(UniversalCopy(uint128_t), half_t), L(((_2, _2), _8)), L(((_2, _2), _2))), 11), make_identity_tensor((_16, _32))))__"); print(((make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, half_t>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<8>{})), make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}), Int<2>{})))).get_slice(11)).partition_S(make_identity_tensor(cute::make_tuple(Int<16>{}, Int<32>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(_3, _5))__"); print(max(Int<3>{}, Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(_3, 5))__"); print(max(Int<3>{}, 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(3, _5))__"); print(max(3, Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(3, 5))__"); print(max(3, 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(_7))__"); print(max(Int<7>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(7))__"); print(max(7)); printf("\n"); }
+  { printf(">>> %s\n", R"__(max((_3, (_4, _9)), _2))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, Int<9>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(max((_3, (4, _9)), _2))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(4, Int<9>{})), Int<2>{})); printf("\n"); }
+}
+
+void cases_62() {
+  { printf(">>> %s\n", R"__(max((_3, (_4, _9)), 2, (_1, _11)))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, Int<9>{})), 2, cute::make_tuple(Int<1>{}, Int<11>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(_m3, _m5))__"); print(max(Int<-3>{}, Int<-5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(max(((_2,),), _1))__"); print(max(cute::make_tuple(cute::make_tuple(Int<2>{})), Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(min(_3, _5))__"); print(min(Int<3>{}, Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(min(_3, 5))__"); print(min(Int<3>{}, 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(min((_3, (_4, _9)), _2))__"); print(min(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, Int<9>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(min((6, (_4, _9)), 7))__"); print(min(cute::make_tuple(6, cute::make_tuple(Int<4>{}, Int<9>{})), 7)); printf("\n"); }
+  { printf(">>> %s\n", R"__(min(_m3, 2))__"); print(min(Int<-3>{}, 2)); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(_12, _18))__"); print(gcd(Int<12>{}, Int<18>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(_12, 18))__"); print(gcd(Int<12>{}, 18)); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(12, 18))__"); print(gcd(12, 18)); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(0, 7))__"); print(gcd(0, 7)); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(_0, _0))__"); print(gcd(Int<0>{}, Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd((_12, (_18, _8))))__"); print(gcd(cute::make_tuple(Int<12>{}, cute::make_tuple(Int<18>{}, Int<8>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd((_12, (18, _8)), _6))__"); print(gcd(cute::make_tuple(Int<12>{}, cute::make_tuple(18, Int<8>{})), Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd((-4), 6))__"); print(gcd((-4), 6)); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(4, (-6)))__"); print(gcd(4, (-6))); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(_m4, _6))__"); print(gcd(Int<-4>{}, Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd(_4, _m6))__"); print(gcd(Int<4>{}, Int<-6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(gcd((-12), (-18)))__"); print(gcd((-12), (-18))); printf("\n"); }
+  { printf(">>> %s\n", R"__(lcm(_4, _6))__"); print(lcm(Int<4>{}, Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(lcm(4, _6))__"); print(lcm(4, Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(lcm(4, 6))__"); print(lcm(4, 6)); printf("\n"); }
+  { printf(">>> %s\n", R"__(lcm(_0, _5))__"); print(lcm(Int<0>{}, Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(lcm((-4), 6))__"); print(lcm((-4), 6)); printf("\n"); }
+  { printf(">>> %s\n", R"__(lcm(_m4, _6))__"); print(lcm(Int<-4>{}, Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(sum((_1, (_2, _3))))__"); print(sum(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(sum((_1, (2, _3))))__"); print(sum(cute::make_tuple(Int<1>{}, cute::make_tuple(2, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(sum(_5))__"); print(sum(Int<5>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(sum(5))__"); print(sum(5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(sum((_2,)))__"); print(sum(cute::make_tuple(Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(sum(()))__"); print(sum(cute::make_tuple())); printf("\n"); }
+  { printf(">>> %s\n", R"__(sum((_1, (), _4)))__"); print(sum(cute::make_tuple(Int<1>{}, cute::make_tuple(), Int<4>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(product((_1, (2, _3))))__"); print(product(cute::make_tuple(Int<1>{}, cute::make_tuple(2, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(product(()))__"); print(product(cute::make_tuple())); printf("\n"); }
+  { printf(">>> %s\n", R"__(abs(_m3))__"); print(abs(Int<-3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(abs((-3)))__"); print(abs((-3))); printf("\n"); }
+  { printf(">>> %s\n", R"__(abs(_3))__"); print(abs(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(abs(4))__"); print(abs(4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(signum(_m3))__"); print(signum(Int<-3>{})); printf("\n"); }
+}
+
+void cases_63() {
+  { printf(">>> %s\n", R"__(signum(_0))__"); print(signum(Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(signum((-7)))__"); print(signum((-7))); printf("\n"); }
+  { printf(">>> %s\n", R"__(signum(9))__"); print(signum(9)); printf("\n"); }
+  { printf(">>> %s\n", R"__(has_single_bit(_8))__"); print(has_single_bit(Int<8>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(has_single_bit(_6))__"); print(has_single_bit(Int<6>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(has_single_bit(_0))__"); print(has_single_bit(Int<0>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(has_single_bit(16))__"); print(has_single_bit(16)); printf("\n"); }
+  { printf(">>> %s\n", R"__(has_single_bit(12))__"); print(has_single_bit(12)); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftl(_3, _2))__"); print(shiftl(Int<3>{}, Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftl(_12, _m2))__"); print(shiftl(Int<12>{}, Int<-2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftl(3, _2))__"); print(shiftl(3, Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftl(12, (-2)))__"); print(shiftl(12, (-2))); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftr(_12, _2))__"); print(shiftr(Int<12>{}, Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftr(_3, _m2))__"); print(shiftr(Int<3>{}, Int<-2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftr(12, 2))__"); print(shiftr(12, 2)); printf("\n"); }
+  { printf(">>> %s\n", R"__(shiftr(_m12, _2))__"); print(shiftr(Int<-12>{}, Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(safe_div(_12, _4))__"); print(safe_div(Int<12>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(safe_div(12, _4))__"); print(safe_div(12, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(safe_div(_12, 4))__"); print(safe_div(Int<12>{}, 4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(safe_div(12, 4))__"); print(safe_div(12, 4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(safe_div(_m12, _4))__"); print(safe_div(Int<-12>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(safe_div(13, _4))__"); print(safe_div(13, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(safe_div(_m13, 4))__"); print(safe_div(Int<-13>{}, 4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(product_like(((_2, _3), (4, _5)), (_1, _1)))__"); print(product_like(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(4, Int<5>{})), cute::make_tuple(Int<1>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(product_like(((_2, _3), ((4, _5), _2)), (_1, (_1, _1))))__"); print(product_like(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(4, Int<5>{}), Int<2>{})), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(product_like((_2, _3), (_1, _1)))__"); print(product_like(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<1>{}, Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(plus(), _3, _4))__"); print((plus{})(Int<3>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(plus(), _3, 4))__"); print((plus{})(Int<3>{}, 4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(minus(), _3, _4))__"); print((minus{})(Int<3>{}, Int<4>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(multiplies(), _3, 4))__"); print((multiplies{})(Int<3>{}, 4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(multiplies(), _0, 4))__"); print((multiplies{})(Int<0>{}, 4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(divides(), _7, _2))__"); print((divides{})(Int<7>{}, Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(divides(), _m7, _2))__"); print((divides{})(Int<-7>{}, Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(divides(), (-7), 2))__"); print((divides{})((-7), 2)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(divides(), _0, 5))__"); print((divides{})(Int<0>{}, 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(modulus(), _m7, _2))__"); print((modulus{})(Int<-7>{}, Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(modulus(), (-7), _2))__"); print((modulus{})((-7), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(modulus(), 7, _1))__"); print((modulus{})(7, Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(modulus(), _0, 5))__"); print((modulus{})(Int<0>{}, 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(max_fn(), _3, _8))__"); print((max_fn{})(Int<3>{}, Int<8>{})); printf("\n"); }
+}
+
+void cases_64() {
+  { printf(">>> %s\n", R"__(call(max_fn(), _3, 8))__"); print((max_fn{})(Int<3>{}, 8)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(min_fn(), _3, _8))__"); print((min_fn{})(Int<3>{}, Int<8>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(abs_fn(), _m8))__"); print((abs_fn{})(Int<-8>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(negate(), _3))__"); print((negate{})(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(negate(), 3))__"); print((negate{})(3)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(identity(), (_3, 4)))__"); print((identity{})(cute::make_tuple(Int<3>{}, 4))); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_1, 2, _3), _0, plus()))__"); print(fold(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<0>{}, plus{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_1, _2, _3), _0, plus()))__"); print(fold(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), Int<0>{}, plus{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(fold((_2, _3, _4), _1, multiplies()))__"); print(fold(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), Int<1>{}, multiplies{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform((_m2, 3, _m4), abs_fn()))__"); print(transform(cute::make_tuple(Int<-2>{}, 3, Int<-4>{}), abs_fn{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform((_2, 3), (_5, _1), max_fn()))__"); print(transform(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<5>{}, Int<1>{}), max_fn{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(transform((_2, 3), (_5, _1), min_fn()))__"); print(transform(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<5>{}, Int<1>{}), min_fn{})); printf("\n"); }
 }
 
 int main() {
@@ -2730,5 +2839,8 @@ int main() {
   cases_59();
   cases_60();
   cases_61();
+  cases_62();
+  cases_63();
+  cases_64();
   return 0;
 }

@@ -9,7 +9,8 @@ Spelling shared by both sides (see tests/test_layout_oracle.py for the Python me
   integers), ``recast_layout(x, uint8_t, half_t)`` / ``recast(tensor, uint32_t)`` (element types from TYPES);
   ``with_shape(x, ...)``, ``compose(x, ...)`` and ``tile(x, ...)`` are the member functions ``x.with_shape(...)`` ...;
   ``lambda a, b: a * b`` a generic C++ lambda; ``arr(6, 3)`` a ``cute::array<int, 2>``; ``make_smem_ptr(half_t, 256)``
-  a smem pointer to address 256; ``get_swizzle(x)`` CuTe's ``get_swizzle_t<decltype(x)>{}``.
+  a smem pointer to address 256; ``get_swizzle(x)`` CuTe's ``get_swizzle_t<decltype(x)>{}``;
+  ``plus()`` (and the other FUNCTORS of functional.hpp) ``plus{}``.
 A case whose expression starts with ``print_layout(``, ``print_tensor(`` or ``print_latex(`` prints a table (or a
 picture) instead of a value.
 """
@@ -41,6 +42,8 @@ METHODS = ("with_shape", "compose", "tile",  # ``with_shape(x, s)`` is CuTe's ``
 # ``Copy_Atom(Op(targs...), T)`` is ``Copy_Atom<Op<targs...>, T>{}``; an op with no arguments is its bare type name
 COPY_OPS = ("UniversalCopy", "AutoVectorizingCopyWithAssumedAlignment", "AutoVectorizingCopy", "DefaultCopy",
             "SM80_CP_ASYNC_CACHEALWAYS", "SM80_CP_ASYNC_CACHEGLOBAL")
+# CuTe's function objects (algorithm/functional.hpp): ``plus()`` is ``plus{}`` (``plus()`` would parse as a type)
+FUNCTORS = ("identity", "negate", "plus", "minus", "multiplies", "divides", "modulus", "max_fn", "min_fn", "abs_fn")
 TAGS = {"LayoutLeft": "LayoutLeft{}", "LayoutRight": "LayoutRight{}", "_": "_"}
 PRINTS = ("print_layout(", "print_tensor(", "print_latex(")  # cases that print a table or picture themselves
 _BOUND: list[set] = []  # the parameters of the lambdas being translated
@@ -106,6 +109,8 @@ def cpp(node) -> str:
             return f"recast<{_type(args[1])}>({cpp(args[0])})"
         if name == "Copy_Atom":  # Copy_Atom(Op(...), ValType)
             return f"Copy_Atom<{_op_type(args[0])}, {_type(args[1])}>{{}}"
+        if name in FUNCTORS and not args:
+            return f"{name}{{}}"
         if name == "get_swizzle":
             return f"get_swizzle_t<decltype({cpp(args[0])})>{{}}"
         if name in METHODS:

@@ -28,6 +28,9 @@ from .arith_tuple import ArithTuple, ArithTupleIterator, E, ScaledBasis, basis_g
 from .compare import *  # noqa: F401,F403 - lex_less ... elem_geq
 from .compare import __all__ as _compare_all
 from .composed import ComposedLayout, make_composed_layout
+from .functional import *  # noqa: F401,F403 - gcd, lcm, signum ... plus, multiplies ... (numeric/math.hpp ...)
+from .functional import __all__ as _functional_all
+from .functional import abs, max, min, sum  # noqa: F401,A004 - CuTe's names; attributes only, not in __all__
 from .int_tuple import (
     LayoutError,
     compatible,
@@ -211,4 +214,5 @@ __all__ = [
     "repeat", "repeat_like", "iscan", "escan", "zip", "zip2_by", "reverse", "group", "make_int_tuple",
     "inner_partition", "outer_partition", "make_counting_tensor", "basis_value", "basis_get", "get_swizzle",
     "format_latex", "print_latex", "tikz_color_bwx8", "tikz_color_white",
+    *_functional_all,
 ]
