@@ -1071,9 +1071,10 @@ def test_two_per_sm_config_fits_half_an_sm(mode, bias):
 
 
 def test_two_per_sm_rule():
-    """choose_config takes two 64x128 CTAs per SM where the waves estimate finds them 10 % faster: just over one wave
-    of single 64x128 tiles (144 tiles) or over three (432); not at two or three waves (288), not below a wave, not
-    with fast accumulation, never with per_sm=1."""
+    """choose_config takes two 64x128 CTAs per SM where the waves estimate finds them 10 % faster than single 64x128
+    CTAs: just over one wave of single CTAs (144 tiles) or over three (432); not at two or three waves (288), not
+    below a wave, not with fast accumulation, never with per_sm=1; and 4 % faster than 128x128 tiles on 129-192
+    rows."""
     def pick(m, n, k, mode="tensor", **kw):
         return gf.choose_config(m, n, k, mode, **kw)
 
@@ -1084,6 +1085,11 @@ def test_two_per_sm_rule():
     for m, n in ((96, 18432), (128, 18432), (128, 8192), (1, 7168), (4096, 4096)):
         assert pick(m, n, 7168).per_sm == 1, (m, n)
     assert pick(32, 18432, 7168, fast_accum=True).per_sm == 1
+    # 129-192 rows, which 128x128 tiles pad to 256: pairs from an estimated 1.04x (160x8192x8192: 192 tiles of
+    # 64x128 in one wave of pairs against 128 of 128x128 in one wave); 65-128 rows keep 128x128 tiles
+    assert pick(160, 8192, 8192) == x2 and pick(160, 8192, 8192, "block") == x2
+    assert pick(160, 8192, 8192, per_sm=1) == gf.CONFIGS["n128_s6_c1"]
+    assert pick(88, 12544, 12032) == gf.CONFIGS["n128_s6_c1"] and pick(256, 8192, 8192).per_sm == 1
     assert gf.two_per_sm(32, 18432, gf.CONFIGS["n128_s6_c1"]) == gf.CONFIGS["n128_s6_c1"]  # only 64-row plans
     assert pick(300, 18432, 7168).bm == 128  # 128x192 tiles stay (block-scaled: 0.88x on pairs of 64-row CTAs)
 

@@ -2488,5 +2488,15 @@ FUNCTIONAL = [  # max/min/gcd/lcm/sum/abs ... (numeric/math.hpp, integral_consta
     "lcm((_2, _3), _4)",
     "max(_1, L(_2))",
 ]
+LATEX = [  # print_latex of MMA_Atom / TiledMMA / TiledCopy (util/print_latex.hpp): CuTe's thread-value TikZ pictures
+    "print_latex(MMA_Atom(SM80_16x8x8_F32F16F16F32_TN()))",
+    "print_latex(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN()))",
+    "print_latex(make_tiled_mma(SM80_16x8x8_F32F16F16F32_TN(), L((_2, _1, _1))))",
+    "print_latex(make_tiled_mma(SM80_16x8x8_F16F16F16F16_TN(), L((_1, _2, _1)), (_16, L((_8, _2), (_2, _1)), _8)))",
+    f"print_latex(make_tiled_copy({_U32}, L((_4, _2)), L((_1, _2))))",
+    "print_latex(make_tiled_copy(Copy_Atom(SM90_U32x2_STSM_N(), half_t), L((_32, _1)), L((_1, _4))))",
+    f"print_latex(make_tiled_copy_B(Copy_Atom(SM75_U16x4_LDSM_T(), half_t), {_MMA}))",
+    "print_latex(SM80_16x8x8_F16F16F16F16_TN())",  # a bare op: no overload (rejected by both)
+]
 CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST + SLICE_DICE \
-    + _NEW_FIXED + RANDOM_TUPLE + TILED_COPY + RANDOM_TILED_COPY + FUNCTIONAL
+    + _NEW_FIXED + RANDOM_TUPLE + TILED_COPY + RANDOM_TILED_COPY + FUNCTIONAL + LATEX

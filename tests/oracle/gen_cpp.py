@@ -9,8 +9,8 @@ Spelling shared by both sides (see tests/test_layout_oracle.py for the Python me
   integers), ``recast_layout(x, uint8_t, half_t)`` / ``recast(tensor, uint32_t)`` (element types from TYPES);
   ``with_shape(x, ...)``, ``compose(x, ...)`` and ``tile(x, ...)`` are the member functions ``x.with_shape(...)`` ...;
   ``lambda a, b: a * b`` a generic C++ lambda; ``arr(6, 3)`` a ``cute::array<int, 2>``; ``make_smem_ptr(half_t, 256)``
-  a smem pointer to address 256; ``get_swizzle(x)`` CuTe's ``get_swizzle_t<decltype(x)>{}``;
-  ``plus()`` (and the other FUNCTORS of functional.hpp) ``plus{}``.
+  a smem pointer to address 256; ``get_swizzle(x)`` CuTe's ``get_swizzle_t<decltype(x)>{}``; ``MMA_Atom(Op())``
+  ``MMA_Atom<Op>{}``; ``plus()`` (and the other FUNCTORS) ``plus{}``.
 A case whose expression starts with ``print_layout(``, ``print_tensor(`` or ``print_latex(`` prints a table (or a
 picture) instead of a value.
 """
@@ -111,6 +111,8 @@ def cpp(node) -> str:
             return f"Copy_Atom<{_op_type(args[0])}, {_type(args[1])}>{{}}"
         if name in FUNCTORS and not args:
             return f"{name}{{}}"
+        if name == "MMA_Atom":  # MMA_Atom(Op()): CuTe's MMA_Atom<Op>{}
+            return f"MMA_Atom<{_op_type(args[0])}>{{}}"
         if name == "get_swizzle":
             return f"get_swizzle_t<decltype({cpp(args[0])})>{{}}"
         if name in METHODS:

@@ -198,6 +198,12 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
 # "Two CTAs per SM"); they are taken where the waves estimate is at least X2_MIN_GAIN faster.
 X2_WAVE_COST = 19 / 12
 X2_MIN_GAIN = 1.1
+# Against 128x128 tiles on 129-192 rows (which they pad to 256): a wave of them costs 20/12 of a wave of single
+# 64x128 CTAs (rows64_pay's 1 : 0.6), and pairs are taken from an estimated 1.04x. On 65-128 rows (no padding) the
+# same estimate picked pairs that ran 0.90-1.02x per tensor (H200, 13 shapes), so those rows keep 128x128 tiles.
+X2_128_COST = 20 / 12
+X2_VS_128_MAX_ROWS = 192
+X2_VS_128_MIN_GAIN = 1.04
 
 
 def two_per_sm(m: int, n: int, cfg: GemmConfig, sms: int = gk.NUM_SMS) -> GemmConfig:
@@ -206,13 +212,18 @@ def two_per_sm(m: int, n: int, cfg: GemmConfig, sms: int = gk.NUM_SMS) -> GemmCo
     consumer warpgroup, which leaves the tensor cores idle while it waits for and promotes each slab; two such CTAs
     on an SM fill each other's gaps, each at about 0.63 of a lone CTA's speed (half the stages each). That pays
     where the tiles make just over one or three waves of single CTAs and one or two of pairs (144 tiles: 1.20-1.25x,
-    432: 1.03-1.18x), not at two or three (288: 0.96x). In place of 128-row tiles it lost to 128x192 block-scaled
-    tiles (0.82-0.90x at 300-521 rows), so only 64-row plans change."""
-    if cfg != CONFIGS["m64_n128_s8_c1"]:
-        return cfg
+    432: 1.03-1.18x), not at two or three (288: 0.96x). In place of 128x128 single CTAs on 129-192 rows (which those
+    pad to 256 rows) pairs ran 0.97-1.24x (160x8192x8192 1.13-1.23x); against 128x192 tiles they lost (0.82-0.90x
+    block-wise at 300-521 rows), so other plans stay."""
     t64 = -(-m // 64) * -(-n // 128)
-    gain = _waves(t64, sms) / (X2_WAVE_COST * _waves(t64, 2 * sms))
-    return CONFIGS["m64_n128_s4_c1_e1_x2"] if t64 > sms and gain >= X2_MIN_GAIN else cfg
+    if cfg == CONFIGS["m64_n128_s8_c1"]:
+        cost, need = _waves(t64, sms), X2_MIN_GAIN
+    elif cfg.bm == 128 and cfg.bn == 128 and cfg.cluster_size == 1 and 128 < m <= X2_VS_128_MAX_ROWS:
+        cost, need = X2_128_COST * _waves(-(-m // 128) * -(-n // 128), sms), X2_VS_128_MIN_GAIN
+    else:
+        return cfg
+    gain = cost / (X2_WAVE_COST * _waves(t64, 2 * sms))
+    return CONFIGS["m64_n128_s4_c1_e1_x2"] if t64 > sms and gain >= need else cfg
 
 
 def rows64_pay(m: int, n: int, bn: int, sms: int = gk.NUM_SMS) -> bool:

@@ -78,6 +78,7 @@ from .printing import (
     print_layout,
     print_tensor,
     tikz_color_bwx8,
+    tikz_color_tv,
     tikz_color_white,
 )
 from .swizzle import Swizzle
@@ -213,6 +214,6 @@ __all__ = [
     "flatten_to_tuple", "tuple_cat", "insert", "remove", "replace", "replace_front", "replace_back", "tuple_repeat",
     "repeat", "repeat_like", "iscan", "escan", "zip", "zip2_by", "reverse", "group", "make_int_tuple",
     "inner_partition", "outer_partition", "make_counting_tensor", "basis_value", "basis_get", "get_swizzle",
-    "format_latex", "print_latex", "tikz_color_bwx8", "tikz_color_white",
+    "format_latex", "print_latex", "tikz_color_bwx8", "tikz_color_white", "tikz_color_tv",
     *_functional_all,
 ]

@@ -90,16 +90,35 @@ def tikz_color_white(idx: int) -> str:
     return "white"
 
 
+_TV = ("{rgb,255:red,175;green,175;blue,255}", "{rgb,255:red,175;green,255;blue,175}",
+       "{rgb,255:red,255;green,255;blue,175}", "{rgb,255:red,255;green,175;blue,175}",
+       "{rgb,255:red,210;green,210;blue,255}", "{rgb,255:red,210;green,255;blue,210}",
+       "{rgb,255:red,255;green,255;blue,210}", "{rgb,255:red,255;green,210;blue,210}")
+
+
+def tikz_color_tv(tid: int, vid: int) -> str:
+    """CuTe's ``TikzColor_TV``, the default of the thread-value pictures: eight pastels by ``tid % 8``."""
+    return _TV[tid % 8]
+
+
 _TIKZ_HEADER = ("\\documentclass[convert]{standalone}\n\\usepackage{tikz}\n\n\\begin{document}\n"
                 "\\begin{tikzpicture}[x={(0cm,-1cm)},y={(1cm,0cm)},every node/.style={minimum size=1cm, "
                 "outer sep=0pt}]\n\n")
 
 
-def format_latex(layout, color=tikz_color_bwx8) -> str:
+def format_latex(layout, color=None) -> str:
     """The LaTeX/TikZ picture CuTe's ``print_latex`` draws for a layout of rank <= 2 (a swizzled layout too): one
-    cell per coordinate holding its offset, filled with ``color(offset)``, then the grid and the row/column labels."""
+    cell per coordinate holding its offset, filled with ``color(offset)`` (default ``tikz_color_bwx8``), then the
+    grid and the row/column labels. An MMA_Atom, TiledMMA or TiledCopy draws its thread-value maps instead
+    (tmakit.mma.latex; ``color(tid, vid)``, default ``tikz_color_tv``)."""
+    hook = getattr(type(layout), "_format_latex", None)  # tmakit.mma's atoms: layout/ does not import mma/
+    if hook is not None:
+        return hook(layout, color)
+    if color is None:
+        color = tikz_color_bwx8
     if not isinstance(layout, (Layout, ComposedLayout)):
-        raise LayoutError(f"print_latex takes a Layout or ComposedLayout, got {layout!r}")
+        raise LayoutError(f"print_latex takes a Layout, ComposedLayout, MMA_Atom, TiledMMA or TiledCopy, got "
+                          f"{layout!r}; pass one of those")
     if rank(layout.shape) > 2:
         raise LayoutError(f"print_latex: {layout} has rank {rank(layout.shape)}; CuTe draws rank <= 2 layouts (a "
                           "static_assert), so group or slice it to two modes")
@@ -117,5 +136,5 @@ def format_latex(layout, color=tikz_color_bwx8) -> str:
     return "".join(out)
 
 
-def print_latex(layout, color=tikz_color_bwx8) -> None:
+def print_latex(layout, color=None) -> None:
     print(format_latex(layout, color), end="")
