@@ -158,6 +158,8 @@ def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms:
       (B multicast) with the deferred epilogue for 16-bit outputs when the tiles fill 3/4 of the GPU in at most
       1/1.72 of the waves of 128x128 tiles, else 128x128 single CTAs (random shapes on an H200: 3351x1280x3648,
       289x10272x4352 and 6010x800x1728 ran 0.76-0.84x on 128x128 tiles what they ran on 128x256 pairs);
+    - ``per_sm`` 2 (default): 64x128 tiles two CTAs per SM where that saves waves (:func:`two_per_sm`): in place of
+      single 64x128 CTAs, and of 128x128 ones on 129-192 rows; ``per_sm=1`` gives the one-CTA-per-SM plan;
     - ``odd_pitch`` (rows of A or B an odd multiple of 16 bytes apart, where each 128-byte row of a TMA box spans two
       128-byte lines): with more than a wave of 128x128 tiles, the single-CTA 128-row tiles above become clusters
       that multicast (:func:`multicast_config`); below a wave clusters ran 0.90-0.93x on 4 of 5 random shapes.
