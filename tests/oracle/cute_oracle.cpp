@@ -337,7 +337,6 @@ void cases_7() {
   { printf(">>> %s\n", R"__(left_inverse(Sw(2, 4, -3)))__"); print(left_inverse(Swizzle<2,4,-3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_8, _64), (_64, _1)), Sw(3, 4, 3)))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})), Swizzle<3,4,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_8, _64), (_64, _1)), Sw(2, 0, 3)))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})), Swizzle<2,0,3>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(composition(L((_64, _8), (_8, _1)), Sw(3, 4, 3)))__"); print(composition(make_layout(cute::make_tuple(Int<64>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Swizzle<3,4,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_64, _8), (_8, _1)), Sw(3, 0, 3)))__"); print(composition(make_layout(cute::make_tuple(Int<64>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), Swizzle<3,0,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(_1024, _1), Sw(3, 4, 3)))__"); print(composition(make_layout(Int<1024>{}, Int<1>{}), Swizzle<3,4,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(_1024, _2), Sw(3, 4, 3)))__"); print(composition(make_layout(Int<1024>{}, Int<2>{}), Swizzle<3,4,3>{})); printf("\n"); }
@@ -351,10 +350,10 @@ void cases_7() {
   { printf(">>> %s\n", R"__(composition(L((_8, _64), (_64, _1)), composition(Sw(3, 4, 3), L((_64, _8), (_8, _1)))))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})), composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<64>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_8, _64), (_64, _1)), make_composed_layout(L(_512, _1), _0, L((_8, _64), (_64, _1)))))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})), make_composed_layout(make_layout(Int<512>{}, Int<1>{}), Int<0>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))), Sw(2, 0, 3)))__"); print(composition(composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), Swizzle<2,0,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))), L((_8, _64), (_64, _1))))__"); print(composition(composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
 }
 
 void cases_8() {
-  { printf(">>> %s\n", R"__(composition(composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))), L((_8, _64), (_64, _1))))__"); print(composition(composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))), make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(Sw(3, 4, 3), Sw(3, 4, 3)))__"); print(composition(Swizzle<3,4,3>{}, Swizzle<3,4,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(Sw(3, 4, 3), Sw(2, 4, 3)))__"); print(composition(Swizzle<3,4,3>{}, Swizzle<2,4,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(Sw(1, 4, 3), Sw(1, 5, 3)))__"); print(composition(Swizzle<1,4,3>{}, Swizzle<1,5,3>{})); printf("\n"); }
@@ -394,10 +393,10 @@ void cases_8() {
   { printf(">>> %s\n", R"__(E(1, 0))__"); print(E<1,0>{}); printf("\n"); }
   { printf(">>> %s\n", R"__(E(0) * _16)__"); print((E<0>{} * Int<16>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(E(1) * 4)__"); print((E<1>{} * 4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(_2 * E(0, 1))__"); print((Int<2>{} * E<0,1>{})); printf("\n"); }
 }
 
 void cases_9() {
-  { printf(">>> %s\n", R"__(_2 * E(0, 1))__"); print((Int<2>{} * E<0,1>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(E(0) + E(1))__"); print((E<0>{} + E<1>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(E(1) * 3 + E(0) * _2)__"); print(((E<1>{} * 3) + (E<0>{} * Int<2>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(L((4, (2, 3)), (E(0), (E(1, 0), E(1, 1)))))__"); print(make_layout(cute::make_tuple(4, cute::make_tuple(2, 3)), cute::make_tuple(E<0>{}, cute::make_tuple(E<1,0>{}, E<1,1>{})))); printf("\n"); }
@@ -437,10 +436,10 @@ void cases_9() {
   { printf(">>> %s\n", R"__(complement(L((_2, _2), (_2, _1)), _8))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})), Int<8>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _, _3))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(_, Int<3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 5, _))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(5, _)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _5, _))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(Int<5>{}, _)); printf("\n"); }
 }
 
 void cases_10() {
-  { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), _5, _))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))(Int<5>{}, _)); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(2, 3, 3), L((_8, _32), (_32, _1))), _, 9))__"); print((composition(Swizzle<2,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<32>{}), cute::make_tuple(Int<32>{}, Int<1>{}))))(_, 9)); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(2, 3, 3), L((_8, _32), (_32, _1))), 3, _))__"); print((composition(Swizzle<2,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<32>{}), cute::make_tuple(Int<32>{}, Int<1>{}))))(3, _)); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(3, 4, 3), L((_64, _8), (_1, _64))), _, 3))__"); print((composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<64>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<64>{}))))(_, 3)); printf("\n"); }
@@ -480,10 +479,10 @@ void cases_10() {
   { printf(">>> %s\n", R"__(composition(L((4, 8), (-1, 4)), L((_2, _2), (_2, _4))))__"); print(composition(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-1), 4)), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_4, _8), (_1, _4)), L(_8, _m4)))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(Int<8>{}, Int<-4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(L((_4, _8), (_m1, _m4)), 13))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<-4>{})))(13)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(L((_4, _8), (_m1, _m4)), (3, _7)))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<-4>{})))(cute::make_tuple(3, Int<7>{}))); printf("\n"); }
 }
 
 void cases_11() {
-  { printf(">>> %s\n", R"__(call(L((_4, _8), (_m1, _m4)), (3, _7)))__"); print((make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<-4>{})))(cute::make_tuple(3, Int<7>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(cosize(L((_4, _8), (_m1, _4))))__"); print(cosize(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_4, _8), (_m1, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_4, _8), (_1, _m4)), (_2, _4)))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<-4>{})), cute::make_tuple(Int<2>{}, Int<4>{}))); printf("\n"); }
@@ -523,10 +522,10 @@ void cases_11() {
   { printf(">>> %s\n", R"__(right_inverse(L((4, 8), (_1, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((4, 8), (_1, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((4, 8), (_1, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((4, 8), (_1, _4)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
 }
 
 void cases_12() {
-  { printf(">>> %s\n", R"__(zipped_divide(L((4, 8), (_1, _4)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((4, 8), (_1, _4)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((4, 8), (_1, _4)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((4, 8), (_1, _4)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<1>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
@@ -566,10 +565,10 @@ void cases_12() {
   { printf(">>> %s\n", R"__(zipped_divide(L((_4, _8), (_8, _1)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((_4, _8), (_8, _1)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((_4, _8), (_8, _1)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(raked_product(L((_4, _8), (_8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
 }
 
 void cases_13() {
-  { printf(">>> %s\n", R"__(raked_product(L((_4, _8), (_8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_4, _8), (_8, _1)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((4, 8), (_8, _1))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((4, 8), (_8, _1)), _128))__"); print(complement(make_layout(cute::make_tuple(4, 8), cute::make_tuple(Int<8>{}, Int<1>{})), Int<128>{})); printf("\n"); }
@@ -609,10 +608,10 @@ void cases_13() {
   { printf(">>> %s\n", R"__(logical_divide(L((4, 8), (8, 1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(4, 8), cute::make_tuple(8, 1)), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((4, 8), (8, 1)), _4))__"); print(composition(make_layout(cute::make_tuple(4, 8), cute::make_tuple(8, 1)), Int<4>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_2, (_3, _4)), (_12, (_1, _3)))))__"); print(coalesce(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_2, (_3, _4)), (_12, (_1, _3))), _96))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<96>{})); printf("\n"); }
 }
 
 void cases_14() {
-  { printf(">>> %s\n", R"__(complement(L((_2, (_3, _4)), (_12, (_1, _3))), _96))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<96>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_2, (_3, _4)), (_12, (_1, _3))), 96))__"); print(complement(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_2, (_3, _4)), (_12, (_1, _3)))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_2, (_3, _4)), (_12, (_1, _3)))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))))); printf("\n"); }
@@ -652,10 +651,10 @@ void cases_14() {
   { printf(">>> %s\n", R"__(logical_divide(L((2, (_3, 4)), (_12, (_1, _3))), _2))__"); print(logical_divide(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((2, (_3, 4)), (_12, (_1, _3))), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((2, (_3, 4)), (_12, (_1, _3))), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(blocked_product(L((2, (_3, 4)), (_12, (_1, _3))), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
 }
 
 void cases_15() {
-  { printf(">>> %s\n", R"__(blocked_product(L((2, (_3, 4)), (_12, (_1, _3))), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((2, (_3, 4)), (_12, (_1, _3))), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((2, (_3, 4)), (_12, (_1, _3))), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(2, cute::make_tuple(Int<3>{}, 4)), cute::make_tuple(Int<12>{}, cute::make_tuple(Int<1>{}, Int<3>{}))), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((2, (3, 4)), (12, (1, 3)))))__"); print(coalesce(make_layout(cute::make_tuple(2, cute::make_tuple(3, 4)), cute::make_tuple(12, cute::make_tuple(1, 3))))); printf("\n"); }
@@ -695,10 +694,10 @@ void cases_15() {
   { printf(">>> %s\n", R"__(blocked_product(L(((_2, 2), _8), ((_1, _16), _2)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L(((_2, 2), _8), ((_1, _16), _2)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(((_2, 2), _8), ((_1, _16), _2)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, 2), Int<8>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L(((2, _2), 8), ((_1, _16), _2))))__"); print(coalesce(make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
 }
 
 void cases_16() {
-  { printf(">>> %s\n", R"__(coalesce(L(((2, _2), 8), ((_1, _16), _2))))__"); print(coalesce(make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L(((2, _2), 8), ((_1, _16), _2)), _128))__"); print(complement(make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), Int<128>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L(((2, _2), 8), ((_1, _16), _2)), 128))__"); print(complement(make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})), 128)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L(((2, _2), 8), ((_1, _16), _2))))__"); print(right_inverse(make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<16>{}), Int<2>{})))); printf("\n"); }
@@ -738,10 +737,10 @@ void cases_16() {
   { printf(">>> %s\n", R"__(coalesce(L((_8, 4, _2), (_1, _16, _8))))__"); print(coalesce(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_8, 4, _2), (_1, _16, _8)), _256))__"); print(complement(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), Int<256>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_8, 4, _2), (_1, _16, _8)), 256))__"); print(complement(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), 256)); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(L((_8, 4, _2), (_1, _16, _8))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
 }
 
 void cases_17() {
-  { printf(">>> %s\n", R"__(right_inverse(L((_8, 4, _2), (_1, _16, _8))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_8, 4, _2), (_1, _16, _8))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((_8, 4, _2), (_1, _16, _8)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((_8, 4, _2), (_1, _16, _8)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<8>{}, 4, Int<2>{}), cute::make_tuple(Int<1>{}, Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
@@ -781,10 +780,10 @@ void cases_17() {
   { printf(">>> %s\n", R"__(right_inverse(L((2, 4, 8), (_32, _8, _1))))__"); print(right_inverse(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((2, 4, 8), (_32, _8, _1))))__"); print(left_inverse(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((2, 4, 8), (_32, _8, _1)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(zipped_divide(L((2, 4, 8), (_32, _8, _1)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
 }
 
 void cases_18() {
-  { printf(">>> %s\n", R"__(zipped_divide(L((2, 4, 8), (_32, _8, _1)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((2, 4, 8), (_32, _8, _1)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((2, 4, 8), (_32, _8, _1)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((2, 4, 8), (_32, _8, _1)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(2, 4, 8), cute::make_tuple(Int<32>{}, Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
@@ -824,10 +823,10 @@ void cases_18() {
   { printf(">>> %s\n", R"__(zipped_divide(L((_16, _8), (_1, _16)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((_16, _8), (_1, _16)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(blocked_product(L((_16, _8), (_1, _16)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(raked_product(L((_16, _8), (_1, _16)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
 }
 
 void cases_19() {
-  { printf(">>> %s\n", R"__(raked_product(L((_16, _8), (_1, _16)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_16, _8), (_1, _16)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<1>{}, Int<16>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((16, 8), (_1, _16))))__"); print(coalesce(make_layout(cute::make_tuple(16, 8), cute::make_tuple(Int<1>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((16, 8), (_1, _16)), _512))__"); print(complement(make_layout(cute::make_tuple(16, 8), cute::make_tuple(Int<1>{}, Int<16>{})), Int<512>{})); printf("\n"); }
@@ -867,10 +866,10 @@ void cases_19() {
   { printf(">>> %s\n", R"__(logical_divide(L((16, 8), (1, 16)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(16, 8), cute::make_tuple(1, 16)), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((16, 8), (1, 16)), _4))__"); print(composition(make_layout(cute::make_tuple(16, 8), cute::make_tuple(1, 16)), Int<4>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_4, _1, _6), (_1, _0, _4))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(L((_4, _1, _6), (_1, _0, _4)), _96))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<96>{})); printf("\n"); }
 }
 
 void cases_20() {
-  { printf(">>> %s\n", R"__(complement(L((_4, _1, _6), (_1, _0, _4)), _96))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<96>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, _1, _6), (_1, _0, _4)), 96))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), 96)); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((_4, _1, _6), (_1, _0, _4))))__"); print(right_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_4, _1, _6), (_1, _0, _4))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<4>{}, Int<1>{}, Int<6>{}), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})))); printf("\n"); }
@@ -910,10 +909,10 @@ void cases_20() {
   { printf(">>> %s\n", R"__(logical_divide(L((4, _1, 6), (_1, _0, _4)), _2))__"); print(logical_divide(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(L((4, _1, 6), (_1, _0, _4)), L((_2, _2), (_1, _4))))__"); print(zipped_divide(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L((4, _1, 6), (_1, _0, _4)), L((_2, _3), (_3, _1))))__"); print(logical_product(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<3>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(blocked_product(L((4, _1, 6), (_1, _0, _4)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
 }
 
 void cases_21() {
-  { printf(">>> %s\n", R"__(blocked_product(L((4, _1, 6), (_1, _0, _4)), L((_2, _3))))__"); print(blocked_product(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L((4, _1, 6), (_1, _0, _4)), L((_2, _3))))__"); print(raked_product(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((4, _1, 6), (_1, _0, _4)), L((_2, _4), (_4, _1))))__"); print(composition(make_layout(cute::make_tuple(4, Int<1>{}, 6), cute::make_tuple(Int<1>{}, Int<0>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((4, 1, 6), (1, 0, 4))))__"); print(coalesce(make_layout(cute::make_tuple(4, 1, 6), cute::make_tuple(1, 0, 4)))); printf("\n"); }
@@ -953,10 +952,10 @@ void cases_21() {
   { printf(">>> %s\n", R"__(coalesce(L(4, -2)))__"); print(coalesce(make_layout(4, (-2)))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(4, -2), _2))__"); print(composition(make_layout(4, (-2)), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_4, _8), (_m1, _4))))__"); print(coalesce(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(filter(L((_4, _8), (_m1, _4))))__"); print(filter(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
 }
 
 void cases_22() {
-  { printf(">>> %s\n", R"__(filter(L((_4, _8), (_m1, _4))))__"); print(filter(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(cosize(L((_4, _8), (_m1, _4))))__"); print(cosize(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, _8), (_m1, _4))))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((_4, _8), (_m1, _4)), _128))__"); print(complement(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})), Int<128>{})); printf("\n"); }
@@ -996,10 +995,10 @@ void cases_22() {
   { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_4, _8), (_m8, _m1))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_4, _8), (_m8, _m1))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_vector(L((_4, _8), (_m8, _m1)), L((_4, _8), (_m8, _m1))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-8>{}, Int<-1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((4, 8), (-8, -1))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-8), (-1))))); printf("\n"); }
 }
 
 void cases_23() {
-  { printf(">>> %s\n", R"__(coalesce(L((4, 8), (-8, -1))))__"); print(coalesce(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-8), (-1))))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((4, 8), (-8, -1)), _2))__"); print(composition(make_layout(cute::make_tuple(4, 8), cute::make_tuple((-8), (-1))), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_2, _4), (_m1, _m2))))__"); print(coalesce(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(filter(L((_2, _4), (_m1, _m2))))__"); print(filter(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<-1>{}, Int<-2>{})))); printf("\n"); }
@@ -1039,10 +1038,10 @@ void cases_23() {
   { printf(">>> %s\n", R"__(zipped_divide(L((_8, _4, _2), (_1, _m16, _8)), _2))__"); print(zipped_divide(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_8, _4, _2), (_1, _m16, _8)), _2))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_8, _4, _2), (_1, _m16, _8)), L(_2, _2)))__"); print(composition(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), make_layout(Int<2>{}, Int<2>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_8, _4, _2), (_1, _m16, _8))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
 }
 
 void cases_24() {
-  { printf(">>> %s\n", R"__(composition(L(_64, _1), L((_8, _4, _2), (_1, _m16, _8))))__"); print(composition(make_layout(Int<64>{}, Int<1>{}), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_4, _16), (_16, _1)), L((_8, _4, _2), (_1, _m16, _8))))__"); print(composition(make_layout(cute::make_tuple(Int<4>{}, Int<16>{}), cute::make_tuple(Int<16>{}, Int<1>{})), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_vector(L((_8, _4, _2), (_1, _m16, _8)), L((_8, _4, _2), (_1, _m16, _8))))__"); print(max_common_vector(make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<-16>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((8, 4, 2), (1, -16, 8))))__"); print(coalesce(make_layout(cute::make_tuple(8, 4, 2), cute::make_tuple(1, (-16), 8)))); printf("\n"); }
@@ -1082,10 +1081,10 @@ void cases_24() {
   { printf(">>> %s\n", R"__(coalesce(L((2, 2), (-1, 4))))__"); print(coalesce(make_layout(cute::make_tuple(2, 2), cute::make_tuple((-1), 4)))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((2, 2), (-1, 4)), _2))__"); print(composition(make_layout(cute::make_tuple(2, 2), cute::make_tuple((-1), 4)), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_layout(L((_7, _2, _4)), L((_7, _2, _4), (_1, _7, _14))))__"); print(max_common_layout(make_layout(cute::make_tuple(Int<7>{}, Int<2>{}, Int<4>{})), make_layout(cute::make_tuple(Int<7>{}, Int<2>{}, Int<4>{}), cute::make_tuple(Int<1>{}, Int<7>{}, Int<14>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(max_common_vector(composition(Sw(0, 2, 1), L((_4, (_4, (_4, _1), _2)), LayoutRight)), L((4, (4, (4, _1), _2)), (_4, (_16, (_1, _16), _64)))))__"); print(max_common_vector(composition(Swizzle<0,2,1>{}, make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<4>{}, cute::make_tuple(Int<4>{}, Int<1>{}), Int<2>{})), LayoutRight{})), make_layout(cute::make_tuple(4, cute::make_tuple(4, cute::make_tuple(4, Int<1>{}), Int<2>{})), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<16>{}, cute::make_tuple(Int<1>{}, Int<16>{}), Int<64>{}))))); printf("\n"); }
 }
 
 void cases_25() {
-  { printf(">>> %s\n", R"__(max_common_vector(composition(Sw(0, 2, 1), L((_4, (_4, (_4, _1), _2)), LayoutRight)), L((4, (4, (4, _1), _2)), (_4, (_16, (_1, _16), _64)))))__"); print(max_common_vector(composition(Swizzle<0,2,1>{}, make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<4>{}, cute::make_tuple(Int<4>{}, Int<1>{}), Int<2>{})), LayoutRight{})), make_layout(cute::make_tuple(4, cute::make_tuple(4, cute::make_tuple(4, Int<1>{}), Int<2>{})), cute::make_tuple(Int<4>{}, cute::make_tuple(Int<16>{}, cute::make_tuple(Int<1>{}, Int<16>{}), Int<64>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(L((2, 4, ((1, 3, 2), 7, 1)), (_1, _2, ((_1, _112, _56), _8, _8))), 0, _0, ((0, _0, _0), 1, _0)))__"); print((make_layout(cute::make_tuple(2, 4, cute::make_tuple(cute::make_tuple(1, 3, 2), 7, 1)), cute::make_tuple(Int<1>{}, Int<2>{}, cute::make_tuple(cute::make_tuple(Int<1>{}, Int<112>{}, Int<56>{}), Int<8>{}, Int<8>{}))))(0, Int<0>{}, cute::make_tuple(cute::make_tuple(0, Int<0>{}, Int<0>{}), 1, Int<0>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L(_2, 1), 2))__"); print(logical_divide(make_layout(Int<2>{}, 1), 2)); printf("\n"); }
   { printf(">>> %s\n", R"__(tile_to_shape(L((_7,), (_1,)), (_7,), (_0,)))__"); print(tile_to_shape(make_layout(cute::make_tuple(Int<7>{}), cute::make_tuple(Int<1>{})), cute::make_tuple(Int<7>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
@@ -1125,10 +1124,10 @@ void cases_25() {
   { printf(">>> %s\n", R"__(L(_6, 2))__"); print(make_layout(Int<6>{}, 2)); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(L((_3, _4, (_2, _6)), (_1, _3, (_12, _24)))))__"); print(left_inverse(make_layout(cute::make_tuple(Int<3>{}, Int<4>{}, cute::make_tuple(Int<2>{}, Int<6>{})), cute::make_tuple(Int<1>{}, Int<3>{}, cute::make_tuple(Int<12>{}, Int<24>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_1, ((_4, _2), (_2, _4), _3)), (32, ((1, 16), (32, 4), 64))), (L((_7,)),)))__"); print(composition(make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<4>{}), Int<3>{})), cute::make_tuple(32, cute::make_tuple(cute::make_tuple(1, 16), cute::make_tuple(32, 4), 64))), cute::make_tuple(make_layout(cute::make_tuple(Int<7>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(composition(L((2,), (_1,)), L(((_7,), _3))))__"); print(composition(make_layout(cute::make_tuple(2), cute::make_tuple(Int<1>{})), make_layout(cute::make_tuple(cute::make_tuple(Int<7>{}), Int<3>{})))); printf("\n"); }
 }
 
 void cases_26() {
-  { printf(">>> %s\n", R"__(composition(L((2,), (_1,)), L(((_7,), _3))))__"); print(composition(make_layout(cute::make_tuple(2), cute::make_tuple(Int<1>{})), make_layout(cute::make_tuple(cute::make_tuple(Int<7>{}), Int<3>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(L((_2, _4, _7), (_28, _7, _1)), _1, 1, _6))__"); print((make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<7>{}), cute::make_tuple(Int<28>{}, Int<7>{}, Int<1>{})))(Int<1>{}, 1, Int<6>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_layout(L(((_5, _2), (_4, _2, _1))), L(((_5, _2), (_4, _2, _1)), ((_4, _20), (_1, _40, _20)))))__"); print(max_common_layout(make_layout(cute::make_tuple(cute::make_tuple(Int<5>{}, Int<2>{}), cute::make_tuple(Int<4>{}, Int<2>{}, Int<1>{}))), make_layout(cute::make_tuple(cute::make_tuple(Int<5>{}, Int<2>{}), cute::make_tuple(Int<4>{}, Int<2>{}, Int<1>{})), cute::make_tuple(cute::make_tuple(Int<4>{}, Int<20>{}), cute::make_tuple(Int<1>{}, Int<40>{}, Int<20>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(tiled_divide(L((_1,), (_1,)), L(7, 1)))__"); print(tiled_divide(make_layout(cute::make_tuple(Int<1>{}), cute::make_tuple(Int<1>{})), make_layout(7, 1))); printf("\n"); }
@@ -1168,10 +1167,10 @@ void cases_26() {
   { printf(">>> %s\n", R"__(logical_divide(filter(L((_3, 2), (1, 3))), _1))__"); print(logical_divide(filter(make_layout(cute::make_tuple(Int<3>{}, 2), cute::make_tuple(1, 3))), Int<1>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((4, ((_2, 2),)), LayoutRight)))__"); print(right_inverse(make_layout(cute::make_tuple(4, cute::make_tuple(cute::make_tuple(Int<2>{}, 2))), LayoutRight{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(2, 0, 2), L((_2, ((_5, _2, _2), _4)), (4, ((8, 2, 1), 40)))), (_0, ((4, _0, 0), 0))))__"); print((composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(cute::make_tuple(Int<5>{}, Int<2>{}, Int<2>{}), Int<4>{})), cute::make_tuple(4, cute::make_tuple(cute::make_tuple(8, 2, 1), 40)))))(cute::make_tuple(Int<0>{}, cute::make_tuple(cute::make_tuple(4, Int<0>{}, 0), 0)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(cosize(composition(Sw(3, 0, 3), L((_6, _5), (_1, _6)))))__"); print(cosize(composition(Swizzle<3,0,3>{}, make_layout(cute::make_tuple(Int<6>{}, Int<5>{}), cute::make_tuple(Int<1>{}, Int<6>{}))))); printf("\n"); }
 }
 
 void cases_27() {
-  { printf(">>> %s\n", R"__(cosize(composition(Sw(3, 0, 3), L((_6, _5), (_1, _6)))))__"); print(cosize(composition(Swizzle<3,0,3>{}, make_layout(cute::make_tuple(Int<6>{}, Int<5>{}), cute::make_tuple(Int<1>{}, Int<6>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(flat_divide(right_inverse(L((7, (2, 1), 3), (_6, (_1, _6), _2))), L((_6, (_2,)), (_2, (_1,)))))__"); print(flat_divide(right_inverse(make_layout(cute::make_tuple(7, cute::make_tuple(2, 1), 3), cute::make_tuple(Int<6>{}, cute::make_tuple(Int<1>{}, Int<6>{}), Int<2>{}))), make_layout(cute::make_tuple(Int<6>{}, cute::make_tuple(Int<2>{})), cute::make_tuple(Int<2>{}, cute::make_tuple(Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_layout(L((_2, (1, 2, _6)), LayoutRight), L((_2, (_1, _2, _6)), (_6, (_12, _12, _1)))))__"); print(max_common_layout(make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(1, 2, Int<6>{})), LayoutRight{}), make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<1>{}, Int<2>{}, Int<6>{})), cute::make_tuple(Int<6>{}, cute::make_tuple(Int<12>{}, Int<12>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L(((_8, _6),), LayoutRight), L((_2, 2), LayoutRight)))__"); print(raked_product(make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<6>{})), LayoutRight{}), make_layout(cute::make_tuple(Int<2>{}, 2), LayoutRight{}))); printf("\n"); }
@@ -1211,10 +1210,10 @@ void cases_27() {
   { printf(">>> %s\n", R"__(composition(composition(L(4, _1), L((_2,), (1,))), _2))__"); print(composition(composition(make_layout(4, Int<1>{}), make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(1))), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(max_common_vector(L(((6,), (2, (4, 6))), ((_6,), (_72, (_432, _1)))), L(((_6,), (2, (_4, 6))), ((1,), (144, (6, 24))))))__"); print(max_common_vector(make_layout(cute::make_tuple(cute::make_tuple(6), cute::make_tuple(2, cute::make_tuple(4, 6))), cute::make_tuple(cute::make_tuple(Int<6>{}), cute::make_tuple(Int<72>{}, cute::make_tuple(Int<432>{}, Int<1>{})))), make_layout(cute::make_tuple(cute::make_tuple(Int<6>{}), cute::make_tuple(2, cute::make_tuple(Int<4>{}, 6))), cute::make_tuple(cute::make_tuple(1), cute::make_tuple(144, cute::make_tuple(6, 24)))))); printf("\n"); }
   { printf(">>> %s\n", R"__(size(composition(Sw(2, 2, 4), L((4, ((5,), (3,)))))))__"); print(size(composition(Swizzle<2,2,4>{}, make_layout(cute::make_tuple(4, cute::make_tuple(cute::make_tuple(5), cute::make_tuple(3))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(size(composition(Sw(0, 2, 1), L((4, 8, 2), LayoutRight))))__"); print(size(composition(Swizzle<0,2,1>{}, make_layout(cute::make_tuple(4, 8, 2), LayoutRight{})))); printf("\n"); }
 }
 
 void cases_28() {
-  { printf(">>> %s\n", R"__(size(composition(Sw(0, 2, 1), L((4, 8, 2), LayoutRight))))__"); print(size(composition(Swizzle<0,2,1>{}, make_layout(cute::make_tuple(4, 8, 2), LayoutRight{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(tiled_product(L((5, 7)), (L(_5, _1),)))__"); print(tiled_product(make_layout(cute::make_tuple(5, 7)), cute::make_tuple(make_layout(Int<5>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(flat_divide(composition(Sw(2, 4, 4), L((((_7, _5),), _4), (((_20, _4),), _1))), (L(_7, 1),)))__"); print(flat_divide(composition(Swizzle<2,4,4>{}, make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<7>{}, Int<5>{})), Int<4>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<20>{}, Int<4>{})), Int<1>{}))), cute::make_tuple(make_layout(Int<7>{}, 1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(_3, 1), L((3, (4,)), (1, (3,)))))__"); print(composition(make_layout(Int<3>{}, 1), make_layout(cute::make_tuple(3, cute::make_tuple(4)), cute::make_tuple(1, cute::make_tuple(3))))); printf("\n"); }
@@ -1254,10 +1253,10 @@ void cases_28() {
   { printf(">>> %s\n", R"__(tile_to_shape(L(((_2, _5),), ((_1, _2),)), (_10, _2, _2), (_2, _1, _0)))__"); print(tile_to_shape(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<5>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}))), cute::make_tuple(Int<10>{}, Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{}, Int<0>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(coalesce(L(_6, LayoutRight))))__"); print(complement(coalesce(make_layout(Int<6>{}, LayoutRight{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_product(L(_6, _1), L(((1, 7), 2), ((1, 1), 7))))__"); print(logical_product(make_layout(Int<6>{}, Int<1>{}), make_layout(cute::make_tuple(cute::make_tuple(1, 7), 2), cute::make_tuple(cute::make_tuple(1, 1), 7)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(L((3, 4))))__"); print(coalesce(make_layout(cute::make_tuple(3, 4)))); printf("\n"); }
 }
 
 void cases_29() {
-  { printf(">>> %s\n", R"__(coalesce(L((3, 4))))__"); print(coalesce(make_layout(cute::make_tuple(3, 4)))); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_divide(composition(L(((_1, 8), _5, _3), ((_40, _5), _1, _40)), (_5,)), 3))__"); print(zipped_divide(composition(make_layout(cute::make_tuple(cute::make_tuple(Int<1>{}, 8), Int<5>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(Int<40>{}, Int<5>{}), Int<1>{}, Int<40>{})), cute::make_tuple(Int<5>{})), 3)); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L((7, 3, 2), (3, 1, _0)), (_4,)))__"); print(logical_divide(make_layout(cute::make_tuple(7, 3, 2), cute::make_tuple(3, 1, Int<0>{})), cute::make_tuple(Int<4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(_6, _m1), L(((_3,),), ((_1,),))))__"); print(composition(make_layout(Int<6>{}, Int<-1>{}), make_layout(cute::make_tuple(cute::make_tuple(Int<3>{})), cute::make_tuple(cute::make_tuple(Int<1>{}))))); printf("\n"); }
@@ -1297,10 +1296,10 @@ void cases_29() {
   { printf(">>> %s\n", R"__(zipped_divide(coalesce(L(((_3, _8),), ((_m1, _3),))), L(_6, _1)))__"); print(zipped_divide(coalesce(make_layout(cute::make_tuple(cute::make_tuple(Int<3>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(Int<-1>{}, Int<3>{})))), make_layout(Int<6>{}, Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(complement(L(((_2, _7, _6),), ((_42, _1, _7),)), _23), _2))__"); print(composition(complement(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<7>{}, Int<6>{})), cute::make_tuple(cute::make_tuple(Int<42>{}, Int<1>{}, Int<7>{}))), Int<23>{}), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((4,), (1,)), L((_1, (_2, _2)))))__"); print(composition(make_layout(cute::make_tuple(4), cute::make_tuple(1)), make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<2>{}, Int<2>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(logical_divide(L((_4,), (_1,)), (_,)))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}), cute::make_tuple(Int<1>{})), cute::make_tuple(_))); printf("\n"); }
 }
 
 void cases_30() {
-  { printf(">>> %s\n", R"__(logical_divide(L((_4,), (_1,)), (_,)))__"); print(logical_divide(make_layout(cute::make_tuple(Int<4>{}), cute::make_tuple(Int<1>{})), cute::make_tuple(_))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L((_6, _5), LayoutRight), L((_4,), (1,))))__"); print(composition(make_layout(cute::make_tuple(Int<6>{}, Int<5>{}), LayoutRight{}), make_layout(cute::make_tuple(Int<4>{}), cute::make_tuple(1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L(_2), _4))__"); print(complement(make_layout(Int<2>{}), Int<4>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(L((_1, ((_8,), _8)), (64, ((_1,), _8)))))__"); print(coalesce(make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(cute::make_tuple(Int<8>{}), Int<8>{})), cute::make_tuple(64, cute::make_tuple(cute::make_tuple(Int<1>{}), Int<8>{}))))); printf("\n"); }
@@ -1340,10 +1339,10 @@ void cases_30() {
   { printf(">>> %s\n", R"__(zipped_product(L((_4,), (_1,)), (_2,)))__"); print(zipped_product(make_layout(cute::make_tuple(Int<4>{}), cute::make_tuple(Int<1>{})), cute::make_tuple(Int<2>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(make_identity_layout(7), L((7, (2,)))))__"); print(composition(make_identity_layout(7), make_layout(cute::make_tuple(7, cute::make_tuple(2))))); printf("\n"); }
   { printf(">>> %s\n", R"__(complement(L((2, 2, 4, 2), (_2, _4, _8, _1)), (_12, _3)))__"); print(complement(make_layout(cute::make_tuple(2, 2, 4, 2), cute::make_tuple(Int<2>{}, Int<4>{}, Int<8>{}, Int<1>{})), cute::make_tuple(Int<12>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(coalesce(composition(Sw(2, 0, 2), L((7, 7)))))__"); print(coalesce(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(7, 7))))); printf("\n"); }
 }
 
 void cases_31() {
-  { printf(">>> %s\n", R"__(coalesce(composition(Sw(2, 0, 2), L((7, 7)))))__"); print(coalesce(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(7, 7))))); printf("\n"); }
   { printf(">>> %s\n", R"__(raked_product(L(((_8,),), ((1,),)), L(((8,),), ((1,),))))__"); print(raked_product(make_layout(cute::make_tuple(cute::make_tuple(Int<8>{})), cute::make_tuple(cute::make_tuple(1))), make_layout(cute::make_tuple(cute::make_tuple(8)), cute::make_tuple(cute::make_tuple(1))))); printf("\n"); }
   { printf(">>> %s\n", R"__(flat_divide(L((_2,), LayoutRight), L((7,))))__"); print(flat_divide(make_layout(cute::make_tuple(Int<2>{}), LayoutRight{}), make_layout(cute::make_tuple(7)))); printf("\n"); }
   { printf(">>> %s\n", R"__(zipped_product(L((4, 5, _2), (_2, _8, _1)), _13))__"); print(zipped_product(make_layout(cute::make_tuple(4, 5, Int<2>{}), cute::make_tuple(Int<2>{}, Int<8>{}, Int<1>{})), Int<13>{})); printf("\n"); }
@@ -1383,10 +1382,10 @@ void cases_31() {
   { printf(">>> %s\n", R"__(coalesce(L((_5, (_6, _5, _5)), (5, (25, 1, 150))), (_1, _1)))__"); print(coalesce(make_layout(cute::make_tuple(Int<5>{}, cute::make_tuple(Int<6>{}, Int<5>{}, Int<5>{})), cute::make_tuple(5, cute::make_tuple(25, 1, 150))), cute::make_tuple(Int<1>{}, Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(tiled_product(L((3, 2, 4), (_8, _1, _2)), (L((4, 2), (2, 1)), L((_2, _2, (_1,))))))__"); print(tiled_product(make_layout(cute::make_tuple(3, 2, 4), cute::make_tuple(Int<8>{}, Int<1>{}, Int<2>{})), cute::make_tuple(make_layout(cute::make_tuple(4, 2), cute::make_tuple(2, 1)), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, cute::make_tuple(Int<1>{})))))); printf("\n"); }
   { printf(">>> %s\n", R"__(logical_divide(L(2, LayoutRight), L(_7, 1)))__"); print(logical_divide(make_layout(2, LayoutRight{}), make_layout(Int<7>{}, 1))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_identity_layout((_4, _2)))__"); print(make_identity_layout(cute::make_tuple(Int<4>{}, Int<2>{}))); printf("\n"); }
 }
 
 void cases_32() {
-  { printf(">>> %s\n", R"__(make_identity_layout((_4, _2)))__"); print(make_identity_layout(cute::make_tuple(Int<4>{}, Int<2>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(2, 3, 2), L((_2,), (_1,))), (1,)))__"); print((composition(Swizzle<2,3,2>{}, make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(Int<1>{}))))(cute::make_tuple(1))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(2), L(((_2,), _2), ((_1,), _2))))__"); print(composition(make_layout(2), make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(Int<1>{}), Int<2>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(take(L((((2, _2, _2), _4, 4), 8), (((_256, _0, 512), _0, _0), 1)), 1, 2))__"); print(take<1,2>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(2, Int<2>{}, Int<2>{}), Int<4>{}, 4), 8), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<256>{}, Int<0>{}, 512), Int<0>{}, Int<0>{}), 1)))); printf("\n"); }
@@ -1426,10 +1425,10 @@ void cases_32() {
   { printf(">>> %s\n", R"__(filter(L((((2,), 6), 5, 4), (((_120,), _4), _24, _1))))__"); print(filter(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(2), 6), 5, 4), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<120>{}), Int<4>{}), Int<24>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(((6, (1, 7, 2)), 2), ((_4, (_24, _24, _1)), _2)), _1))__"); print(composition(make_layout(cute::make_tuple(cute::make_tuple(6, cute::make_tuple(1, 7, 2)), 2), cute::make_tuple(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<24>{}, Int<24>{}, Int<1>{})), Int<2>{})), Int<1>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(Sw(3, 3, 4), L((((_8, 5), 2), _2), (((_2, _16), _1), _80))), (_59, _0)))__"); print((composition(Swizzle<3,3,4>{}, make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<8>{}, 5), 2), Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<16>{}), Int<1>{}), Int<80>{}))))(cute::make_tuple(Int<59>{}, Int<0>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(complement(right_inverse(L((5,), (_1,)))))__"); print(complement(right_inverse(make_layout(cute::make_tuple(5), cute::make_tuple(Int<1>{}))))); printf("\n"); }
 }
 
 void cases_33() {
-  { printf(">>> %s\n", R"__(complement(right_inverse(L((5,), (_1,)))))__"); print(complement(right_inverse(make_layout(cute::make_tuple(5), cute::make_tuple(Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(coalesce(composition(Sw(3, 0, 3), L((1, _8), (_8, _1)))))__"); print(coalesce(composition(Swizzle<3,0,3>{}, make_layout(cute::make_tuple(1, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(filter(L((((2, 1), 4, 7),), (((-7, 7), 14, 1),))))__"); print(filter(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(2, 1), 4, 7)), cute::make_tuple(cute::make_tuple(cute::make_tuple((-7), 7), 14, 1))))); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(L((((_6, _2), _4), _4, _3), (((32, 16), 4), 1, 192))))__"); print(right_inverse(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<6>{}, Int<2>{}), Int<4>{}), Int<4>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(32, 16), 4), 1, 192)))); printf("\n"); }
@@ -1469,10 +1468,10 @@ void cases_33() {
   { printf(">>> %s\n", R"__(flat_divide(make_coord_tensor(L((_2, _4), (E(1), E(0) * _4))), L((_2,), (_1,))))__"); print(flat_divide(make_coord_tensor(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(E<1>{}, (E<0>{} * Int<4>{})))), make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(print_layout(L(((_2, _6), _1), ((1, 2), 2))))__"); print_layout(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<6>{}), Int<1>{}), cute::make_tuple(cute::make_tuple(1, 2), 2))); }
   { printf(">>> %s\n", R"__(composition(L(((_1, _4, _8),), ((_4, _1, _4),)), composition(Sw(2, 0, 3), L(((2, _2), 8), LayoutRight))))__"); print(composition(make_layout(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<4>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(Int<4>{}, Int<1>{}, Int<4>{}))), composition(Swizzle<2,0,3>{}, make_layout(cute::make_tuple(cute::make_tuple(2, Int<2>{}), 8), LayoutRight{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(composition(Sw(3, 0, 3), L(_4))))__"); print(right_inverse(composition(Swizzle<3,0,3>{}, make_layout(Int<4>{})))); printf("\n"); }
 }
 
 void cases_34() {
-  { printf(">>> %s\n", R"__(right_inverse(composition(Sw(3, 0, 3), L(_4))))__"); print(right_inverse(composition(Swizzle<3,0,3>{}, make_layout(Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(composition(L(((_32, _4), _32), ((_1, _2048), _32)), Sw(1, 3, 1)), 682))__"); print((composition(make_layout(cute::make_tuple(cute::make_tuple(Int<32>{}, Int<4>{}), Int<32>{}), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2048>{}), Int<32>{})), Swizzle<1,3,1>{}))(682)); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(_32), Sw(3, 0, 3)))__"); print(composition(make_layout(Int<32>{}), Swizzle<3,0,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(composition(Sw(2, 2, 2), L((_2, (_32, _4), _8), (_64, (_1, _3072), _128)))))__"); print(left_inverse(composition(Swizzle<2,2,2>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<32>{}, Int<4>{}), Int<8>{}), cute::make_tuple(Int<64>{}, cute::make_tuple(Int<1>{}, Int<3072>{}), Int<128>{}))))); printf("\n"); }
@@ -1512,10 +1511,10 @@ void cases_34() {
   { printf(">>> %s\n", R"__(composition(Sw(3, 0, 3), Sw(1, 0, 3)))__"); print(composition(Swizzle<3,0,3>{}, Swizzle<1,0,3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(composition(Sw(2, 0, 2), L(_4, _1))))__"); print(right_inverse(composition(Swizzle<2,0,2>{}, make_layout(Int<4>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(right_inverse(composition(Sw(2, 1, 2), L((_8, _1, (_1,), _16), (_144, _48, (_1152,), _1)))), 0))__"); print((right_inverse(composition(Swizzle<2,1,2>{}, make_layout(cute::make_tuple(Int<8>{}, Int<1>{}, cute::make_tuple(Int<1>{}), Int<16>{}), cute::make_tuple(Int<144>{}, Int<48>{}, cute::make_tuple(Int<1152>{}), Int<1>{})))))(0)); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(composition(Sw(3, 0, 3), L(_32))))__"); print(right_inverse(composition(Swizzle<3,0,3>{}, make_layout(Int<32>{})))); printf("\n"); }
 }
 
 void cases_35() {
-  { printf(">>> %s\n", R"__(right_inverse(composition(Sw(3, 0, 3), L(_32))))__"); print(right_inverse(composition(Swizzle<3,0,3>{}, make_layout(Int<32>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(left_inverse(composition(Sw(1, 2, 3), L((_2, (_4, _4), _8), (_1, (_16, _64), _2)))))__"); print(left_inverse(composition(Swizzle<1,2,3>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<4>{}, Int<4>{}), Int<8>{}), cute::make_tuple(Int<1>{}, cute::make_tuple(Int<16>{}, Int<64>{}), Int<2>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(right_inverse(composition(Sw(2, 0, -2), L((4,)))), _0))__"); print((right_inverse(composition(Swizzle<2,0,-2>{}, make_layout(cute::make_tuple(4)))))(Int<0>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(composition(Sw(1, 1, 3), L((_2, (_8,), _2), LayoutRight)), Sw(3, 4, 4)))__"); print(composition(composition(Swizzle<1,1,3>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<8>{}), Int<2>{}), LayoutRight{})), Swizzle<3,4,4>{})); printf("\n"); }
@@ -1555,10 +1554,10 @@ void cases_35() {
   { printf(">>> %s\n", R"__(right_inverse(composition(Sw(2, 0, 2), L((_8,), (1,)))))__"); print(right_inverse(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(Int<8>{}), cute::make_tuple(1))))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(8, _1), Sw(1, 0, 2)))__"); print(composition(make_layout(8, Int<1>{}), Swizzle<1,0,2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(((_8, _16), _32), ((_512, _32), 1)), Sw(1, 0, 1)))__"); print(composition(make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<16>{}), Int<32>{}), cute::make_tuple(cute::make_tuple(Int<512>{}, Int<32>{}), 1)), Swizzle<1,0,1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(right_inverse(composition(Sw(3, 0, 6), L((_16,), (_1,)))))__"); print(right_inverse(composition(Swizzle<3,0,6>{}, make_layout(cute::make_tuple(Int<16>{}), cute::make_tuple(Int<1>{}))))); printf("\n"); }
 }
 
 void cases_36() {
-  { printf(">>> %s\n", R"__(right_inverse(composition(Sw(3, 0, 6), L((_16,), (_1,)))))__"); print(right_inverse(composition(Swizzle<3,0,6>{}, make_layout(cute::make_tuple(Int<16>{}), cute::make_tuple(Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(composition(L(16, _1), Sw(2, 0, 2)))__"); print(composition(make_layout(16, Int<1>{}), Swizzle<2,0,2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(composition(Sw(2, 0, 3), L((_2, (_1,), 4)))))__"); print(right_inverse(composition(Swizzle<2,0,3>{}, make_layout(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<1>{}), 4))))); printf("\n"); }
   { printf(">>> %s\n", R"__(call(right_inverse(composition(Sw(3, 1, -3), L((_4,)))), _0))__"); print((right_inverse(composition(Swizzle<3,1,-3>{}, make_layout(cute::make_tuple(Int<4>{})))))(Int<0>{})); printf("\n"); }
@@ -1598,10 +1597,10 @@ void cases_36() {
   { printf(">>> %s\n", R"__(composition(L((_32,), (_1,)), Sw(3, 0, -3)))__"); print(composition(make_layout(cute::make_tuple(Int<32>{}), cute::make_tuple(Int<1>{})), Swizzle<3,0,-3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(right_inverse(composition(Sw(2, 0, 2), L((_8, (_4,)), (_4, (1,))))))__"); print(right_inverse(composition(Swizzle<2,0,2>{}, make_layout(cute::make_tuple(Int<8>{}, cute::make_tuple(Int<4>{})), cute::make_tuple(Int<4>{}, cute::make_tuple(1)))))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_layout_like(L((_2, _2, _2, _2), (_0, _2, _4, _1))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<2>{}, Int<2>{}), cute::make_tuple(Int<0>{}, Int<2>{}, Int<4>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(make_layout_like(L((2, 3, 4, 5), (_0, 42, _1, _0))))__"); print(make_layout_like(make_layout(cute::make_tuple(2, 3, 4, 5), cute::make_tuple(Int<0>{}, 42, Int<1>{}, Int<0>{})))); printf("\n"); }
 }
 
 void cases_37() {
-  { printf(">>> %s\n", R"__(make_layout_like(L((2, 3, 4, 5), (_0, 42, _1, _0))))__"); print(make_layout_like(make_layout(cute::make_tuple(2, 3, 4, 5), cute::make_tuple(Int<0>{}, 42, Int<1>{}, Int<0>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_layout_like(L((_4, (_2, _3)), (_6, (_1, _24)))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<3>{})), cute::make_tuple(Int<6>{}, cute::make_tuple(Int<1>{}, Int<24>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_layout_like(L((_4, _8), (_m1, _4))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<-1>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_fragment_like(L((_4, _8, _2), (_8, _1, _32))))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<4>{}, Int<8>{}, Int<2>{}), cute::make_tuple(Int<8>{}, Int<1>{}, Int<32>{})))); printf("\n"); }
@@ -1641,10 +1640,10 @@ void cases_37() {
   { printf(">>> %s\n", R"__(get_swizzle_portion(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(get_swizzle_portion(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(get_swizzle_portion(L((_8, _64), (_64, _1))))__"); print(get_swizzle_portion(make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(get_nonswizzle_portion(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1)))))__"); print(get_nonswizzle_portion(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_nonswizzle_portion(L((_8, 64), (64, _1))))__"); print(get_nonswizzle_portion(make_layout(cute::make_tuple(Int<8>{}, 64), cute::make_tuple(64, Int<1>{})))); printf("\n"); }
 }
 
 void cases_38() {
-  { printf(">>> %s\n", R"__(get_nonswizzle_portion(L((_8, 64), (64, _1))))__"); print(get_nonswizzle_portion(make_layout(cute::make_tuple(Int<8>{}, 64), cute::make_tuple(64, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(domain_distribute((_15, _14), _6))__"); print(domain_distribute(cute::make_tuple(Int<15>{}, Int<14>{}), Int<6>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(domain_distribute((_4, (_2, _8)), _16))__"); print(domain_distribute(cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{}, Int<8>{})), Int<16>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(domain_distribute((_3, _5), _2))__"); print(domain_distribute(cute::make_tuple(Int<3>{}, Int<5>{}), Int<2>{})); printf("\n"); }
@@ -1684,10 +1683,10 @@ void cases_38() {
   { printf(">>> %s\n", R"__(weakly_congruent(_1, (_2, 8)))__"); print(weakly_congruent(Int<1>{}, cute::make_tuple(Int<2>{}, 8))); printf("\n"); }
   { printf(">>> %s\n", R"__(weakly_congruent((_1, _1), (_2, (_3, _4))))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(weakly_congruent((_1, (_1, _1)), (_2, _3)))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, Int<1>{})), cute::make_tuple(Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(weakly_congruent((_1, _1), (_2, _3, _4)))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}))); printf("\n"); }
 }
 
 void cases_39() {
-  { printf(">>> %s\n", R"__(weakly_congruent((_1, _1), (_2, _3, _4)))__"); print(weakly_congruent(cute::make_tuple(Int<1>{}, Int<1>{}), cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(compatible(_8, (_2, _4)))__"); print(compatible(Int<8>{}, cute::make_tuple(Int<2>{}, Int<4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(compatible(8, (_2, _4)))__"); print(compatible(8, cute::make_tuple(Int<2>{}, Int<4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(compatible((_8, _4), (_8, (_2, _2))))__"); print(compatible(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<8>{}, cute::make_tuple(Int<2>{}, Int<2>{})))); printf("\n"); }
@@ -1727,10 +1726,10 @@ void cases_39() {
   { printf(">>> %s\n", R"__(elem_scale((((_2, _2, _5), _2),), ((((_4, 2), (_3, _2), (_4, 2, _2)), (_5, _4)),)))__"); print(elem_scale(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<2>{}, Int<5>{}), Int<2>{})), cute::make_tuple(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}, 2), cute::make_tuple(Int<3>{}, Int<2>{}), cute::make_tuple(Int<4>{}, 2, Int<2>{})), cute::make_tuple(Int<5>{}, Int<4>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_fragment_like(L((_8,), (_1,))))__"); print(make_fragment_like(make_layout(cute::make_tuple(Int<8>{}), cute::make_tuple(Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_layout_like(L((2, 4), (_12, _1))))__"); print(make_layout_like(make_layout(cute::make_tuple(2, 4), cute::make_tuple(Int<12>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(unflatten(L((4,), (1,)), ((_1,),)))__"); print(unflatten(make_layout(cute::make_tuple(4), cute::make_tuple(1)), cute::make_tuple(cute::make_tuple(Int<1>{})))); printf("\n"); }
 }
 
 void cases_40() {
-  { printf(">>> %s\n", R"__(unflatten(L((4,), (1,)), ((_1,),)))__"); print(unflatten(make_layout(cute::make_tuple(4), cute::make_tuple(1)), cute::make_tuple(cute::make_tuple(Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_scale((_1, _1, _8, ((_6, _2), _2)), ((1, 5), (_5, _4), (_8,), (((_6,), (_6, 1)), (_4, _5)))))__"); print(elem_scale(cute::make_tuple(Int<1>{}, Int<1>{}, Int<8>{}, cute::make_tuple(cute::make_tuple(Int<6>{}, Int<2>{}), Int<2>{})), cute::make_tuple(cute::make_tuple(1, 5), cute::make_tuple(Int<5>{}, Int<4>{}), cute::make_tuple(Int<8>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<6>{}), cute::make_tuple(Int<6>{}, 1)), cute::make_tuple(Int<4>{}, Int<5>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(select(L((_5, 6), (6, 1)), 0))__"); print(select<0>(make_layout(cute::make_tuple(Int<5>{}, 6), cute::make_tuple(6, 1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(idx2crd(_10, (((_2,), _4), _2), (((_8,), _2), _1)))__"); print(idx2crd(Int<10>{}, cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}), Int<4>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<8>{}), Int<2>{}), Int<1>{}))); printf("\n"); }
@@ -1770,10 +1769,10 @@ void cases_40() {
   { printf(">>> %s\n", R"__(crd2crd((_1, (_1, 0, 2)), (3, (8, (1,), 4)), (3, 32)))__"); print(crd2crd(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<1>{}, 0, 2)), cute::make_tuple(3, cute::make_tuple(8, cute::make_tuple(1), 4)), cute::make_tuple(3, 32))); printf("\n"); }
   { printf(">>> %s\n", R"__(flat_product(L((_6,)), (L((_1, (1, 1), 4), (4, (_1, _4), 1)),)))__"); print(flat_product(make_layout(cute::make_tuple(Int<6>{})), cute::make_tuple(make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(1, 1), 4), cute::make_tuple(4, cute::make_tuple(Int<1>{}, Int<4>{}), 1))))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_layout_like(L((_3, _6, 4, 2), (_48, _m8, _2, _1))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<3>{}, Int<6>{}, 4, 2), cute::make_tuple(Int<48>{}, Int<-8>{}, Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(congruent(1, (_5, ((_2,), _2), _1)))__"); print(congruent(1, cute::make_tuple(Int<5>{}, cute::make_tuple(cute::make_tuple(Int<2>{}), Int<2>{}), Int<1>{}))); printf("\n"); }
 }
 
 void cases_41() {
-  { printf(">>> %s\n", R"__(congruent(1, (_5, ((_2,), _2), _1)))__"); print(congruent(1, cute::make_tuple(Int<5>{}, cute::make_tuple(cute::make_tuple(Int<2>{}), Int<2>{}), Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(select(L((_7, _4)), 1))__"); print(select<1>(make_layout(cute::make_tuple(Int<7>{}, Int<4>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(flat_product(L(_4, 1), L((_2,), (1,))))__"); print(flat_product(make_layout(Int<4>{}, 1), make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(filter_zeros(L((4, ((1, 1, _2), _4), 2), (4, ((_8, _2, _4), 32), 3)), (_1, ((_0, _1, _1), _1), _1)))__"); print(filter_zeros(make_layout(cute::make_tuple(4, cute::make_tuple(cute::make_tuple(1, 1, Int<2>{}), Int<4>{}), 2), cute::make_tuple(4, cute::make_tuple(cute::make_tuple(Int<8>{}, Int<2>{}, Int<4>{}), 32), 3)), cute::make_tuple(Int<1>{}, cute::make_tuple(cute::make_tuple(Int<0>{}, Int<1>{}, Int<1>{}), Int<1>{}), Int<1>{}))); printf("\n"); }
@@ -1813,10 +1812,10 @@ void cases_41() {
   { printf(">>> %s\n", R"__(crd2crd((((_0,), _0), (0,), _2), (((2,), 4), (7,), 4), (_8, (7,), _4)))__"); print(crd2crd(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<0>{}), Int<0>{}), cute::make_tuple(0), Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(2), 4), cute::make_tuple(7), 4), cute::make_tuple(Int<8>{}, cute::make_tuple(7), Int<4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_alignment(L((_2,), (1,))))__"); print(max_alignment(make_layout(cute::make_tuple(Int<2>{}), cute::make_tuple(1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_fragment_like(L(_2, _6)))__"); print(make_fragment_like(make_layout(Int<2>{}, Int<6>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(round_up((_5, _2, _1, _3, _2), (_2,)))__"); print(round_up(cute::make_tuple(Int<5>{}, Int<2>{}, Int<1>{}, Int<3>{}, Int<2>{}), cute::make_tuple(Int<2>{}))); printf("\n"); }
 }
 
 void cases_42() {
-  { printf(">>> %s\n", R"__(round_up((_5, _2, _1, _3, _2), (_2,)))__"); print(round_up(cute::make_tuple(Int<5>{}, Int<2>{}, Int<1>{}, Int<3>{}, Int<2>{}), cute::make_tuple(Int<2>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(idx2crd(_1, (((4, _2), _2), 1, _1), (((4, 2), 1), _1, _0)))__"); print(idx2crd(Int<1>{}, cute::make_tuple(cute::make_tuple(cute::make_tuple(4, Int<2>{}), Int<2>{}), 1, Int<1>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(4, 2), 1), Int<1>{}, Int<0>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(round_up((1, 3), (_8, _1)))__"); print(round_up(cute::make_tuple(1, 3), cute::make_tuple(Int<8>{}, Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(domain_distribute((_2, _2, _4), _26))__"); print(domain_distribute(cute::make_tuple(Int<2>{}, Int<2>{}, Int<4>{}), Int<26>{})); printf("\n"); }
@@ -1856,10 +1855,10 @@ void cases_42() {
   { printf(">>> %s\n", R"__(make_layout_like(L((_3, (_4, (_2,)), _8), (64, (16, (8,)), 1))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, cute::make_tuple(Int<2>{})), Int<8>{}), cute::make_tuple(64, cute::make_tuple(16, cute::make_tuple(8)), 1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(congruent((_2, (_2, _7), 2), (2, 5)))__"); print(congruent(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}, Int<7>{}), 2), cute::make_tuple(2, 5))); printf("\n"); }
   { printf(">>> %s\n", R"__(crd2crd(_24, (3, 4, 3), (_3, 4, _3)))__"); print(crd2crd(Int<24>{}, cute::make_tuple(3, 4, 3), cute::make_tuple(Int<3>{}, 4, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(flat_product(L((_2, _3)), L((_4,), (1,))))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}, Int<3>{})), make_layout(cute::make_tuple(Int<4>{}), cute::make_tuple(1)))); printf("\n"); }
 }
 
 void cases_43() {
-  { printf(">>> %s\n", R"__(flat_product(L((_2, _3)), L((_4,), (1,))))__"); print(flat_product(make_layout(cute::make_tuple(Int<2>{}, Int<3>{})), make_layout(cute::make_tuple(Int<4>{}), cute::make_tuple(1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(unflatten(L((2, 8), (_8, _m1)), (_1, _1)))__"); print(unflatten(make_layout(cute::make_tuple(2, 8), cute::make_tuple(Int<8>{}, Int<-1>{})), cute::make_tuple(Int<1>{}, Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(weakly_congruent((_6, _4, _8), (6, _4, _8)))__"); print(weakly_congruent(cute::make_tuple(Int<6>{}, Int<4>{}, Int<8>{}), cute::make_tuple(6, Int<4>{}, Int<8>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_layout_like(L((_3, _2, _4, _3), (_0, 1, 2, 24))))__"); print(make_layout_like(make_layout(cute::make_tuple(Int<3>{}, Int<2>{}, Int<4>{}, Int<3>{}), cute::make_tuple(Int<0>{}, 1, 2, 24)))); printf("\n"); }
@@ -1899,10 +1898,10 @@ void cases_43() {
   { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 8))__"); print(upcast<8>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 16))__"); print(upcast<16>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 0, 3), L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(composition(Swizzle<1,0,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
 }
 
 void cases_44() {
-  { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 0, 3), L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(composition(Swizzle<1,0,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(composition(Sw(1, 1, 3), L((_8, _64), (_64, _1))), 2))__"); print(upcast<2>(composition(Swizzle<1,1,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 4, 3), L((_8, _64), (_64, _1))), 2))__"); print(downcast<2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(downcast(composition(Sw(3, 3, 3), L((_8, _64), (_1, _8))), 4))__"); print(downcast<4>(composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
@@ -1942,10 +1941,10 @@ void cases_44() {
   { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 0, 6), L((_4, 32))), uint16_t, float_e2m1_t))__"); print(recast_layout<uint16_t, float_e2m1_t>(composition(Swizzle<3,0,6>{}, make_layout(cute::make_tuple(Int<4>{}, 32))))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 5), L((_1, (_8,)), LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<2,0,5>{}, make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<8>{})), LayoutRight{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(L((_2, _4, _6), (_24, _1, _4)), 4))__"); print(upcast<4>(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}, Int<6>{}), cute::make_tuple(Int<24>{}, Int<1>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(L((((_4,),),), (((_1,),),)), 8))__"); print(upcast<8>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}))), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<1>{})))))); printf("\n"); }
 }
 
 void cases_45() {
-  { printf(">>> %s\n", R"__(upcast(L((((_4,),),), (((_1,),),)), 8))__"); print(upcast<8>(make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}))), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<1>{})))))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast_layout(Sw(1, 3, 1), uint128_t, uint16_t))__"); print(recast_layout<uint128_t, uint16_t>(Swizzle<1,3,1>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(L((_4, _4), (-1, 4)), 4))__"); print(upcast<4>(make_layout(cute::make_tuple(Int<4>{}, Int<4>{}), cute::make_tuple((-1), 4)))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast_layout(composition(Sw(3, 0, 3), L(_16, LayoutRight)), uint128_t, uint8_t))__"); print(recast_layout<uint128_t, uint8_t>(composition(Swizzle<3,0,3>{}, make_layout(Int<16>{}, LayoutRight{})))); printf("\n"); }
@@ -1985,10 +1984,10 @@ void cases_45() {
   { printf(">>> %s\n", R"__(recast_layout(L(((_3, _7), _2, _3), ((6, 54), 1, 378)), uint32_t, uint32_t))__"); print(recast_layout<uint32_t, uint32_t>(make_layout(cute::make_tuple(cute::make_tuple(Int<3>{}, Int<7>{}), Int<2>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(6, 54), 1, 378)))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast_layout(composition(Sw(2, 0, 3), L(_8)), uint128_t, half_t))__"); print(recast_layout<uint128_t, half_t>(composition(Swizzle<2,0,3>{}, make_layout(Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast_layout(Sw(3, 3, 3), uint32_t, uint16_t))__"); print(recast_layout<uint32_t, uint16_t>(Swizzle<3,3,3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 5), L((_4, _4, _1), (1, 4, 1))), 2))__"); print(upcast<2>(composition(Swizzle<2,0,5>{}, make_layout(cute::make_tuple(Int<4>{}, Int<4>{}, Int<1>{}), cute::make_tuple(1, 4, 1))))); printf("\n"); }
 }
 
 void cases_46() {
-  { printf(">>> %s\n", R"__(upcast(composition(Sw(2, 0, 5), L((_4, _4, _1), (1, 4, 1))), 2))__"); print(upcast<2>(composition(Swizzle<2,0,5>{}, make_layout(cute::make_tuple(Int<4>{}, Int<4>{}, Int<1>{}), cute::make_tuple(1, 4, 1))))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(L((_6,)), 2))__"); print(upcast<2>(make_layout(cute::make_tuple(Int<6>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(composition(Sw(3, 0, 5), L(_8, LayoutRight)), 2))__"); print(upcast<2>(composition(Swizzle<3,0,5>{}, make_layout(Int<8>{}, LayoutRight{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(downcast(Sw(2, 1, 5), 2))__"); print(downcast<2>(Swizzle<2,1,5>{})); printf("\n"); }
@@ -2028,10 +2027,10 @@ void cases_46() {
   { printf(">>> %s\n", R"__(recast_layout(L((_4,), LayoutRight), half_t, half_t))__"); print(recast_layout<half_t, half_t>(make_layout(cute::make_tuple(Int<4>{}), LayoutRight{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(L(_1, 1), 8))__"); print(upcast<8>(make_layout(Int<1>{}, 1))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(3, 0, 4), _256, L((_1, (_16, _4, _1), _4))), 2))__"); print(upcast<2>(make_composed_layout(Swizzle<3,0,4>{}, Int<256>{}, make_layout(cute::make_tuple(Int<1>{}, cute::make_tuple(Int<16>{}, Int<4>{}, Int<1>{}), Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(2, 1, 5), _16, L(((_16, _2), _8))), 8))__"); print(upcast<8>(make_composed_layout(Swizzle<2,1,5>{}, Int<16>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<16>{}, Int<2>{}), Int<8>{}))))); printf("\n"); }
 }
 
 void cases_47() {
-  { printf(">>> %s\n", R"__(upcast(make_composed_layout(Sw(2, 1, 5), _16, L(((_16, _2), _8))), 8))__"); print(upcast<8>(make_composed_layout(Swizzle<2,1,5>{}, Int<16>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<16>{}, Int<2>{}), Int<8>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(upcast(L((4, 6), (_6, _1)), 3))__"); print(upcast<3>(make_layout(cute::make_tuple(4, 6), cute::make_tuple(Int<6>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast_layout(L((7,), LayoutRight), uint64_t, uint8_t))__"); print(recast_layout<uint64_t, uint8_t>(make_layout(cute::make_tuple(7), LayoutRight{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast_layout(L((_2, _1, (_2, (_2,), _8))), float_e2m3_t, uint64_t))__"); print(recast_layout<float_e2m3_t, uint64_t>(make_layout(cute::make_tuple(Int<2>{}, Int<1>{}, cute::make_tuple(Int<2>{}, cute::make_tuple(Int<2>{}), Int<8>{}))))); printf("\n"); }
@@ -2071,10 +2070,10 @@ void cases_47() {
   { printf(">>> %s\n", R"__(dice(3, L((_4, _8))))__"); print(dice(3, make_layout(cute::make_tuple(Int<4>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(dice(_, L((_4, _8))))__"); print(dice(_, make_layout(cute::make_tuple(Int<4>{}, Int<8>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(dice((_, 3), (_4, _8)))__"); print(dice(cute::make_tuple(_, 3), cute::make_tuple(Int<4>{}, Int<8>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(dice((1, (2, _)), (4, (_2, 8))))__"); print(dice(cute::make_tuple(1, cute::make_tuple(2, _)), cute::make_tuple(4, cute::make_tuple(Int<2>{}, 8)))); printf("\n"); }
 }
 
 void cases_48() {
-  { printf(">>> %s\n", R"__(dice((1, (2, _)), (4, (_2, 8))))__"); print(dice(cute::make_tuple(1, cute::make_tuple(2, _)), cute::make_tuple(4, cute::make_tuple(Int<2>{}, 8)))); printf("\n"); }
   { printf(">>> %s\n", R"__(domain_offset((1, 2), L((_4, _8), (_8, _1))))__"); print(domain_offset(cute::make_tuple(1, 2), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(domain_offset((_1, _2), L((_4, _8), (_8, _1))))__"); print(domain_offset(cute::make_tuple(Int<1>{}, Int<2>{}), make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(domain_offset(13, L((4, _8))))__"); print(domain_offset(13, make_layout(cute::make_tuple(4, Int<8>{})))); printf("\n"); }
@@ -2114,10 +2113,10 @@ void cases_48() {
   { printf(">>> %s\n", R"__(elem_less((_1, 2), (_2, _2)))__"); print(elem_less(cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<2>{}, Int<2>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_less((_1, 2), (_1, 3)))__"); print(elem_less(cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<1>{}, 3))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_less((_1, _2, _3), (_2, _3)))__"); print(elem_less(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), cute::make_tuple(Int<2>{}, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_less((_1, _2), (_2, _3, _0)))__"); print(elem_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<3>{}, Int<0>{}))); printf("\n"); }
 }
 
 void cases_49() {
-  { printf(">>> %s\n", R"__(elem_less((_1, _2), (_2, _3, _0)))__"); print(elem_less(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<3>{}, Int<0>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_less((), (_1,)))__"); print(elem_less(cute::make_tuple(), cute::make_tuple(Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_less(((_1, _2), _3), ((_2, _3), _4)))__"); print(elem_less(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), Int<3>{}), cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), Int<4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_leq((1, 2), (1, 2)))__"); print(elem_leq(cute::make_tuple(1, 2), cute::make_tuple(1, 2))); printf("\n"); }
@@ -2157,10 +2156,10 @@ void cases_49() {
   { printf(">>> %s\n", R"__(all_of((_3, 1), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<3>{}, 1), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(all_of((_3, 4), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<3>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(all_of((_1, 4), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<1>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(all_of((), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
 }
 
 void cases_50() {
-  { printf(">>> %s\n", R"__(all_of((), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(none_of((_1, _2), lambda a: elem_less(_2, a)))__"); print(none_of(cute::make_tuple(Int<1>{}, Int<2>{}), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(none_of((_1, 4), lambda a: elem_less(_2, a)))__"); print(none_of(cute::make_tuple(Int<1>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(tuple_cat((_1, 2), (_3,), ()))__"); print(tuple_cat(cute::make_tuple(Int<1>{}, 2), cute::make_tuple(Int<3>{}), cute::make_tuple())); printf("\n"); }
@@ -2200,10 +2199,10 @@ void cases_50() {
   { printf(">>> %s\n", R"__(iscan((_2, _3, _4), _0, lambda a, b: a + b))__"); print(iscan(cute::make_tuple(Int<2>{}, Int<3>{}, Int<4>{}), Int<0>{}, [&](auto const& a, auto const& b) { return (a + b); })); printf("\n"); }
   { printf(">>> %s\n", R"__(zip2_by(((_2, _3), ((_4, _5), (_6, _7)), _8), (_, (_, _))))__"); print(zip2_by(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(cute::make_tuple(Int<4>{}, Int<5>{}), cute::make_tuple(Int<6>{}, Int<7>{})), Int<8>{}), cute::make_tuple(_, cute::make_tuple(_, _)))); printf("\n"); }
   { printf(">>> %s\n", R"__(zip2_by(((_2, _3), (_4, _5)), (_,)))__"); print(zip2_by(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<4>{}, Int<5>{})), cute::make_tuple(_))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip2_by(((_2, _3), (_4, _5)), _))__"); print(zip2_by(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<4>{}, Int<5>{})), _)); printf("\n"); }
 }
 
 void cases_51() {
-  { printf(">>> %s\n", R"__(zip2_by(((_2, _3), (_4, _5)), _))__"); print(zip2_by(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<3>{}), cute::make_tuple(Int<4>{}, Int<5>{})), _)); printf("\n"); }
   { printf(">>> %s\n", R"__(reverse((_1, 2, (_3, 4))))__"); print(reverse(cute::make_tuple(Int<1>{}, 2, cute::make_tuple(Int<3>{}, 4)))); printf("\n"); }
   { printf(">>> %s\n", R"__(reverse(_5))__"); print(reverse(Int<5>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(reverse(()))__"); print(reverse(cute::make_tuple())); printf("\n"); }
@@ -2219,7 +2218,6 @@ void cases_51() {
   { printf(">>> %s\n", R"__(flatten_to_tuple(((_2, 3), (_4, (5,)))))__"); print(flatten_to_tuple(cute::make_tuple(cute::make_tuple(Int<2>{}, 3), cute::make_tuple(Int<4>{}, cute::make_tuple(5))))); printf("\n"); }
   { printf(">>> %s\n", R"__(apply((_2, 3, _4), lambda a, b, c: a * b + c))__"); print(apply(cute::make_tuple(Int<2>{}, 3, Int<4>{}), [&](auto const& a, auto const& b, auto const& c) { return ((a * b) + c); })); printf("\n"); }
   { printf(">>> %s\n", R"__(transform_apply((_2, 3, _4), lambda a: a * _2, lambda a, b, c: a + b + c))__"); print(transform_apply(cute::make_tuple(Int<2>{}, 3, Int<4>{}), [&](auto const& a) { return (a * Int<2>{}); }, [&](auto const& a, auto const& b, auto const& c) { return ((a + b) + c); })); printf("\n"); }
-  { printf(">>> %s\n", R"__(replace((_1, 2, _3), _9, 4))__"); print(replace<4>(cute::make_tuple(Int<1>{}, 2, Int<3>{}), Int<9>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(filter_tuple((_2, _0, 3, _0), lambda a: tuple_repeat(a, 1)))__"); print(filter_tuple(cute::make_tuple(Int<2>{}, Int<0>{}, 3, Int<0>{}), [&](auto const& a) { return tuple_repeat<1>(a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(filter_tuple((_2, _0, 3, _0), lambda a: tuple_repeat(a, 0)))__"); print(filter_tuple(cute::make_tuple(Int<2>{}, Int<0>{}, 3, Int<0>{}), [&](auto const& a) { return tuple_repeat<0>(a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(group((_1, _2, _3, _4, _5), 1, 3))__"); print(group<1,3>(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}, Int<4>{}, Int<5>{}))); printf("\n"); }
@@ -2243,11 +2241,11 @@ void cases_51() {
   { printf(">>> %s\n", R"__(take(composition(Sw(3, 4, 3), L((_8, _64, _2), (_64, _1, _512))), 0, 2))__"); print(take<0,2>(composition(Swizzle<3,4,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}, Int<2>{}), cute::make_tuple(Int<64>{}, Int<1>{}, Int<512>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(zip(((_1, _2, _3), (4, 5, 6))))__"); print(zip(cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), cute::make_tuple(4, 5, 6)))); printf("\n"); }
   { printf(">>> %s\n", R"__(zip((_1, _2, _3), (4, 5, 6)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}), cute::make_tuple(4, 5, 6))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip((_1, _2), (4, 5), (_7, 8)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(4, 5), cute::make_tuple(Int<7>{}, 8))); printf("\n"); }
+  { printf(">>> %s\n", R"__(zip((_1, _2, _3)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}))); printf("\n"); }
 }
 
 void cases_52() {
-  { printf(">>> %s\n", R"__(zip((_1, _2), (4, 5), (_7, 8)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(4, 5), cute::make_tuple(Int<7>{}, 8))); printf("\n"); }
-  { printf(">>> %s\n", R"__(zip((_1, _2, _3)))__"); print(zip(cute::make_tuple(Int<1>{}, Int<2>{}, Int<3>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(zip(_5))__"); print(zip(Int<5>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(zip(L(((_2, _4), (_3, _5)), ((_1, _2), (_8, _24)))))__"); print(zip(make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<3>{}, Int<5>{})), cute::make_tuple(cute::make_tuple(Int<1>{}, Int<2>{}), cute::make_tuple(Int<8>{}, Int<24>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(zip(L((_2, _4), (_1, _2)), L((_3, _5), (_8, _24))))__"); print(zip(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(Int<1>{}, Int<2>{})), make_layout(cute::make_tuple(Int<3>{}, Int<5>{}), cute::make_tuple(Int<8>{}, Int<24>{})))); printf("\n"); }
@@ -2286,11 +2284,11 @@ void cases_52() {
   { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((16, 64)), (_2, _4), (1, 3)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(16, 64)), cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(1, 3))); printf("\n"); }
   { printf(">>> %s\n", R"__(outer_partition(make_coord_tensor(L((1024, 1024), (E(1), E(0)))), (_16, _16), (3, 5)))__"); print(outer_partition(make_coord_tensor(make_layout(cute::make_tuple(1024, 1024), cute::make_tuple(E<1>{}, E<0>{}))), cute::make_tuple(Int<16>{}, Int<16>{}), cute::make_tuple(3, 5))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))))__"); print(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
 }
 
 void cases_53() {
-  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
-  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4))), uint8_t))__"); print(recast<uint8_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 256), L((_8, _4))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_4, _1))), uint64_t))__"); print(recast<uint64_t>(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{}))))); printf("\n"); }
@@ -2329,11 +2327,11 @@ void cases_53() {
   { printf(">>> %s\n", R"__(escan((_2, (_3, _2), _6), _0, lambda a, b: a + size(b)))__"); print(escan(cute::make_tuple(Int<2>{}, cute::make_tuple(Int<3>{}, Int<2>{}), Int<6>{}), Int<0>{}, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
   { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 1024), L(((_2,), _2), ((_1,), 4))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(Int<1>{}), 4))))); printf("\n"); }
   { printf(">>> %s\n", R"__(colex_less((_0,), (_1,)))__"); print(colex_less(cute::make_tuple(Int<0>{}), cute::make_tuple(Int<1>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 1024), make_composed_layout(Sw(3, 1, -4), _64, L((_4, _2, (_32,)), (_64, _32, (_1,))))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<3,1,-4>{}, Int<64>{}, make_layout(cute::make_tuple(Int<4>{}, Int<2>{}, cute::make_tuple(Int<32>{})), cute::make_tuple(Int<64>{}, Int<32>{}, cute::make_tuple(Int<1>{}))))))); printf("\n"); }
+  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_32,)), (_8,), (_4,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<32>{})), cute::make_tuple(Int<8>{}), cute::make_tuple(Int<4>{}))); printf("\n"); }
 }
 
 void cases_54() {
-  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 1024), make_composed_layout(Sw(3, 1, -4), _64, L((_4, _2, (_32,)), (_64, _32, (_1,))))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(1024))), make_composed_layout(Swizzle<3,1,-4>{}, Int<64>{}, make_layout(cute::make_tuple(Int<4>{}, Int<2>{}, cute::make_tuple(Int<32>{})), cute::make_tuple(Int<64>{}, Int<32>{}, cute::make_tuple(Int<1>{}))))))); printf("\n"); }
-  { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((_32,)), (_8,), (_4,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(Int<32>{})), cute::make_tuple(Int<8>{}), cute::make_tuple(Int<4>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint32_t, 1024), L((((_4, _4), _6), _2), (((_4, _1), _16), _96))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint32_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<4>{}), Int<6>{}), Int<2>{}), cute::make_tuple(cute::make_tuple(cute::make_tuple(Int<4>{}, Int<1>{}), Int<16>{}), Int<96>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_less((_1, (3,), _0), (_1, (3,), _1)))__"); print(elem_less(cute::make_tuple(Int<1>{}, cute::make_tuple(3), Int<0>{}), cute::make_tuple(Int<1>{}, cute::make_tuple(3), Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((12, 2, _2)), (_4,), (2,)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(12, 2, Int<2>{})), cute::make_tuple(Int<4>{}), cute::make_tuple(2))); printf("\n"); }
@@ -2372,11 +2370,11 @@ void cases_54() {
   { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint16_t, 1024), composition(Sw(2, 1, 2), L(((_32, _2), _1, (_1, _1, _4)), ((1, 96), 768, (192, 1, 192))))), half_t))__"); print(recast<half_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint16_t*>(uintptr_t(1024))), composition(Swizzle<2,1,2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<32>{}, Int<2>{}), Int<1>{}, cute::make_tuple(Int<1>{}, Int<1>{}, Int<4>{})), cute::make_tuple(cute::make_tuple(1, 96), 768, cute::make_tuple(192, 1, 192))))))); printf("\n"); }
   { printf(">>> %s\n", R"__(remove((3, (_0, _4, 5), (_1, 5, 1)), 3))__"); print(remove<3>(cute::make_tuple(3, cute::make_tuple(Int<0>{}, Int<4>{}, 5), cute::make_tuple(Int<1>{}, 5, 1)))); printf("\n"); }
   { printf(">>> %s\n", R"__(colex_geq(((0, _1), (_1, _2, _1)), ((1, _1), (_1, _2, _1))))__"); print(colex_geq(cute::make_tuple(cute::make_tuple(0, Int<1>{}), cute::make_tuple(Int<1>{}, Int<2>{}, Int<1>{})), cute::make_tuple(cute::make_tuple(1, Int<1>{}), cute::make_tuple(Int<1>{}, Int<2>{}, Int<1>{})))); printf("\n"); }
+  { printf(">>> %s\n", R"__(colex_leq(_1, _1))__"); print(colex_leq(Int<1>{}, Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_1, _4)), (_1,), (_0, _3)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<1>{}, Int<4>{})), cute::make_tuple(Int<1>{}), cute::make_tuple(Int<0>{}, Int<3>{}))); printf("\n"); }
 }
 
 void cases_55() {
-  { printf(">>> %s\n", R"__(colex_leq(_1, _1))__"); print(colex_leq(Int<1>{}, Int<1>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(inner_partition(make_identity_tensor((_1, _4)), (_1,), (_0, _3)))__"); print(inner_partition(make_identity_tensor(cute::make_tuple(Int<1>{}, Int<4>{})), cute::make_tuple(Int<1>{}), cute::make_tuple(Int<0>{}, Int<3>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), L((_4, ((_6, _3),)), (_1, ((_4, _24),)))), uint32_t))__"); print(recast<uint32_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), make_layout(cute::make_tuple(Int<4>{}, cute::make_tuple(cute::make_tuple(Int<6>{}, Int<3>{}))), cute::make_tuple(Int<1>{}, cute::make_tuple(cute::make_tuple(Int<4>{}, Int<24>{}))))))); printf("\n"); }
   { printf(">>> %s\n", R"__(all_of((_1, _3, 4), lambda a: elem_less(_2, a)))__"); print(all_of(cute::make_tuple(Int<1>{}, Int<3>{}, 4), [&](auto const& a) { return elem_less(Int<2>{}, a); })); printf("\n"); }
   { printf(">>> %s\n", R"__(repeat_like((5, (_6, _2), 0), (2, 0, _2)))__"); print(repeat_like(cute::make_tuple(5, cute::make_tuple(Int<6>{}, Int<2>{}), 0), cute::make_tuple(2, 0, Int<2>{}))); printf("\n"); }
@@ -2415,11 +2413,11 @@ void cases_55() {
   { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((16,)), (_8,), (_6,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(16)), cute::make_tuple(Int<8>{}), cute::make_tuple(Int<6>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(elem_gtr((_0, _0), (_0, _0)))__"); print(elem_gtr(cute::make_tuple(Int<0>{}, Int<0>{}), cute::make_tuple(Int<0>{}, Int<0>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(fold((_6, _1, _4, 4), 1, lambda a, b: a + size(b)))__"); print(fold(cute::make_tuple(Int<6>{}, Int<1>{}, Int<4>{}, 4), 1, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
+  { printf(">>> %s\n", R"__(take(((_6, 0),), 0, 0))__"); print(take<0,0>(cute::make_tuple(cute::make_tuple(Int<6>{}, 0)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(1, 2, 2), L(((_8, _1, _8),), ((16, 128, _1),)))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<1,2,2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<1>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(16, 128, Int<1>{}))))))); printf("\n"); }
 }
 
 void cases_56() {
-  { printf(">>> %s\n", R"__(take(((_6, 0),), 0, 0))__"); print(take<0,0>(cute::make_tuple(cute::make_tuple(Int<6>{}, 0)))); printf("\n"); }
-  { printf(">>> %s\n", R"__(recast(make_tensor(make_smem_ptr(uint8_t, 1024), composition(Sw(1, 2, 2), L(((_8, _1, _8),), ((16, 128, _1),)))), uint16_t))__"); print(recast<uint16_t>(make_tensor(make_smem_ptr(reinterpret_cast<uint8_t*>(uintptr_t(1024))), composition(Swizzle<1,2,2>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<8>{}, Int<1>{}, Int<8>{})), cute::make_tuple(cute::make_tuple(16, 128, Int<1>{}))))))); printf("\n"); }
   { printf(">>> %s\n", R"__(insert(((6, _5), _3, _1), (3, 0, _1), 0))__"); print(insert<0>(cute::make_tuple(cute::make_tuple(6, Int<5>{}), Int<3>{}, Int<1>{}), cute::make_tuple(3, 0, Int<1>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(fold((_1, (6, _3, _1), _1), _0, lambda a, b: a + size(b)))__"); print(fold(cute::make_tuple(Int<1>{}, cute::make_tuple(6, Int<3>{}, Int<1>{}), Int<1>{}), Int<0>{}, [&](auto const& a, auto const& b) { return (a + size(b)); })); printf("\n"); }
   { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((6,)), (_2,), (_0,)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(6)), cute::make_tuple(Int<2>{}), cute::make_tuple(Int<0>{}))); printf("\n"); }
@@ -2458,11 +2456,11 @@ void cases_56() {
   { printf(">>> %s\n", R"__(find((_1, _0), _4))__"); print(find(cute::make_tuple(Int<1>{}, Int<0>{}), Int<4>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(remove((_5,), 0))__"); print(remove<0>(cute::make_tuple(Int<5>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(zip(((4, _2, 1),)))__"); print(zip(cute::make_tuple(cute::make_tuple(4, Int<2>{}, 1)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(elem_geq((0, _3), (0, _3)))__"); print(elem_geq(cute::make_tuple(0, Int<3>{}), cute::make_tuple(0, Int<3>{}))); printf("\n"); }
+  { printf(">>> %s\n", R"__(insert(((1, 0), _0), (0, 0), 1))__"); print(insert<1>(cute::make_tuple(cute::make_tuple(1, 0), Int<0>{}), cute::make_tuple(0, 0))); printf("\n"); }
 }
 
 void cases_57() {
-  { printf(">>> %s\n", R"__(elem_geq((0, _3), (0, _3)))__"); print(elem_geq(cute::make_tuple(0, Int<3>{}), cute::make_tuple(0, Int<3>{}))); printf("\n"); }
-  { printf(">>> %s\n", R"__(insert(((1, 0), _0), (0, 0), 1))__"); print(insert<1>(cute::make_tuple(cute::make_tuple(1, 0), Int<0>{}), cute::make_tuple(0, 0))); printf("\n"); }
   { printf(">>> %s\n", R"__(lex_geq(((2,), (_3, _1), _2, (_2,)), ((2,), (_2, _1), _2, (_2,))))__"); print(lex_geq(cute::make_tuple(cute::make_tuple(2), cute::make_tuple(Int<3>{}, Int<1>{}), Int<2>{}, cute::make_tuple(Int<2>{})), cute::make_tuple(cute::make_tuple(2), cute::make_tuple(Int<2>{}, Int<1>{}), Int<2>{}, cute::make_tuple(Int<2>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(outer_partition(make_identity_tensor((16, _1, _1)), (_8, _1), (2, 0)))__"); print(outer_partition(make_identity_tensor(cute::make_tuple(16, Int<1>{}, Int<1>{})), cute::make_tuple(Int<8>{}, Int<1>{}), cute::make_tuple(2, 0))); printf("\n"); }
   { printf(">>> %s\n", R"__(find((_4,), _2))__"); print(find(cute::make_tuple(Int<4>{}), Int<2>{})); printf("\n"); }
@@ -2501,11 +2499,11 @@ void cases_57() {
   { printf(">>> %s\n", R"__(Copy_Atom(UniversalCopy(uint16_t), uint32_t))__"); print(Copy_Atom<UniversalCopy<uint16_t>, uint32_t>{}); printf("\n"); }
   { printf(">>> %s\n", R"__(Copy_Atom(AutoVectorizingCopy(), half_t))__"); print(Copy_Atom<AutoVectorizingCopy, half_t>{}); printf("\n"); }
   { printf(">>> %s\n", R"__(Copy_Atom(DefaultCopy(), uint8_t))__"); print(Copy_Atom<DefaultCopy, uint8_t>{}); printf("\n"); }
+  { printf(">>> %s\n", R"__(Copy_Atom(AutoVectorizingCopyWithAssumedAlignment(64), uint16_t))__"); print(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<64>, uint16_t>{}); printf("\n"); }
+  { printf(">>> %s\n", R"__(Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint128_t), half_t))__"); print(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint128_t>, half_t>{}); printf("\n"); }
 }
 
 void cases_58() {
-  { printf(">>> %s\n", R"__(Copy_Atom(AutoVectorizingCopyWithAssumedAlignment(64), uint16_t))__"); print(Copy_Atom<AutoVectorizingCopyWithAssumedAlignment<64>, uint16_t>{}); printf("\n"); }
-  { printf(">>> %s\n", R"__(Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint128_t), half_t))__"); print(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint128_t>, half_t>{}); printf("\n"); }
   { printf(">>> %s\n", R"__(Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint32_t), uint8_t))__"); print(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint32_t>, uint8_t>{}); printf("\n"); }
   { printf(">>> %s\n", R"__(Copy_Atom(SM80_CP_ASYNC_CACHEGLOBAL(uint128_t), uint32_t))__"); print(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, uint32_t>{}); printf("\n"); }
   { printf(">>> %s\n", R"__(Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint64_t, uint64_t), half_t))__"); print(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint64_t, uint64_t>, half_t>{}); printf("\n"); }
@@ -2544,11 +2542,11 @@ void cases_58() {
   { printf(">>> %s\n", R"__(get_layoutD_TV(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), half_t), L((_32, _4)), L((_1, _2)))))__"); print((make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<4>{})), make_layout(cute::make_tuple(Int<1>{}, Int<2>{})))).get_layoutD_TV()); printf("\n"); }
   { printf(">>> %s\n", R"__(get_layoutD_TV(make_tiled_copy(Copy_Atom(UniversalCopy(uint128_t), half_t), L((_16, _8), (_8, _1)), L((_1, _8)))))__"); print((make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, half_t>{}, make_layout(cute::make_tuple(Int<16>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<1>{}, Int<8>{})))).get_layoutD_TV()); printf("\n"); }
   { printf(">>> %s\n", R"__(get_layoutD_TV(make_tiled_copy(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), L((_32, _1)), L((_1, _8)))))__"); print((make_tiled_copy(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<1>{})), make_layout(cute::make_tuple(Int<1>{}, Int<8>{})))).get_layoutD_TV()); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_layoutD_TV(make_tiled_copy(Copy_Atom(SM75_U16x8_LDSM_T(), half_t), L((_4, _8), (_8, _1)), L((_8, _1)))))__"); print((make_tiled_copy(Copy_Atom<SM75_U16x8_LDSM_T, half_t>{}, make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<8>{}, Int<1>{})))).get_layoutD_TV()); printf("\n"); }
+  { printf(">>> %s\n", R"__(tile_size(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), half_t), L((_32, _4)), L((_1, _2)))))__"); print(tile_size(make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<4>{})), make_layout(cute::make_tuple(Int<1>{}, Int<2>{}))))); printf("\n"); }
 }
 
 void cases_59() {
-  { printf(">>> %s\n", R"__(get_layoutD_TV(make_tiled_copy(Copy_Atom(SM75_U16x8_LDSM_T(), half_t), L((_4, _8), (_8, _1)), L((_8, _1)))))__"); print((make_tiled_copy(Copy_Atom<SM75_U16x8_LDSM_T, half_t>{}, make_layout(cute::make_tuple(Int<4>{}, Int<8>{}), cute::make_tuple(Int<8>{}, Int<1>{})), make_layout(cute::make_tuple(Int<8>{}, Int<1>{})))).get_layoutD_TV()); printf("\n"); }
-  { printf(">>> %s\n", R"__(tile_size(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), half_t), L((_32, _4)), L((_1, _2)))))__"); print(tile_size(make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<4>{})), make_layout(cute::make_tuple(Int<1>{}, Int<2>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(size(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), half_t), L((_32, _4)), L((_1, _2)))))__"); print(size(make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<4>{})), make_layout(cute::make_tuple(Int<1>{}, Int<2>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(tile_size(make_tiled_copy(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), L((_32, _1)), L((_1, _8)))))__"); print(tile_size(make_tiled_copy(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<1>{})), make_layout(cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(size(make_tiled_copy(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), L((_32, _1)), L((_1, _8)))))__"); print(size(make_tiled_copy(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<1>{})), make_layout(cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
@@ -2587,11 +2585,11 @@ void cases_59() {
   { printf(">>> %s\n", R"__(layout(partition_fragment_B(get_slice(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)), (_32, _32, _16)), 37), make_tensor(make_smem_ptr(half_t, 0), L((_32, _32), (_1, _32))))))__"); print((((make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})), cute::make_tuple(Int<32>{}, Int<32>{}, Int<16>{}))).get_slice(37)).partition_fragment_B(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(0))), make_layout(cute::make_tuple(Int<32>{}, Int<32>{}), cute::make_tuple(Int<1>{}, Int<32>{}))))).layout()); printf("\n"); }
   { printf(">>> %s\n", R"__(layout(partition_fragment_C(get_slice(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1))), 37), make_identity_tensor((_64, _32)))))__"); print((((make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))).get_slice(37)).partition_fragment_C(make_identity_tensor(cute::make_tuple(Int<64>{}, Int<32>{})))).layout()); printf("\n"); }
   { printf(">>> %s\n", R"__(layout(retile_D(get_slice(make_tiled_copy_A(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)))), 37), partition_fragment_A(get_slice(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1))), 37), make_tensor(make_smem_ptr(half_t, 0), L((_64, _32), (_32, _1)))))))__"); print((((make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{}))))).get_slice(37)).retile_D(((make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))).get_slice(37)).partition_fragment_A(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(0))), make_layout(cute::make_tuple(Int<64>{}, Int<32>{}), cute::make_tuple(Int<32>{}, Int<1>{})))))).layout()); printf("\n"); }
+  { printf(">>> %s\n", R"__(layout(retile_D(get_slice(make_tiled_copy_B(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)), (_32, _32, _16))), 5), partition_fragment_B(get_slice(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)), (_32, _32, _16)), 5), make_tensor(make_smem_ptr(half_t, 0), L((_32, _32), (_1, _32)))))))__"); print((((make_tiled_copy_B(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})), cute::make_tuple(Int<32>{}, Int<32>{}, Int<16>{})))).get_slice(5)).retile_D(((make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})), cute::make_tuple(Int<32>{}, Int<32>{}, Int<16>{}))).get_slice(5)).partition_fragment_B(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(0))), make_layout(cute::make_tuple(Int<32>{}, Int<32>{}), cute::make_tuple(Int<1>{}, Int<32>{})))))).layout()); printf("\n"); }
+  { printf(">>> %s\n", R"__(layout(retile_S(get_slice(make_tiled_copy_C(Copy_Atom(UniversalCopy(uint32_t), half_t), make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)))), 100), partition_fragment_C(get_slice(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1))), 100), make_identity_tensor((_64, _32))))))__"); print((((make_tiled_copy_C(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{}))))).get_slice(100)).retile_S(((make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))).get_slice(100)).partition_fragment_C(make_identity_tensor(cute::make_tuple(Int<64>{}, Int<32>{}))))).layout()); printf("\n"); }
 }
 
 void cases_60() {
-  { printf(">>> %s\n", R"__(layout(retile_D(get_slice(make_tiled_copy_B(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)), (_32, _32, _16))), 5), partition_fragment_B(get_slice(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)), (_32, _32, _16)), 5), make_tensor(make_smem_ptr(half_t, 0), L((_32, _32), (_1, _32)))))))__"); print((((make_tiled_copy_B(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})), cute::make_tuple(Int<32>{}, Int<32>{}, Int<16>{})))).get_slice(5)).retile_D(((make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})), cute::make_tuple(Int<32>{}, Int<32>{}, Int<16>{}))).get_slice(5)).partition_fragment_B(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(0))), make_layout(cute::make_tuple(Int<32>{}, Int<32>{}), cute::make_tuple(Int<1>{}, Int<32>{})))))).layout()); printf("\n"); }
-  { printf(">>> %s\n", R"__(layout(retile_S(get_slice(make_tiled_copy_C(Copy_Atom(UniversalCopy(uint32_t), half_t), make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1)))), 100), partition_fragment_C(get_slice(make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1))), 100), make_identity_tensor((_64, _32))))))__"); print((((make_tiled_copy_C(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{}))))).get_slice(100)).retile_S(((make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))).get_slice(100)).partition_fragment_C(make_identity_tensor(cute::make_tuple(Int<64>{}, Int<32>{}))))).layout()); printf("\n"); }
   { printf(">>> %s\n", R"__(make_tiled_copy_S(Copy_Atom(UniversalCopy(uint16_t), half_t), make_tiled_copy(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), L((_32, _1)), L((_1, _8)))))__"); print(make_tiled_copy_S(Copy_Atom<UniversalCopy<uint16_t>, half_t>{}, make_tiled_copy(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<1>{})), make_layout(cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_tiled_copy_D(Copy_Atom(UniversalCopy(uint32_t), half_t), make_tiled_copy(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), L((_32, _1)), L((_1, _8)))))__"); print(make_tiled_copy_D(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_tiled_copy(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<1>{})), make_layout(cute::make_tuple(Int<1>{}, Int<8>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(make_tiled_copy_D(Copy_Atom(UniversalCopy(uint64_t), half_t), make_tiled_copy_A(Copy_Atom(SM75_U32x4_LDSM_N(), half_t), make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), L((_2, _2, _1))))))__"); print(make_tiled_copy_D(Copy_Atom<UniversalCopy<uint64_t>, half_t>{}, make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, half_t>{}, make_tiled_mma(SM80_16x8x16_F32F16F16F32_TN(), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}, Int<1>{})))))); printf("\n"); }
@@ -2630,11 +2628,11 @@ void cases_60() {
   { printf(">>> %s\n", R"__(tile_size(make_tiled_copy(Copy_Atom(UniversalCopy(uint16_t), half_t), L((_32, _2)), L((_1, _2)))))__"); print(tile_size(make_tiled_copy(Copy_Atom<UniversalCopy<uint16_t>, half_t>{}, make_layout(cute::make_tuple(Int<32>{}, Int<2>{})), make_layout(cute::make_tuple(Int<1>{}, Int<2>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(get_layoutD_TV(make_tiled_copy(Copy_Atom(UniversalCopy(uint128_t), half_t), L((_16, _2), LayoutRight), L((_16, _2), LayoutRight))))__"); print((make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, half_t>{}, make_layout(cute::make_tuple(Int<16>{}, Int<2>{}), LayoutRight{}), make_layout(cute::make_tuple(Int<16>{}, Int<2>{}), LayoutRight{}))).get_layoutD_TV()); printf("\n"); }
   { printf(">>> %s\n", R"__(partition_S(get_slice(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), uint8_t), L((_1, _128)), L((_8, _2))), 9), make_identity_tensor((_8, 512))))__"); print(((make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, uint8_t>{}, make_layout(cute::make_tuple(Int<1>{}, Int<128>{})), make_layout(cute::make_tuple(Int<8>{}, Int<2>{})))).get_slice(9)).partition_S(make_identity_tensor(cute::make_tuple(Int<8>{}, 512)))); printf("\n"); }
+  { printf(">>> %s\n", R"__(get_layoutS_TV(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), uint8_t), L((_16, _8)), L((_2, _6)))))__"); print((make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, uint8_t>{}, make_layout(cute::make_tuple(Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<6>{})))).get_layoutS_TV()); printf("\n"); }
+  { printf(">>> %s\n", R"__(partition_D(get_slice(make_tiled_copy(Copy_Atom(UniversalCopy(uint128_t), half_t), L(((_2, _16), _4)), L((_2, _4))), 0), make_identity_tensor((_64, _16))))__"); print(((make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, half_t>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<16>{}), Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{})))).get_slice(0)).partition_D(make_identity_tensor(cute::make_tuple(Int<64>{}, Int<16>{})))); printf("\n"); }
 }
 
 void cases_61() {
-  { printf(">>> %s\n", R"__(get_layoutS_TV(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), uint8_t), L((_16, _8)), L((_2, _6)))))__"); print((make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, uint8_t>{}, make_layout(cute::make_tuple(Int<16>{}, Int<8>{})), make_layout(cute::make_tuple(Int<2>{}, Int<6>{})))).get_layoutS_TV()); printf("\n"); }
-  { printf(">>> %s\n", R"__(partition_D(get_slice(make_tiled_copy(Copy_Atom(UniversalCopy(uint128_t), half_t), L(((_2, _16), _4)), L((_2, _4))), 0), make_identity_tensor((_64, _16))))__"); print(((make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, half_t>{}, make_layout(cute::make_tuple(cute::make_tuple(Int<2>{}, Int<16>{}), Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<4>{})))).get_slice(0)).partition_D(make_identity_tensor(cute::make_tuple(Int<64>{}, Int<16>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(partition_D(get_slice(make_tiled_copy(Copy_Atom(UniversalCopy(uint32_t), half_t), L((_2, _32), LayoutRight), L((_2, _4))), 4), make_identity_tensor((_4, _256))))__"); print(((make_tiled_copy(Copy_Atom<UniversalCopy<uint32_t>, half_t>{}, make_layout(cute::make_tuple(Int<2>{}, Int<32>{}), LayoutRight{}), make_layout(cute::make_tuple(Int<2>{}, Int<4>{})))).get_slice(4)).partition_D(make_identity_tensor(cute::make_tuple(Int<4>{}, Int<256>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(partition_D(get_slice(make_tiled_copy(Copy_Atom(SM80_CP_ASYNC_CACHEALWAYS(uint64_t), half_t), L((_16, _2)), L((_16, _1), LayoutRight)), 16), make_identity_tensor((_512, _6))))__"); print(((make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEALWAYS<uint64_t>, half_t>{}, make_layout(cute::make_tuple(Int<16>{}, Int<2>{})), make_layout(cute::make_tuple(Int<16>{}, Int<1>{}), LayoutRight{}))).get_slice(16)).partition_D(make_identity_tensor(cute::make_tuple(Int<512>{}, Int<6>{})))); printf("\n"); }
   { printf(">>> %s\n", R"__(partition_D(get_slice(make_tiled_copy(Copy_Atom(UniversalCopy(uint128_t), half_t), L((_2, _64)), L((_8, _1), LayoutRight)), 18), make_identity_tensor((_16, 128))))__"); print(((make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, half_t>{}, make_layout(cute::make_tuple(Int<2>{}, Int<64>{})), make_layout(cute::make_tuple(Int<8>{}, Int<1>{}), LayoutRight{}))).get_slice(18)).partition_D(make_identity_tensor(cute::make_tuple(Int<16>{}, 128)))); printf("\n"); }
@@ -2673,11 +2671,11 @@ void cases_61() {
   { printf(">>> %s\n", R"__(max(3, 5))__"); print(max(3, 5)); printf("\n"); }
   { printf(">>> %s\n", R"__(max(_7))__"); print(max(Int<7>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(max(7))__"); print(max(7)); printf("\n"); }
+  { printf(">>> %s\n", R"__(max((_3, (_4, _9)), _2))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, Int<9>{})), Int<2>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(max((_3, (4, _9)), _2))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(4, Int<9>{})), Int<2>{})); printf("\n"); }
 }
 
 void cases_62() {
-  { printf(">>> %s\n", R"__(max((_3, (_4, _9)), _2))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, Int<9>{})), Int<2>{})); printf("\n"); }
-  { printf(">>> %s\n", R"__(max((_3, (4, _9)), _2))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(4, Int<9>{})), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(max((_3, (_4, _9)), 2, (_1, _11)))__"); print(max(cute::make_tuple(Int<3>{}, cute::make_tuple(Int<4>{}, Int<9>{})), 2, cute::make_tuple(Int<1>{}, Int<11>{}))); printf("\n"); }
   { printf(">>> %s\n", R"__(max(_m3, _m5))__"); print(max(Int<-3>{}, Int<-5>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(max(((_2,),), _1))__"); print(max(cute::make_tuple(cute::make_tuple(Int<2>{})), Int<1>{})); printf("\n"); }
@@ -2716,11 +2714,11 @@ void cases_62() {
   { printf(">>> %s\n", R"__(abs(_m3))__"); print(abs(Int<-3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(abs((-3)))__"); print(abs((-3))); printf("\n"); }
   { printf(">>> %s\n", R"__(abs(_3))__"); print(abs(Int<3>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(abs(4))__"); print(abs(4)); printf("\n"); }
+  { printf(">>> %s\n", R"__(signum(_m3))__"); print(signum(Int<-3>{})); printf("\n"); }
 }
 
 void cases_63() {
-  { printf(">>> %s\n", R"__(abs(4))__"); print(abs(4)); printf("\n"); }
-  { printf(">>> %s\n", R"__(signum(_m3))__"); print(signum(Int<-3>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(signum(_0))__"); print(signum(Int<0>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(signum((-7)))__"); print(signum((-7))); printf("\n"); }
   { printf(">>> %s\n", R"__(signum(9))__"); print(signum(9)); printf("\n"); }
@@ -2759,11 +2757,11 @@ void cases_63() {
   { printf(">>> %s\n", R"__(call(modulus(), _m7, _2))__"); print((modulus{})(Int<-7>{}, Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(modulus(), (-7), _2))__"); print((modulus{})((-7), Int<2>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(modulus(), 7, _1))__"); print((modulus{})(7, Int<1>{})); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(modulus(), _0, 5))__"); print((modulus{})(Int<0>{}, 5)); printf("\n"); }
+  { printf(">>> %s\n", R"__(call(max_fn(), _3, _8))__"); print((max_fn{})(Int<3>{}, Int<8>{})); printf("\n"); }
 }
 
 void cases_64() {
-  { printf(">>> %s\n", R"__(call(modulus(), _0, 5))__"); print((modulus{})(Int<0>{}, 5)); printf("\n"); }
-  { printf(">>> %s\n", R"__(call(max_fn(), _3, _8))__"); print((max_fn{})(Int<3>{}, Int<8>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(max_fn(), _3, 8))__"); print((max_fn{})(Int<3>{}, 8)); printf("\n"); }
   { printf(">>> %s\n", R"__(call(min_fn(), _3, _8))__"); print((min_fn{})(Int<3>{}, Int<8>{})); printf("\n"); }
   { printf(">>> %s\n", R"__(call(abs_fn(), _m8))__"); print((abs_fn{})(Int<-8>{})); printf("\n"); }
