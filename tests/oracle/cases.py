@@ -2498,5 +2498,32 @@ LATEX = [  # print_latex of MMA_Atom / TiledMMA / TiledCopy (util/print_latex.hp
     f"print_latex(make_tiled_copy_B(Copy_Atom(SM75_U16x4_LDSM_T(), half_t), {_MMA}))",
     "print_latex(SM80_16x8x8_F16F16F16F16_TN())",  # a bare op: no overload (rejected by both)
 ]
+_ST = "make_tensor(make_smem_ptr(half_t, 256), L((_8, _4)))"
+TENSOR_ALGEBRA = [  # tensor_impl.hpp: composition / compose / tile / coalesce / filter of a tensor, and
+    # max_common_vector / max_common_layout / max_alignment (bits) of tensors; CuTe has no logical_product of one
+    "composition(make_identity_tensor((_4, _8)), L((_8, _4), (_4, _1)))",
+    "composition(make_identity_tensor((_8, 16)), (_4, _8))",
+    f"composition({_ST}, L(_8, _2))",
+    "composition(make_tensor(make_smem_ptr(half_t, 256), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1)))), "
+    "(_4, _16))",
+    f"compose({_ST}, _4, _2)",
+    "tile(make_identity_tensor((_8, _8)), _2, _4)",
+    "logical_divide(make_identity_tensor((_8, 8)), (_2, _4))",
+    f"logical_divide({_ST}, L(_4, _2))",
+    f"coalesce({_ST})",
+    "coalesce(make_tensor(make_smem_ptr(half_t, 256), L((_8, (_2, _2)), (_1, (_8, _16)))), (_1, _1))",
+    "filter(make_tensor(make_smem_ptr(half_t, 256), L((_8, _1, _4), (_1, _0, _8))))",
+    "filter_zeros(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4), (_0, _1))))",
+    f"max_common_vector({_ST}, make_tensor(make_smem_ptr(half_t, 512), L((_8, _4))))",
+    f"max_common_vector({_ST}, make_tensor(make_smem_ptr(uint16_t, 512), L((_8, _4))))",
+    "max_common_vector(make_identity_tensor((_8, _4)), make_identity_tensor((_8, _4)))",
+    f"max_common_layout({_ST}, make_tensor(make_smem_ptr(half_t, 0), L((_8, _4), (_1, _16))))",
+    "max_common_layout(make_identity_tensor((_8, _4)), make_identity_tensor((_8, _4)))",
+    f"max_alignment({_ST})",
+    "max_alignment(make_tensor(make_smem_ptr(half_t, 256), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1)))))",
+    "print_tensor(composition(make_identity_tensor((_4, _4)), L((_2, _2), (_2, _1))))",
+    "logical_product(make_identity_tensor((_4, _4)), L(_2))",
+]
 CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST + SLICE_DICE \
-    + _NEW_FIXED + RANDOM_TUPLE + TILED_COPY + RANDOM_TILED_COPY + FUNCTIONAL + LATEX
+    + _NEW_FIXED + RANDOM_TUPLE + TILED_COPY + RANDOM_TILED_COPY + FUNCTIONAL + LATEX \
+    + TENSOR_ALGEBRA

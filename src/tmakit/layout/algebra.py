@@ -15,10 +15,10 @@ from .composition import (
     _by_mode,
     _coalesce_shape,
     _front,
-    filter_zeros,  # noqa: F401 - part of the algebra's API
 )
 from .composition import coalesce as _plain_coalesce
 from .composition import filter as _plain_filter
+from .composition import filter_zeros as _plain_filter_zeros
 from .int_tuple import LayoutError, ceil_div_tuple, is_tuple, product, product_each, rank, wrap
 from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static, is_underscore, to_str, trunc_div
 from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout, normalize
@@ -27,16 +27,24 @@ from .swizzle import Swizzle, UInt, signed
 from .tuple_algorithms import group, zip2_by
 
 
+def _is_tensor(x) -> bool:
+    return hasattr(x, "iterator") and hasattr(x, "layout") and not isinstance(x, (Layout, ComposedLayout))
+
+
 def _lift(tensors=False):
     """Apply the decorated op to the Layout inside a ComposedLayout (keeping its swizzle and offset, as
-    layout_composed.hpp does) and, with ``tensors``, inside a Tensor (keeping its iterator, as tensor_impl.hpp)."""
+    layout_composed.hpp does) and, with ``tensors``, inside a Tensor (keeping its iterator, as tensor_impl.hpp).
+    Without ``tensors`` a Tensor is refused: CuTe has no such overload (its products would grow the cosize)."""
 
     def deco(fn):
         @functools.wraps(fn)
         def lifted(x, *args, **kw):
             if isinstance(x, ComposedLayout):
                 return ComposedLayout(x.layout_a, x.offset, lifted(x.layout_b, *args, **kw))
-            if tensors and hasattr(x, "iterator") and hasattr(x, "layout"):
+            if _is_tensor(x):
+                if not tensors:
+                    raise LayoutError(f"{fn.__name__}: CuTe defines no {fn.__name__} of a tensor (tensor_impl.hpp "
+                                      f"has none), got {x}; apply it to tensor.layout and make_tensor the result")
                 return type(x)(x.iterator, lifted(x.layout, *args, **kw))
             return fn(x, *args, **kw)
 
@@ -45,15 +53,26 @@ def _lift(tensors=False):
     return deco
 
 
-coalesce = _lift()(_plain_coalesce)
-filter = _lift()(_plain_filter)  # noqa: A001 - CuTe's name
+coalesce = _lift(tensors=True)(_plain_coalesce)
+filter = _lift(tensors=True)(_plain_filter)  # noqa: A001 - CuTe's name
+filter_zeros = _lift(tensors=True)(_plain_filter_zeros)
+
+
+def composition(a, b):
+    """``R(c) = a(b(c))``. ``b`` may be a layout, an integer, ``_``, a tuple tiler (applied by mode), a swizzle or a
+    swizzled layout; ``a`` a layout, a swizzle or a composed layout (CuTe's overloads, swizzle_layout.hpp). A tensor
+    ``a`` gives the tensor on the same iterator with layout ``composition(a.layout, b)`` (tensor_impl.hpp)."""
+    if _is_tensor(a):
+        return type(a)(a.iterator, _composition(a.layout, b))
+    return _composition(a, b)
 
 
 @memoized
-def composition(a, b):
-    """``R(c) = a(b(c))``. ``b`` may be a layout, an integer, ``_``, a tuple tiler (applied by mode), a swizzle or a
-    swizzled layout; ``a`` a layout, a swizzle or a composed layout (CuTe's overloads, swizzle_layout.hpp)."""
+def _composition(a, b):
     return compose(a, b)
+
+
+composition.__wrapped__ = _composition  # the memo, as for the lifted ops (tests reach the fresh op through it)
 
 
 @memoized
@@ -334,14 +353,50 @@ def _swizzled(x):
     return isinstance(x, ComposedLayout) and isinstance(x.layout_a, Swizzle)
 
 
-@memoized
+def _element_type(t):
+    """A tensor's element type when it holds real memory of a trivially copyable type (CuTe's ``is_reference``
+    test in max_common_vector), else None (a coordinate tensor: its elements are computed)."""
+    from ..mma.pointers import SmemPtr, TmemPtr
+    from .tensor import ArrayPtr
+
+    it = t.iterator
+    if isinstance(it, ArrayPtr):
+        return it.array.dtype
+    if isinstance(it, (SmemPtr, TmemPtr)):
+        return it.value_type
+    return None
+
+
+def _vectorizable(a, b) -> bool:
+    """CuTe's test before vectorizing a tensor copy: same element type, and both tensors reference real memory."""
+    from ..mma.numeric import same_type
+
+    ta, tb = _element_type(a), _element_type(b)
+    return ta is not None and tb is not None and same_type(ta, tb)
+
+
 def max_common_layout(a, b):
     """The largest layout ``R`` with ``a(R(i)) == i == b(R(i))`` (contiguous elements both layouts agree on).
-    A swizzled layout only keeps its first ``2^M`` elements contiguous (swizzle_layout.hpp)."""
+    A swizzled layout only keeps its first ``2^M`` elements contiguous (swizzle_layout.hpp). Of two tensors: that of
+    their layouts when both hold memory of one element type, else ``_1:_0`` (tensor_impl.hpp)."""
+    if _is_tensor(a) or _is_tensor(b):
+        _both_tensors(a, b, "max_common_layout")
+        return _max_common_layout(a.layout, b.layout) if _vectorizable(a, b) else Layout(Int(1), Int(0))
+    return _max_common_layout(a, b)
+
+
+def _both_tensors(a, b, what):
+    if not (_is_tensor(a) and _is_tensor(b)):
+        raise LayoutError(f"{what}: CuTe takes two layouts or two tensors, got {a} and {b}; pass tensor.layout for "
+                          "the tensor, or two tensors")
+
+
+@memoized
+def _max_common_layout(a, b):
     if _swizzled(b) and not _swizzled(a):
         a, b = b, a
     if _swizzled(a):
-        common = max_common_layout(a.layout_b, b)
+        common = _max_common_layout(a.layout_b, b)
         base = Int(1 << a.layout_a.base)
         return composition(common, base) if int(base) < int(common.size()) else common
     inv_b = right_inverse(b)
@@ -352,18 +407,26 @@ def max_common_layout(a, b):
     return Layout(Int(1), Int(0))
 
 
-@memoized
 def max_common_vector(a, b):
-    """Number of contiguous elements that ``a`` and ``b`` map identically (static, >= 1)."""
+    """Number of contiguous elements that ``a`` and ``b`` map identically (static, >= 1). Of two tensors: that of
+    their layouts when both hold memory of one element type, else ``_0`` (no vectorization, tensor_impl.hpp)."""
+    if _is_tensor(a) or _is_tensor(b):
+        _both_tensors(a, b, "max_common_vector")
+        return _max_common_vector(a.layout, b.layout) if _vectorizable(a, b) else Int(0)
+    return _max_common_vector(a, b)
+
+
+@memoized
+def _max_common_vector(a, b):
     if _swizzled(a) and _swizzled(b):
-        vec = max_common_vector(a.layout_b, b.layout_b)
+        vec = _max_common_vector(a.layout_b, b.layout_b)
         if a.layout_a == b.layout_a:
             return vec
         return imin(imin(vec, Int(1 << a.layout_a.base)), Int(1 << b.layout_a.base))
     if _swizzled(b):
         a, b = b, a
     if _swizzled(a):
-        return imin(max_common_vector(a.layout_b, b), Int(1 << a.layout_a.base))
+        return imin(_max_common_vector(a.layout_b, b), Int(1 << a.layout_a.base))
     common = coalesce(composition(a, right_inverse(b)))
     s0, d0 = _front(common.shape), _front(common.stride)
     if is_static(s0) and is_constant(1, d0):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .algebra import make_identity_layout, zipped_divide
+from .algebra import composition, make_identity_layout, tiled_divide, zipped_divide
 from .arith_tuple import ArithTuple, ArithTupleIterator
 from .composed import ComposedLayout
 from .composition import _coprofile
@@ -103,6 +103,14 @@ class Tensor:
         if not hasattr(it, "store"):
             raise LayoutError(f"tensor with iterator {it} is read-only")
         it.store(off, value)
+
+    def compose(self, *tilers):
+        """CuTe's ``tensor.compose(...)``: this iterator over ``layout.compose(...)`` (one tiler, or mode by mode)."""
+        return composition(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
+
+    def tile(self, *tilers):
+        """CuTe's ``tensor.tile(...)``: this iterator over ``layout.tile(...)`` (tiled_divide, or mode by mode)."""
+        return tiled_divide(self, tilers[0] if len(tilers) == 1 else tuple(tilers))
 
     def mode(self, *modes):
         """Sub-tensor of mode ``i`` (then ``j`` ...), CuTe's ``tensor<i>`` style access."""

@@ -235,7 +235,10 @@ def nullspace(layout):
 def max_alignment(layout):
     """The largest ``N`` such that ``upcast<N>(layout)`` is valid, judged on the static shapes and strides only
     (dynamic ones are assumed large multiples of N): CuTe's max_alignment. A swizzled layout is also bounded by
-    its swizzle's ``2^M`` and its static offset (swizzle_layout.hpp); another composed layout gives ``_1``."""
+    its swizzle's ``2^M`` and its static offset (swizzle_layout.hpp); another composed layout gives ``_1``.
+    A tensor's is in **bits** (tensor_impl.hpp): ``gcd(max_alignment(ptr), max_alignment(layout) * bits)``."""
+    if _is_tensor(layout):
+        return _tensor_max_alignment(layout)
     if isinstance(layout, Swizzle):
         return Int(1 << layout.base)
     if isinstance(layout, ComposedLayout):
@@ -262,6 +265,25 @@ def max_alignment(layout):
     for d in flatten(permuted.stride[1]):
         out = gcd(out, d)
     return out
+
+
+def _tensor_max_alignment(t):
+    """CuTe's max_alignment of a tensor, in bits. A plain pointer's static alignment is unknown (``_0``, so the
+    layout's decides); a swizzled smem pointer's is ``8 * 2^M`` bits (pointer_swizzle.hpp)."""
+    from ..mma.numeric import sizeof_bits
+    from ..mma.pointers import SmemPtr
+    from .tensor import ArrayPtr
+
+    it = t.iterator
+    if isinstance(it, ArrayPtr):
+        bits, ptr_align = it.array.dtype.itemsize * 8, Int(0)
+    elif isinstance(it, SmemPtr):
+        bits = sizeof_bits(it.value_type)
+        ptr_align = Int(8 << it.swizzle.base) if it.swizzle is not None else Int(0)
+    else:
+        raise LayoutError(f"max_alignment: the tensor's iterator {it} is not a pointer to memory (CuTe has no "
+                          "max_alignment of it); take max_alignment(tensor.layout) for the layout's, in elements")
+    return gcd(ptr_align, max_alignment(t.layout) * Int(bits))
 
 
 def get_swizzle_portion(layout):
