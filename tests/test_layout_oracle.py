@@ -56,6 +56,7 @@ NAMES = _Names(
     print_layout=tk.format_layout,
     print_tensor=tk.format_tensor,
     print_latex=tk.format_latex,
+    print_latex_tv=tk.format_latex_tv,
     slice_and_offset=lambda crd, layout: layout.slice_and_offset(crd),
     compose=lambda x, *tilers: x.compose(*tilers),
     tile=lambda x, *tilers: x.tile(*tilers),
@@ -75,7 +76,8 @@ NAMES = _Names(
     half_t=tk.half_t, float_e2m1_t=tk.float_e2m1_t, float_e2m3_t=tk.float_e2m3_t,
 )
 
-PRINTS = ("print_layout(", "print_tensor(", "print_latex(")  # cases whose output is a table or picture
+# cases whose output is a table or picture
+PRINTS = ("print_layout(", "print_tensor(", "print_latex(", "print_latex_tv(")
 CASES = _parse(GOLDEN.read_text())
 
 

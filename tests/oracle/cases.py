@@ -2524,6 +2524,12 @@ TENSOR_ALGEBRA = [  # tensor_impl.hpp: composition / compose / tile / coalesce /
     "print_tensor(composition(make_identity_tensor((_4, _4)), L((_2, _2), (_2, _1))))",
     "logical_product(make_identity_tensor((_4, _4)), L(_2))",
 ]
+LATEX_TV = [  # print_latex_tv (util/print_latex.hpp): a (thread, value) -> (m, n) map over an M x N tile
+    "print_latex_tv(composition(make_identity_tensor((_4, _8)), L((_8, _4), (_4, _1))), (_4, _8))",
+    "print_latex_tv(composition(make_identity_tensor((_4, _4)), L((_4, _2), (_1, _0))), (_4, _4))",
+    "print_latex_tv(L((_2, _4), (E(1), E(0))), L((_4, _2)))",
+    "print_latex_tv(composition(make_identity_tensor((_4, _4)), L((_2, _2, _4))), (_4, _4))",  # rank 3: rejected
+]
 CASES = _FIXED + RANDOM + RANDOM_SWIZZLE + UTILITY + RANDOM_UTILITY + RECAST + RANDOM_RECAST + SLICE_DICE \
     + _NEW_FIXED + RANDOM_TUPLE + TILED_COPY + RANDOM_TILED_COPY + FUNCTIONAL + LATEX \
-    + TENSOR_ALGEBRA
+    + TENSOR_ALGEBRA + LATEX_TV

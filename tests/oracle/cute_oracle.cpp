@@ -2801,6 +2801,12 @@ void cases_64() {
   { printf(">>> %s\n", R"__(max_alignment(make_tensor(make_smem_ptr(half_t, 256), L((_8, _4)))))__"); print(max_alignment(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}))))); printf("\n"); }
   { printf(">>> %s\n", R"__(max_alignment(make_tensor(make_smem_ptr(half_t, 256), composition(Sw(3, 3, 3), L((_8, _64), (_64, _1))))))__"); print(max_alignment(make_tensor(make_smem_ptr(reinterpret_cast<half_t*>(uintptr_t(256))), composition(Swizzle<3,3,3>{}, make_layout(cute::make_tuple(Int<8>{}, Int<64>{}), cute::make_tuple(Int<64>{}, Int<1>{})))))); printf("\n"); }
   { printf(">>> %s\n", R"__(print_tensor(composition(make_identity_tensor((_4, _4)), L((_2, _2), (_2, _1)))))__"); print_tensor(composition(make_identity_tensor(cute::make_tuple(Int<4>{}, Int<4>{})), make_layout(cute::make_tuple(Int<2>{}, Int<2>{}), cute::make_tuple(Int<2>{}, Int<1>{})))); }
+  { printf(">>> %s\n", R"__(print_latex_tv(composition(make_identity_tensor((_4, _8)), L((_8, _4), (_4, _1))), (_4, _8)))__"); print_latex_tv(composition(make_identity_tensor(cute::make_tuple(Int<4>{}, Int<8>{})), make_layout(cute::make_tuple(Int<8>{}, Int<4>{}), cute::make_tuple(Int<4>{}, Int<1>{}))), cute::make_tuple(Int<4>{}, Int<8>{})); }
+}
+
+void cases_65() {
+  { printf(">>> %s\n", R"__(print_latex_tv(composition(make_identity_tensor((_4, _4)), L((_4, _2), (_1, _0))), (_4, _4)))__"); print_latex_tv(composition(make_identity_tensor(cute::make_tuple(Int<4>{}, Int<4>{})), make_layout(cute::make_tuple(Int<4>{}, Int<2>{}), cute::make_tuple(Int<1>{}, Int<0>{}))), cute::make_tuple(Int<4>{}, Int<4>{})); }
+  { printf(">>> %s\n", R"__(print_latex_tv(L((_2, _4), (E(1), E(0))), L((_4, _2))))__"); print_latex_tv(make_layout(cute::make_tuple(Int<2>{}, Int<4>{}), cute::make_tuple(E<1>{}, E<0>{})), make_layout(cute::make_tuple(Int<4>{}, Int<2>{}))); }
 }
 
 int main() {
@@ -2869,5 +2875,6 @@ int main() {
   cases_62();
   cases_63();
   cases_64();
+  cases_65();
   return 0;
 }

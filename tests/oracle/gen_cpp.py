@@ -11,8 +11,8 @@ Spelling shared by both sides (see tests/test_layout_oracle.py for the Python me
   ``lambda a, b: a * b`` a generic C++ lambda; ``arr(6, 3)`` a ``cute::array<int, 2>``; ``make_smem_ptr(half_t, 256)``
   a smem pointer to address 256; ``get_swizzle(x)`` CuTe's ``get_swizzle_t<decltype(x)>{}``; ``MMA_Atom(Op())``
   ``MMA_Atom<Op>{}``; ``plus()`` (and the other FUNCTORS) ``plus{}``.
-A case whose expression starts with ``print_layout(``, ``print_tensor(`` or ``print_latex(`` prints a table (or a
-picture) instead of a value.
+A case whose expression starts with ``print_layout(``, ``print_tensor(``, ``print_latex(`` or ``print_latex_tv(`` prints
+a table (or a picture) instead of a value.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ COPY_OPS = ("UniversalCopy", "AutoVectorizingCopyWithAssumedAlignment", "AutoVec
 # CuTe's function objects (algorithm/functional.hpp): ``plus()`` is ``plus{}`` (``plus()`` would parse as a type)
 FUNCTORS = ("identity", "negate", "plus", "minus", "multiplies", "divides", "modulus", "max_fn", "min_fn", "abs_fn")
 TAGS = {"LayoutLeft": "LayoutLeft{}", "LayoutRight": "LayoutRight{}", "_": "_"}
-PRINTS = ("print_layout(", "print_tensor(", "print_latex(")  # cases that print a table or picture themselves
+# cases that print a table or picture themselves
+PRINTS = ("print_layout(", "print_tensor(", "print_latex(", "print_latex_tv(")
 _BOUND: list[set] = []  # the parameters of the lambdas being translated
 
 

@@ -4,6 +4,7 @@ which thread holds which value. ``tk.print_latex(x)`` / ``tk.format_latex(x)`` d
 TiledMMA: C at (0,0), A to its left (columns ``k - K - 1``), B above it (rows ``k - K - 1``), each cell
 ``T<tid> V<vid>`` of the first (thread, value) that maps to it. TiledCopy: the source partition at (0,0), the
 destination partition ``N + 3`` columns to the right. ``color(tid, vid)`` fills the cells (CuTe's TikzColor_TV).
+``print_latex_tv(layout_tv, tile_mn)``: one (thread, value) -> (m, n) map over an ``M x N`` tile.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from ..layout import (
     logical_divide,
     make_identity_tensor,
     make_layout,
+    rank,
     shape,
     size,
 )
 from ..layout.int_tuple import product_each
 from ..layout.integer import _
 from ..layout.printing import _TIKZ_HEADER, tikz_color_tv
+from .errors import MmaError
 
 _FOOTER = "\\end{tikzpicture}\n\\end{document}\n"
 
@@ -94,3 +97,56 @@ def format_latex_copy(copy, color=tikz_color_tv) -> str:
     out += [_label(-1, n + N + 3, n) for n in range(N)]
     out.append(_FOOTER)
     return "".join(out)
+
+
+def format_latex_tv(layout_tv, tile_mn, color=tikz_color_tv) -> str:
+    """CuTe's ``print_latex_tv(layout_tv, tile_mn, color)`` as text: each cell ``(m, n)`` of the ``M x N`` tile
+    (``product_each(shape(tile_mn))``) reached by ``layout_tv(tid, vid)`` shows the first (tid, vid), tid outer.
+
+    ``layout_tv`` maps (thread, value) to an (m, n) coordinate: a coordinate tensor (``composition`` of an identity
+    tensor with a TV layout) or a layout with basis strides. CuTe marks cells in a column-major ``M x N`` bool tensor,
+    so a coordinate is checked as that tensor's index ``m + n * M`` (outside the tile, CuTe reads out of bounds)."""
+    if int(rank(layout_tv)) != 2:
+        raise MmaError(f"print_latex_tv: layout_tv must have rank 2, (thread, value), got {layout_tv} (CuTe's "
+                       "static_assert); group its modes into (thread, value)")
+    M, N = (int(v) for v in _tile_extent(tile_mn))  # noqa: N806 - CuTe's names
+    out, filled = [f"% Layout TV: {layout_tv}\n", _TIKZ_HEADER], set()
+    for tid in range(int(size(layout_tv, 0))):
+        for vid in range(int(size(layout_tv, 1))):
+            m, n = _mn(layout_tv, tid, vid)
+            idx = m + n * M
+            if not 0 <= idx < M * N:
+                raise MmaError(f"print_latex_tv: (T{tid}, V{vid}) maps to ({m},{n}), outside the {M}x{N} tile "
+                               f"{tile_mn} (CuTe would read out of bounds); pass the tile layout_tv covers")
+            if idx not in filled:
+                filled.add(idx)
+                out.append(f"\\node[fill={color(tid, vid)}] at ({m},{n}) {{\\shortstack{{T{tid} \\\\ V{vid}}}}};\n")
+    out.append(_grid(0, 0, M, N))
+    out += [_label(m, -1, m) for m in range(M)]
+    out += [_label(-1, n, n) for n in range(N)]
+    out.append(_FOOTER)
+    return "".join(out)
+
+
+def print_latex_tv(layout_tv, tile_mn, color=tikz_color_tv) -> None:
+    """CuTe's ``print_latex_tv``: prints ``format_latex_tv(layout_tv, tile_mn, color)``."""
+    print(format_latex_tv(layout_tv, tile_mn, color), end="")
+
+
+def _tile_extent(tile_mn):
+    """``product_each(shape(tile_mn))`` of a shape, a layout or a tile of layouts; two extents (CuTe's ``[M, N]``)."""
+    ext = product_each(shape(tuple(tile_mn) if isinstance(tile_mn, list) else tile_mn))
+    if not isinstance(ext, tuple) or len(ext) != 2:
+        raise MmaError(f"print_latex_tv: tile_mn must have two modes (M, N), got {tile_mn}; pass e.g. (_16, _8)")
+    return ext
+
+
+def _mn(layout_tv, tid, vid):
+    """``auto [m, n] = layout_tv(tid, vid)``: the value must be a pair of integers."""
+    v = layout_tv(tid, vid)
+    vals = getattr(v, "values", v)
+    if not isinstance(vals, tuple) or len(vals) != 2:
+        raise MmaError(f"print_latex_tv: layout_tv({tid},{vid}) = {v} is not an (m, n) coordinate (CuTe's "
+                       "structured binding does not compile); compose an identity tensor with the TV layout, e.g. "
+                       "composition(make_identity_tensor(tile_mn), layout_tv)")
+    return int(vals[0]), int(vals[1])
