@@ -8,7 +8,8 @@
 //   B, B_MN = 1: (K, N) row-major.  map {N, K}, box {64, 64}: BN/64 boxes per stage (MN-major smem tile)
 //   C: (M, N), rows 16-byte aligned. map {N, M}, box {128 / sizeof(out), 64}, SWIZZLE_128B
 //
-// Threads: 1 + BM/64 warpgroups (BM = 128: 384 threads, BM = 64: 256), __launch_bounds__(.., 1), one CTA per SM,
+// Threads: 1 + BM/64 warpgroups (BM = 128: 384 threads, BM = 64: 256), __launch_bounds__(.., PER_SM): one CTA per
+// SM, or two 64-row CTAs of the scaled kernel (PER_SM = 2, at 128 registers a thread; docs/HARDWARE.md §12);
 // grid = min(work units, resident CTAs).
 //   warpgroup 0  producer: setmaxnreg.dec 40 or 56; one thread walks the CTA's work units (static schedule: unit =
 //                cluster id + i * clusters, grouped rasterization) and their 64-wide K slabs through a STAGES-deep
@@ -19,7 +20,8 @@
 //                tile row, and 1/CM of its B tile, multicast to the CM CTAs of its tile column. The scaled (fp8)
 //                kernel gives two of the other warps work on the same units: warp 1 stages block scales per slab
 //                (SCALE 3), warp 2 the epilogue's row-wise scales and bias per unit (EPV; gemm_side_warps.cuh).
-//   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 224 or 232; read the
+//   warpgroups 1 .. BM/64  consumers (rows 64 cw .. 64 cw + 63 of the tile): setmaxnreg.inc 224 or 232 (200 at
+//                PER_SM = 2); read the
 //                unit's slot after its first full barrier; wait full[s], 4 x wgmma m64nBNk16, release empty[s] in
 //                every CTA of the cluster; after the last slab, stage the accumulators in 8 KiB swizzled boxes and
 //                TMA-store them, draining while the next unit runs. Remainders: loads zero-fill, stores clip.
