@@ -69,7 +69,8 @@ CONFIGS = {
     "m64_n128_s8_c1": GemmConfig(128, 8, 1, 8, bm=64),
     "m64_n128_s8_c1_ov1": GemmConfig(128, 8, 1, 8, 1, bm=64),
     # two CTAs per SM, each in half the shared memory (4 stages, one staging box): two single consumers share the
-    # tensor cores, which one 64-row consumer leaves idle for most of each slab (docs/GEMM.md "Two CTAs per SM")
+    # tensor cores, which one 64-row consumer leaves idle for most of each slab (docs/GEMM.md "Two CTAs per SM");
+    # the 64x64 pair is for tuning (config=): no rule found where it wins
     "m64_n128_s4_c1_e1_x2": GemmConfig(128, 4, 1, 8, 0, 1, bm=64, per_sm=2),
     "m64_n64_s6_c1_e1_x2": GemmConfig(64, 6, 1, 8, 0, 1, bm=64, per_sm=2),
     # decode and other few-tile problems (a few rows against weight-sized N x K): 64x64 tiles, 12 stages
