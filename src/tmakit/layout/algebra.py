@@ -19,6 +19,7 @@ from .composition import (
 from .composition import coalesce as _plain_coalesce
 from .composition import filter as _plain_filter
 from .composition import filter_zeros as _plain_filter_zeros
+from .element_type import same_type
 from .int_tuple import LayoutError, ceil_div_tuple, is_tuple, product, product_each, rank, wrap
 from .integer import Int, _, _keep, check_divisor, imin, is_constant, is_static, is_underscore, to_str, trunc_div
 from .layout import Layout, LayoutLeft, compact_major, compact_order, cosize, make_layout, normalize
@@ -355,22 +356,13 @@ def _swizzled(x):
 
 def _element_type(t):
     """A tensor's element type when it holds real memory of a trivially copyable type (CuTe's ``is_reference``
-    test in max_common_vector), else None (a coordinate tensor: its elements are computed)."""
-    from ..mma.pointers import SmemPtr, TmemPtr
-    from .tensor import ArrayPtr
-
-    it = t.iterator
-    if isinstance(it, ArrayPtr):
-        return it.array.dtype
-    if isinstance(it, (SmemPtr, TmemPtr)):
-        return it.value_type
-    return None
+    test in max_common_vector), else None (a coordinate tensor: its elements are computed). Memory iterators --
+    ArrayPtr, tmakit.mma's smem and tmem pointers -- name it ``value_type``."""
+    return getattr(t.iterator, "value_type", None)
 
 
 def _vectorizable(a, b) -> bool:
     """CuTe's test before vectorizing a tensor copy: same element type, and both tensors reference real memory."""
-    from ..mma.numeric import same_type
-
     ta, tb = _element_type(a), _element_type(b)
     return ta is not None and tb is not None and same_type(ta, tb)
 

@@ -106,14 +106,23 @@ _TIKZ_HEADER = ("\\documentclass[convert]{standalone}\n\\usepackage{tikz}\n\n\\b
                 "outer sep=0pt}]\n\n")
 
 
+_LATEX_DRAWERS: dict = {}  # type -> draw(obj, color): pictures of types a higher layer defines (tmakit.mma.latex)
+
+
+def register_latex(cls, draw) -> None:
+    """Let ``format_latex`` / ``print_latex`` draw instances of ``cls`` (and its subclasses) with ``draw(obj,
+    color)``: the mma layer's atoms and tiled copies, which this layer does not import."""
+    _LATEX_DRAWERS[cls] = draw
+
+
 def format_latex(layout, color=None) -> str:
     """The LaTeX/TikZ picture CuTe's ``print_latex`` draws for a layout of rank <= 2 (a swizzled layout too): one
     cell per coordinate holding its offset, filled with ``color(offset)`` (default ``tikz_color_bwx8``), then the
     grid and the row/column labels. An MMA_Atom, TiledMMA or TiledCopy draws its thread-value maps instead
     (tmakit.mma.latex; ``color(tid, vid)``, default ``tikz_color_tv``)."""
-    hook = getattr(type(layout), "_format_latex", None)  # tmakit.mma's atoms: layout/ does not import mma/
-    if hook is not None:
-        return hook(layout, color)
+    draw = next((_LATEX_DRAWERS[c] for c in type(layout).__mro__ if c in _LATEX_DRAWERS), None)
+    if draw is not None:
+        return draw(layout, color)
     if color is None:
         color = tikz_color_bwx8
     if not isinstance(layout, (Layout, ComposedLayout)):

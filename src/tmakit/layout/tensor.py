@@ -26,6 +26,18 @@ class ArrayPtr:
     def __add__(self, n):
         return ArrayPtr(self.array, self.offset + int(n))
 
+    # The memory-iterator attributes the layout layer reads (tmakit.mma's smem pointers have the same): the element
+    # type, its width in bits, and the pointer's static alignment in bits (0: unknown, so the layout's decides).
+    @property
+    def value_type(self):
+        return self.array.dtype
+
+    @property
+    def bits(self) -> int:
+        return self.array.dtype.itemsize * 8
+
+    alignment_bits = 0
+
     def __str__(self):
         return f"array[{self.array.dtype}]+{self.offset}"
 

@@ -270,20 +270,12 @@ def max_alignment(layout):
 def _tensor_max_alignment(t):
     """CuTe's max_alignment of a tensor, in bits. A plain pointer's static alignment is unknown (``_0``, so the
     layout's decides); a swizzled smem pointer's is ``8 * 2^M`` bits (pointer_swizzle.hpp)."""
-    from ..mma.numeric import sizeof_bits
-    from ..mma.pointers import SmemPtr
-    from .tensor import ArrayPtr
-
     it = t.iterator
-    if isinstance(it, ArrayPtr):
-        bits, ptr_align = it.array.dtype.itemsize * 8, Int(0)
-    elif isinstance(it, SmemPtr):
-        bits = sizeof_bits(it.value_type)
-        ptr_align = Int(8 << it.swizzle.base) if it.swizzle is not None else Int(0)
-    else:
+    ptr_align = getattr(it, "alignment_bits", None)  # ArrayPtr's and the smem pointer's (tmakit.mma)
+    if ptr_align is None:
         raise LayoutError(f"max_alignment: the tensor's iterator {it} is not a pointer to memory (CuTe has no "
                           "max_alignment of it); take max_alignment(tensor.layout) for the layout's, in elements")
-    return gcd(ptr_align, max_alignment(t.layout) * Int(bits))
+    return gcd(Int(ptr_align), max_alignment(t.layout) * Int(it.bits))
 
 
 def get_swizzle_portion(layout):

@@ -1,6 +1,7 @@
 """Blackwell (SM100) host algebra, faithful to CuTe: UMMA atoms, TiledMMA partitions, smem descriptors, TMEM
 tensors and copies, 2-SM TMA atoms. Depends on tmakit.layout and tmakit.tma only (see docs/BLACKWELL.md)."""
 
+from . import latex  # noqa: F401 - registers print_latex of atoms, tiled MMAs and tiled copies
 from .atoms import (
     SM100_MMA_F8F6F4_SS,
     SM100_MMA_F8F6F4_TS,

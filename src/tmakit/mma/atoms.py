@@ -274,14 +274,6 @@ class MMA_Atom:  # noqa: N801 - CuTe's name
         _check_frag(ctensor, self.LayoutC_TV, "C", "VMN")
         return self.op.make_fragment_C(_shape(ctensor))
 
-    def _format_latex(self, color=None) -> str:
-        """``tk.print_latex(mma_atom)``: CuTe draws ``make_tiled_mma(atom)`` with the default colours (its
-        MMA_Atom overload drops ``color``), and so does this."""
-        from .latex import format_latex_mma
-        from .tiled_mma import make_tiled_mma
-
-        return format_latex_mma(make_tiled_mma(self))
-
     def __str__(self):
         return ("MMA_Atom\n"
                 f"  ThrID:      {self.ThrID}\n"

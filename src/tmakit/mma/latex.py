@@ -23,8 +23,11 @@ from ..layout import (
 )
 from ..layout.int_tuple import product_each
 from ..layout.integer import _
-from ..layout.printing import _TIKZ_HEADER, tikz_color_tv
+from ..layout.printing import _TIKZ_HEADER, register_latex, tikz_color_tv
+from .atoms import MMA_Atom
 from .errors import MmaError
+from .tiled_copy import TiledCopy
+from .tiled_mma import TiledMMA, make_tiled_mma, tile_shape
 
 _FOOTER = "\\end{tikzpicture}\n\\end{document}\n"
 
@@ -57,8 +60,6 @@ def _tv_tensor(ref: Tensor, layout_tv: Layout) -> Tensor:
 
 def format_latex_mma(mma, color=tikz_color_tv) -> str:
     """CuTe's ``print_latex(TiledMMA)``: the C, A and B (thread, value) maps over one ``tile_shape(mma)``."""
-    from .tiled_mma import tile_shape
-
     mt, nt, kt = tile_shape(mma)
     c = _tv_tensor(make_identity_tensor((mt, nt)), mma.get_layoutC_TV())
     a = _tv_tensor(make_identity_tensor((mt, kt)), mma.get_layoutA_TV())
@@ -150,3 +151,10 @@ def _mn(layout_tv, tid, vid):
                        "structured binding does not compile); compose an identity tensor with the TV layout, e.g. "
                        "composition(make_identity_tensor(tile_mn), layout_tv)")
     return int(vals[0]), int(vals[1])
+
+
+# tk.print_latex / tk.format_latex of these objects (the layout layer's drawer registry). An MMA_Atom draws
+# make_tiled_mma(atom) with the default colours: CuTe's MMA_Atom overload drops ``color``.
+register_latex(MMA_Atom, lambda atom, color: format_latex_mma(make_tiled_mma(atom)))
+register_latex(TiledMMA, lambda mma, color: format_latex_mma(mma, color or tikz_color_tv))
+register_latex(TiledCopy, lambda copy, color: format_latex_copy(copy, color or tikz_color_tv))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..layout.element_type import same_type  # noqa: F401 - CuTe's is_same of element types, below mma/
 from .errors import MmaError
 
 
@@ -62,7 +63,3 @@ def type_name(t) -> str:
     return _CPP_NUMPY[np.dtype(t).name]
 
 
-def same_type(a, b) -> bool:
-    if isinstance(a, NumericType) or isinstance(b, NumericType):
-        return a is b
-    return np.dtype(a) == np.dtype(b)

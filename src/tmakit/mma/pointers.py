@@ -56,6 +56,12 @@ class SmemPtr:
     def bits(self) -> int:
         return sizeof_bits(self.value_type)
 
+    @property
+    def alignment_bits(self) -> int:
+        """The pointer's static alignment in bits, as the layout layer reads it (ArrayPtr's too): a swizzled pointer's
+        is ``8 * 2^M`` (pointer_swizzle.hpp), a plain one's unknown (0)."""
+        return 8 << self.swizzle.base if self.swizzle is not None else 0
+
     def __add__(self, n):
         if self.bit is None:  # a T*: steps of sizeof(T), one byte for CUTLASS's sub-byte types
             return SmemPtr(self.value_type, self.address + int(n) * max(self.bits // 8, 1), self.swizzle)

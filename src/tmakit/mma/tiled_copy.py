@@ -191,12 +191,6 @@ class TiledCopy(Copy_Atom):
     def get_slice(self, thr_idx) -> ThrCopy:
         return ThrCopy(self, thr_idx)
 
-    def _format_latex(self, color=None) -> str:
-        """``tk.print_latex(tiled_copy)``: CuTe's source / destination thread-value picture (mma/latex.py)."""
-        from .latex import format_latex_copy
-
-        return format_latex_copy(self) if color is None else format_latex_copy(self, color)
-
     get_thread_slice = get_slice
 
     def __str__(self):

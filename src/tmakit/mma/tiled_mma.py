@@ -105,12 +105,6 @@ class TiledMMA(MMA_Atom):
         btile = (_, (Layout((size(vmnk, 1), size(vmnk, 2)), (Int(0), Int(1))), _))
         return composition(composition(self.thrfrg_B(ref), (btile, _)), (self._thridx_2_thrid(), _))
 
-    def _format_latex(self, color=None) -> str:
-        """``tk.print_latex(tiled_mma)``: CuTe's C / A / B thread-value picture (mma/latex.py)."""
-        from .latex import format_latex_mma
-
-        return format_latex_mma(self) if color is None else format_latex_mma(self, color)
-
     def __str__(self):
         return ("TiledMMA\n"
                 f"  ThrLayoutVMNK:  {self.thr_layout_vmnk}\n"
