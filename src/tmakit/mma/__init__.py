@@ -21,8 +21,12 @@ from .atoms import (
 from .copy_ops import *  # noqa: F401,F403 - UniversalCopy, SM80_CP_ASYNC_*, SM75_*_LDSM_*, SM90_*_STSM_* ...
 from .copy_ops import COPY_OPS, CopyError, GeneralCopyOp
 from .errors import MmaError
+from .gmma import GMMA
+from .gmma_desc import GmmaDescriptor
 from .mma_sm80 import *  # noqa: F401,F403 - SM80_16x8x{8,16}_*_TN
 from .mma_sm80 import SM80_MMA_OPS, Sm80MmaOp
+from .mma_sm90 import *  # noqa: F401,F403 - SM90_64xNxK_* warpgroup MMAs (GMMA)
+from .mma_sm90 import GMMA_OPS, Sm90MmaOp
 from .numeric import (
     NumericType,
     bfloat16_t,
@@ -94,4 +98,5 @@ __all__ = [
     "make_tiled_copy_C", "make_tiled_copy_C_atom", "make_tiled_copy_S", "make_tiled_copy_D",
     "SM100_TMA_2SM_LOAD", "SM100_TMA_2SM_LOAD_MULTICAST", "Sm100TmaOp", "Sm100TmaAtom", "make_tma_atom_A_sm100",
     "make_tma_atom_B_sm100",
+    "GMMA", "GmmaDescriptor", "Sm90MmaOp", *GMMA_OPS,
 ]
