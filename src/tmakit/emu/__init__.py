@@ -78,6 +78,14 @@ from .device_tma import (
     tma_store_wait,
     wait_group,
 )
+from .device_wgmma import (  # Hopper: wgmma.fence / mma_async / commit_group / wait_group (docs/EMULATOR.md)
+    wgmma_accumulator,
+    wgmma_commit_group,
+    wgmma_fence,
+    wgmma_fragment_a,
+    wgmma_mma_async,
+    wgmma_wait_group,
+)
 from .dtypes import OOB_NAN_BITS
 from .errors import (
     BarrierError,
@@ -124,6 +132,10 @@ from .tcgen05 import (  # Blackwell: TMEM, tcgen05.mma / commit / ld / st, 2-SM 
     umma_commit,
 )
 from .tensormap_memory import TensorMapPtr, read_tensormap, write_tensormap
+from .wgmma import reference_wgmma
+from .wgmma_desc import WgmmaDescriptor, decode_wgmma_desc, encode_wgmma_desc
+from .wgmma_fragments import a_fragment_coords, accumulator_coords
+from .wgmma_regs import FragmentA, WarpgroupAccumulator
 
 make_smem_tensor = shared_tensor
 
@@ -159,4 +171,9 @@ __all__ += [  # Blackwell
     "tmem_fence_after_thread_sync", "tmem_fence_before_thread_sync", "tmem_load", "tmem_peek",
     "tmem_relinquish_alloc_permit", "tmem_store", "tmem_wait_ld", "tmem_wait_st", "umma", "umma_arrive",
     "umma_arrive_2x1SM", "umma_arrive_multicast", "umma_arrive_multicast_2x1SM", "umma_commit",
+]
+__all__ += [  # Hopper warpgroup MMA
+    "FragmentA", "WarpgroupAccumulator", "WgmmaDescriptor", "a_fragment_coords", "accumulator_coords",
+    "decode_wgmma_desc", "encode_wgmma_desc", "reference_wgmma", "wgmma_accumulator", "wgmma_commit_group",
+    "wgmma_fence", "wgmma_fragment_a", "wgmma_mma_async", "wgmma_wait_group",
 ]
