@@ -134,3 +134,13 @@ def bytes_as_elements(raw: np.ndarray, elem_bytes: int) -> np.ndarray:
     """(rows, K, elem_bytes) uint8 -> (rows, K) unsigned elements (little endian)."""
     dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[elem_bytes]
     return np.ascontiguousarray(raw).view(dt).reshape(raw.shape[0], K_BYTES // elem_bytes)
+
+
+def place_operand(image: np.ndarray, desc: int, major: int, elements: np.ndarray) -> None:
+    """The inverse of ``read_operand``: write a ``rows`` x K operand (unsigned element bits) into the shared image
+    ``image`` (uint8, address 0 = shared address 0) where an instruction with ``desc`` reads it (a test and demo aid;
+    a TMA load with the matching swizzle puts tiles there too)."""
+    el = np.ascontiguousarray(elements)
+    d = decode_wgmma_desc(desc)
+    addr = operand_addresses(d, major, el.shape[0], el.dtype.itemsize)
+    image[addr.reshape(-1)] = el.view(np.uint8).reshape(-1)
