@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from test_emu_wgmma_programs import A_AT, B_AT, encode, ints, k_desc, run_one, values
 from tmakit import emu
 from tmakit.emu.wgmma_types import TYPES, to_float
-from test_emu_wgmma_programs import A_AT, B_AT, encode, ints, k_desc, run_one, values
 
 CASES = [("f16", "f16", "f32"), ("f16", "f16", "f16"), ("bf16", "bf16", "f32"), ("tf32", "tf32", "f32"),
          ("e4m3", "e4m3", "f32"), ("e4m3", "e5m2", "f32"), ("e5m2", "e4m3", "f16"), ("e5m2", "e5m2", "f32")]

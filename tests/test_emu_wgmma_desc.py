@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from test_emu_wgmma_programs import encode, ints, run_one
 from tmakit import emu
 from tmakit.emu.umma_desc import encode_smem_desc
 from tmakit.emu.wgmma_desc import check_wgmma_desc, decode_wgmma_desc, operand_addresses, read_operand
-from test_emu_wgmma_programs import encode, ints, run_one
 
 
 def addr(desc: int, major: int, rows: int, r: int, k: int, elem_bytes: int = 2) -> int:

@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 import pytest
 
+from test_emu_wgmma_programs import A_AT, B_AT, encode, ints, k_desc
 from tmakit import emu
 from tmakit.emu.wgmma_desc import place_operand
 from tmakit.tma.tensormap import SwizzleMode, TensorMap
-from test_emu_wgmma_programs import A_AT, B_AT, encode, ints, k_desc
 
 RNG = np.random.default_rng(11)
 A_BITS, B_BITS = encode(ints(RNG, (64, 16)), "bf16"), encode(ints(RNG, (64, 16)), "bf16")

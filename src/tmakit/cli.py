@@ -1,6 +1,7 @@
 """The ``tmakit`` command: ``demo``, ``explain``, ``info``.
 
-    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell|grouped] [--backend auto|gpu|emu] [--figures DIR]
+    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell|grouped|hopper] [--backend auto|gpu|emu]
+                [--figures DIR]
     tmakit explain --shape 4096,4096 --dtype bf16 --box 64,64 --swizzle 128 [--cluster 2 --multicast]
     tmakit info
 
@@ -17,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell", "grouped")
+DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell", "grouped", "hopper")
 SWIZZLE_BITS = {0: 0, 32: 1, 64: 2, 128: 3}
 REDUCTIONS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 OPS = ("load", "store", *(f"reduce-{r}" for r in REDUCTIONS))
@@ -90,7 +91,7 @@ def parse_layout(text: str):
 def cmd_demo(args) -> int:
     from . import demo
 
-    if args.which in ("blackwell", "grouped"):  # emulator only (no Blackwell GPU backend; no grouped GPU kernel yet)
+    if args.which in ("blackwell", "grouped", "hopper"):  # emulator only (no Blackwell GPU backend, no GPU kernel yet)
         demo.run(args.which)
         return 0
     try:

@@ -17,6 +17,10 @@ def run(which: str = "all", backend=None, figures: str | Path | None = None) -> 
         from .blackwell import run as run_blackwell
 
         return run_blackwell()
+    if which == "hopper":  # TMA + wgmma GEMM (sm_90), emulator only
+        from .sm90_tma_wgmma_gemm import main as run_hopper
+
+        return run_hopper()
     if which == "grouped":  # descriptors edited on the device (CUTLASS 57_hopper_grouped_gemm), emulator only
         from .grouped_gemm import main as run_grouped
 
