@@ -3,6 +3,9 @@ the register fragment layouts, and the TMA + wgmma GEMM demo end to end."""
 
 from __future__ import annotations
 
+import pathlib
+import runpy
+
 import numpy as np
 import pytest
 
@@ -26,16 +29,17 @@ def test_small_integers_match_numpy_exactly(atype, btype, dtype, n):
     np.testing.assert_array_equal(d.astype(np.float64), 2 * (a.astype(np.float64) @ b.T))
 
 
+def random_bits(rng, shape, atype: str) -> np.ndarray:
+    """Uniform values in [-1, 1) as ``atype`` bits: bf16 truncated, f16 rounded, tf32 raw fp32 (the MMA truncates)."""
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    return (x.view(np.uint32) >> 16).astype(np.uint16) if atype == "bf16" else encode(x, atype)
+
+
 @pytest.mark.parametrize("atype", ["bf16", "f16", "tf32"])
 def test_random_values_follow_the_defined_order_bit_for_bit(atype):
     rng = np.random.default_rng(7)
     k = TYPES[atype].k
-    ab, bb = encode(rng.uniform(-1, 1, (64, k)).astype(np.float32), "f16" if atype == "f16" else "tf32"), None
-    if atype == "bf16":
-        ab = (rng.uniform(-1, 1, (64, k)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
-        bb = (rng.uniform(-1, 1, (128, k)).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
-    else:
-        bb = encode(rng.uniform(-1, 1, (128, k)).astype(np.float32), "f16" if atype == "f16" else "tf32")
+    ab, bb = random_bits(rng, (64, k), atype), random_bits(rng, (128, k), atype)
     c = rng.uniform(-4, 4, (64, 128)).astype(np.float32)
     d = run_one(ab, bb, n=128, atype=atype, init=c, scale_d=1, repeat=3)
     av, bv = values(ab, atype), values(bb, atype)
@@ -214,6 +218,11 @@ def test_demo_gemm_end_to_end(capsys):
     af, bf = demo.bf16_values(a), demo.bf16_values(b)
     assert np.array_equal(d.view(np.uint32), emu.reference_wgmma(af, bf.T, 16).view(np.uint32))
     np.testing.assert_allclose(d, af.astype(np.float64) @ bf.T.astype(np.float64), atol=1e-4)
-    demo.main()
+    from tmakit.cli import main as cli_main
+
+    assert cli_main(["demo", "hopper"]) == 0
     out = capsys.readouterr().out
     assert "Execution is successful." in out and "SWIZZLE_128B" in out and "d0->(1,2)" in out
+    runpy.run_path(str(pathlib.Path(__file__).resolve().parent.parent / "examples" / "hopper_tma_wgmma_gemm.py"),
+                   run_name="__main__")
+    assert "Execution is successful." in capsys.readouterr().out

@@ -4,7 +4,7 @@ every thread's 32 accumulator registers must agree.
 
 The host builds one 64 KiB shared image (A at 0x0, B at 0x8000, 128-byte swizzled as TMA writes them) and the
 descriptors relative to shared address 0. The kernel copies the image to a 1024-byte aligned shared buffer, adds the
-buffer's address to the start-address fields (gemm.cu's ``desc_plus``), runs 4 wgmmas (K = 64, scale-d = 0 for the
+buffer's address to the start-address fields (gemm.cu's ``desc_plus``), issues 4 wgmmas (K = 64, scale-d = 0 for the
 first) and writes ``d[i]`` of thread ``t`` to ``out[t, i]``. Small integers are exact in any summation order, so
 those cases must match bit for bit; random bf16 values must agree to fp32 rounding (the hardware's order is not
 documented). Compiled with NVRTC into a temporary kernel cache.
