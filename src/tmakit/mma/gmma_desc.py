@@ -163,6 +163,10 @@ def make_gmma_desc(major, tensor) -> GmmaDescriptor:
         raise MmaError(f"GMMA Descriptors can only be constructed on smem; got a tensor over {ptr}. Make it with "
                        "tk.make_tensor(tk.make_smem_ptr(T, addr), smem_layout)")
     lay = tensor.layout
+    if not isinstance(lay, Layout) and hasattr(lay, "layout_b"):
+        raise MmaError(f"GMMA Descriptors read the swizzle from the smem pointer; got the composed layout {lay}. "
+                       "Build the layout from a GMMA::Layout_*_Atom (its smem_ptr_flag folds the swizzle into the "
+                       "pointer) or pass tk.make_smem_ptr(T, addr, swizzle)")
     if not isinstance(lay, Layout) or not is_tuple(lay.shape) or len(lay.shape) != 2:
         raise MmaError(f"GMMA Descriptors can only be constructed on rank-2 tensors; got {lay}. Pass one MMA's "
                        "(MN,K) operand, e.g. tensor<0> of an MMA partition")
@@ -171,16 +175,17 @@ def make_gmma_desc(major, tensor) -> GmmaDescriptor:
     w = _WIDTH[lt]
     u128 = recast_layout(lay, ptr.value_type, uint128_t)
     if major == Major.MN:
-        k = _size(lay.shape[1])
-        allowed = {256 // bits, 128 // bits, 512 // bits}
-        if k not in allowed:
+        k = _size(u128.shape[1])  # CuTe reads size<1> of the uint128_t recast
+        if k not in {256 // bits, 128 // bits, 512 // bits}:
             raise MmaError(f"Not a canonical GMMA_MN Layout: Expected K-size 256/sizeof_bits<T> for dense or "
-                           f"(128|512)/sizeof_bits<T> for sparse ({256 // bits} for {bits}-bit T); got {lay}")
+                           f"(128|512)/sizeof_bits<T> for sparse ({256 // bits} for {bits}-bit T); got {lay}, whose "
+                           f"16-byte recast {u128} has K-size {k}. An MN-major operand is contiguous along mode 0")
         canon = _canonical(u128, w, 8, lay, major)
         s00, s10 = int(canon.stride[0][0]), int(canon.stride[1][0])
         if (lt != LayoutType.INTERLEAVE and s00 != 1) or s10 != w:
+            want = f"stride<1,0> {w}" if lt == LayoutType.INTERLEAVE else f"stride<0,0> 1 and stride<1,0> {w}"
             raise MmaError(f"Not a canonical GMMA_MN Layout: Expected stride failure for {lt.name}: {lay} is {canon} "
-                           f"in 16-byte units (expected stride<0,0> 1 and stride<1,0> {w}); build it with "
+                           f"in 16-byte units (expected {want}); build it with "
                            "tile_to_shape(GMMA::Layout_MN_*_Atom(T), ...)")
         s01, s11 = int(canon.stride[0][1]), int(canon.stride[1][1])
         sbo, lbo = (s01, s11) if lt == LayoutType.INTERLEAVE else (s11, s01)
@@ -193,8 +198,9 @@ def make_gmma_desc(major, tensor) -> GmmaDescriptor:
         canon = _canonical(u128, 8, 2, lay, major)
         s00, s10 = int(canon.stride[0][0]), int(canon.stride[1][0])
         if s00 != w or (lt != LayoutType.INTERLEAVE and s10 != 1):
+            want = f"stride<0,0> {w}" if lt == LayoutType.INTERLEAVE else f"stride<0,0> {w} and stride<1,0> 1"
             raise MmaError(f"Not a canonical GMMA_K Layout: Expected stride failure for {lt.name}: {lay} is {canon} "
-                           f"in 16-byte units (expected stride<0,0> {w} and stride<1,0> 1); build it with "
+                           f"in 16-byte units (expected {want}); build it with "
                            "tile_to_shape(GMMA::Layout_K_*_Atom(T), ...)")
         sbo, lbo = int(canon.stride[0][1]), s10
     return GmmaDescriptor.make(start_address=(ptr.address >> 4) & 0x3FFF, leading_byte_offset=lbo & 0x3FFF,

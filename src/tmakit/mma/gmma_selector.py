@@ -124,10 +124,10 @@ def rs_smem_selector(major, element_type, blk_mn, blk_k, is_ws_transposed_B=Fals
     mn0, k0 = _blk(blk_mn, blk_k)
     if major == Major.K:
         return _first(major, element_type, k0, _SW)
-    nbytes = sizeof_bits(element_type) // 8
-    if nbytes and nbytes % 4 == 0:
+    nbytes = (sizeof_bits(element_type) + 7) // 8  # sizeof: sub-byte types take a byte
+    if nbytes % 4 == 0:
         return _first(major, element_type, mn0, ("SW32",) if is_ws_transposed_B else ("SW32", "INTER"))
     if nbytes in (1, 2):
         return _first(major, element_type, mn0, ("SW128",) if nbytes == 1 and is_ws_transposed_B else _SW)
     raise MmaError(f"Smem selector does not support this element type: {type_name(element_type)} "
-                   f"({sizeof_bits(element_type)} bits); use a 1-, 2- or 4-byte type")
+                   f"({nbytes} bytes); use a 1-, 2- or 4-byte (or whole-word) type")

@@ -69,7 +69,8 @@ class SmemPtr:
         return SmemPtr(self.value_type, at // 8, self.swizzle, at % 8)
 
     def __str__(self):
-        sw = f"{self.swizzle}_" if self.swizzle is not None else ""
+        # make_swizzle_ptr decays a Swizzle<0,M,S> pointer to the plain one, so CuTe prints no swizzle for it
+        sw = f"{self.swizzle}_" if self.swizzle is not None and getattr(self.swizzle, "bits", 1) else ""
         if self.bit is not None:
             return f"{sw}smem_subptr[{self.bits}b]({_addr_str(self.address)}.{self.bit})"
         return f"{sw}smem_ptr[{self.bits}b]({_addr_str(self.address)})"
