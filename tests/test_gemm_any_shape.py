@@ -135,6 +135,9 @@ def test_results_whose_rows_end_inside_a_16_byte_unit_are_not_tma_stored(m, n, p
         gk.plan(a, b)
     rep = route.needs_repair(a, b, out, 2, 2)
     assert rep.out and "not a multiple of 16 bytes" in " ".join(rep.reasons)
+    # the repair's own scratch (route.padded_empty rows: the pitch's padding is tmakit's) takes the whole units
+    scratch = _T((m, n), (-(-n * 2 // 32) * 16, 1), 1 << 20)
+    assert gk.plan(a, b, scratch, padded_rows=True).n == n
     from fake_tensors import FakeTensor
 
     e4 = torch.float8_e4m3fn
@@ -250,6 +253,22 @@ def test_large_unaligned_k_takes_the_padded_kernel():
     c = tk.ops.gemm(a, b)
     assert tk.ops.last_path.startswith("tma+pad"), tk.ops.last_path
     assert _rel(c, _ref(a, b)) < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k,kw", [(4093, 2039, 1536, {}), (1287, 1303, 4096, {"split": 2, "split_mode": "fixup"}),
+                                      (1, 2039, 4096, {})])
+def test_unaligned_n_takes_a_padded_scratch_output(m, n, k, kw):
+    """N * 2 bytes not a multiple of 16: the kernel cannot store into an (M, N) result (whole 16-byte units), so a
+    default call (or one with tuning knobs, not strict) runs it into padded scratch rows, or torch, and returns the
+    (M, N) result; out= keeps its padding. Found by tools/fuzz_ops.py: both calls raised GemmError."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    c = tk.ops.gemm(a, b, **kw)
+    assert c.shape == (m, n) and _rel(c, _ref(a, b)) < 1e-2, tk.ops.last_path
+    buf = torch.full((m, n + 9), 7.0, device="cuda", dtype=torch.bfloat16)
+    c = tk.ops.gemm(a, b, out=buf[:, :n], **kw)
+    assert _rel(c, _ref(a, b)) < 1e-2 and torch.all(buf[:, n:] == 7.0), tk.ops.last_path
 
 
 @pytest.mark.gpu

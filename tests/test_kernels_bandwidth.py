@@ -87,6 +87,33 @@ def test_dst_rows_ending_inside_a_16_byte_unit_are_not_tma_stored(rows, n, pitch
     assert t.kind is None or (rows * elem) % 16 == 0  # a transpose's dst rows are `rows` long
 
 
+@pytest.mark.parametrize("n,elem", [(1, 2), (17, 2), (4301841, 2), (300, 2), (1, 4), (5, 4), (4097, 8), (33, 1)])
+def test_flat_maps_never_end_inside_a_16_byte_unit(monkeypatch, n, elem):
+    """A contiguous pair whose size is not a whole number of 16-byte units: a map's store or reduction would update
+    the bytes after dst up to the next unit (docs/HARDWARE.md §3; the H200 turned the 7 halves after a 1-element f16
+    ``reduce_into(..., "min", method="store-reduce")`` into min(x, 0)). Store-reduce is refused with that rule (the
+    op then combines or falls back); copies take the bulk engine, which stores the last bytes by ``st.global``.
+    Whole units still plan a flat map."""
+    from tmakit.tma.tensormap import DataType
+
+    monkeypatch.setattr(bw, "sm_count", lambda t: 132)
+    _patch(monkeypatch, "_kernel", lambda f, name, opts=(): object())
+    dt = {1: DataType.UINT8, 2: DataType.FLOAT16, 4: DataType.UINT32, 8: DataType.UINT64}[elem]
+    src, dst = FakeTensor((n,), elem=elem), FakeTensor((n,), elem=elem, ptr=1 << 30)
+    src.device = dst.device = type("Device", (), {"index": 0})()
+    red = bw.launcher_for(src, dst, op=bw.REDUCE_OPS.index("min"), dtype=dt, allow_transpose=False, engine="tensor")
+    assert red.kind is None and "not a multiple of 16" in red.reason and "16-byte units" in red.reason
+    cfg = dataclasses.replace(bw.COPY_CONFIG, engine="tensor", bulk_below=0)
+    cp = bw.launcher_for(src, dst, config=cfg)
+    assert cp.kind == "bulk", cp
+    monkeypatch.setattr(bw, "_flat_launcher", lambda *a: type("Launcher", (), {})())  # maps need a driver
+    whole, whole_dst = FakeTensor((n * 16,), elem=elem), FakeTensor((n * 16,), elem=elem, ptr=1 << 30)
+    whole.device = whole_dst.device = src.device
+    red = bw.launcher_for(whole, whole_dst, op=bw.REDUCE_OPS.index("min"), dtype=dt, allow_transpose=False,
+                          engine="tensor")
+    assert red.kind == "flat", red
+
+
 def test_plan_2d_transpose_merges_nothing_and_keeps_rank_2():
     x = FakeTensor((4096, 1000)).permute((1, 0))
     p = bw.plan_copy(x, FakeTensor(x.shape))

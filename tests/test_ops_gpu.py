@@ -79,13 +79,15 @@ def test_copy_flat(n, dtype):
 @pytest.mark.parametrize("engine", ["tensor", "bulk"])
 @pytest.mark.parametrize("n", [1, 15, 16, 4097, 65536 + 48, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16])
 def test_copy_flat_each_engine(n, engine):
+    """Each engine on contiguous bytes; the tensor engine hands sizes that end inside a 16-byte unit to the bulk
+    engine (a map would store the whole unit), and the bytes after dst keep their values."""
     from tmakit.kernels import bandwidth as bw
 
     x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda")
-    y = poisoned((n,), torch.uint8)
-    path = tma_copy(x, y, config=bw.CopyConfig(engine=engine, bulk_below=0))
-    assert path == ("tma:flat" if engine == "tensor" else "tma:bulk")
-    assert torch.equal(x, y)
+    buf = poisoned((n + 32,), torch.uint8)
+    path = tma_copy(x, buf[:n], config=bw.CopyConfig(engine=engine, bulk_below=0))
+    assert path == ("tma:flat" if engine == "tensor" and n % 16 == 0 else "tma:bulk")
+    assert torch.equal(x, buf[:n]) and torch.all(buf[n:] == 77)
 
 
 @pytest.mark.parametrize("shape,dims", [((32, 64, 128, 128), (0, 2, 1, 3)), ((5, 33, 17, 24), (1, 0, 2, 3)),
@@ -139,6 +141,10 @@ def test_fallback_for_unaligned_stride():
 def test_reduce_add(n, dtype, method):
     d, s = rand((n,), dtype), rand((n,), dtype)
     ref = (d.double() + s.double())
+    if method == "store-reduce" and (n * d.element_size()) % 16:  # the map would write past d's last byte
+        with pytest.raises(ValueError, match="16-byte units"):
+            ops.reduce_into(d, s, "add", method=method, strict=True)
+        return
     ops.reduce_into(d, s, "add", method=method, strict=True)
     assert ops.last_path == ("tma:flat" if method == "store-reduce" else "tma:combine")
     if dtype.is_floating_point:
@@ -163,6 +169,27 @@ def test_reduce_bitwise(op):
     want = {"and": d & s, "or": d | s, "xor": d ^ s}[op]
     ops.reduce_into(d, s, op, strict=True)
     assert torch.equal(d, want)
+
+
+@pytest.mark.parametrize("method", ["auto", "store-reduce"])
+@pytest.mark.parametrize("op,dtype,n", [("min", torch.float16, 1), ("min", torch.float16, 17),
+                                        ("min", torch.bfloat16, 300), ("max", torch.float16, 4301841),
+                                        ("dec", torch.int32, 1), ("inc", torch.int32, 5), ("and", torch.int32, 7)])
+def test_reduce_leaves_the_bytes_after_dst_alone(op, dtype, n, method):
+    """A store-reduce through a map updates dim 0 in whole 16-byte units (docs/HARDWARE.md section 3): on a dst of
+    n * size bytes not a multiple of 16 the H200 turned the elements after it into min(x, 0). Such a dst takes the
+    combine path or torch (store-reduce: strict raises the rule); the elements after the view keep their values."""
+    dt = torch.uint32 if op in ("inc", "dec") and hasattr(torch, "uint32") else dtype
+    buf = torch.full((n + 16,), 5, dtype=dt, device="cuda")
+    src = torch.zeros(n, dtype=dt, device="cuda") if op != "and" else torch.full((n,), 4, dtype=dt, device="cuda")
+    want = buf.clone()
+    torch_reduce(want[:n], src, op)
+    ops.reduce_into(buf[:n], src, op, method=method)
+    torch.cuda.synchronize()
+    assert torch.equal(buf.cpu(), want.cpu()), ops.last_path
+    if method == "store-reduce":
+        with pytest.raises(ValueError, match="16-byte units"):
+            ops.reduce_into(buf[:n], src, op, method=method, strict=True)
 
 
 def test_reduce_strided_and_fallback_dtype():
@@ -246,10 +273,11 @@ def test_fast_path_reuses_only_matching_plans():
         assert torch.equal(d, want)
 
 
-@pytest.mark.parametrize("n", [1, 257, 65537, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16])
+@pytest.mark.parametrize("n", [1, 257, 65537, (1 << 22) + 13, (3 << 20) + 130 * 1024 + 16, 1 << 20])
 def test_copy_runs_of_tiles(n):
     """The run-based tensor-map copy (tiles_per_cta, two resident CTAs) and the default lean one-tile bulk copy
-    (4 KiB per CTA, PDL) on sizes with tails."""
+    (4 KiB per CTA, PDL) on sizes with tails; sizes that end inside a 16-byte unit go to the bulk engine (a map
+    would store the whole unit: docs/HARDWARE.md section 3), and the bytes after dst keep their values."""
     import dataclasses
 
     from tmakit.kernels import bandwidth as bw
@@ -257,11 +285,11 @@ def test_copy_runs_of_tiles(n):
     runs = dataclasses.replace(bw.COPY_CONFIG, flat_min=0, bulk_below=0,
                                flat=(("tiles_per_cta", 2), ("ctas_per_sm", 2), ("stages", 3)))
     x = torch.randint(0, 255, (n,), dtype=torch.uint8, device="cuda")
-    for cfg, path in ((runs, "tma:flat"), (bw.COPY_CONFIG, "tma:bulk")):
+    for cfg, path in ((runs, "tma:flat" if n % 16 == 0 else "tma:bulk"), (bw.COPY_CONFIG, "tma:bulk")):
         for _ in range(2):
-            y = poisoned((n,), torch.uint8)
-            assert tma_copy(x, y, config=cfg) == path
-            assert torch.equal(x, y)
+            buf = poisoned((n + 32,), torch.uint8)
+            assert tma_copy(x, buf[:n], config=cfg) == path
+            assert torch.equal(x, buf[:n]) and torch.all(buf[n:] == 77)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

@@ -289,8 +289,11 @@ def _b_layout(b, k: int, n: int, eb: int) -> tuple[int, int]:
                     f"(b.stride(0) == 1), got strides {(sb0, sb1)}; pass b.contiguous()")
 
 
-def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None, split: int | None = None) -> GemmPlan:
-    """Check ``C = a @ b`` (no GPU needed) and return the plan. Raises :class:`GemmError` with the rule and a fix."""
+def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None, split: int | None = None,
+         padded_rows: bool = False) -> GemmPlan:
+    """Check ``C = a @ b`` (no GPU needed) and return the plan. Raises :class:`GemmError` with the rule and a fix.
+    ``padded_rows``: ``out`` is the caller's own scratch whose row pitch runs to a 16-byte boundary past column N,
+    so the stores' whole 16-byte units may write there (:func:`check_store_rows` is then checked on the pitch)."""
     (m, k), (kb, n) = _shape2(a, "a"), _shape2(b, "b")
     check_compose(m, k, kb, n)
     ta, tb = _dtype_name(a.dtype), _dtype_name(b.dtype)
@@ -331,7 +334,9 @@ def plan(a, b, out=None, out_dtype=None, config: GemmConfig | str | None = None,
             raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
     eo = _ELEM[od]
     ldc = n if m > 1 else _pitch(n, eo)
-    check_store_rows(n, eo)
+    scratch = tuple(int(s) for s in out.stride()) if padded_rows and out is not None else ()
+    if not (len(scratch) == 2 and scratch[1] == 1 and scratch[0] * eo >= -(-n * eo // 16) * 16):
+        check_store_rows(n, eo)
     if out is not None:
         so = tuple(int(s) for s in out.shape)
         if so != (m, n):

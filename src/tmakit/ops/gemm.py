@@ -120,12 +120,13 @@ class _Refusal:
         self.error, self.route, self.plan = error, route, plan
 
 
-def _plan_cached(a, b, out, out_dtype, config, split, auto=False):
+def _plan_cached(a, b, out, out_dtype, config, split, auto=False, padded_rows=False):
     """The plan of a call, or its :class:`_Refusal`, memoised on pointers, shapes, strides, dtypes and knobs.
-    ``auto`` (no tuning knob given): calls that ``torch.matmul`` runs faster are refused with their plan kept."""
+    ``auto`` (no tuning knob given): calls that ``torch.matmul`` runs faster are refused with their plan kept.
+    ``padded_rows``: ``out`` is a padded scratch output (``kernels.gemm.plan``'s argument)."""
     key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
            None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config, split,
-           auto)
+           auto, padded_rows)
     p = _plans.get(key)
     if p is None:
         try:
@@ -133,14 +134,14 @@ def _plan_cached(a, b, out, out_dtype, config, split, auto=False):
                 p = _Refusal(None, (None, "torch", "an empty operand (M, N or K is 0): torch.matmul's result"))
                 _plans[key] = p
                 return p
-            p = plan(a, b, out, out_dtype, config, split)
+            p = plan(a, b, out, out_dtype, config, split, padded_rows)
             tuned = _tuned(a, p) if auto else None
             if tuned is not None and tuned["path"] != "small":  # `tmakit tune gemm` measured this problem here
                 if tuned["path"] == "torch":
                     p = _Refusal(None, (None, "torch", "tuned: torch.matmul measured fastest on this problem "
                                                       "(tmakit tune gemm)"), p)
                 else:
-                    p = plan(a, b, out, out_dtype, tuned["config"], tuned.get("split"))
+                    p = plan(a, b, out, out_dtype, tuned["config"], tuned.get("split"), padded_rows)
             else:
                 why = _route.slow_rows(p) if auto else ""
                 if why:
@@ -384,7 +385,7 @@ def _repair(torch, a, b, out, out_dtype, opts, strict, refusal: _Refusal):
     a2 = _route.padded_copy(torch, a) if rep.a else a
     b2 = b if not rep.b else _route.padded_copy(torch, b.t()).t() if rep.b == "nk" else _route.padded_copy(torch, b)
     o2 = _route.padded_empty(torch, m, n, od, a.device) if rep.out else out
-    p = _plan_cached(a2, b2, o2, None if o2 is not None else od, opts.config, opts.split)
+    p = _plan_cached(a2, b2, o2, None if o2 is not None else od, opts.config, opts.split, padded_rows=rep.out)
     if p.__class__ is _Refusal:  # the copies satisfy every rule the plan checks
         raise p.error
     r = _run(torch, p, a2, b2, o2, opts)

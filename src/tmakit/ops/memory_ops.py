@@ -306,10 +306,11 @@ def torch_reduce(dst, src, op):
         return dst.bitwise_or_(src)
     if op == "xor":
         return dst.bitwise_xor_(src)
-    if op == "inc":  # PTX: d = (d >= s) ? 0 : d + 1
-        return dst.copy_(torch.where(dst >= src, torch.zeros_like(dst), dst + 1))
-    if op == "dec":  # PTX: d = (d == 0 || d > s) ? s : d - 1
-        return dst.copy_(torch.where((dst == 0) | (dst > src), src, dst - 1))
+    if op in ("inc", "dec"):  # through int64 where narrower: torch has no comparisons of uint32 on CUDA
+        d, s = (dst.to(torch.int64), src.to(torch.int64)) if dst.element_size() <= 4 else (dst, src)
+        if op == "inc":  # PTX: d = (d >= s) ? 0 : d + 1
+            return dst.copy_(torch.where(d >= s, torch.zeros_like(d), d + 1))
+        return dst.copy_(torch.where((d == 0) | (d > s), s, d - 1))  # PTX dec: d = (d == 0 || d > s) ? s : d - 1
     raise ValueError(op)
 
 

@@ -99,15 +99,22 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     cfg = flat_config(plan, cfg, src.numel() * src.element_size(), op, dtype)
     if plan.kind == "strided" and op < 0 and cfg.strided:
         cfg = dataclasses.replace(cfg, **dict(cfg.strided), strided=())
-    if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and src.numel() * src.element_size() < cfg.bulk_below:
+    nbytes = src.numel() * src.element_size()
+    # the bulk engine also takes copies whose last 16-byte unit is partly past dst (it stores those bytes by
+    # st.global; a map would write the whole unit, below)
+    if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and (nbytes < cfg.bulk_below or nbytes % 16):
         cfg = dataclasses.replace(cfg, engine="bulk", bulk_mode=0, piece=32768, pieces=1, stages=6, lag=1,
                                   ctas_per_sm=1, order=TileOrder.ROUND_ROBIN, grid_mult=1, tiles_per_cta=0)
     if plan.kind == "flat" and cfg.engine == "bulk" and bulk_supported(op, dtype):
-        got = _bulk_launcher(src.numel() * src.element_size(), op, dtype, cfg, nsm)
+        got = _bulk_launcher(nbytes, op, dtype, cfg, nsm)
         plan.kind = "bulk" if op < 0 else "combine"
         reason = "no bulk view"
+    elif plan.kind == "flat" and nbytes % 16:  # the map's last 16-byte unit would reach past dst's end
+        got, reason = None, (f"dst is {nbytes} bytes, not a multiple of 16: a TMA store or reduction writes dim 0 in "
+                             "whole 16-byte units, so it would also update the bytes after dst up to the next "
+                             "16-byte boundary (docs/HARDWARE.md section 3)")
     elif plan.kind == "flat":
-        got = _flat_launcher(src.numel() * src.element_size(), plan.elem, op, dtype, cfg, nsm, sp, dp)
+        got = _flat_launcher(nbytes, plan.elem, op, dtype, cfg, nsm, sp, dp)
         reason = "no flat TMA view"
     elif plan.kind == "strided":
         got = _strided_launcher(plan, op, dtype, cfg, nsm, sp, dp)
