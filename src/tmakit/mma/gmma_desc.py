@@ -11,6 +11,7 @@ import enum
 
 from ..layout import Int, Layout, logical_divide
 from ..layout.int_tuple import is_tuple, product
+from .descriptor_iterator import DescriptorIteratorBase
 from .errors import MmaError
 from .numeric import sizeof_bits, uint128_t
 from .pointers import SmemPtr
@@ -98,31 +99,11 @@ class GmmaDescriptor:
         return f"GmmaDescriptor(0x{self.desc_:016x})"
 
 
-class DescriptorIterator:
-    """CuTe's ``GMMA::DescriptorIterator``: ``it + n`` advances the start address by ``n`` 16-byte units;
-    ``it.deref(n)`` / ``tensor(coord)`` is the GmmaDescriptor there."""
+class DescriptorIterator(DescriptorIteratorBase):
+    """CuTe's ``GMMA::DescriptorIterator`` over GmmaDescriptors (``descriptor_iterator``)."""
 
-    __slots__ = ("desc",)
-
-    def __init__(self, desc: GmmaDescriptor):
-        self.desc = desc
-
-    def __add__(self, n):
-        return DescriptorIterator(self.desc + n)
-
-    def deref(self, offset=0) -> GmmaDescriptor:
-        return self.desc + offset
-
-    def __eq__(self, o):
-        return isinstance(o, DescriptorIterator) and o.desc == self.desc
-
-    def __hash__(self):
-        return hash(self.desc)
-
-    def __str__(self):
-        return "GMMA::DescriptorIterator"
-
-    __repr__ = __str__
+    __slots__ = ()
+    NAMESPACE = "GMMA"
 
 
 def layout_type(swizzle) -> LayoutType:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..layout import Int, Layout, Swizzle, logical_divide
 from ..layout.int_tuple import is_tuple
+from .descriptor_iterator import DescriptorIteratorBase
 from .errors import MmaError
 from .numeric import uint128_t
 from .pointers import SmemPtr
@@ -88,31 +89,11 @@ class SmemDescriptor:
                 f"sbo={self.stride_byte_offset << 4}, {self.layout_type.name})")
 
 
-class DescriptorIterator:
-    """CuTe's ``UMMA::DescriptorIterator``: ``it + n`` advances the start address by n 16-byte units;
-    ``it.deref(n)`` / ``tensor(coord)`` gives the SmemDescriptor there."""
+class DescriptorIterator(DescriptorIteratorBase):
+    """CuTe's ``UMMA::DescriptorIterator`` over SmemDescriptors (``descriptor_iterator``)."""
 
-    __slots__ = ("desc",)
-
-    def __init__(self, desc: SmemDescriptor):
-        self.desc = desc
-
-    def __add__(self, n):
-        return DescriptorIterator(self.desc + n)
-
-    def deref(self, offset=0) -> SmemDescriptor:
-        return self.desc + offset
-
-    def __eq__(self, o):
-        return isinstance(o, DescriptorIterator) and o.desc == self.desc
-
-    def __hash__(self):
-        return hash(self.desc)
-
-    def __str__(self):
-        return "UMMA::DescriptorIterator"
-
-    __repr__ = __str__
+    __slots__ = ()
+    NAMESPACE = "UMMA"
 
 
 def layout_type(swizzle: Swizzle | None) -> LayoutType:
