@@ -334,7 +334,9 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
     - ``"store-reduce"``: TMA loads of ``src``, ``cp.reduce.async.bulk.tensor`` into ``dst``; the L2 does the
       read-modify-write, each element update a relaxed atomic at GPU scope (safe against concurrent writers of
       ``dst``). Hardware ops: add u32 s32 u64 f32 f16 bf16; min/max u32 s32 u64 s64 f16 bf16; inc/dec u32;
-      and/or/xor 32/64-bit integers (``tmakit.tma.reduce_rules``). Any layout :func:`copy` can describe.
+      and/or/xor 32/64-bit integers (``tmakit.tma.reduce_rules``). Any layout :func:`copy` can describe whose
+      rows (contiguous pairs: the whole size) end on a 16-byte unit: a map updates whole units (docs/HARDWARE.md
+      §3).
     - ``"combine"``: bulk TMA loads of both ``src`` and ``dst``, the op in registers (floats through fp32, rounded
       to nearest even, NaN-propagating min/max, like torch), bulk TMA stores (or ``st.global``, per
       ``bandwidth.REDUCE_CONFIG``). Not atomic: like torch's in-place ops. Contiguous pairs only; add/min/max on
