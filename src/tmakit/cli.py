@@ -1,7 +1,7 @@
 """The ``tmakit`` command: ``demo``, ``explain``, ``info``.
 
-    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell|grouped|hopper] [--backend auto|gpu|emu]
-                [--figures DIR]
+    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell|grouped|hopper|hopper-cute]
+                [--backend auto|gpu|emu] [--figures DIR]
     tmakit explain --shape 4096,4096 --dtype bf16 --box 64,64 --swizzle 128 [--cluster 2 --multicast]
     tmakit info
 
@@ -18,7 +18,8 @@ import re
 import sys
 from pathlib import Path
 
-DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell", "grouped", "hopper")
+DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell", "grouped", "hopper",
+         "hopper-cute")
 SWIZZLE_BITS = {0: 0, 32: 1, 64: 2, 128: 3}
 REDUCTIONS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
 OPS = ("load", "store", *(f"reduce-{r}" for r in REDUCTIONS))
@@ -91,7 +92,8 @@ def parse_layout(text: str):
 def cmd_demo(args) -> int:
     from . import demo
 
-    if args.which in ("blackwell", "grouped", "hopper"):  # emulator only (no Blackwell GPU backend, no GPU kernel yet)
+    # emulator only (no Blackwell GPU backend, no GPU kernel yet)
+    if args.which in ("blackwell", "grouped", "hopper", "hopper-cute"):
         demo.run(args.which)
         return 0
     try:

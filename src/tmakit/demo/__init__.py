@@ -21,6 +21,10 @@ def run(which: str = "all", backend=None, figures: str | Path | None = None) -> 
         from .sm90_tma_wgmma_gemm import main as run_hopper
 
         return run_hopper()
+    if which == "hopper-cute":  # CuTe's Hopper tutorial (wgmma_tma_sm90.cu) on tmakit.mma's GMMA, emulator only
+        from .sm90_cute_wgmma_tma import main as run_hopper_cute
+
+        return run_hopper_cute()
     if which == "grouped":  # descriptors edited on the device (CUTLASS 57_hopper_grouped_gemm), emulator only
         from .grouped_gemm import main as run_grouped
 

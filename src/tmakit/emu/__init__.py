@@ -12,6 +12,14 @@ from . import tma_unit
 from .adaptor import BoundCopy, TrivialPredTensor, copy, copy_if, prefetch, tma_coords, with_
 from .bulk import bulk_copy, bulk_load, bulk_prefetch, bulk_store  # cp.async.bulk (docs/EMULATOR.md)
 from .cta import Dim3
+from .cute_sm90_fragments import RegisterPtr, ThreadFragments, thread_fragments_A, thread_fragments_C
+from .device_cute_sm90 import (  # CuTe's GMMA calls; gemm dispatches SM90 GMMA here, SM100 UMMA to tcgen05's
+    gemm,
+    warpgroup_arrive,
+    warpgroup_commit_batch,
+    warpgroup_fence_operand,
+    warpgroup_wait,
+)
 from .device_info import (
     block_id_in_cluster,
     block_idx,
@@ -111,7 +119,6 @@ from .tcgen05 import (  # Blackwell: TMEM, tcgen05.mma / commit / ld / st, 2-SM 
     Allocator1Sm,
     Allocator2Sm,
     copy_2sm,
-    gemm,
     tma_load_2sm,
     tmem_alloc,
     tmem_copy,
@@ -176,4 +183,8 @@ __all__ += [  # Hopper warpgroup MMA
     "FragmentA", "WarpgroupAccumulator", "WgmmaDescriptor", "a_fragment_coords", "accumulator_coords",
     "decode_wgmma_desc", "encode_wgmma_desc", "reference_wgmma", "wgmma_accumulator", "wgmma_commit_group",
     "wgmma_fence", "wgmma_fragment_a", "wgmma_mma_async", "wgmma_wait_group",
+]
+__all__ += [  # CuTe's SM90 GMMA calls (gemm is in the Blackwell list: one name for both)
+    "RegisterPtr", "ThreadFragments", "thread_fragments_A", "thread_fragments_C", "warpgroup_arrive",
+    "warpgroup_commit_batch", "warpgroup_fence_operand", "warpgroup_wait",
 ]
