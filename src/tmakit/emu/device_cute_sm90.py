@@ -74,13 +74,17 @@ def _atom(tiled_mma, a, b, c) -> None:
                     btype=type_name(op.b_type))
 
 
-def _registers(t, what: str):
+def _check_registers(t, what: str) -> None:
     it = getattr(t, "iterator", None)
     if not isinstance(it, RegisterPtr) or it.regs.operand != what:
         helper = f"thread_fragments_{what}(tiled_mma, thr_mma.make_fragment_{what}(...))[thread]"
         raise EmuError(f"gemm: {what} must be a thread's fragment of the emulator's warpgroup registers ({helper}); "
                        f"got {t}. A numpy fragment cannot receive the warpgroup's MMA results")
-    return it.regs.atom_unit(t)
+
+
+def _registers(t, what: str):
+    _check_registers(t, what)
+    return t.iterator.regs.atom_unit(t)
 
 
 def _gemm_vmn(tiled_mma, A, B, C) -> None:  # noqa: N803 - CuTe's names
@@ -107,6 +111,7 @@ def gemm(tiled_mma, A, B, C) -> None:  # noqa: N803 - CuTe's names
     op = getattr(tiled_mma, "op", None)
     if not is_gmma(op):
         return gemm_sm100(tiled_mma, A, B, C)
+    _check_registers(C, "C")
     ranks = tuple(len(_shape(x)) for x in (A, B, C))
     if ranks == (3, 3, 3):
         if _extent(A, 2) != _extent(B, 2):
