@@ -28,11 +28,12 @@ from .dtypes import numpy_dtype, tma_dtype
 from .errors import TmaDescriptorError, TmaError
 from .gmem import GmemPtr, make_gmem_ptr
 from .make_tma_copy import make_tma_atom, make_tma_copy
+from .make_tma_copy_sm90 import make_tma_copy_A_sm90, make_tma_copy_B_sm90, make_tma_copy_C_sm90
 from .multicast import create_tma_multicast_mask
 from .reduce_rules import REDUCE_DTYPES, check_reduce
 from .tensormap import DataType, Interleave, L2Promotion, OobFill, SwizzleMode, TensorMap
 from .tensormap_rules import DOC_NE_HW_RULES
-from .tiled_copy import ThrCopy, TiledCopy, TmaCall
+from .tiled_copy import ThrCopy, TiledCopy, TmaAtom, TmaCall
 from .tma_partition import tma_partition
 
 __all__ = ["DataType", "Interleave", "L2Promotion", "OobFill", "SwizzleMode", "TensorMap",
@@ -44,3 +45,4 @@ __all__ = ["DataType", "Interleave", "L2Promotion", "OobFill", "SwizzleMode", "T
            "TiledCopy", "ThrCopy", "TmaCall", "tma_partition"]
 __all__ += ["SM90_BULK_COPY_AUTO", "SM90_BULK_COPY_G2S", "SM90_BULK_COPY_S2G", "BulkAtom", "BulkCopyAuto", "BulkCopyOp",
             "BulkCopyPlan", "bulk_copy_plan"]
+__all__ += ["make_tma_copy_A_sm90", "make_tma_copy_B_sm90", "make_tma_copy_C_sm90", "TmaAtom"]

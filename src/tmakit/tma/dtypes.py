@@ -38,6 +38,16 @@ _alias(DataType.FLOAT32_FTZ, "f32_ftz", "f32.ftz", "fp32_ftz", "float32_ftz")
 _alias(DataType.TFLOAT32, "tf32", "tfloat32")
 _alias(DataType.TFLOAT32_FTZ, "tf32_ftz", "tf32.ftz", "tfloat32_ftz")
 _alias(DataType.U4_ALIGN8B, "16u4_align8b", "u4_align8b", "u4")
+# CuTe's element types (to_CUtensorMapDataType): 1-byte types travel as UINT8, as in CuTe
+_alias(DataType.UINT8, "int8_t", "uint8_t", "float_e4m3_t", "float_e5m2_t", "float_ue8m0_t")
+_alias(DataType.UINT16, "uint16_t")
+_alias(DataType.UINT32, "uint32_t")
+_alias(DataType.INT32, "int32_t")
+_alias(DataType.UINT64, "uint64_t")
+_alias(DataType.INT64, "int64_t")
+_alias(DataType.FLOAT16, "half_t")
+_alias(DataType.BFLOAT16, "bfloat16_t")
+_alias(DataType.TFLOAT32, "tfloat32_t")
 _alias(DataType.U4_ALIGN16B, "16u4_align16b", "u4_align16b")
 _alias(DataType.U6_ALIGN16B, "16u6_align16b", "u6_align16b", "u6")
 
@@ -66,7 +76,7 @@ def _fail(x, why: str = "") -> TmaDescriptorError:
 
 def tma_dtype(x) -> DataType:
     """``DataType`` for a numpy dtype (or scalar type / array), a torch dtype (or tensor), a ``DataType`` or int,
-    or a name such as ``"bf16"``, ``"fp32"``, ``"float16"``, ``"e4m3"``, ``"torch.bfloat16"``, ``"BFLOAT16"``."""
+    a CuTe numeric type (``tk.half_t``, ``tk.float_e4m3_t``: as CuTe's ``to_CUtensorMapDataType``) or a name such as ``"bf16"``, ``"fp32"``, ``"float16"``, ``"e4m3"``, ``"torch.bfloat16"``, ``"BFLOAT16"``."""
     if isinstance(x, DataType):
         return x
     if x is None or isinstance(x, (bool, bytes, bytearray, float)):  # np.dtype(None) would be float64
@@ -80,6 +90,8 @@ def tma_dtype(x) -> DataType:
         return _from_name(str(x).removeprefix("torch."), x)
     if isinstance(x, str):
         return _from_name(x, x)
+    if hasattr(x, "cpp") and isinstance(getattr(x, "name", None), str):  # tk.half_t & co (CuTe's numeric types)
+        return _from_name(x.name, x)
     dt = getattr(x, "dtype", None)  # arrays and tensors
     if dt is not None and not isinstance(x, type):
         return tma_dtype(dt)

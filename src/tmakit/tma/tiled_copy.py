@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..layout import Int, Layout, Tensor, coalesce, composition, make_coord_tensor, make_layout, zipped_divide
 from ..layout.composed import ComposedLayout
-from ..layout.int_tuple import is_tuple, rank
+from ..layout.int_tuple import rank
 from ..layout.integer import _, to_str
 from .copy_ops import CopyOp
 from .tensormap import TensorMap
@@ -79,8 +79,10 @@ class TiledCopy:
     def __str__(self):
         return ("TiledCopy\n"
                 f"  Tiler_MN:       {to_str(self.tiler_mn)}\n"
-                f"  TiledLayout_TV: {self.layout_tv}\n"
-                "Copy_Atom\n"
+                f"  TiledLayout_TV: {self.layout_tv}\n" + self._atom_str())
+
+    def _atom_str(self) -> str:
+        return ("Copy_Atom\n"
                 f"  ThrID:        {self.thr_id}\n"
                 f"  ValLayoutSrc: {self.val_layout_src}\n"
                 f"  ValLayoutDst: {self.val_layout_dst}\n"
@@ -119,6 +121,17 @@ class TiledCopy:
         return tv(((_, _), _))
 
 
+@dataclass(frozen=True, eq=False)
+class TmaAtom(TiledCopy):
+    """What ``make_tma_atom`` returns: CuTe's TMA ``Copy_Atom`` (prints as one). It keeps the TiledCopy's data, so
+    ``get_tma_tensor`` and ``tma_partition`` take it as CuTe's atom."""
+
+    def __str__(self):
+        return self._atom_str()
+
+    __repr__ = __str__
+
+
 @dataclass(frozen=True)
 class ThrCopy:
     """One CTA's view of a TiledCopy (``tma.get_slice(cta)``)."""
@@ -129,7 +142,7 @@ class ThrCopy:
     def _partition(self, tensor: Tensor) -> Tensor:
         thr = Tensor(tensor.iterator, self.tiled_copy.tidfrg(tensor.layout))
         r = rank(tensor.layout.shape)
-        rest = (_,) * r if is_tuple(tensor.layout.shape) else _
+        rest = (_,) * r if r > 1 else _  # CuTe's repeat<R>(_): a rank-1 tensor keeps its (Rest) mode a tuple
         return thr((self.thr_idx, _, rest))
 
     def partition_S(self, tensor: Tensor) -> Tensor:  # noqa: N802 - CuTe's name

@@ -18,6 +18,7 @@ from ..layout import (
 from ..layout.composed import ComposedLayout
 from ..layout.int_tuple import rank
 from ..layout.integer import _
+from .errors import TmaDescriptorError
 from .tiled_copy import TiledCopy
 from .tma_basis import nonswizzle_portion
 
@@ -42,14 +43,18 @@ def _coalesce_mode0(layout):
     return coalesce(layout, prof)
 
 
-def tma_partition(copy: TiledCopy, cta_coord, cta_layout: Layout, stensor: Tensor, gtensor: Tensor):
+def tma_partition(copy: TiledCopy, cta_coord, cta_layout, stensor=None, gtensor=None):
     """(gmem view, smem view), each ``((TMA, TMA_Iter), Rest...)``, offset to this CTA's multicast share.
 
-    ``stensor``/``gtensor`` have the TMA tile as mode 0 (e.g. ``local_tile`` results, grouped).
+    ``stensor``/``gtensor`` have the TMA tile as mode 0 (e.g. ``local_tile`` results, grouped). CuTe's short form
+    ``tma_partition(atom, stensor, gtensor)`` means CTA ``_0`` of the single-CTA layout ``_1:_0``.
     """
+    if stensor is None and gtensor is None:
+        cta_coord, cta_layout, stensor, gtensor = Int(0), Layout(Int(1), Int(0)), cta_coord, cta_layout
     s0 = _mode0(stensor.layout)
     if int(size(s0)) != int(size(gtensor.layout[0])):
-        raise ValueError(f"tma_partition: smem mode 0 ({s0}) and gmem mode 0 ({gtensor.layout[0]}) differ in size")
+        raise TmaDescriptorError("tma_partition.size", "smem and gmem mode 0 (the TMA tile) must have the same size",
+                                 (str(s0), str(gtensor.layout[0])), "group the tile's modes into mode 0 of both")
     inv_smem = right_inverse(nonswizzle_portion(s0))
     layout_v = tile_to_shape(make_layout(inv_smem), size(s0))
     tma_layout_v = make_layout(Int(copy.num_val_src))
