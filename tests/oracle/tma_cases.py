@@ -38,6 +38,7 @@ class TmaCase:
     coord: tuple | None = None  # local_tile coordinate of the partitioned tile (None: the last tile's 0/1 rule)
     sw: tuple | None = None
     cluster_shape: tuple = (1, 1, 1)  # A/B: the cluster's (M, N, K) shape
+    arch: str = "sm_90"  # tmakit's validation target (CuTe's host code does not check the architecture)
 
 
 @dataclass(frozen=True)
@@ -157,9 +158,9 @@ CASES: list[TmaCase] = [
     TmaCase("C sm90 reduce", "float", (256, 256), "left", ("col", (32, 32)), "SM90_TMA_REDUCE_ADD",
             tiler=(32, 32, 16), api="C"),
     # --- 128-byte swizzles of 32 / 64-byte atoms (CuTe's Swizzle<2,5,2> / <2,6,S>) ---
-    TmaCase("atom32 swizzle half", "half_t", (256, 256), "right", ("row", (32, 64)), sw=(2, 5, 2)),
-    TmaCase("atom64 swizzle half", "half_t", (256, 256), "right", ("row", (32, 64)), sw=(2, 6, 3)),
-    TmaCase("atom32 swizzle int8", "int8_t", (256, 256), "right", ("row", (16, 128)), sw=(2, 5, 2)),
+    TmaCase("atom32 swizzle half", "half_t", (256, 256), "right", ("row", (32, 64)), sw=(2, 5, 2), arch="sm_100"),
+    TmaCase("atom64 swizzle half", "half_t", (256, 256), "right", ("row", (32, 64)), sw=(2, 6, 3), arch="sm_100"),
+    TmaCase("atom32 swizzle int8", "int8_t", (256, 256), "right", ("row", (16, 128)), sw=(2, 5, 2), arch="sm_100"),
     # --- refused when run (CuTe's asserts in make_tma_copy_desc) ---
     TmaCase("reject broadcast mode", "float", (256, 256), (1, "_0"), ("row", (8, 8))),
     TmaCase("fold 6 modes into 5", "float", (2, 2, 2, 2, 2, 4), (1, 8, 32, 128, 512, 2048),

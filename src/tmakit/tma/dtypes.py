@@ -76,7 +76,8 @@ def _fail(x, why: str = "") -> TmaDescriptorError:
 
 def tma_dtype(x) -> DataType:
     """``DataType`` for a numpy dtype (or scalar type / array), a torch dtype (or tensor), a ``DataType`` or int,
-    a CuTe numeric type (``tk.half_t``, ``tk.float_e4m3_t``: as CuTe's ``to_CUtensorMapDataType``) or a name such as ``"bf16"``, ``"fp32"``, ``"float16"``, ``"e4m3"``, ``"torch.bfloat16"``, ``"BFLOAT16"``."""
+    a CuTe numeric type (``tk.half_t``, ``tk.float_e4m3_t``: as CuTe's ``to_CUtensorMapDataType``) or a name such
+    as ``"bf16"``, ``"fp32"``, ``"float16"``, ``"e4m3"``, ``"torch.bfloat16"``, ``"BFLOAT16"``."""
     if isinstance(x, DataType):
         return x
     if x is None or isinstance(x, (bool, bytes, bytearray, float)):  # np.dtype(None) would be float64

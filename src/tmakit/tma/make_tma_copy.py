@@ -20,7 +20,7 @@ from ..layout import (
 from ..layout.int_tuple import product, product_each
 from ..layout.integer import is_static
 from ..layout.tensor import ArrayPtr, array_span
-from .arg_checks import as_int
+from .arg_checks import as_int, is_integer
 from .copy_ops import CopyOp, copy_op
 from .dtypes import elem_bits, tma_dtype
 from .errors import TmaDescriptorError
@@ -28,7 +28,7 @@ from .gmem import GmemPtr
 from .reduce_rules import check_reduce
 from .tensormap import L2Promotion, SwizzleMode, TensorMap
 from .tensormap_rules import parse_arch
-from .tiled_copy import TiledCopy
+from .tiled_copy import TiledCopy, TmaAtom
 from .tma_basis import construct_tma_gbasis, gmem_shape_stride, nonswizzle_portion, swizzle_portion, tma_coord_strides
 
 #: CTAs in a cluster: 16 with non-portable cluster sizes (8 portable); a multicast mask has 16 bits.
@@ -74,6 +74,10 @@ def tma_swizzle_mode(slayout, bits: int) -> SwizzleMode:
         return SwizzleMode.NONE
     if sw.shift == 3 and sw.bits in _SWIZZLE_BY_BITS and sw.base in (4, 4 - elem_shift):
         return _SWIZZLE_BY_BITS[sw.bits]
+    if sw.bits == 2 and (sw.base, sw.shift) == (5, 2):  # CuTe: 128-byte swizzle of 32-byte atoms
+        return SwizzleMode.B128_ATOM_32B
+    if sw.bits == 2 and sw.base == 6:  # CuTe: 128-byte swizzle of 64-byte atoms (S unchecked, as CuTe)
+        return SwizzleMode.B128_ATOM_64B
     raise TmaDescriptorError(
         "smem.swizzle", "TMA swizzles 16-byte chunks: the smem swizzle must be Swizzle<B,4,3> (B = 1, 2, 3)", str(sw),
         "use Swizzle(1|2|3, 4, 3) (32/64/128-byte swizzle) composed with the smem layout")
@@ -109,13 +113,17 @@ def check_smem_layout(smem_layout) -> None:
                                  "in every dimension)", str(plain), "remove the size-0 mode")
 
 
-def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, *,
+def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=None, *,
                   l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90",
                   cta_v_map=None) -> TiledCopy:
     """CuTe's ``make_tma_copy``: a TiledCopy whose descriptor moves one CTA tile (split across ``cluster_size``
     CTAs for multicast). ``smem_layout`` may be swizzled (``tk.composition(tk.Swizzle(3,4,3), layout)``).
+    As CuTe's overloads: ``(op, g, s)``, ``(op, g, s, cluster_size)`` (a 4th argument that is an integer is the
+    cluster size) and ``(op, g, s, cta_tiler, cluster_size)``.
     ``cta_v_map`` (smem value -> gmem coordinate) replaces ``identity o cta_tiler`` where the tile is not a plain
     box, as CuTe's SM100 ``make_tma_atom_A_sm100`` passes an MMA-partitioned tile."""
+    if cluster_size is None:
+        cta_tiler, cluster_size = (None, cta_tiler) if is_integer(cta_tiler) else (cta_tiler, 1)
     op = copy_op(op)
     cluster_size = as_int(cluster_size, "cluster_size", 1, MAX_CLUSTER_SIZE)
     parse_arch(arch)
@@ -135,6 +143,10 @@ def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_
         cta_v_map = composition(make_identity_layout(g.layout.shape), cta_tiler)
     cta_t_map = make_layout(Int(cluster_size))
     tma_gbasis = construct_tma_gbasis(g.layout, slayout, cta_v_map)
+    if not is_static(tma_gbasis.shape):  # CuTe: static_assert(is_static<TmaGmemBasis>) in AuxTmaParams
+        raise TmaDescriptorError(
+            "box.static", "the TMA box must be static: the smem vector runs through a dynamic gmem extent",
+            str(tma_gbasis), "make the gmem modes the tile covers static (tk.Int), as CuTe requires")
     dims, strides = gmem_shape_stride(g.layout, tma_gbasis)
     if strides[0] != 1:
         raise TmaDescriptorError(
@@ -170,6 +182,14 @@ def _layout_tv(slayout: Layout, cta_t_map: Layout, cta_v_map: Layout, num_val: i
     return make_layout(layout_T, layout_V)
 
 
-def make_tma_atom(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, **kw) -> TiledCopy:
-    """CuTe's ``make_tma_atom``: the copy for ``tma_partition`` (the same object here)."""
-    return make_tma_copy(op, gmem_tensor, smem_layout, cta_tiler, cluster_size, **kw)
+def make_tma_atom(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, **kw) -> TmaAtom:
+    """CuTe's ``make_tma_atom``: the Copy_Atom for ``tma_partition``; ``cluster_size`` may be a shape (its size
+    counts, as CuTe's ``size(cluster_size)``). Prints as CuTe's Copy_Atom."""
+    tc = make_tma_copy(op, gmem_tensor, smem_layout, cta_tiler, cluster_size_of(cluster_size), **kw)
+    return TmaAtom(tc.op, tc.tensormap, tc.tiler_mn, tc.layout_tv, tc.num_val, tc.value_bits, tc.tma_gbasis,
+                   tc.g_stride, tc.slayout)
+
+
+def cluster_size_of(cluster_size) -> int:
+    """The CTA count of a cluster size given as an int, a ``tk.Int`` or a (cluster) shape."""
+    return int(product(cluster_size)) if isinstance(cluster_size, (tuple, list)) else cluster_size
