@@ -113,7 +113,10 @@ def check_smem_layout(smem_layout) -> None:
                                  "in every dimension)", str(plain), "remove the size-0 mode")
 
 
-def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=None, *,
+_UNSET = object()  # cluster_size not given: CuTe's overloads decide from the 4th argument
+
+
+def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=_UNSET, *,
                   l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90",
                   cta_v_map=None) -> TiledCopy:
     """CuTe's ``make_tma_copy``: a TiledCopy whose descriptor moves one CTA tile (split across ``cluster_size``
@@ -122,7 +125,7 @@ def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_
     cluster size) and ``(op, g, s, cta_tiler, cluster_size)``.
     ``cta_v_map`` (smem value -> gmem coordinate) replaces ``identity o cta_tiler`` where the tile is not a plain
     box, as CuTe's SM100 ``make_tma_atom_A_sm100`` passes an MMA-partitioned tile."""
-    if cluster_size is None:
+    if cluster_size is _UNSET:
         cta_tiler, cluster_size = (None, cta_tiler) if is_integer(cta_tiler) else (cta_tiler, 1)
     op = copy_op(op)
     cluster_size = as_int(cluster_size, "cluster_size", 1, MAX_CLUSTER_SIZE)
