@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,21 +18,13 @@ import tmakit as tk
 from tmakit.layout.integer import to_str
 from tmakit.mma import numeric
 
+sys.path.insert(0, str(Path(__file__).parent / "oracle"))
+from golden import parse_blocks  # noqa: E402
+
 GOLDEN = Path(__file__).parent / "data" / "cute_oracle.txt"
 
 
-def _parse(text: str) -> list[tuple[str, str]]:
-    cases, expr, lines = [], None, []
-    for line in text.splitlines():
-        if line.startswith(">>> "):
-            if expr is not None:
-                cases.append((expr, "\n".join(lines)))
-            expr, lines = line[4:], []
-        else:
-            lines.append(line)
-    if expr is not None:
-        cases.append((expr, "\n".join(lines)))
-    return cases
+_parse = parse_blocks
 
 
 class _Names(dict):

@@ -19,6 +19,7 @@ from tmakit.layout.integer import to_str
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE / "oracle"))
+from golden import parse_blocks  # noqa: E402
 from sm100_cases import MMA_CASES, SEED_CASES, MmaCase, tmem_candidates  # noqa: E402
 
 GOLDEN = HERE / "data" / "cute_sm100_oracle.txt"
@@ -27,18 +28,7 @@ TYPES = {"half_t": tk.half_t, "bfloat16_t": tk.bfloat16_t, "tfloat32_t": tk.tflo
 I = tk.Int  # noqa: E741
 
 
-def _parse(text: str) -> list[tuple[str, str]]:
-    blocks, label, lines = [], None, []
-    for line in text.splitlines():
-        if line.startswith(">>> "):
-            if label is not None:
-                blocks.append((label, "\n".join(lines)))
-            label, lines = line[4:], []
-        else:
-            lines.append(line)
-    if label is not None:
-        blocks.append((label, "\n".join(lines)))
-    return blocks
+_parse = parse_blocks
 
 
 CASES = {c.name: c for c in SEED_CASES + MMA_CASES}

@@ -22,6 +22,7 @@ from tmakit.layout.integer import to_str
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE / "oracle"))
+from golden import parse_blocks  # noqa: E402
 from sm90_cases import (  # noqa: E402
     DESC_CASES,
     MMA_CASES,
@@ -41,18 +42,7 @@ G = tk.GMMA
 I = tk.Int  # noqa: E741
 
 
-def _parse(text: str) -> list[tuple[str, str]]:
-    blocks, label, lines = [], None, []
-    for line in text.splitlines():
-        if line.startswith(">>> "):
-            if label is not None:
-                blocks.append((label, "\n".join(lines)))
-            label, lines = line[4:], []
-        else:
-            lines.append(line)
-    if label is not None:
-        blocks.append((label, "\n".join(lines)))
-    return blocks
+_parse = parse_blocks
 
 
 BLOCKS = _parse(GOLDEN.read_text()) if GOLDEN.exists() else []  # the generator imports this module first
