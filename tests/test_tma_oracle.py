@@ -21,7 +21,21 @@ from tmakit.layout.composed import ComposedLayout
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE / "oracle"))
-from tma_cases import CASES, GADDR, MASK_CASES, REJECT_CASES, SADDR, TYPES, TmaCase, part_tiler  # noqa: E402
+from tma_cases import (  # noqa: E402
+    CASES,
+    GADDR,
+    IM2COL_CASES,
+    IM2COL_REJECT_CASES,
+    MASK_CASES,
+    REJECT_CASES,
+    SADDR,
+    TYPES,
+    Im2colCase,
+    TmaCase,
+    part_tiler,
+)
+
+from tmakit.tma.make_im2col_tma_copy import im2col_coord  # noqa: E402
 
 GOLDEN = HERE / "data" / "cute_tma_oracle.txt"
 I = tk.Int  # noqa: E741
@@ -202,10 +216,82 @@ def test_multicast_mask_matches_cute(m):
     assert f"{tk.create_tma_multicast_mask(lay, crd, m.modes):#x}" == BLOCKS[f"mask {m.name}"]
 
 
+def _tup(v) -> str:
+    return "(" + ",".join(str(int(x)) for x in v) + ")"
+
+
+def encode_im2col_line(tm) -> str:
+    """The stand-in driver's cuTensorMapEncodeIm2col line for an im2col TensorMap."""
+    return (f"encodeIm2col dataType={int(tm.dtype)} rank={len(tm.global_dim)} address={tm.global_address:#x}"
+            f" globalDim={_tup(tm.global_dim)} globalStrides={_tup(tm.global_strides)}"
+            f" pixelBoxLowerCorner={_tup(tm.pixel_box_lower_corner)}"
+            f" pixelBoxUpperCorner={_tup(tm.pixel_box_upper_corner)} channelsPerPixel={tm.channels_per_pixel}"
+            f" pixelsPerColumn={tm.pixels_per_column} elementStrides={_tup(tm.element_strides)}"
+            f" interleave={int(tm.interleave)} swizzle={int(tm.swizzle)} l2Promotion={int(tm.l2_promotion)}"
+            f" oobFill={int(tm.oob_fill)}")
+
+
+def _im2col_smem(c: Im2colCase):
+    return smem_layout(TmaCase(c.name, c.dtype, (), "right", c.smem, sw=c.sw))
+
+
+def make_im2col_copy(c: Im2colCase):
+    g = tk.make_tensor(tk.make_gmem_ptr(ELEM[c.dtype], GADDR), tk.make_layout((c.whdn, c.c), (c.gstride(), I(1))))
+    args = []
+    if c.tiler is not None:
+        args.append(_sta(c.tiler))
+        if c.multicast is not None:
+            args.append(I(c.multicast))
+    if c.conv is not None:
+        args += list(c.conv)
+    return g, tk.make_im2col_tma_copy(getattr(tk, c.op), g, _im2col_smem(c), *args)
+
+
+def tmakit_im2col_blocks(c: Im2colCase) -> dict[str, str]:
+    n, out = c.name, {}
+    g, tma = make_im2col_copy(c)
+    out[f"{n} | encode"] = encode_im2col_line(tma.tensormap)
+    out[f"{n} | copy"] = str(tma).rstrip("\n")
+    m_t = tma.get_tma_tensor(g.layout.shape)
+    out[f"{n} | tma_tensor"] = str(m_t)
+    tiler = _sta(c.tiler or part_tiler(TmaCase(n, c.dtype, (), "right", c.smem)))
+    g_t = tk.local_tile(m_t, tiler, c.coord)
+    out[f"{n} | tile"] = str(g_t)
+    s_t = tk.make_tensor(tk.make_smem_ptr(ELEM[c.dtype], SADDR), _im2col_smem(c))
+    store = c.op == "SM90_TMA_STORE_IM2COL"
+    src, dst = (s_t, g_t) if store else (g_t, s_t)
+    for cta in range(c.multicast or 1):
+        thr = tma.get_slice(cta)
+        p_s, p_d = thr.partition_S(src), thr.partition_D(dst)
+        out[f"{n} | slice {cta}"] = f"{p_s}\n{p_d}\n{im2col_coord(p_d if store else p_s)}"
+    return out
+
+
+@pytest.mark.skipif(not BLOCKS, reason="golden file missing: run tests/oracle/regen_tma.sh")
+@pytest.mark.parametrize("case", IM2COL_CASES, ids=[c.name for c in IM2COL_CASES])
+def test_im2col_case_matches_cute(case):
+    want = golden_blocks(case.name)
+    assert want, f"no golden blocks for {case.name!r}: regenerate with tests/oracle/regen_tma.sh"
+    assert not _refused(want)
+    got = tmakit_im2col_blocks(case)
+    assert set(got) == set(want)
+    for label in want:
+        assert got[label] == want[label], label
+
+
+@pytest.mark.skipif(not BLOCKS, reason="golden file missing: run tests/oracle/regen_tma.sh")
+@pytest.mark.parametrize("case", IM2COL_REJECT_CASES, ids=[c.name for c in IM2COL_REJECT_CASES])
+def test_im2col_compile_time_rejects_raise(case):
+    msg = BLOCKS[f"reject {case.name}"]
+    assert msg != "COMPILED", msg
+    with pytest.raises(tk.TmaError):
+        make_im2col_copy(case)
+
+
 def test_golden_has_every_case():
     if not BLOCKS:
         pytest.skip("golden file missing")
     names = {k.split(" | ")[0] for k in BLOCKS if " | " in k}
-    assert names == {c.name for c in CASES}
+    assert names == {c.name for c in CASES} | {c.name for c in IM2COL_CASES}
     assert len([c for c in CASES if not _refused(golden_blocks(c.name))]) >= 100
     assert TYPES  # the type table the generator used

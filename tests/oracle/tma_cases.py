@@ -269,3 +269,127 @@ def part_tiler(c: TmaCase) -> tuple:
         return c.tiler
     shape = c.smem[2] if c.smem[0] == "gmma" else c.smem[1]
     return _product_each(shape)
+
+
+# --- im2col: make_im2col_tma_copy (copy_traits_sm90_im2col.hpp) ---
+
+@dataclass(frozen=True)
+class Im2colCase:
+    """A conv activation ``((w[,h[,d]],n), c)`` (packed NHWC / NDHWC / NWC, channel stride ``_1``; ``cpad`` extra
+    elements per pixel) copied with ``make_im2col_tma_copy``. ``conv``: the 7 corner/stride tuples in W,H,D order
+    (None: CuTe's no-offset overload); ``multicast`` None: the overload without it; ``tiler`` None: without both."""
+
+    name: str
+    dtype: str
+    whdn: tuple
+    c: int
+    smem: tuple
+    op: str = "SM90_TMA_LOAD_IM2COL"
+    conv: tuple | None = None
+    tiler: tuple | None = None
+    multicast: int | None = None
+    coord: tuple = (0, 0)
+    sw: tuple | None = None
+    cpad: int = 0
+
+    def gstride(self) -> tuple:
+        out, s = [], self.c + self.cpad
+        for x in self.whdn:
+            out.append(s)
+            s *= x
+        return tuple(out)
+
+
+def fprop(filt, pad_lo=None, pad_hi=None, stride=None, dil=None) -> tuple:
+    """CUTLASS's fprop corners (compute_lower/upper_corner_whd, compute_lower_srt) for a filter, all W,H,D order."""
+    n = len(filt)
+    pad_lo = pad_lo or (0,) * n
+    pad_hi = pad_hi or pad_lo
+    stride = stride or (1,) * n
+    dil = dil or (1,) * n
+    upper = tuple(p - (f - 1) * d for p, f, d in zip(pad_hi, filt, dil))
+    return (tuple(-p for p in pad_lo), upper, tuple(pad_lo), tuple(pad_hi), tuple(stride), (0,) * n, tuple(dil))
+
+
+def _k(atom, m, k):
+    return ("gmma", atom, (m, k))
+
+
+IM2COL_CASES: list[Im2colCase] = [
+    # --- 2-D (NHWC) ---
+    Im2colCase("nhwc 1x1 half", "half_t", (8, 8, 2), 64, _k("K_SW128", 64, 64), conv=fprop((1, 1)), coord=(1, 0)),
+    Im2colCase("nhwc 3x3 pad1 half", "half_t", (16, 16, 2), 64, _k("K_SW128", 128, 64),
+               conv=fprop((3, 3), (1, 1)), coord=(2, 4)),
+    Im2colCase("nhwc 3x3 stride2 half", "half_t", (17, 15, 3), 64, _k("K_SW128", 64, 64),
+               conv=fprop((3, 3), (1, 1), (1, 1), (2, 2)), coord=(1, 3)),
+    Im2colCase("nhwc 3x3 dil2 bf16", "bfloat16_t", (20, 12, 2), 128, _k("K_SW128", 64, 64),
+               conv=fprop((3, 3), (2, 2), (2, 2), (1, 1), (2, 2)), coord=(3, 5)),
+    Im2colCase("nhwc 5x3 asym pad", "half_t", (12, 10, 1), 32, _k("K_SW64", 64, 32),
+               conv=fprop((5, 3), (2, 0), (1, 2)), coord=(1, 7)),
+    Im2colCase("nhwc 3x3 float c32", "float", (9, 9, 4), 32, _k("K_SW128", 64, 32),
+               conv=fprop((3, 3), (1, 1)), coord=(2, 3)),
+    Im2colCase("nhwc 3x3 float c16 sw64", "float", (9, 7, 2), 16, _k("K_SW64", 64, 16),
+               conv=fprop((3, 3), (1, 1)), coord=(1, 2)),
+    Im2colCase("nhwc 3x3 e4m3 c128", "float_e4m3_t", (14, 14, 2), 128, _k("K_SW128", 128, 128),
+               conv=fprop((3, 3), (1, 1)), coord=(1, 8)),
+    Im2colCase("nhwc 1x1 e4m3 c256", "float_e4m3_t", (8, 8, 4), 256, _k("K_SW128", 64, 128),
+               conv=fprop((1, 1)), coord=(2, 1)),
+    Im2colCase("nhwc 3x3 half c8 inter", "half_t", (10, 10, 1), 8, _k("K_INTER", 64, 8),
+               conv=fprop((3, 3), (1, 1)), coord=(1, 4)),
+    Im2colCase("nhwc 3x3 half k128", "half_t", (8, 8, 2), 128, _k("K_SW128", 64, 128),
+               conv=fprop((3, 3), (1, 1)), coord=(1, 3)),
+    Im2colCase("nhwc 3x3 padded pixels", "half_t", (8, 6, 2), 64, _k("K_SW128", 64, 64),
+               conv=fprop((3, 3), (1, 1)), cpad=8, coord=(1, 1)),
+    Im2colCase("nhwc row smem", "half_t", (8, 8, 1), 64, ("row", (32, 64)), conv=fprop((3, 3), (1, 1)),
+               coord=(1, 2)),
+    Im2colCase("nhwc row smem sw128", "half_t", (8, 8, 1), 64, ("row", (32, 64)), sw=(3, 4, 3),
+               conv=fprop((3, 3), (1, 1)), coord=(0, 5)),
+    Im2colCase("nhwc 7x7 stride2 pad3", "bfloat16_t", (32, 32, 1), 64, _k("K_SW128", 128, 64),
+               conv=fprop((7, 7), (3, 3), (3, 3), (2, 2)), coord=(1, 20)),
+    Im2colCase("nhwc tiler given", "half_t", (16, 16, 2), 64, _k("K_SW128", 64, 64), conv=fprop((3, 3), (1, 1)),
+               tiler=(64, 64), coord=(3, 2)),
+    # --- 3-D (NDHWC) and 1-D (NWC) ---
+    Im2colCase("ndhwc 3x3x3 pad1 half", "half_t", (8, 6, 4, 2), 64, _k("K_SW128", 64, 64),
+               conv=fprop((3, 3, 3), (1, 1, 1)), coord=(2, 13)),
+    Im2colCase("ndhwc 1x1x1 bf16", "bfloat16_t", (4, 4, 4, 2), 64, _k("K_SW128", 128, 64), conv=fprop((1, 1, 1))),
+    Im2colCase("ndhwc 3x1x2 stride dil", "float", (10, 9, 8, 1), 32, _k("K_SW128", 64, 32),
+               conv=fprop((3, 1, 2), (1, 0, 1), (1, 0, 0), (2, 1, 2), (1, 1, 2)), coord=(1, 4)),
+    Im2colCase("nwc 3 pad1 half", "half_t", (64, 4), 64, _k("K_SW128", 128, 64), conv=fprop((3,), (1,)),
+               coord=(1, 2)),
+    Im2colCase("nwc 5 stride2 dil3 e4m3", "float_e4m3_t", (100, 2), 128, _k("K_SW128", 64, 128),
+               conv=fprop((5,), (6,), (6,), (2,), (3,)), coord=(1, 3)),
+    Im2colCase("nwc 1 float", "float", (256, 1), 32, _k("K_SW128", 128, 32), conv=fprop((1,)), coord=(1, 0)),
+    # --- no-offset overloads (lower/upper corners, padding, srt all _0, strides _1) ---
+    Im2colCase("no offsets nhwc", "half_t", (8, 8, 2), 64, _k("K_SW128", 64, 64), coord=(1, 0)),
+    Im2colCase("no offsets tiler", "half_t", (8, 8, 2), 64, _k("K_SW128", 64, 64), tiler=(64, 64), coord=(2, 0)),
+    Im2colCase("no offsets mc2", "half_t", (8, 8, 2), 64, _k("K_SW128", 128, 64), "SM90_TMA_LOAD_IM2COL_MULTICAST",
+               tiler=(128, 64), multicast=2),
+    Im2colCase("no offsets ndhwc float", "float", (4, 4, 4, 2), 32, _k("K_SW128", 64, 32), coord=(1, 0)),
+    # --- stores (.im2col_no_offs) ---
+    Im2colCase("store nhwc half", "half_t", (8, 8, 2), 64, _k("K_SW128", 64, 64), "SM90_TMA_STORE_IM2COL",
+               coord=(1, 0)),
+    Im2colCase("store nwc bf16", "bfloat16_t", (128, 2), 64, _k("K_SW128", 64, 64), "SM90_TMA_STORE_IM2COL",
+               conv=fprop((1,)), coord=(3, 0)),
+    # --- multicast ---
+    *[Im2colCase(f"multicast {mc} {t} {m}x{k}", t, (16, 16, 2), k, _k("K_SW128", m, k),
+                 "SM90_TMA_LOAD_IM2COL_MULTICAST", conv=fprop((3, 3), (1, 1)), tiler=(m, k), multicast=mc,
+                 coord=(1, 2))
+      for mc, t, m, k in ((2, "half_t", 128, 64), (4, "half_t", 128, 64), (2, "bfloat16_t", 64, 64),
+                          (4, "float_e4m3_t", 128, 128), (8, "half_t", 128, 64), (1, "half_t", 64, 64),
+                          (2, "float", 64, 32))],
+    Im2colCase("multicast 2 ndhwc", "half_t", (8, 8, 4, 1), 64, _k("K_SW128", 128, 64),
+               "SM90_TMA_LOAD_IM2COL_MULTICAST", conv=fprop((3, 3, 3), (1, 1, 1)), tiler=(128, 64), multicast=2,
+               coord=(1, 5)),
+    Im2colCase("load multicast op mc1", "half_t", (8, 8, 1), 64, _k("K_SW128", 64, 64),
+               "SM90_TMA_LOAD_IM2COL_MULTICAST", conv=fprop((1, 1)), coord=(0, 0)),
+]
+
+# make_im2col_tma_copy expressions CuTe refuses at compile time
+IM2COL_REJECT_CASES: list[Im2colCase] = [
+    Im2colCase("im2col static smem no unit mode", "half_t", (8, 8, 2), 32, ("lay", (64, (2, 16)), (32, (16, 1))),
+               conv=fprop((1, 1))),
+    Im2colCase("im2col static tiler != smem", "half_t", (8, 8, 2), 64, _k("K_SW128", 64, 64), conv=fprop((1, 1)),
+               tiler=(128, 64)),
+    Im2colCase("im2col static multicast split", "half_t", (8, 8, 2), 64, _k("K_SW128", 64, 64),
+               "SM90_TMA_LOAD_IM2COL_MULTICAST", conv=fprop((1, 1)), tiler=(64, 64), multicast=3),
+]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..layout import _
 from ..tma.bulk_copy import BulkCopyAuto
+from ..tma.make_im2col_tma_copy import im2col_coord
 from . import tma_unit
 from .bulk import bulk_copy
 from .device_tma import tma_load, tma_prefetch, tma_reduce, tma_store
@@ -51,6 +52,16 @@ def tma_coords(t) -> tuple[int, ...]:
     """TMA coordinates (TMA-dimension order) of a coordinate tensor's first element."""
     it = getattr(t, "iterator", t)
     return tuple(v for c in it for v in _flat_ints(c))
+
+
+def _op_coords(op, t) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(TMA coordinates, im2col offsets) of a partition's first element; im2col tensors give
+    ``(c, (w,h,d), n, (s,r,t))``: the first ``rank`` values are coordinates, the rest offsets (stores drop them)."""
+    if not getattr(op, "im2col", False):
+        return tma_coords(t), ()
+    flat = _flat_ints(im2col_coord(t))
+    nsp = (len(flat) - 2) // 2
+    return flat[:nsp + 2], flat[nsp + 2:]
 
 
 def _size(shape) -> int:
@@ -142,10 +153,11 @@ def copy(atom, src, dst) -> None:
         if (mask is not None) != bool(op.multicast):
             raise TmaUnitError(f"{op.name}: a multicast mask goes with SM90_TMA_LOAD_MULTICAST (and only with it)")
         for s, d in pairs:
-            tma_load(tmap, tma_coords(s), d.iterator, bar, mask)
+            coords, offsets = _op_coords(op, s)
+            tma_load(tmap, coords, d.iterator, bar, mask, offsets)
     elif op.kind == "store":
         for s, d in pairs:
-            tma_store(tmap, tma_coords(d), s.iterator)
+            tma_store(tmap, _op_coords(op, d)[0], s.iterator)
     else:
         for s, d in pairs:
             tma_reduce(tmap, tma_coords(d), s.iterator, op.reduce_op)
@@ -209,4 +221,4 @@ def copy_if(*args) -> None:
 def prefetch(atom, src) -> None:
     """``cute::prefetch(tma, src)``: one L2 prefetch per TMA atom of the coordinate tensor."""
     for s, _dst in _atom_pairs(src, src, atom_values(atom)):
-        tma_prefetch(atom.tensormap, tma_coords(s))
+        tma_prefetch(atom.tensormap, *_op_coords(atom.op, s))

@@ -27,6 +27,13 @@ from .copy_ops import (
 from .dtypes import numpy_dtype, tma_dtype
 from .errors import TmaDescriptorError, TmaError
 from .gmem import GmemPtr, make_gmem_ptr
+from .make_im2col_tma_copy import (
+    SM90_TMA_LOAD_IM2COL,
+    SM90_TMA_LOAD_IM2COL_MULTICAST,
+    SM90_TMA_STORE_IM2COL,
+    Im2colTiledCopy,
+    make_im2col_tma_copy,
+)
 from .make_tma_copy import make_tma_atom, make_tma_copy
 from .make_tma_copy_sm90 import make_tma_copy_A_sm90, make_tma_copy_B_sm90, make_tma_copy_C_sm90
 from .multicast import create_tma_multicast_mask
@@ -46,3 +53,5 @@ __all__ = ["DataType", "Interleave", "L2Promotion", "OobFill", "SwizzleMode", "T
 __all__ += ["SM90_BULK_COPY_AUTO", "SM90_BULK_COPY_G2S", "SM90_BULK_COPY_S2G", "BulkAtom", "BulkCopyAuto", "BulkCopyOp",
             "BulkCopyPlan", "bulk_copy_plan"]
 __all__ += ["make_tma_copy_A_sm90", "make_tma_copy_B_sm90", "make_tma_copy_C_sm90", "TmaAtom"]
+__all__ += ["make_im2col_tma_copy", "SM90_TMA_LOAD_IM2COL", "SM90_TMA_LOAD_IM2COL_MULTICAST", "SM90_TMA_STORE_IM2COL",
+            "Im2colTiledCopy"]

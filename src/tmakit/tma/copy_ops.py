@@ -15,6 +15,7 @@ class CopyOp:
     kind: str
     multicast: bool = False
     reduce_op: str | None = None
+    im2col: bool = False  # SM90_TMA_*_IM2COL (make_im2col_tma_copy): .im2col loads, .im2col_no_offs stores
 
     def __str__(self):
         return self.name
@@ -31,9 +32,11 @@ class CopyOp:
     def ptx(self) -> str:
         if self.kind == "load":
             mc = ".multicast::cluster" if self.multicast else ""
-            return f"cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}"
+            mode = "im2col" if self.im2col else "tile"
+            return f"cp.async.bulk.tensor.Nd.shared::cluster.global.{mode}.mbarrier::complete_tx::bytes{mc}"
         if self.kind == "store":
-            return "cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group"
+            mode = "im2col_no_offs" if self.im2col else "tile"
+            return f"cp.async.bulk.tensor.Nd.global.shared::cta.{mode}.bulk_group"
         return f"cp.reduce.async.bulk.tensor.Nd.global.shared::cta.{self.reduce_op}.tile.bulk_group"
 
 
