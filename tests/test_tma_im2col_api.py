@@ -112,10 +112,11 @@ def numpy_im2col(x, filt, pad, stride, dil):
     ((1, 9, 7, 64), (3, 3), (1, 1), (2, 2), (1, 1)),
     ((1, 8, 8, 64), (3, 3), (2, 2), (1, 1), (2, 2)),
     ((2, 4, 5, 64), (1, 1), (0, 0), (1, 1), (1, 1)),
+    ((1, 5, 6, 128), (3, 3), (1, 1), (1, 1), (1, 1)),  # a 128-wide K tile: two im2col loads (c = 0, 64) per tile
 ])
 def test_emulated_loads_match_numpy_im2col(shape, filt, pad, stride, dil):
     n, h, w, c = shape
-    bm, bk = 64, 64
+    bm, bk = 64, min(c, 128)
     x = emu.alloc(shape, np.float16, align=1024)
     x[:] = (np.random.default_rng(5).standard_normal(shape) * 8).astype(np.float16)
     g = tk.Tensor(tk.make_tensor(x).iterator, tk.make_layout(((w, h, n), c), ((c, w * c, h * w * c), I(1))))
@@ -157,3 +158,40 @@ def test_partition_coordinate_is_the_instruction_coordinate():
     g_t = tk.local_tile(tma.get_tma_tensor(None), (I(128), I(64)), (2, 4))
     coord = im2col_coord(tma.get_slice(0).partition_S(g_t))
     assert str(coord) == "(0,(-1,-1),1,(1,1))"  # c 0, pixel 256 = (w 0, h 0) of image 1, filter tap (s 1, r 1)
+
+
+def test_emulated_multicast_load_fills_both_ctas():
+    """SM90_TMA_LOAD_IM2COL_MULTICAST over a 2-CTA cluster: each CTA loads half the pixels for both; both smem tiles
+    hold the whole im2col tile."""
+    n, h, w, c = 1, 8, 8, 64
+    x = emu.alloc((n, h, w, c), np.float16, align=1024)
+    x[:] = (np.random.default_rng(9).standard_normal(x.shape) * 8).astype(np.float16)
+    g = tk.Tensor(tk.make_tensor(x).iterator, tk.make_layout(((w, h, n), c), ((c, w * c, h * w * c), I(1))))
+    s_layout = tk.tile_to_shape(tk.composition(tk.Swizzle(3, 3, 3), tk.make_layout((I(8), I(64)), tk.LayoutRight)),
+                                (I(64), I(64)))
+    tma = tk.make_im2col_tma_copy(tk.SM90_TMA_LOAD_IM2COL_MULTICAST, g, s_layout, (I(64), I(64)), I(2),
+                                  *fprop((3, 3), (1, 1)))
+    assert tma.tensormap.pixels_per_column == 32
+    want = numpy_im2col(np.asarray(x), (3, 3), (1, 1), (1, 1), (1, 1))[:, 4 * c:5 * c]  # K tile 4: tap (s 1, r 1)
+    got = np.zeros((2, 64, 64), np.float16)
+    m_t = tma.get_tma_tensor(None)
+
+    def kernel(x):
+        rank = emu.block_rank_in_cluster()
+        sm, bar = emu.shared_tensor(s_layout, np.float16), emu.shared_barrier()
+        emu.initialize_barrier(bar, 1)
+        emu.fence_barrier_init()
+        emu.set_barrier_transaction_bytes(bar, 64 * 64 * 2)
+        emu.cluster_sync()
+        g_t = tk.local_tile(m_t, (I(64), I(64)), (0, 4))
+        thr = tma.get_slice(rank)
+        emu.copy(tma.with_(bar, 0b11), thr.partition_S(g_t), thr.partition_D(sm))
+        emu.wait_barrier(bar, 0)
+        for i in range(64):
+            for j in range(64):
+                got[rank, i, j] = sm[(i, j)]
+        emu.cluster_sync()
+
+    emu.launch(kernel, (2,), (2, 1, 1), x)
+    emu.unregister(x)
+    assert np.array_equal(got[0], want) and np.array_equal(got[1], want)

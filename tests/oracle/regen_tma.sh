@@ -5,7 +5,8 @@
 # (__CUDACC_VER_MAJOR__) and calls the driver through cutlass::call_cuTensorMapEncodeTiled unless
 # CUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL is set: both are defined below. Each case runs in a forked child (CuTe checks
 # descriptors with assert()); an assert becomes "ASSERT <expression>". Each REJECT_CASES case is compiled alone and
-# the first static_assert message g++ reports is stored.
+# the first static_assert message g++ reports is stored. The im2col cases (make_im2col_tma_copy) print after the
+# masks; the program defines cutlass::print(FastDivmod) (CuTe has none) for the im2col TMA tensor's extents.
 #   tests/oracle/regen_tma.sh
 # Env: CUTE_INCLUDE (dir holding cute/ and cutlass/), CUDA_HOME (for cuda.h and cccl), CXX (default g++).
 set -euo pipefail
