@@ -137,10 +137,12 @@ def make_im2col_tma_copy(op, tensor_cwhdn, slayout, *args, l2_promotion=L2Promot
     if int(size(plain)) % int(cosize(cta_t_map)):
         raise TmaDescriptorError("multicast.split", "Number of active CTAs in TMA must divide domain size of slayout",
                                  (int(size(plain)), int(mc)), "use a multicast size that divides the smem tile")
-    nsp = len(wrap(g.layout.shape[0] if isinstance(g.layout.shape, tuple) else ())) - 1
-    if conv is None:
+    if conv is None:  # CuTe: rank<0>(g) - 1 spatial modes
+        nsp = len(wrap(g.layout.shape[0] if isinstance(g.layout.shape, tuple) else ())) - 1
         z, o = (Int(0),) * nsp, (Int(1),) * nsp
         conv = (z, z, z, z, o, z, o)
+    else:  # the conv tuples give the spatial rank (wgrad's B puts (w,h,d,n) in mode 1)
+        nsp = len(wrap(tuple(conv[0]) if isinstance(conv[0], (tuple, list)) else conv[0]))
     names = ("lower_corner_whd", "upper_corner_whd", "lower_padding_whd", "upper_padding_whd", "stride_whd",
              "lower_srt", "stride_srt")
     conv = tuple(_conv_tuple(x, nsp, nm) for x, nm in zip(conv, names))
