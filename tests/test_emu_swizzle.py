@@ -110,3 +110,31 @@ def test_load_then_store_round_trips(mode, dt, chunks, box_rows, x, y, base, see
     expect = np.zeros_like(src)
     expect[y:y + box_rows, x:x + inner] = src[y:y + box_rows, x:x + inner]
     assert np.array_equal(dst.view(np.uint8), expect.view(np.uint8))
+
+
+@pytest.mark.parametrize("atom_name", ["Layout_K_SW128_Atom", "Layout_K_SW64_Atom", "Layout_K_SW32_Atom",
+                                       "Layout_MN_SW128_Atom", "Layout_MN_SW64_Atom"])
+@pytest.mark.parametrize("tname,dt", [("half_t", np.float16), ("tfloat32_t", np.float32), ("float_e4m3_t", np.uint8)])
+def test_shared_tensor_of_a_gmma_atom_swizzles_byte_addresses(atom_name, tname, dt):
+    """``emu.shared_tensor(GMMA.Layout_*_Atom(T))`` (``Sw o smem_ptr_flag o L``): element i sits at byte
+    ``Sw(L(i) * sizeof(T))``, as CuTe's swizzle pointer and the hardware put it -- not at ``Sw(L(i))`` elements
+    (which read row 1 of a 128B half atom as 64.. instead of 72..)."""
+    import tmakit as tk
+    from tmakit import emu
+
+    T = getattr(tk, tname, None) or getattr(tk.mma.numeric, tname)
+    atom = getattr(tk.GMMA, atom_name)(T)
+    n, e = int(tk.cosize(atom.layout_b)), np.dtype(dt).itemsize
+
+    def kernel(out):
+        t = emu.shared_tensor(atom, dt)
+        for i in range(n):
+            t[i] = i % 251
+        out[:] = t.iterator.view((n,))
+
+    out = np.zeros(n, dt)
+    emu.launch(kernel, (1, 1, 1), out)
+    want = np.zeros(n, dt)
+    for i in range(n):
+        want[atom.layout_a(int(atom.layout_b(i)) * e) // e] = i % 251
+    assert np.array_equal(out, want)

@@ -65,6 +65,28 @@ class SmemPtr:
         cell[0] = value
         self.smem.generic_write(a, self.dtype.itemsize)
 
+    def make_tensor_with(self, layout):
+        """``make_tensor(ptr, Sw o smem_ptr_flag o L)`` (CuTe's GMMA / UMMA layout atoms): the swizzle acts on byte
+        addresses, as CuTe's swizzle pointer applies it; on a buffer aligned to the swizzle's period that is the same
+        swizzle on element offsets, shifted down by log2(element bytes) bits. Other layouts: None (the usual path)."""
+        from ..layout import ComposedLayout, Swizzle, Tensor
+
+        bits = getattr(getattr(layout, "offset", None), "bits", None)
+        sw = getattr(layout, "layout_a", None)
+        if not isinstance(layout, ComposedLayout) or bits is None or not isinstance(sw, Swizzle):
+            return None
+        e = self.dtype.itemsize
+        if bits != 8 * e:
+            raise IllegalAddress(f"make_tensor: the layout atom is for {bits}-bit elements but this shared pointer "
+                                 f"holds {self.dtype} ({8 * e}-bit); build the atom for the pointer's element type")
+        k = e.bit_length() - 1
+        period = 1 << (sw.base + sw.shift + sw.bits)
+        if sw.base < k or self.address % period:
+            raise IllegalAddress(f"make_tensor: {sw} swizzles byte addresses in periods of {period} bytes, but the "
+                                 f"pointer is at {self.address:#x} ({self.address % period} bytes into a period) or "
+                                 f"its {e}-byte elements split the swizzled chunks; allocate with align={period}")
+        return Tensor(self, ComposedLayout(Swizzle(sw.bits, sw.base - k, sw.shift), 0, layout.layout_b))
+
     def deref(self, offset=0):
         """Element at ``offset`` (what a shared tensor reads through this pointer)."""
         return self[offset]
