@@ -111,6 +111,17 @@ from .geometry import BoxGeometry, box_geometry
 from .global_memory import GlobalMemory, alloc, register, unregister
 from .launch import EmuWarning, launch
 from .mbarrier import MBarrier, StalePhaseWarning
+from .pipeline_sm90 import (  # CUTLASS's cutlass/pipeline/sm90_pipeline.hpp (docs/EMULATOR.md, "CUTLASS pipelines")
+    BarrierStatus,
+    ClusterBarrier,
+    ClusterTransactionBarrier,
+    ConsumerToken,
+    PipelineState,
+    PipelineTmaAsync,
+    ProducerToken,
+    make_producer_start_state,
+)
+from .pipeline_sm90_async import PipelineAsync, PipelineTmaStore, PipelineTransactionAsync
 from .shared_memory import DEFAULT_SMEM_BYTES, SharedMemory
 from .smem_array import SharedArray
 from .smem_ptr import SmemPtr
@@ -187,4 +198,8 @@ __all__ += [  # Hopper warpgroup MMA
 __all__ += [  # CuTe's SM90 GMMA calls (gemm is in the Blackwell list: one name for both)
     "RegisterPtr", "ThreadFragments", "thread_fragments_A", "thread_fragments_C", "warpgroup_arrive",
     "warpgroup_commit_batch", "warpgroup_fence_operand", "warpgroup_wait",
+]
+__all__ += [  # CUTLASS's SM90 pipelines
+    "BarrierStatus", "ClusterBarrier", "ClusterTransactionBarrier", "ConsumerToken", "PipelineAsync", "PipelineState",
+    "PipelineTmaAsync", "PipelineTmaStore", "PipelineTransactionAsync", "ProducerToken", "make_producer_start_state",
 ]
