@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import warnings
 from collections import Counter
 
 from .device_info import block_id_in_cluster
 from .device_smem import barrier_address
 from .device_sync import fence_barrier_init, wait_barrier
 from .errors import BarrierError
+from .mbarrier import StalePhaseWarning
 from .pipeline_sm90_barrier import ClusterBarrier, ClusterTransactionBarrier
 from .pipeline_sm90_state import (
     BarrierStatus,
@@ -102,7 +104,7 @@ class _Pipeline(_Templated):
         self.params_ = params
         self.threads = tuple(default_threads if threads is None else threads)
         self.full_barrier_ptr_, self.empty_barrier_ptr_ = storage.full_barrier_, storage.empty_barrier_
-        self._waited, self._acquired = Counter(), set()
+        self._waited, self._acquired, self._seen = Counter(), set(), {}
         if not self.threads:
             raise BarrierError(f"{type(self).__name__}: a pipeline object stands for at least one thread")
 
@@ -152,8 +154,23 @@ class _Pipeline(_Templated):
         """Wait until the stage's full barrier completed the state's phase (skipped with a ``WaitDone`` token)."""
         self._check("consumer", "consumer_wait")
         if barrier_token is None or barrier_token == BarrierStatus.WaitAgain:
-            self.full_barrier_ptr_[state.index()].wait(state.phase())
+            self._full_wait(state)
         self._waited[state.index()] += 1
+
+    def _full_wait(self, state) -> None:
+        """The full-barrier wait; the stale-phase check is per pipeline object (several consumer warpgroups of a
+        CTA legitimately wait on the same phase), not per CTA as for a bare ``wait_barrier``."""
+        bar = self.full_barrier_ptr_[state.index()]
+        cta = current_cta()
+        b = cta.barrier(barrier_address(cta, bar.barrier_))
+        b.last_waited.pop(cta.rank, None)
+        bar.wait(state.phase())
+        seen = b.phase - 1
+        if self._seen.get(state.index()) == seen:
+            warnings.warn(f"{cta.label}: consumer_wait on stage {state.index()} with phase {state.phase()} returned on "
+                          f"phase {seen} of {b.name}, which this consumer already waited for: advance the "
+                          "PipelineState after each stage", StalePhaseWarning, stacklevel=4)
+        self._seen[state.index()] = seen
 
     def _consumer_released(self, state) -> None:
         self._check("consumer", "consumer_release")

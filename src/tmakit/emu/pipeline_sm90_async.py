@@ -11,7 +11,7 @@ from .device_tma import tma_store_arrive, tma_store_wait
 from .errors import BarrierError
 from .pipeline_sm90 import NumThreadsPerWarp, ThreadCategory, _is_consumer, _Pipeline, _SharedStorage, _stage
 from .pipeline_sm90_barrier import ClusterBarrier
-from .pipeline_sm90_state import BarrierStatus, _specialize, _Templated
+from .pipeline_sm90_state import BarrierStatus, PipelineState, _specialize, _Templated
 
 
 @dataclasses.dataclass
@@ -160,5 +160,6 @@ def _store_variant(sub, unacquired: int):
     key = (sub, unacquired)
     if key not in _STORE_VARIANTS:
         _STORE_VARIANTS[key] = type(f"PipelineTmaStore<{sub.Stages}, {unacquired}>", (sub,),
-                                    {"UnacquiredStages": unacquired, "__module__": sub.__module__})
+                                    {"UnacquiredStages": unacquired, "__module__": sub.__module__,
+                                     "PipelineState": PipelineState[sub.Stages]})
     return _STORE_VARIANTS[key]
