@@ -17,6 +17,7 @@ from . import tma_unit
 from .bulk import bulk_copy
 from .device_tma import tma_load, tma_prefetch, tma_reduce, tma_store
 from .errors import EmuError, TmaUnitError
+from .ldsm_stsm import is_matrix_copy, matrix_copy
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,15 @@ def universal_copy(src, dst) -> None:
 
 def copy(atom, src, dst) -> None:
     """Issue the TMA instructions of one partitioned copy (loads need ``atom.with_(barrier[, mask])``); the bulk
-    atom ``SM90_BULK_COPY_AUTO`` issues ``cp.async.bulk`` instead (``tk.emu.bulk.bulk_copy``)."""
+    atom ``SM90_BULK_COPY_AUTO`` issues ``cp.async.bulk`` instead (``tk.emu.bulk.bulk_copy``); ldmatrix / stmatrix
+    atoms take every thread's tensors (``tk.emu.ldsm_stsm``)."""
     if isinstance(atom, BulkCopyAuto):
         return bulk_copy(atom, src, dst)
-    if _general_kind(atom) == "universal":
+    kind = _general_kind(atom)
+    if kind == "universal":
         return universal_copy(src, dst)
+    if is_matrix_copy(kind):
+        return matrix_copy(atom, src, dst, _atom_pairs)
     op, tmap = atom.op, atom.tensormap
     bar, mask = getattr(atom, "barrier", None), getattr(atom, "mask", None)
     pairs = _atom_pairs(src, dst, atom_values(atom))
