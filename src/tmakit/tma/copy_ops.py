@@ -9,7 +9,8 @@ from .errors import TmaDescriptorError
 
 @dataclass(frozen=True)
 class CopyOp:
-    """One TMA operation. ``kind`` is ``load``, ``store`` or ``reduce``; ``reduce_op`` names the reduction."""
+    """One TMA operation. ``kind`` is ``load``, ``store``, ``reduce`` or ``prefetch`` (``Op.PREFETCH``);
+    ``reduce_op`` names the reduction."""
 
     name: str
     kind: str
@@ -29,7 +30,18 @@ class CopyOp:
         return self.kind in ("store", "reduce")
 
     @property
+    def PREFETCH(self) -> CopyOp:  # noqa: N802 - CuTe's name
+        """CuTe's ``Op::PREFETCH``: the L2 prefetch of a load's tile (the multicast load's is the plain load's, as
+        in CuTe). ``cute::prefetch(tma, src)`` (``tk.emu.prefetch``) issues it."""
+        if self.kind != "load":
+            raise TmaDescriptorError("copy.prefetch", "only TMA loads have a PREFETCH op (CuTe's Op::PREFETCH)",
+                                     self.name, "take PREFETCH of tk.SM90_TMA_LOAD or tk.SM90_TMA_LOAD_IM2COL")
+        return CopyOp(f"SM90_TMA_LOAD{'_IM2COL' if self.im2col else ''}::PREFETCH", "prefetch", im2col=self.im2col)
+
+    @property
     def ptx(self) -> str:
+        if self.kind == "prefetch":
+            return f"cp.async.bulk.prefetch.tensor.Nd.L2.global.{'im2col' if self.im2col else 'tile'}"
         if self.kind == "load":
             mc = ".multicast::cluster" if self.multicast else ""
             mode = "im2col" if self.im2col else "tile"

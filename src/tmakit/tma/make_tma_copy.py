@@ -25,6 +25,7 @@ from .copy_ops import CopyOp, copy_op
 from .dtypes import elem_bits, tma_dtype
 from .errors import TmaDescriptorError
 from .gmem import GmemPtr
+from .internal_type import internal_dtype, split_internal_type
 from .reduce_rules import check_reduce
 from .tensormap import L2Promotion, SwizzleMode, TensorMap
 from .tensormap_rules import parse_arch
@@ -116,9 +117,18 @@ def check_smem_layout(smem_layout) -> None:
 _UNSET = object()  # cluster_size not given: CuTe's overloads decide from the 4th argument
 
 
-def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=_UNSET, *,
-                  l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90",
-                  cta_v_map=None) -> TiledCopy:
+def make_tma_copy(*args, **kw) -> TiledCopy:
+    """CuTe's ``make_tma_copy[<TmaInternalType>](op, gmem_tensor, smem_layout[, cta_tiler][, cluster_size])``:
+    see ``make_tma_copy_impl``. A leading element type is CuTe's ``TmaInternalType`` (the descriptor's data type,
+    as wide as the gmem element), taken as by CuTe only with all five arguments:
+    ``make_tma_copy(np.uint8, op, g, s, cta_tiler, cluster_size)``."""
+    internal, args = split_internal_type(args, "make_tma_copy", 5)
+    return make_tma_copy_impl(*args, tma_internal_type=internal, **kw)
+
+
+def make_tma_copy_impl(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=_UNSET, *,
+                       l2_promotion=L2Promotion.B128, validate: bool = True, arch: str = "sm_90",
+                       cta_v_map=None, tma_internal_type=None) -> TiledCopy:
     """CuTe's ``make_tma_copy``: a TiledCopy whose descriptor moves one CTA tile (split across ``cluster_size``
     CTAs for multicast). ``smem_layout`` may be swizzled (``tk.composition(tk.Swizzle(3,4,3), layout)``).
     As CuTe's overloads: ``(op, g, s)``, ``(op, g, s, cluster_size)`` (a 4th argument that is an integer is the
@@ -128,11 +138,15 @@ def make_tma_copy(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_
     if cluster_size is _UNSET:
         cta_tiler, cluster_size = (None, cta_tiler) if is_integer(cta_tiler) else (cta_tiler, 1)
     op = copy_op(op)
+    if op.kind == "prefetch":  # CuTe builds the prefetch atom from a load's (cute::prefetch), never a TiledCopy
+        raise TmaDescriptorError("copy.op", "make_tma_copy takes a load, store or reduction, not a PREFETCH op",
+                                 op.name, "build the load's copy and call tk.emu.prefetch(tma, src)")
     cluster_size = as_int(cluster_size, "cluster_size", 1, MAX_CLUSTER_SIZE)
     parse_arch(arch)
     check_smem_layout(smem_layout)
     g = as_gmem_tensor(gmem_tensor)
     dtype, address = gmem_dtype_and_address(g)
+    dtype = internal_dtype(tma_internal_type, dtype)
     bits = elem_bits(dtype)
     if op.kind == "reduce":
         check_reduce(op.reduce_op, dtype)
@@ -185,10 +199,16 @@ def _layout_tv(slayout: Layout, cta_t_map: Layout, cta_v_map: Layout, num_val: i
     return make_layout(layout_T, layout_V)
 
 
-def make_tma_atom(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, **kw) -> TmaAtom:
-    """CuTe's ``make_tma_atom``: the Copy_Atom for ``tma_partition``; ``cluster_size`` may be a shape (its size
-    counts, as CuTe's ``size(cluster_size)``). Prints as CuTe's Copy_Atom."""
-    tc = make_tma_copy(op, gmem_tensor, smem_layout, cta_tiler, cluster_size_of(cluster_size), **kw)
+def make_tma_atom(*args, **kw) -> TmaAtom:
+    """CuTe's ``make_tma_atom[<TmaInternalType>](op, gmem_tensor, smem_layout, cta_tiler[, cluster_size])``: the
+    Copy_Atom for ``tma_partition``; ``cluster_size`` may be a shape (its size counts, as CuTe's
+    ``size(cluster_size)``). Prints as CuTe's Copy_Atom. A leading element type is ``TmaInternalType``."""
+    internal, args = split_internal_type(args, "make_tma_atom", 4)
+    return _make_tma_atom(*args, tma_internal_type=internal, **kw)
+
+
+def _make_tma_atom(op: CopyOp, gmem_tensor, smem_layout, cta_tiler=None, cluster_size=1, **kw) -> TmaAtom:
+    tc = make_tma_copy_impl(op, gmem_tensor, smem_layout, cta_tiler, cluster_size_of(cluster_size), **kw)
     return TmaAtom(tc.op, tc.tensormap, tc.tiler_mn, tc.layout_tv, tc.num_val, tc.value_bits, tc.tma_gbasis,
                    tc.g_stride, tc.slayout)
 
