@@ -173,6 +173,13 @@ def matrix_copy(atom, srcs, dsts, split) -> None:
                        "multiple of 32)")
     srcs = _per_thread(srcs, nthr, "source", f.name)
     dsts = _per_thread(dsts, nthr, "destination", f.name)
+    for t, (s, d) in enumerate(zip(srcs, dsts)):
+        shared, regs = (s, d) if f.load else (d, s)
+        if not isinstance(getattr(shared, "iterator", None), SmemPtr) or isinstance(regs.iterator, SmemPtr):
+            raise EmuError(f"copy({f.name}): thread {t}'s {'source' if f.load else 'destination'} must be its shared "
+                           f"partition and its {'destination' if f.load else 'source'} its register fragment ("
+                           f"{f.ptx} moves {'shared -> registers' if f.load else 'registers -> shared'}); got {s!r} -> "
+                           f"{d!r}")
     calls = [list(split(s, d, f.nsrc)) for s, d in zip(srcs, dsts)]
     if len({len(c) for c in calls}) != 1:
         raise EmuError(f"copy({f.name}): the threads' partitions make {sorted({len(c) for c in calls})} atom calls; "
