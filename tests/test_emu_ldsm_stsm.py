@@ -185,7 +185,7 @@ def test_epilogue_of_wgmma_accumulators(f32):
     assert np.array_equal(got["d"], want)
 
 
-def _warp_ldsm(smem_layout, dtype=np.float16, reg_dtype=np.float16, lists=True, threads=32):
+def _warp_ldsm(smem_layout, dtype=np.float16, reg_dtype=np.float16, lists=True, threads=32, thr_copy=False):
     """One warp's SM75_U32x4_LDSM_N of a 16x16 A tile (make_tiled_copy_A of an SM80 MMA); returns the error."""
     atom = tk.Copy_Atom(tk.SM75_U32x4_LDSM_N(), tk.half_t)
     tiled = tk.make_tiled_copy_A(atom, tk.make_tiled_mma(tk.SM80_16x8x16_F16F16F16F16_TN()))
@@ -194,7 +194,7 @@ def _warp_ldsm(smem_layout, dtype=np.float16, reg_dtype=np.float16, lists=True, 
         s = emu.shared_tensor(smem_layout, dtype)
         srcs = [tiled.get_slice(t).partition_S(s) for t in range(threads)]
         dsts = [tk.make_tensor(np.zeros(8, reg_dtype)) for _ in range(threads)]
-        emu.copy(tiled, srcs if lists else srcs[0], dsts)
+        emu.copy(tiled.get_slice(0) if thr_copy else tiled, srcs if lists else srcs[0], dsts)
 
     try:
         _launch(body)
@@ -207,7 +207,7 @@ ROW = tk.make_layout((I(16), I(16)), tk.LayoutRight)
 
 
 def test_warp_copy_runs_and_bad_input_raises_with_the_rule():
-    assert _warp_ldsm(ROW) is None
+    assert _warp_ldsm(ROW) is None and _warp_ldsm(ROW, thr_copy=True) is None
     err = _warp_ldsm(tk.make_layout((I(16), I(16)), (I(20), I(1))))  # 40-byte rows: row 1 at byte 40
     assert isinstance(err, emu.IllegalInstruction) and "not 16-byte aligned" in str(err) and "0x28" in str(err)
     err = _warp_ldsm(tk.make_layout((I(16), I(16)), tk.LayoutLeft))  # a row's values 32 bytes apart
