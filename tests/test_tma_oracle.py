@@ -21,6 +21,7 @@ from tmakit.layout.composed import ComposedLayout
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE / "oracle"))
+from golden import parse_blocks  # noqa: E402
 from tma_cases import (  # noqa: E402
     CASES,
     GADDR,
@@ -41,24 +42,11 @@ GOLDEN = HERE / "data" / "cute_tma_oracle.txt"
 I = tk.Int  # noqa: E741
 ELEM = {"half_t": tk.half_t, "bfloat16_t": tk.bfloat16_t, "tfloat32_t": tk.tfloat32_t,
         "float_e4m3_t": tk.float_e4m3_t, "float_e5m2_t": tk.float_e5m2_t, "float": np.float32, "double": np.float64,
-        "int8_t": np.int8, "uint8_t": np.uint8, "int32_t": np.int32, "uint16_t": np.uint16}
+        "int8_t": np.int8, "uint8_t": np.uint8, "int32_t": np.int32, "uint16_t": np.uint16, "uint32_t": np.uint32,
+        "uint64_t": np.uint64}
 
 
-def _parse(text: str) -> dict[str, str]:
-    blocks, label, lines = {}, None, []
-    for line in text.splitlines():
-        if line.startswith(">>> "):
-            if label is not None:
-                blocks[label] = "\n".join(lines)
-            label, lines = line[4:], []
-        else:
-            lines.append(line)
-    if label is not None:
-        blocks[label] = "\n".join(lines)
-    return blocks
-
-
-BLOCKS = _parse(GOLDEN.read_text()) if GOLDEN.exists() else {}
+BLOCKS = dict(parse_blocks(GOLDEN.read_text())) if GOLDEN.exists() else {}
 
 
 def _dyn(x):
@@ -92,17 +80,18 @@ def smem_layout(c: TmaCase):
 
 def make_copy(c: TmaCase, g, s):
     op = getattr(tk, c.op)
+    t = (ELEM[c.internal],) if c.internal else ()  # CuTe's TmaInternalType: the leading template argument
     if c.api == "atom":
-        return tk.make_tma_atom(op, g, s, _sta(c.tiler), I(c.cluster))
+        return tk.make_tma_atom(*t, op, g, s, _sta(c.tiler), I(c.cluster))
     if c.api in ("A", "B"):
         f = tk.make_tma_copy_A_sm90 if c.api == "A" else tk.make_tma_copy_B_sm90
-        return f(op, g, s, _sta(c.tiler), _sta(c.cluster_shape))
+        return f(*t, op, g, s, _sta(c.tiler), _sta(c.cluster_shape))
     if c.api == "C":
-        return tk.make_tma_copy_C_sm90(op, g, s, _sta(c.tiler))
+        return tk.make_tma_copy_C_sm90(*t, op, g, s, _sta(c.tiler))
     if c.tiler is not None:
-        return tk.make_tma_copy(op, g, s, _sta(c.tiler), I(c.cluster), arch=c.arch)
-    return tk.make_tma_copy(op, g, s, arch=c.arch) if c.cluster == 1 else \
-        tk.make_tma_copy(op, g, s, I(c.cluster), arch=c.arch)
+        return tk.make_tma_copy(*t, op, g, s, _sta(c.tiler), I(c.cluster), arch=c.arch)
+    return tk.make_tma_copy(*t, op, g, s, arch=c.arch) if c.cluster == 1 else \
+        tk.make_tma_copy(*t, op, g, s, I(c.cluster), arch=c.arch)
 
 
 def encode_line(tm) -> str:
@@ -159,7 +148,9 @@ def tmakit_blocks(c: TmaCase) -> dict[str, str]:
 # Where tmakit deliberately differs from CuTe (docs/CONFORMANCE.md, "TMA host API against CuTe"):
 #: CuTe folds a 6th TMA mode into the 5th with a gcd stride: a box that does not match the smem tile (a silently
 #: wrong copy); tmakit refuses the copy.
-REFUSED_BY_TMAKIT = {"fold 6 modes into 5"}
+#: A TmaInternalType of another width: CuTe recasts the gmem tensor (a box and TMA tensor in the new units, with a
+#: rational stride such as ``_1/_2@0``); tmakit requires the gmem element's width (rule ``internal_type.width``).
+REFUSED_BY_TMAKIT = {"fold 6 modes into 5", "internal half as uint32_t", "internal half as uint8_t"}
 #: CuTe refuses Swizzle<B,M,3> with M != 4 at compile time; tmakit also reads M = 4 - log2(element bytes) as the same
 #: swizzle on element offsets (docs/HARDWARE.md §2).
 ACCEPTED_BY_TMAKIT = {"static swizzle <3,2,3> on float"}

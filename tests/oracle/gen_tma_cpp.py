@@ -134,15 +134,16 @@ def smem_layout(c: TmaCase) -> str:
 
 def make_call(c: TmaCase) -> str:
     op = f"{c.op}{{}}"
+    t = f"<{cpp_type(c.internal)}>" if c.internal else ""  # TmaInternalType
     if c.api == "atom":
-        return f"make_tma_atom({op}, g, s, {sta(c.tiler)}, Int<{c.cluster}>{{}})"
+        return f"make_tma_atom{t}({op}, g, s, {sta(c.tiler)}, Int<{c.cluster}>{{}})"
     if c.api in ("A", "B"):
-        return f"make_tma_copy_{c.api}_sm90({op}, g, s, {sta(c.tiler)}, {sta(c.cluster_shape)})"
+        return f"make_tma_copy_{c.api}_sm90{t}({op}, g, s, {sta(c.tiler)}, {sta(c.cluster_shape)})"
     if c.api == "C":
-        return f"make_tma_copy_C_sm90({op}, g, s, {sta(c.tiler)})"
+        return f"make_tma_copy_C_sm90{t}({op}, g, s, {sta(c.tiler)})"
     if c.tiler is not None:
-        return f"make_tma_copy({op}, g, s, {sta(c.tiler)}, Int<{c.cluster}>{{}})"
-    return f"make_tma_copy({op}, g, s)" if c.cluster == 1 else f"make_tma_copy({op}, g, s, Int<{c.cluster}>{{}})"
+        return f"make_tma_copy{t}({op}, g, s, {sta(c.tiler)}, Int<{c.cluster}>{{}})"
+    return f"make_tma_copy{t}({op}, g, s)" if c.cluster == 1 else f"make_tma_copy{t}({op}, g, s, Int<{c.cluster}>{{}})"
 
 
 def case_cpp(c: TmaCase, fn: str, tail: bool = True) -> str:

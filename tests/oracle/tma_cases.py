@@ -39,6 +39,7 @@ class TmaCase:
     sw: tuple | None = None
     cluster_shape: tuple = (1, 1, 1)  # A/B: the cluster's (M, N, K) shape
     arch: str = "sm_90"  # tmakit's validation target (CuTe's host code does not check the architecture)
+    internal: str | None = None  # CuTe's TmaInternalType (make_tma_copy<T> needs the tiler: its 5-argument form)
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,9 @@ REJECT_CASES: list[TmaCase] = [
     TmaCase("static swizzle <2,5,3>", "half_t", (256, 256), "right", ("row", (8, 64)), sw=(2, 5, 3)),
     # tmakit's extension (docs/CONFORMANCE.md): Swizzle<B, 4 - log2(element bytes), 3> on element offsets
     TmaCase("static swizzle <3,2,3> on float", "float", (256, 256), "right", ("row", (8, 32)), sw=(3, 2, 3)),
+    # make_tma_copy<TmaInternalType>: only the 5-argument overload takes it
+    TmaCase("internal uint16_t without tiler", "half_t", (256, 256), "right", ("row", (64, 64)),
+            internal="uint16_t"),
 ]
 
 MASK_CASES: list[MaskCase] = [
@@ -244,6 +248,48 @@ def _random_cases(seed: int, n: int) -> list[TmaCase]:
 
 
 CASES += _random_cases(2024, 40) + _random_cases(7, 30)
+
+# make_tma_copy<TmaInternalType> & co: the descriptor's data type is TmaInternalType (fp8 / half / bf16 / float moved
+# as the unsigned integer of their width, float as tf32 and back); a wider or narrower type recasts the gmem tensor
+# in CuTe (tmakit refuses it: REFUSED_BY_TMAKIT in tests/test_tma_oracle.py)
+CASES += [
+    TmaCase("internal e4m3 as uint8_t", "float_e4m3_t", (512, 512), "right", ("gmma", "K_SW128", (128, 128)),
+            tiler=(128, 128), coord=(1, 2), internal="uint8_t"),
+    TmaCase("internal int8 as uint8_t", "int8_t", (256, 512), "right", ("row", (32, 128)), tiler=(32, 128),
+            sw=(3, 4, 3), internal="uint8_t"),
+    TmaCase("internal half as uint16_t", "half_t", (512, 256), "right", ("row", (64, 64)), tiler=(64, 64),
+            sw=(3, 4, 3), internal="uint16_t"),
+    TmaCase("internal half as uint16_t mc2", "half_t", (512, 512), "right", ("row", (64, 64)),
+            "SM90_TMA_LOAD_MULTICAST", tiler=(64, 64), cluster=2, coord=(1, 1), sw=(3, 4, 3), internal="uint16_t"),
+    TmaCase("internal half as bfloat16_t", "half_t", (256, 256), "left", ("gmma", "MN_SW64", (64, 64)),
+            tiler=(64, 64), internal="bfloat16_t"),
+    TmaCase("internal bf16 as uint16_t store", "bfloat16_t", (512, 256), "right", ("row", (64, 64)),
+            "SM90_TMA_STORE", tiler=(64, 64), coord=(2, 1), sw=(3, 4, 3), internal="uint16_t"),
+    TmaCase("internal float as uint32_t", "float", (256, 256), "right", ("row", (32, 32)), tiler=(32, 32),
+            sw=(3, 4, 3), internal="uint32_t"),
+    TmaCase("internal float as tfloat32_t", "float", (256, 256), "right", ("gmma", "K_SW128", (64, 32)),
+            tiler=(64, 32), coord=(2, 3), internal="tfloat32_t"),
+    TmaCase("internal tfloat32 as float", "tfloat32_t", (256, 256), "left", ("col", (64, 16)), tiler=(64, 16),
+            internal="float"),
+    TmaCase("internal double as uint64_t", "double", (128, 128), "right", ("row", (16, 16)), tiler=(16, 16),
+            internal="uint64_t"),
+    TmaCase("internal atom bf16 as uint16_t mc2", "bfloat16_t", (512, 512), "right", ("row", (64, 64)),
+            "SM90_TMA_LOAD_MULTICAST", tiler=(64, 64), cluster=2, api="atom", coord=(1, 0), sw=(3, 4, 3),
+            internal="uint16_t"),
+    TmaCase("internal atom float as tfloat32_t", "float", (256, 256), "right", ("row", (32, 32)), tiler=(32, 32),
+            api="atom", coord=(1, 0), internal="tfloat32_t"),
+    TmaCase("internal A e4m3 as uint8_t mc2", "float_e4m3_t", (512, 256), "right", ("gmma", "K_SW128", (128, 128)),
+            "SM90_TMA_LOAD_MULTICAST", tiler=(128, 128, 128), api="A", cluster_shape=(1, 2, 1), coord=(1, 1),
+            internal="uint8_t"),
+    TmaCase("internal B float as tfloat32_t", "float", (256, 512), "right", ("gmma", "K_SW128", (64, 32)),
+            "SM90_TMA_LOAD", tiler=(128, 64, 32), api="B", coord=(1, 3), internal="tfloat32_t"),
+    TmaCase("internal C half as uint16_t store", "half_t", (512, 256), "right", ("row", (128, 32)), "SM90_TMA_STORE",
+            tiler=(128, 32, 64), api="C", coord=(1, 2), internal="uint16_t"),
+    TmaCase("internal half as uint32_t", "half_t", (256, 512), "right", ("row", (64, 64)), tiler=(64, 64),
+            coord=(1, 1), internal="uint32_t"),
+    TmaCase("internal half as uint8_t", "half_t", (256, 512), "right", ("row", (64, 64)), tiler=(64, 64),
+            coord=(1, 1), internal="uint8_t"),
+]
 
 
 def _product_each(shape):
