@@ -3,7 +3,7 @@
 // from registers). Needs -arch=sm_90a (tmakit's default JIT target). Not part of all.cuh: include it yourself.
 //
 //   #include <tmakit/wgmma.cuh>
-//   namespace wg = tmakit::wgmma;
+//   using namespace tmakit;  namespace wg = tmakit::wgmma;
 //   float acc[64];                                   // m64n128, f32: N/2 registers per thread of the warpgroup
 //   const u64 da = wg::make_desc(smem_u32(a_tile), 16, 1024, 128);   // K-major, 128B swizzle (TMA SWIZZLE_128B)
 //   const u64 db = wg::make_desc(smem_u32(b_tile), 16, 1024, 128);
