@@ -14,7 +14,8 @@
 //   tmakit::wgmma_wait_group<0>();
 //
 // The asm statements are generated (tools/codegen/wgmma_header.py) into wgmma_ss_16bit.cuh, wgmma_ss_fp8.cuh,
-// wgmma_ss_tf32.cuh and wgmma_rs.cuh; this file is the hand-written API over them.
+// wgmma_ss_tf32.cuh and wgmma_rs.cuh (one line per specialization, through the macros of wgmma_ops.cuh); this
+// file is the hand-written API over them.
 #pragma once
 #include "types.cuh"
 
