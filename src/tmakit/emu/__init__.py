@@ -122,6 +122,13 @@ from .pipeline_sm90 import (  # CUTLASS's cutlass/pipeline/sm90_pipeline.hpp (do
     make_producer_start_state,
 )
 from .pipeline_sm90_async import PipelineAsync, PipelineTmaStore, PipelineTransactionAsync
+from .pipeline_sm100 import (  # CUTLASS's cutlass/pipeline/sm100_pipeline.hpp (docs/EMULATOR.md, "CUTLASS pipelines")
+    McastDirection,
+    PipelineTmaUmmaAsync,
+    PipelineUmmaAsync,
+    PipelineUmmaConsumerAsync,
+)
+from .pipeline_sm100_sequence import OrderedSequenceBarrier
 from .shared_memory import DEFAULT_SMEM_BYTES, SharedMemory
 from .smem_array import SharedArray
 from .smem_ptr import SmemPtr
@@ -202,4 +209,7 @@ __all__ += [  # CuTe's SM90 GMMA calls (gemm is in the Blackwell list: one name 
 __all__ += [  # CUTLASS's SM90 pipelines
     "BarrierStatus", "ClusterBarrier", "ClusterTransactionBarrier", "ConsumerToken", "PipelineAsync", "PipelineState",
     "PipelineTmaAsync", "PipelineTmaStore", "PipelineTransactionAsync", "ProducerToken", "make_producer_start_state",
+]
+__all__ += [  # CUTLASS's SM100 pipelines and OrderedSequenceBarrier
+    "McastDirection", "OrderedSequenceBarrier", "PipelineTmaUmmaAsync", "PipelineUmmaAsync", "PipelineUmmaConsumerAsync",
 ]
