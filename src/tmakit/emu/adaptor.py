@@ -15,6 +15,7 @@ from ..tma.bulk_copy import BulkCopyAuto
 from ..tma.make_im2col_tma_copy import im2col_coord
 from . import tma_unit
 from .bulk import bulk_copy
+from .cp_async import cp_async_copy, is_cp_async
 from .device_tma import tma_load, tma_prefetch, tma_reduce, tma_store
 from .errors import EmuError, TmaUnitError
 from .ldsm_stsm import is_matrix_copy, matrix_copy
@@ -141,7 +142,8 @@ def universal_copy(src, dst) -> None:
 def copy(atom, src, dst) -> None:
     """Issue the TMA instructions of one partitioned copy (loads need ``atom.with_(barrier[, mask])``); the bulk
     atom ``SM90_BULK_COPY_AUTO`` issues ``cp.async.bulk`` instead (``tk.emu.bulk.bulk_copy``); ldmatrix / stmatrix
-    atoms take every thread's tensors (``tk.emu.ldsm_stsm``)."""
+    atoms take every thread's tensors (``tk.emu.ldsm_stsm``); cp.async atoms issue asynchronous global -> shared
+    copies (``tk.emu.cp_async``)."""
     if isinstance(atom, BulkCopyAuto):
         return bulk_copy(atom, src, dst)
     kind = _general_kind(atom)
@@ -149,6 +151,8 @@ def copy(atom, src, dst) -> None:
         return universal_copy(src, dst)
     if is_matrix_copy(kind):
         return matrix_copy(atom, src, dst, _atom_pairs)
+    if is_cp_async(kind):
+        return cp_async_copy(atom, src, dst, _atom_pairs)
     op, tmap = atom.op, atom.tensormap
     bar, mask = getattr(atom, "barrier", None), getattr(atom, "mask", None)
     pairs = _atom_pairs(src, dst, atom_values(atom))
