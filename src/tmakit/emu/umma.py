@@ -135,6 +135,8 @@ class CommitOp:
         self.issuer, self.ops, self.address, self.targets, self.what = issuer, ops, address, targets, what
         self.arrivals: dict[int, tuple] = {}  # rank -> (mbarrier, phase the arrival belongs to)
         self.delivered = False
+        self.prev = getattr(issuer, "tcgen05_last_commit", None)  # a commit also covers every earlier MMA
+        issuer.tcgen05_last_commit = self
         for op in ops:
             op.commit = self
 
@@ -159,10 +161,21 @@ class CommitOp:
 
 
 def check_observed(reader, op) -> str | None:
-    """Why ``reader`` may not read what ``op`` wrote yet (None when it may)."""
+    """Why ``reader`` may not read what ``op`` wrote yet (None when it may). Its first commit or any later one of
+    the issuing CTA will do: a ``tcgen05.commit`` tracks all prior tcgen05 operations of the thread."""
     c = op.commit
     if c is None:
         return "no tcgen05.commit (umma_arrive) covers it yet"
+    why = _why_not_observed(reader, c)
+    later = getattr(op.issuer, "tcgen05_last_commit", None)
+    while why is not None and later is not None and later is not c:
+        if _why_not_observed(reader, later) is None:
+            return None
+        later = later.prev
+    return why
+
+
+def _why_not_observed(reader, c) -> str | None:
     if not c.delivered:
         return "its tcgen05.commit has not arrived on the mbarrier yet"
     got = c.arrivals.get(reader.rank)
