@@ -211,5 +211,6 @@ __all__ += [  # CUTLASS's SM90 pipelines
     "PipelineTmaAsync", "PipelineTmaStore", "PipelineTransactionAsync", "ProducerToken", "make_producer_start_state",
 ]
 __all__ += [  # CUTLASS's SM100 pipelines and OrderedSequenceBarrier
-    "McastDirection", "OrderedSequenceBarrier", "PipelineTmaUmmaAsync", "PipelineUmmaAsync", "PipelineUmmaConsumerAsync",
+    "McastDirection", "OrderedSequenceBarrier", "PipelineTmaUmmaAsync", "PipelineUmmaAsync",
+    "PipelineUmmaConsumerAsync",
 ]
