@@ -11,6 +11,7 @@ The TMA unit itself is ``tmakit.emu.tma_unit`` (pure functions on byte buffers).
 from . import tma_unit
 from .adaptor import BoundCopy, TrivialPredTensor, copy, copy_if, prefetch, tma_coords, with_
 from .bulk import bulk_copy, bulk_load, bulk_prefetch, bulk_store  # cp.async.bulk (docs/EMULATOR.md)
+from .cp_async import cp_async_fence, cp_async_wait, cp_async_wait_all  # SM80 cp.async (docs/CONFORMANCE.md)
 from .cta import Dim3
 from .cute_sm90_fragments import RegisterPtr, ThreadFragments, thread_fragments_A, thread_fragments_C
 from .device_cute_sm90 import (  # CuTe's GMMA calls; gemm dispatches SM90 GMMA here, SM100 UMMA to tcgen05's
@@ -214,3 +215,4 @@ __all__ += [  # CUTLASS's SM100 pipelines and OrderedSequenceBarrier
     "McastDirection", "OrderedSequenceBarrier", "PipelineTmaUmmaAsync", "PipelineUmmaAsync",
     "PipelineUmmaConsumerAsync",
 ]
+__all__ += ["cp_async_fence", "cp_async_wait", "cp_async_wait_all"]  # CuTe's SM80 cp.async group calls
