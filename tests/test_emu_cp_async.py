@@ -235,3 +235,39 @@ def test_every_threads_tensors_in_one_call(a):
 
     emu.launch(kernel, (1,), a)
     np.testing.assert_array_equal(out["s"], a[:M])
+
+
+def test_copy_if_issues_no_cp_async_where_predicated_off(a):
+    """CuTe's copy_if with a cp.async TiledCopy, one thread's partitions at a time: the tile's two 16-row calls per
+    thread, the second predicated off, issue only the first (no bytes, no instruction for the other); a
+    list of every thread's tensors with per-thread predicates does the same per thread."""
+    tc, out = tiled(), {}
+
+    def kernel(a):
+        s = emu.shared_tensor(row_major(), np.float16)
+        g = tk.make_tensor(a[:M])
+        for t in range(int(tk.size(tc))):
+            thr = tc.get_slice(t)
+            src, dst = thr.partition_S(g), thr.partition_D(s)
+            out["calls"] = int(tk.size(src)) // 8
+            emu.copy_if(tc, np.array([True, False]), src, dst)
+        cp_async_wait_all()
+        out["s"] = read(s)
+        s2 = emu.shared_tensor(row_major(), np.float16)
+        thr = [tc.get_slice(t) for t in range(int(tk.size(tc)))]
+        preds = [np.array([t % 2 == 0, True]) for t in range(len(thr))]
+        emu.copy_if(tc, preds, [x.partition_S(g) for x in thr], [x.partition_D(s2) for x in thr])
+        cp_async_wait_all()
+        out["s2"] = read(s2)
+
+    stats = emu.launch(kernel, (1,), a)
+    assert out["calls"] == 2
+    assert stats == {"cp_async": 128 + 128 + 64}
+    np.testing.assert_array_equal(out["s"][:16], a[:16])
+    assert not out["s"][16:].any()
+    np.testing.assert_array_equal(out["s2"][16:], a[16:M])
+    even = np.zeros((16, N), bool)
+    for t in range(0, 128, 2):  # thread t: row t // 8, columns 8 (t % 8) ... + 8
+        even[t // 8, 8 * (t % 8):8 * (t % 8) + 8] = True
+    np.testing.assert_array_equal(out["s2"][:16][even], a[:16][even])
+    assert not out["s2"][:16][~even].any()

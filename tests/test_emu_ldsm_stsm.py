@@ -238,3 +238,57 @@ def test_wrong_direction_and_misaligned_stsm_row():
 
     with pytest.raises(emu.IllegalInstruction, match="lane 5's row address 0xa8 is not 16-byte aligned"):
         _launch(misaligned)
+
+
+def _copy_if_stsm(preds):
+    """copy_if of SM90_U32x4_STSM_N (make_tiled_copy_C, 128 threads = 4 warps) of a 64x128 tile (two 64x64 copy
+    tiles: two calls); returns (shared tile, stats, the number of calls) and the wanted tile."""
+    mma = _gmma()
+    r2s = tk.make_tiled_copy_C(tk.Copy_Atom(tk.SM90_U32x4_STSM_N(), tk.half_t), mma)
+    shape = (I(64), I(128))
+    frag = mma.get_thread_slice(0).partition_fragment_C(tk.make_tensor(np.zeros((64, 128), np.float16),
+                                                                       tk.make_layout(shape)))
+    want = np.random.default_rng(3).standard_normal((64, 128)).astype(np.float16) + 9
+    ident = tk.make_identity_tensor(shape)
+    got = {}
+
+    def body():
+        s = emu.shared_tensor(tk.make_layout(shape, tk.LayoutRight), np.float16)
+        regs = []
+        for t in range(128):
+            r, c = tk.make_tensor(np.zeros(64, np.float16), frag.layout), mma.get_thread_slice(t).partition_C(ident)
+            for i in range(64):
+                m, n = c(i)
+                r[i] = want[int(m), int(n)]
+            regs.append(r)
+        srcs = [r2s.get_slice(t).retile_S(regs[t]) for t in range(128)]
+        dsts = [r2s.get_slice(t).partition_D(s) for t in range(128)]
+        got["calls"] = int(tk.size(dsts[0])) // int(tk.size(dsts[0].layout.shape[0]))
+        emu.copy_if(r2s, preds(got["calls"]), srcs, dsts)
+        got["smem"] = np.array([[s[(m, n)] for n in range(128)] for m in range(64)])
+
+    got["stats"] = _launch(body)
+    return got, want
+
+
+def test_copy_if_with_a_warp_uniform_predicate_issues_only_those_calls():
+    """One predicate shared by all threads: only the first atom call's stmatrix instructions run, in each warp."""
+    got, want = _copy_if_stsm(lambda n: np.arange(n) == 0)
+    assert got["calls"] > 1
+    assert got["stats"] == {"stsm": 4 * 4}  # 4 instructions of 8 values in a call of 32 values per thread
+    written = got["smem"] != 0
+    assert written.sum() == 64 * 128 // got["calls"]
+    np.testing.assert_array_equal(got["smem"][written], want[written])
+    full, _ = _copy_if_stsm(lambda n: emu.TrivialPredTensor())
+    np.testing.assert_array_equal(full["smem"], want)
+    assert full["stats"] == {"stsm": 4 * 4 * full["calls"]}
+
+
+def test_copy_if_per_thread_predicates_uniform_per_warp_and_divergent():
+    """Per-thread predicates: warps 0 and 2 on, 1 and 3 off, issue half the instructions; one lane off in an
+    otherwise-on warp raises (a .sync.aligned warp instruction cannot be predicated per thread)."""
+    got, _ = _copy_if_stsm(lambda n: [np.full(n, (t // 32) % 2 == 0) for t in range(128)])
+    assert got["stats"] == {"stsm": 2 * 4 * got["calls"]}
+    assert (got["smem"] != 0).sum() == 64 * 128 // 2
+    with pytest.raises(emu.EmuError, match="cannot be predicated per thread"):
+        _copy_if_stsm(lambda n: [np.full(n, t != 37) for t in range(128)])

@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..layout import _
 from ..tma.bulk_copy import BulkCopyAuto
 from ..tma.make_im2col_tma_copy import im2col_coord
@@ -18,7 +20,7 @@ from .bulk import bulk_copy
 from .cp_async import cp_async_copy, is_cp_async
 from .device_tma import tma_load, tma_prefetch, tma_reduce, tma_store
 from .errors import EmuError, TmaUnitError
-from .ldsm_stsm import is_matrix_copy, matrix_copy
+from .ldsm_stsm import WARP, is_matrix_copy, matrix_copy
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,8 @@ def copy_if(*args) -> None:
     colexicographically as CuTe's ``group_modes<1, R>``, give the atom calls: call ``i`` (a TMA instruction, a
     universal copy of mode 0's values) is issued where ``pred(i)``. ``pred``: a tensor, array or callable of ``i``;
     ``TrivialPredTensor()`` is true everywhere. Predicated-off TMA loads move no bytes: count only the issued ones
-    in the barrier's transaction bytes."""
+    in the barrier's transaction bytes. cp.async atoms: a predicated-off call issues nothing (lists of every
+    thread's tensors may take a list of per-thread predicates); ldmatrix / stmatrix: see ``_matrix_copy_if``."""
     if len(args) == 3:
         pred, src, dst = args
         n, m = _size(_modes(src)), _size(_modes(dst))
@@ -210,21 +213,83 @@ def copy_if(*args) -> None:
     if len(args) != 4:
         raise EmuError(f"copy_if takes (pred, src, dst) or (atom, pred, src, dst), got {len(args)} arguments")
     atom, pred, src, dst = args
+    kind = _general_kind(atom)
+    if is_matrix_copy(kind):
+        return _matrix_copy_if(atom, pred, src, dst)
+    if is_cp_async(kind) and not hasattr(src, "layout"):  # every thread's tensors: each thread's own copy_if
+        srcs, dsts = _seq_of(src), _seq_of(dst)
+        preds = _thread_preds(pred, len(srcs))
+        for t, (s, d) in enumerate(zip(srcs, dsts)):
+            copy_if(atom, pred if preds is None else preds[t], s, d)
+        return None
+    for i, s, d in _call_slices(src, dst):
+        if _pred_at(pred, i):
+            copy(atom, s, d)
+    return None
+
+
+def _call_slices(src, dst):
+    """``(i, src_v(_, i), dst_v(_, i))`` of CuTe's ``group_modes<1, R>``: the later modes, colexicographic."""
     rest_s, rest_d = _modes(src)[1:], _modes(dst)[1:]
     sizes = [_size(m) for m in rest_s]
     if sizes != [_size(m) for m in rest_d]:
         raise EmuError(f"copy_if: source shape {src.shape} and destination shape {dst.shape} do not match")
     for i in range(_size(tuple(sizes))):
-        if not _pred_at(pred, i):
-            continue
         idx, r = [], i
         for n in sizes:  # colexicographic: the first of the later modes fastest
             idx.append(r % n)
             r //= n
         if sizes:
-            copy(atom, src[(_, *idx)], dst[(_, *idx)])
+            yield i, src[(_, *idx)], dst[(_, *idx)]
         else:
-            copy(atom, src.mode(0), dst.mode(0))
+            yield i, src.mode(0), dst.mode(0)
+
+
+def _seq_of(x) -> list:
+    return [x[t] for t in range(len(x))]
+
+
+def _thread_preds(pred, nthr: int):
+    """Per-thread predicates (a list / tuple of ``nthr`` tensors, arrays or callables: thread ``t``'s at ``t``),
+    else None (one predicate for every thread)."""
+    if not isinstance(pred, (list, tuple)) or not pred or isinstance(pred[0], (bool, int, np.bool_, np.integer)):
+        return None
+    if len(pred) != nthr:
+        raise EmuError(f"copy_if: {len(pred)} per-thread predicates for {nthr} threads' tensors; give one per thread")
+    return list(pred)
+
+
+def _matrix_copy_if(atom, pred, srcs, dsts) -> None:
+    """copy_if with an ldmatrix / stmatrix atom (every thread's tensors). CuTe's ``copy_if`` branches per thread
+    (``if (pred(i)) copy_atom.call(...)``: these atoms have no predicated form), and ``ldmatrix`` / ``stmatrix``
+    are ``.sync.aligned`` warp instructions: call ``i`` is issued by the warps whose 32 lanes all have ``pred(i)``,
+    skipped by those where none has, and a warp whose lanes disagree is an ``EmuError`` (undefined in PTX)."""
+    if hasattr(srcs, "layout") or hasattr(dsts, "layout"):
+        return matrix_copy(atom, srcs, dsts, _atom_pairs)  # raises: one tensor for a warp instruction
+    srcs, dsts = _seq_of(srcs), _seq_of(dsts)
+    if len(srcs) != len(dsts):
+        return matrix_copy(atom, srcs, dsts, _atom_pairs)  # raises: the per-thread counts differ
+    preds = _thread_preds(pred, len(srcs))
+    calls = [list(_call_slices(s, d)) for s, d in zip(srcs, dsts)]
+    counts = {len(c) for c in calls}
+    if len(counts) > 1:
+        raise EmuError(f"copy_if({atom.op.name}): the threads' partitions make {sorted(counts)} calls; partition every "
+                       "thread with one tiled copy")
+    for i in range(counts.pop() if counts else 0):
+        on = [_pred_at(pred if preds is None else preds[t], i) for t in range(len(srcs))]
+        warps = []
+        for w in range(0, len(on), WARP):
+            lanes = on[w:w + WARP]
+            if len(set(lanes)) > 1:
+                off = [w + k for k, v in enumerate(lanes) if not v]
+                raise EmuError(f"copy_if({atom.op.name}): call {i} is predicated on for some lanes of warp {w // WARP} "
+                               f"and off for others (threads {off[:8]}{'...' if len(off) > 8 else ''} off); "
+                               "ldmatrix / stmatrix are .sync.aligned warp instructions that cannot be predicated per "
+                               "thread: make the predicate uniform across each warp")
+            warps.append(lanes[0])
+        if any(warps):
+            matrix_copy(atom, [c[i][1] for c in calls], [c[i][2] for c in calls], _atom_pairs, warps)
+    return None
 
 
 def prefetch(atom, src) -> None:

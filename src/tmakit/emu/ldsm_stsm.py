@@ -163,9 +163,10 @@ def _stmatrix(f: _Form, lanes) -> None:
         ptr.smem.generic_write(addr, ROW_BYTES)
 
 
-def matrix_copy(atom, srcs, dsts, split) -> None:
+def matrix_copy(atom, srcs, dsts, split, warps=None) -> None:
     """``copy(atom, srcs, dsts)`` for an ldmatrix / stmatrix atom (see the module docstring); ``split(src, dst,
-    n)`` yields one thread's (src, dst) sub-tensors per atom call (CuTe's copy loop and ``Copy_Atom::call``)."""
+    n)`` yields one thread's (src, dst) sub-tensors per atom call (CuTe's copy loop and ``Copy_Atom::call``);
+    ``warps``: per warp, whether it issues (``copy_if`` with a warp-uniform predicate), None for all."""
     holder = getattr(atom, "tiled_copy", atom)
     f, nthr = _Form(holder), _threads(holder)
     if nthr % WARP:
@@ -187,6 +188,8 @@ def matrix_copy(atom, srcs, dsts, split) -> None:
     stats = current_cta().cluster.launch.stats
     kind = "ldsm" if f.load else "stsm"
     for w in range(nthr // WARP):
+        if warps is not None and not warps[w]:
+            continue
         for k in range(len(calls[0])):
             lanes = [calls[w * WARP + lane][k] for lane in range(WARP)]
             (_ldmatrix if f.load else _stmatrix)(f, lanes)
