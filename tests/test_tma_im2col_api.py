@@ -195,3 +195,39 @@ def test_emulated_multicast_load_fills_both_ctas():
     emu.launch(kernel, (2,), (2, 1, 1), x)
     emu.unregister(x)
     assert np.array_equal(got[0], want) and np.array_equal(got[1], want)
+
+
+def _v_map(g, tiler):
+    return tk.composition(tk.make_identity_layout(tk.product_each(g.layout.shape)), tiler)
+
+
+@pytest.mark.parametrize("mc, conv", [(1, ((0, 0), (0, 0), (0, 0), (0, 0), (1, 1), (0, 0), (1, 1))),
+                                      (4, fprop((3, 3), (1, 1))), (2, fprop((3, 3), (1, 1), (2, 2), (1, 2)))])
+def test_make_tma_atom_im2col_is_the_tiled_copys_atom(mc, conv):
+    """CuTe's make_tma_copy_im2col calls make_tma_atom_im2col(op, g, s, cosize(cta_t_map), cta_v_map, conv...):
+    the atom's descriptor, TMA tensor and box are the TiledCopy's; it prints as a Copy_Atom."""
+    g, s = activation((2, 16, 16, 64)), k_sw128(tk.half_t, 128, 64)
+    op = tk.SM90_TMA_LOAD_IM2COL_MULTICAST if mc > 1 else tk.SM90_TMA_LOAD_IM2COL
+    tiler = (I(128), I(64))
+    tc = tk.make_im2col_tma_copy(op, g, s, tiler, I(mc), *conv)
+    atom = tk.make_tma_atom_im2col(op, g, s, mc, _v_map(g, tiler), *conv)
+    assert isinstance(atom, tk.Im2colTmaAtom)
+    assert atom.tensormap == tc.tensormap
+    assert atom.tensormap.pixels_per_column == 128 // mc
+    assert str(atom.get_tma_tensor()) == str(tc.get_tma_tensor())
+    assert atom.num_val == tc.num_val and str(atom.layout_tv) == str(tc.layout_tv)
+    assert str(atom).startswith("Copy_Atom") and not str(tc).startswith("Copy_Atom")
+
+
+def test_make_tma_atom_im2col_refusals():
+    g, s = activation((2, 8, 8, 64)), k_sw128(tk.half_t, 64, 64)
+    vm, conv = _v_map(g, (I(64), I(64))), ((0, 0), (0, 0), (0, 0), (0, 0), (1, 1), (0, 0), (1, 1))
+    for op, mc, v, args, rule in [(tk.SM90_TMA_LOAD_IM2COL, 2, vm, conv, "multicast.op"),
+                                  (tk.SM90_TMA_LOAD_IM2COL_MULTICAST, 17, vm, conv, "multicast.size"),
+                                  (tk.SM90_TMA_LOAD, 1, vm, conv, "copy.op"),
+                                  (tk.SM90_TMA_LOAD_IM2COL, 1, (I(64), I(64)), conv, "im2col.cta_v_map"),
+                                  (tk.SM90_TMA_LOAD_IM2COL, 1, _v_map(g, (I(128), I(64))), conv, "smem.tile"),
+                                  (tk.SM90_TMA_LOAD_IM2COL, 1, vm, ((0,),) + conv[1:], "im2col.spatial")]:
+        with pytest.raises(tk.TmaError) as e:
+            tk.make_tma_atom_im2col(op, g, s, mc, v, *args)
+        assert rule in str(e.value), (rule, str(e.value))

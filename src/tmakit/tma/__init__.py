@@ -34,6 +34,7 @@ from .make_im2col_tma_copy import (
     Im2colTiledCopy,
     make_im2col_tma_copy,
 )
+from .make_tma_atom_im2col import Im2colTmaAtom, make_tma_atom_im2col
 from .make_tma_copy import make_tma_atom, make_tma_copy
 from .make_tma_copy_sm90 import make_tma_copy_A_sm90, make_tma_copy_B_sm90, make_tma_copy_C_sm90
 from .multicast import create_tma_multicast_mask
@@ -55,3 +56,4 @@ __all__ += ["SM90_BULK_COPY_AUTO", "SM90_BULK_COPY_G2S", "SM90_BULK_COPY_S2G", "
 __all__ += ["make_tma_copy_A_sm90", "make_tma_copy_B_sm90", "make_tma_copy_C_sm90", "TmaAtom"]
 __all__ += ["make_im2col_tma_copy", "SM90_TMA_LOAD_IM2COL", "SM90_TMA_LOAD_IM2COL_MULTICAST", "SM90_TMA_STORE_IM2COL",
             "Im2colTiledCopy"]
+__all__ += ["make_tma_atom_im2col", "Im2colTmaAtom"]
