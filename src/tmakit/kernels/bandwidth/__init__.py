@@ -96,10 +96,10 @@ def launcher_for(src, dst, *, op: int = -1, dtype=None, allow_transpose: bool = 
     if plan.kind is None and allow_transpose and op < 0:
         plan = plan_plain_transpose(src, dst) or plan
     nsm = sm_count(src) if plan.kind else 0
-    cfg = flat_config(plan, cfg, src.numel() * src.element_size(), op, dtype)
+    nbytes = src.numel() * src.element_size()
+    cfg = flat_config(plan, cfg, nbytes, op, dtype)
     if plan.kind == "strided" and op < 0 and cfg.strided:
         cfg = dataclasses.replace(cfg, **dict(cfg.strided), strided=())
-    nbytes = src.numel() * src.element_size()
     # the bulk engine also takes copies whose last 16-byte unit is partly past dst (it stores those bytes by
     # st.global; a map would write the whole unit, below)
     if plan.kind == "flat" and op < 0 and cfg.engine != "bulk" and (nbytes < cfg.bulk_below or nbytes % 16):
