@@ -55,6 +55,9 @@
 #ifndef TMAKIT_GEMM_TRACE  // diagnostic for tools/bench/gemm_trace.py only: CTA 0's consumer timeline (mainloop)
 #define TMAKIT_GEMM_TRACE 0
 #endif
+#ifndef TMAKIT_GEMM_BLOCK_PROBE  // diagnostic for tools/bench/fp8_block_cost.py only (wrong results when > 0): block
+#define TMAKIT_GEMM_BLOCK_PROBE 0   // scales without the scale warp; 2 also scales 1.0 (no shared loads), 3 per-unit
+#endif                              // register scales (no shared loads)
 #ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
 #define TMAKIT_GEMM_NO_MMA 0
 #endif
@@ -342,7 +345,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(bars + 8 * s, SCALE == 3 ? 1 + 32 : 1);  // block scales: + the scale warp's 32 lanes
+      mbarrier_init(bars + 8 * s, SCALE == 3 && !TMAKIT_GEMM_BLOCK_PROBE ? 1 + 32 : 1);  // block scales: + the scale warp's lanes
       mbarrier_init(bars + 8 * (STAGES + s), 4 * NC * CS * (SCALE == 3 ? 32 : 1));  // block scales: every lane
     }
     if (EPV) {
@@ -447,7 +450,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       wait_empty(s);
       put_end(slots + 32 * (ui % (STAGES + 1)));
       mbarrier_arrive(bars + 8 * s);
-    } else if (SCALE == 3 && tid / 32 == 1) {  // the scale warp: the same units and slabs (gemm_side_warps.cuh)
+    } else if (SCALE == 3 && !TMAKIT_GEMM_BLOCK_PROBE && tid / 32 == 1) {  // the scale warp: the same units and slabs (gemm_side_warps.cuh)
       stage_block_scales<BM, STAGES, CS>(work, sc, bars, s_sc, SC_BYTES, M, N, tid % 32);
     } else if (EPV && tid / 32 == 2) {  // the epilogue-vector warp: the same units (gemm_side_warps.cuh)
       stage_unit_vectors<SCALE, BIAS, OUT, BM, BN>(work, sc, s_epv, EPV_BYTES, epv_bars, M, N, tid % 32);

@@ -158,8 +158,9 @@ TMAKIT_DEVICE void scale_epilogue_staged(float* acc, const Scales& sc, u32 slot,
 // to the stage's scale slot once the stage is free, and its lanes arrive on the stage's full barrier (release: the
 // consumers' wait orders their shared loads after the stores). The consumers read their four values with shared
 // loads: no global load, address or prefetch in the mainloop. A 192-column tile (n0 a multiple of 64) spans two scale
-// blocks, split at column 128 - n0 % 128 (64 or 128), a whole number of the thread's 8-column groups: promote() takes
-// one of two static splits, no select per element. 64- and 128-column tiles lie in one scale block (the first).
+// blocks, split at column 128 - n0 % 128 (64 or 128), a whole number of the thread's 8-column groups: promote() picks
+// the middle groups' block once per slab, no select per element and no branch. 64- and 128-column tiles lie in one
+// scale block (the first).
 template <int BM> TMAKIT_DEVICE constexpr u32 scale_stage_bytes() { return ((BM + 2) * 4 + 15) / 16 * 16; }
 
 // One lane's share of a stage's block scales: rows m0 + lane + 32 j of A (clamped to M - 1: rows past M are never
@@ -204,28 +205,40 @@ template <int BN> struct BlockScale {
   int split;              // 8-column groups in the first scale block: 16 (all of a 128-column tile) or 8
   float a0, a1, b, b1;    // this slab's scales: rows r, r + 8; the tile's two column blocks
 
-  TMAKIT_DEVICE void start(int n0) { split = (128 - n0 % 128) / 8; }
+  TMAKIT_DEVICE void start(int n0) {
+    split = (128 - n0 % 128) / 8;
+#if TMAKIT_GEMM_BLOCK_PROBE == 3  // diagnostic: scales that vary per unit, held in registers
+    a0 = 1.f + (n0 & 1), a1 = 1.f + (n0 & 2), b = 1.f + (n0 & 4), b1 = 1.f + (n0 & 8);
+#endif
+  }
   // Slab scales from the stage's copy at `stage` (row r of the tile's A rows, r + 8, then the two B blocks at BM);
   // read before the stage is released.
   template <int BM> TMAKIT_DEVICE void load(u32 stage, int r) {
+#if TMAKIT_GEMM_BLOCK_PROBE == 2  // diagnostic: constant scales, no shared loads
+    a0 = a1 = b = b1 = 1.f;
+    return;
+#elif TMAKIT_GEMM_BLOCK_PROBE == 3
+    return;
+#endif
     a0 = lds_f32(stage + 4 * r);
     a1 = lds_f32(stage + 4 * (r + 8));
     b = lds_f32(stage + 4 * BM);
     if constexpr (BN > 128) b1 = lds_f32(stage + 4 * (BM + 1));
   }
-  // total += part * scale (the total starts each unit at zero)
+  // total += part * scale (the total starts each unit at zero). Groups 0-7 of a 192-column tile always lie in its
+  // first scale block and groups 16-23 in its second; groups 8-15 take the block `split` says, chosen once per slab
+  // (a select per row), so the promotion is one branch-free run of FFMAs.
   TMAKIT_DEVICE void promote(float* total, const float* part) const {
-    if (BN <= 128 || split == 16) promote_split<16>(total, part);
-    else promote_split<8>(total, part);
-  }
-  template <int SPLIT> TMAKIT_DEVICE void promote_split(float* total, const float* part) const {
     const float s0[2] = {a0 * b, a1 * b};
     const float s1[2] = {a0 * b1, a1 * b1};
+    const float sm[2] = {split == 16 ? s0[0] : s1[0], split == 16 ? s0[1] : s1[1]};
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        total[4 * j + i] = fmaf(part[4 * j + i], j < SPLIT ? s0[i / 2] : s1[i / 2], total[4 * j + i]);
+      for (int i = 0; i < 4; ++i) {
+        const float sc = BN <= 128 || j < 8 ? s0[i / 2] : j < 16 ? sm[i / 2] : s1[i / 2];
+        total[4 * j + i] = fmaf(part[4 * j + i], sc, total[4 * j + i]);
+      }
     }
   }
 };
