@@ -71,9 +71,44 @@ def test_plan_modes(mode):
     if mode == "row":
         assert p.scale_strides == (1, 0, 1, 0)
     name = gf.kernel_name(p)
-    staged = int(gf.epilogue_staged(p.config, mode, False))
+    code = 4 if mode == "block" else gf._SCALE_CODE[mode]  # block: K-major scales with 16-byte pitches -> TMA
+    assert p.scale_code == code
+    staged = int(gf.epilogue_staged(p.config, mode, False, code))
     assert name.startswith("tmakit_gemm_scaled<2, 0, ")
-    assert name.endswith(f", {gf._SCALE_CODE[mode]}, 0, 0, {staged}, 1>")
+    assert name.endswith(f", {code}, 0, 0, {staged}, 1>")
+
+
+@pytest.mark.parametrize("case, code", [
+    ("k-major", 4), ("m-major", 5), ("k-major, 5 K blocks (20-byte pitch)", 0), ("m-major, M = 1302", 0),
+    ("scale_a off 16-byte alignment", 0), ("scale_b n-major", 0), ("one K block, contiguous (B pitch 4 bytes)", 0),
+    ("one row", 4)])
+def test_plan_block_scales_by_tma(case, code):
+    """Block scales go by TMA (kernel SCALE 4: A's scales K-major, 5: M-major as torch._scaled_mm's 1x128 layout)
+    wherever TMA can describe both scale tensors -- B's K-major, 16-byte pitches and addresses -- else the scale warp
+    stages them (SCALE 3); the maps are valid TensorMaps with the documented boxes."""
+    m, n, k = 1300, 1000, 512
+    if "5 K blocks" in case:
+        k = 640
+    if "1302" in case:
+        m = 1302
+    if "one K block" in case:
+        k = 128
+    if "one row" in case:
+        m = 1
+    kb, nb = -(-k // 128), -(-n // 128)
+    sa = f32(m, kb, stride=(1, m) if "m-major" in case else None, ptr=(1 << 28) + (8 if "off 16-byte" in case else 0))
+    if "one K block" in case:
+        sa = f32(m, 1, stride=(1, 1))
+    sb = f32(nb, kb, stride=(1, nb) if "n-major" in case else None, ptr=1 << 29)
+    p = gf.plan_fp8(Fake((m, k)), bt(n, k), sa, sb)
+    assert p.scale_tma == code and p.scale_code == (code or 3)
+    assert f", {code or 3}, 0, 0, " in gf.kernel_name(p)
+    if code:
+        ta, tb = gf.scale_maps(p, sa.data_ptr(), sb.data_ptr())
+        ta.validate(), tb.validate()
+        assert tb.box_dim == (4, 2) and tb.global_dim == (kb, nb)
+        assert ta.box_dim == ((4, p.config.bm) if code == 4 else (p.config.bm, 1))
+        assert gf.plan_smem(p) <= gf.gk.smem_limit(p.config)
 
 
 def test_plan_fast_accum():
@@ -147,8 +182,11 @@ def test_plan_property(m, n, k, pad_a, pad_b, off, mode, od):
     assert p.config.bn <= (128 if p.config.overlap else 192) and (p.scaling != "block" or p.config.bn in (64, 128, 192))
     assert not (p.config.overlap and p.scaling == "block")
     assert -(-k // gf.BK) % p.split == 0 and 1 <= p.split <= gf.MAX_SPLIT
-    staged = int(gf.epilogue_staged(p.config, p.scaling, False))
-    assert gf.kernel_name(p).endswith(f", {gf._SCALE_CODE[p.scaling]}, 0, 0, {staged}, {p.config.per_sm}>")
+    assert p.scale_code == (p.scale_tma or gf._SCALE_CODE[p.scaling]) and p.scale_tma in (0, 4, 5)
+    assert not p.scale_tma or (p.scaling == "block" and gf.block_fits(p.config, p.scale_tma))
+    staged = int(gf.epilogue_staged(p.config, p.scaling, False, p.scale_code))
+    assert gf.kernel_name(p).endswith(f", {p.scale_code}, 0, 0, {staged}, {p.config.per_sm}>")
+    assert gf.plan_smem(p) <= gf.gk.smem_limit(p.config)
 
 
 @pytest.mark.parametrize("cfg", list(gf.CONFIGS))
@@ -814,6 +852,51 @@ def test_scaled_mm_gpu_block_on_192_column_tiles(shape):
     tk.ops.scaled_mm(qa, qb, sa, sb, out=out, config="n192_s4_c1", strict=True)
     torch.cuda.synchronize()
     assert bool(torch.isfinite(out).all()) and _err(out, ref) < TOL_FP8[torch.float32], _err(out, ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["k-major", "m-major"])
+@pytest.mark.parametrize("shape, config", [((300, 1000, 1536), "n192_s4_c1"), ((260, 392, 2048), None),
+                                           ((1, 512, 1024), None), ((1000, 1000, 512), "n128_s5_c2"),
+                                           ((1000, 1000, 1024), "n192_s4_c2n2"),
+                                           ((128, 576, 4096), "m64_n128_s8_c1")])
+def test_scaled_mm_gpu_block_scales_by_tma_match_the_scale_warp(layout, shape, config):
+    """Block scales loaded by TMA (SCALE 4 from K-major scale_a, 5 from M-major, torch._scaled_mm's 1x128 layout)
+    give the same bits as the scale warp's staging (SCALE 3: the same scales, the same sums) on 64-, 128- and
+    192-column tiles, clusters and partial tiles, and match the fp64 product (fp32 output)."""
+    import dataclasses
+
+    m, n, k = shape
+    qa, qb, sa, sb, ref = _gpu_problem("block", m, n, k, seed=7)
+    if layout == "m-major":
+        sa = sa.t().contiguous().t()
+    p = gf.plan_fp8(qa, qb, sa, sb, None, None, "float32", config, False, None)
+    assert p.scale_tma == (4 if layout == "k-major" or m == 1 else 5)  # one row: either layout is K-major
+    outs = []
+    for plan in (p, dataclasses.replace(p, scale_tma=0)):
+        sched = gf.schedule(plan)
+        ws = torch.empty(max(sched.ws_bytes, 1), dtype=torch.uint8, device="cuda")
+        flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
+        out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+        gf.launcher(plan, qa.data_ptr(), qb.data_ptr(), out.data_ptr(), sa.data_ptr(), sb.data_ptr(), 0,
+                    ws.data_ptr(), flags.data_ptr())()
+        torch.cuda.synchronize()
+        outs.append(out)
+    assert torch.equal(outs[0], outs[1])
+    assert bool(torch.isfinite(outs[0]).all()) and _err(outs[0], ref) < TOL_FP8[torch.float32], _err(outs[0], ref)
+
+
+@pytest.mark.gpu
+def test_scaled_mm_gpu_block_scales_by_tma_refuse_other_pointers():
+    """A plan made for 16-byte aligned scale tensors (TMA maps) refuses a scale pointer that is not, naming the
+    rule, instead of encoding a map the hardware would reject."""
+    m, n, k = 256, 256, 512
+    qa, qb, sa, sb, _ = _gpu_problem("block", m, n, k)
+    p = gf.plan_fp8(qa, qb, sa, sb)
+    assert p.scale_tma == 4
+    out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(GemmError, match="16-byte aligned"):
+        gf.launcher(p, qa.data_ptr(), qb.data_ptr(), out.data_ptr(), sa.data_ptr() + 4, sb.data_ptr())
 
 
 def test_rows_an_odd_multiple_of_16_bytes_apart_go_to_torch_per_tensor():

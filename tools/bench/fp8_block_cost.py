@@ -1,9 +1,11 @@
-"""Where block scaling's cost goes in the FP8 GEMM: tmakit's per-tensor kernel, the block-wise kernel, and three
-diagnostic builds of the block-wise kernel (``TMAKIT_GEMM_BLOCK_PROBE``, wrong results by design):
+"""Where block scaling's cost goes in the FP8 GEMM: tmakit's per-tensor kernel, the block-wise kernel (its scales
+loaded by TMA where the layout allows, as for these quantize_1x128 / quantize_128x128 scales), the same plan with
+the scale warp staging the scales instead, and diagnostic builds of the block-wise kernel
+(``TMAKIT_GEMM_BLOCK_PROBE``, wrong results by design):
 
-    1  no scale warp (the consumers read whatever the scale slots hold: delivery removed, promotion unchanged)
-    2  no scale warp, scales 1.0 (no shared loads; the promotion multiplies by a constant)
-    3  no scale warp, scales that vary per unit held in registers (no shared loads; the promotion as in the kernel)
+    1  scale warp plan without its scale warp (the consumers read whatever the scale slots hold)
+    2  scales 1.0 (no shared loads; the promotion multiplies by a constant)
+    3  scales that vary per unit, held in registers (no shared loads; the promotion as in the kernel)
 
     python3 tools/bench/fp8_block_cost.py [--reps N] [--shapes MxNxK,...]
 
@@ -18,12 +20,18 @@ import statistics
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 18432, 7168), (4096, 7168, 16384),
           (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536)]
-VARIANTS = [("block", ()), ("no scale warp", ("TMAKIT_GEMM_BLOCK_PROBE=1",)),
-            ("scales 1.0", ("TMAKIT_GEMM_BLOCK_PROBE=2",)), ("register scales", ("TMAKIT_GEMM_BLOCK_PROBE=3",))]
+# (name, defines, the plan's scale delivery: "tma" as planned, "m-major" as planned for scale_a stored M-major
+# (torch._scaled_mm's 1x128 layout), "warp" the scale warp)
+VARIANTS = [("block", (), "tma"), ("block, M-major sa", (), "m-major"), ("block, scale warp", (), "warp"),
+            ("warp plan, no warp", ("TMAKIT_GEMM_BLOCK_PROBE=1",), "warp"),
+            ("scales 1.0", ("TMAKIT_GEMM_BLOCK_PROBE=2",), "tma"),
+            ("register scales", ("TMAKIT_GEMM_BLOCK_PROBE=3",), "tma")]
 
 
 def measure(m: int, n: int, k: int, reps: int, flush) -> list[float]:
     """Milliseconds of the per-tensor kernel, then of each VARIANTS entry, on one problem."""
+    import dataclasses
+
     import torch
 
     from tmakit.bench.timing import time_events
@@ -35,8 +43,12 @@ def measure(m: int, n: int, k: int, reps: int, flush) -> list[float]:
     one = torch.ones((), device="cuda")
     b = qw.t()
     fns, keep = [], []
-    for scales, defines in [((one, one), ())] + [((sa, sb), d) for _, d in VARIANTS]:
+    sa_m = sa.t().contiguous().t()
+    for scales, defines, how in [((one, one), (), "tma")] + [((sa_m if h == "m-major" else sa, sb), d, h)
+                                                             for _, d, h in VARIANTS]:
         p = K.plan_fp8(qa, b, scales[0], scales[1], None, None, "bfloat16", None, False, None)
+        if how == "warp":
+            p = dataclasses.replace(p, scale_tma=0)
         sched = K.schedule(p)
         ws = torch.empty(max(sched.ws_bytes, 1), dtype=torch.uint8, device="cuda")
         flags = torch.zeros(max(sched.flag_count, 1), dtype=torch.int32, device="cuda")
@@ -64,17 +76,17 @@ def main(argv=None) -> list:
     print(torch.cuda.get_device_name(), flush=True)
     spin_up(1.0)
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
-    rel = {name: [] for name, _ in VARIANTS}
+    rel = {name: [] for name, _, _ in VARIANTS}
     for m, n, k in shapes:
         ts = measure(m, n, k, args.reps, flush)
         tf = [2.0 * m * n * k / t / 1e9 for t in ts]
         line = f"{m}x{n}x{k}: per tensor {tf[0]:.0f} TF"
-        for (name, _), t, f in zip(VARIANTS, ts[1:], tf[1:]):
+        for (name, _, _), t, f in zip(VARIANTS, ts[1:], tf[1:]):
             rel[name].append(ts[0] / t)
             line += f" | {name} {f:.0f} ({ts[0] / t:.3f})"
         print(line, flush=True)
     for name, r in rel.items():
-        print(f"{name:16s} geomean vs per tensor {statistics.geometric_mean(r):.3f}")
+        print(f"{name:18s} geomean vs per tensor {statistics.geometric_mean(r):.3f}")
     return [rel]
 
 

@@ -206,7 +206,8 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
                    const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split,
                    int units, int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags,
                    int scatter, const float* scale_a, const float* scale_b, const void* bias, long long a_m,
-                   long long a_k, long long b_n, long long b_k) {
+                   long long a_k, long long b_n, long long b_k, const __grid_constant__ TmaDesc tm_sa,
+                   const __grid_constant__ TmaDesc tm_sb) {
   constexpr int B_MN = 0, SPLITK = 0, k_rotate = 0;
   const tmakit::gemm::Scales sc{scale_a, scale_b, bias, a_m, a_k, b_n, b_k};
 #elif TMAKIT_GEMM_GROUPED
@@ -226,6 +227,7 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
   constexpr int CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0, PER_SM = 1;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
+  const TmaDesc &tm_sa = tm_a, &tm_sb = tm_a;  // block scales by TMA: dense kernel only
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;
   float4* const sk_ws = nullptr;
   u32* const sk_flags = nullptr;
@@ -248,6 +250,7 @@ tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constan
   static_assert(IN >= 2 ? SCALE >= 1 && SCALE <= 3 && !(SCALE == 3 && FAST) : SCALE == 0 && FAST, "ptr-array: "
                 "16-bit inputs without scales, or fp8 with per-tensor, row-wise or block-wise scales (two-level)");
   const tmakit::gemm::Scales sc{};
+  const TmaDesc &tm_sa = tm_a, &tm_sb = tm_a;
   const int M = 0x7fffffff, N = 0x7fffffff, K = 0, group_m = 1, k_per_split = 0, units = 0, sk_units = 0;
   const int maxseg = 0, scatter = 0;
   float4* const sk_ws = nullptr;
@@ -264,19 +267,23 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             int scatter) {
   constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, PER_SM = 1;
   const tmakit::gemm::Scales sc{};
+  const TmaDesc &tm_sa = tm_a, &tm_sb = tm_a;
 #endif
   static_assert(!SPLITK || OUT == 2, "split-K accumulates in fp32");
   static_assert(IN < 2 || (!B_MN && !SPLITK), "fp8: B K-major (Bt (N, K) row-major), no split-K reduce-add");
   // Two-level accumulation (fp8 without FAST, always for block scaling): each slab's wgmmas sum into a second set
   // (pacc), added (scaled, SCALE 3) into the fp32 total once done. FAST: one reduced-precision chain over all of K.
-  constexpr bool TWO = SCALE == 3 || (IN >= 2 && !FAST);
+  // Block scales: SCALE 3 staged per stage by the scale warp; 4 / 5 loaded per stage by the producer's TMA from A's
+  // scales K-major / M-major and B's K-major (gemm_scale.cuh "Block scaling").
+  constexpr bool BLK = SCALE >= 3, SC_TMA = SCALE >= 4;
+  constexpr bool TWO = BLK || (IN >= 2 && !FAST);
   // TWO with OVERLAP (tensor / row scales, BN <= 128): slabs alternate between two partial sets, one slab's wgmmas
   // running while the previous slab's partial sums are added (three sets in registers).
-  static_assert(!TWO || (IN >= 2 && BN <= 192 && (!OVERLAP || (SCALE != 3 && BN <= 128))),
+  static_assert(!TWO || (IN >= 2 && BN <= 192 && (!OVERLAP || (!BLK && BN <= 128))),
                 "two-level accumulation: fp8, BN <= 192 (two accumulator sets in registers); with overlap BN <= 128 "
                 "(three sets) and no block scaling");
   constexpr bool TWO_OV = TWO && OVERLAP;
-  static_assert(SCALE != 3 || BN == 64 || BN == 128 || BN == 192, "block scaling: 64-, 128- or 192-column tiles");
+  static_assert(!BLK || BN == 64 || BN == 128 || BN == 192, "block scaling: 64-, 128- or 192-column tiles");
   static_assert(BM == 64 || BM == 128, "tile rows: one or two consumer warpgroups of 64");
   constexpr int NC = BM / 64;  // consumer warpgroups
   constexpr int CS = CM * CN;  // CTAs per cluster
@@ -314,8 +321,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // than the slot's previous occupant, whose slot they read before its first slab.
   const u32 slots = bars + 16 * STAGES;
   // Block scaling: each stage's scales (BM rows of A, two B blocks) after the slots (gemm_scale.cuh).
-  constexpr u32 SC_BYTES = SCALE == 3 ? scale_stage_bytes<BM>() : 0;
-  const u32 s_sc = slots + 32 * (STAGES + 1);
+  constexpr u32 SC_BYTES = SCALE == 3 ? scale_stage_bytes<BM>() : SC_TMA ? scale_tma_stage_bytes<SCALE, BM>() : 0;
+  const u32 s_sc = SC_TMA ? (slots + 32 * (STAGES + 1) + 127u) & ~127u : slots + 32 * (STAGES + 1);
   // Staged epilogue vectors (EPV): two slots (units alternate) of the unit's row scales, column scales and bias as
   // fp32 (gemm_scale.cuh), then full[2] and empty[2] mbarriers.
   static_assert(!EPV || SCALE == 2 || BIAS, "staged epilogue vectors: row-wise scales or a bias");
@@ -346,7 +353,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(bars + 8 * s, SCALE == 3 && !TMAKIT_GEMM_BLOCK_PROBE ? 1 + 32 : 1);  // block scales: + the scale warp's lanes
-      mbarrier_init(bars + 8 * (STAGES + s), 4 * NC * CS * (SCALE == 3 ? 32 : 1));  // block scales: every lane
+      mbarrier_init(bars + 8 * (STAGES + s), 4 * NC * CS * (BLK ? 32 : 1));  // block scales: every lane
     }
     if (EPV) {
       for (int i = 0; i < 2; ++i) {
@@ -358,6 +365,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     prefetch_tensormap(&tm_a);
     prefetch_tensormap(&tm_b);
     prefetch_tensormap(&tm_c);
+    if (SC_TMA) {
+      prefetch_tensormap(&tm_sa);
+      prefetch_tensormap(&tm_sb);
+    }
   }
   if (CS > 1) cluster_sync(); else __syncthreads();
   // Programmatic dependent launch: the prologue above may overlap the previous kernel's tail; nothing below touches
@@ -413,9 +424,10 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           const int s = it % STAGES;
           const u32 full = bars + 8 * s;
           if (kt > 0) wait_empty(s);
-          mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES);
+          mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES + (SC_TMA ? scale_tma_box_bytes<SCALE, BM>() : 0u));
           const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
           const int k = (t.k0 + kr * BK) * (2 / EB);  // in elements
+          if constexpr (SC_TMA) load_block_scales<SCALE, BM>(s_sc + s * SC_BYTES, &tm_sa, &tm_sb, full, k, t.m0, t.n0);
           if (CN > 1) {
             tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), pa, full, mask_a, k,
                                 t.m0 + rn * (BM / CN));
@@ -470,7 +482,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     // empty barrier, in every CTA of the cluster; predicated in PTX, not
     // branched, so no divergent path separates in-flight wgmmas from their accumulators
     auto release = [&](u32 empty, bool pred = true) {
-      const bool p = pred && (SCALE == 3 || lane == 0);  // block scales: each lane's own shared loads released
+      const bool p = pred && (BLK || lane == 0);  // block scales: each lane's own shared loads released
       mbarrier_arrive_if(empty, p);
 #pragma unroll
       for (int d = 1; d < CS; ++d) mbarrier_arrive_remote_cta_if(empty, (rank + d) % CS, p);
@@ -520,8 +532,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
       const int nkt = get_unit_kt(uslot);
       if (nkt == 0) break;
-      BlockScale<SCALE == 3 ? BN : 128> bsc;
-      if constexpr (SCALE == 3) bsc.start(get_unit(uslot).n0);
+      BlockScale<BLK ? BN : 128> bsc;
+      if constexpr (BLK) bsc.start(get_unit(uslot).n0, SC_TMA ? get_unit_k0(uslot) / BK : 0);
       if constexpr (TWO) {  // the total starts at zero, so a promotion adds without a select per element
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
@@ -554,8 +566,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         wgmma_commit();
         if (kt + 1 < nkt)  // probe the next slab's stage now, not after this slab's wgmmas are waited for
           ready = mbarrier_test_wait_parity(bars + 8 * ((it + 1) % STAGES), ((it + 1) / STAGES) & 1);
-        if constexpr (SCALE == 3)  // this slab's scales (before the stage is released), once its wgmmas are issued
-          bsc.template load<BM>(s_sc + s * SC_BYTES, cw * 64 + 16 * warp + lane / 4);
+        if constexpr (BLK)  // this slab's scales (before the stage is released), once its wgmmas are issued
+          bsc.template load<BM, SCALE>(s_sc + s * SC_BYTES, cw * 64 + 16 * warp + lane / 4, kt);
         if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
           if (pb < pe) flush_next();
         }
@@ -571,7 +583,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           release(bars + 8 * (STAGES + s));
         }
         if (TMAKIT_GEMM_TRACE && trace) trace[2] = clock64();
-        if constexpr (SCALE == 3) bsc.promote(acc, pacc);
+        if constexpr (BLK) bsc.promote(acc, pacc);
         else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc);
         if (TMAKIT_GEMM_TRACE && trace) trace[3] = clock64();
       }

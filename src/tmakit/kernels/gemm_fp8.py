@@ -31,7 +31,7 @@ from .gemm_schedule import STREAM_K_MIN_SLABS, STREAM_K_MODES, tail_schedule
 
 __all__ = ["BK", "CONFIGS", "FP8_DTYPES", "SCALINGS", "Fp8Plan", "block_fits", "choose_config", "choose_split",
            "epilogue_smem", "epilogue_staged", "kernel_for", "kernel_name", "launcher", "multicast_config", "plan_fp8",
-           "plan_smem", "scale_smem", "scaling_of", "schedule", "tensormaps", "two_per_sm"]
+           "plan_smem", "scale_maps", "scale_smem", "scaling_of", "schedule", "tensormaps", "two_per_sm"]
 
 BK = 128  # K elements per slab: 128 fp8 = one 128-byte swizzle row (4 wgmma k32 steps); also the block-scale depth
 FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
@@ -88,21 +88,27 @@ for _c in CONFIGS.values():
     assert gk.smem_bytes(_c) <= gk.smem_limit(_c), _c
 
 
-def scale_smem(cfg: GemmConfig) -> int:
+def scale_smem(cfg: GemmConfig, code: int = 3) -> int:
     """Extra dynamic shared memory of a block-scaled kernel: per stage the scales of the tile's rows of A and two B
-    scale blocks, 16-byte aligned (gemm_scale.cuh's scale_stage_bytes)."""
-    return cfg.stages * (((cfg.bm + 2) * 4 + 15) // 16 * 16)
+    scale blocks (gemm_scale.cuh): staged by the scale warp (kernel SCALE ``code`` 3; 16-byte aligned slots), or as
+    TMA boxes (4: A's scales K-major, four K blocks per row; 5: M-major), 128-byte aligned slots after up to 128
+    bytes of alignment."""
+    if code == 3:
+        return cfg.stages * (((cfg.bm + 2) * 4 + 15) // 16 * 16)
+    a = (16 if code == 4 else 4) * cfg.bm
+    return cfg.stages * (-(-a // 128) * 128 + 128) + 128
 
 
-def block_fits(cfg: GemmConfig) -> bool:
+def block_fits(cfg: GemmConfig, code: int = 3) -> bool:
     """Whether a config has room for block scales (each stage's scales beside its operands in shared memory)."""
-    return gk.smem_bytes(cfg) + scale_smem(cfg) <= gk.smem_limit(cfg)
+    return gk.smem_bytes(cfg) + scale_smem(cfg, code) <= gk.smem_limit(cfg)
 
 
-def smem_for(cfg: GemmConfig, scaling: str) -> int:
+def smem_for(cfg: GemmConfig, scaling: str, code: int = 3) -> int:
     """Dynamic shared memory of the kernel of a config and scaling mode (without staged epilogue vectors: the
-    grouped kernel's, and the dense kernel's before :func:`epilogue_smem`)."""
-    return gk.smem_bytes(cfg) + (scale_smem(cfg) if scaling == "block" else 0)
+    grouped kernel's, and the dense kernel's before :func:`epilogue_smem`); ``code``: the block scales' kernel
+    SCALE (:func:`scale_smem`)."""
+    return gk.smem_bytes(cfg) + (scale_smem(cfg, code) if scaling == "block" else 0)
 
 
 def epilogue_smem(cfg: GemmConfig, scaling: str, bias: bool) -> int:
@@ -112,19 +118,20 @@ def epilogue_smem(cfg: GemmConfig, scaling: str, bias: bool) -> int:
     return 2 * 4 * floats + 32 if floats else 0
 
 
-def epilogue_staged(cfg: GemmConfig, scaling: str, bias: bool) -> bool:
+def epilogue_staged(cfg: GemmConfig, scaling: str, bias: bool, code: int = 3) -> bool:
     """Whether the dense kernel stages its epilogue's row-wise scales and bias in shared memory (a producer-side warp
     loads them while the unit's mainloop runs): wherever there are some and they fit beside the ring (not 128x256
     tiles, whose epilogue then loads them from global memory as before)."""
     extra = epilogue_smem(cfg, scaling, bias)
-    return extra > 0 and smem_for(cfg, scaling) + extra <= gk.smem_limit(cfg)
+    return extra > 0 and smem_for(cfg, scaling, code) + extra <= gk.smem_limit(cfg)
 
 
 def plan_smem(p: Fp8Plan) -> int:
     """Dynamic shared memory of a dense plan's kernel."""
     c = p.config
-    return smem_for(c, p.scaling) + (epilogue_smem(c, p.scaling, p.bias) if epilogue_staged(c, p.scaling, p.bias)
-                                     else 0)
+    code = p.scale_code
+    return smem_for(c, p.scaling, code) + (epilogue_smem(c, p.scaling, p.bias)
+                                           if epilogue_staged(c, p.scaling, p.bias, code) else 0)
 
 
 def choose_config(m: int, n: int, k: int, scaling: str, out_bytes: int = 2, sms: int = gk.NUM_SMS,
@@ -303,6 +310,12 @@ class Fp8Plan:
     config: GemmConfig
     fast_accum: bool = False
     split: int = 1  # K ranges per tile, finished in the kernel (stream-K segments, one wave)
+    scale_tma: int = 0  # block scales loaded by TMA: 4 (A's scales K-major), 5 (M-major); 0: the scale warp
+
+    @property
+    def scale_code(self) -> int:
+        """The kernel's SCALE: 1 tensor, 2 row, 3 block (scale warp), 4 / 5 block (TMA)."""
+        return self.scale_tma or _SCALE_CODE[self.scaling]
 
     @property
     def units(self) -> int:
@@ -448,15 +461,60 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
     elif not (1 <= int(split) <= MAX_SPLIT and kt % int(split) == 0):
         raise GemmError(f"split = {split}: K ranges per tile must be 1 ... {MAX_SPLIT} and divide the {kt} K slabs "
                         f"of {BK}")
+    tma = block_scale_tma(m, n, k, scale_a, scale_b, strides, config) if scaling == "block" else 0
     return Fp8Plan(m, n, k, lda, ldb, ldc, ta, tb, od, scaling, strides, bias is not None, config, bool(fast_accum),
-                   int(split))
+                   int(split), tma)
+
+
+def block_scale_tma(m: int, n: int, k: int, scale_a, scale_b, strides: tuple, config: GemmConfig) -> int:
+    """The kernel SCALE that loads block scales by TMA for these scale tensors (4: A's scales K-major, 5: M-major),
+    or 0 (the scale warp stages them): B's scales K-major, each tensor's pitch a multiple of 16 bytes and its address
+    16-byte aligned (TMA's global rules), and room for the larger slots (:func:`block_fits`)."""
+    a_m, a_k, b_n, b_k = strides
+    kb, nb = -(-k // BK), -(-n // BK)
+
+    def pitch_ok(stride: int, rows: int, inner: int) -> bool:  # a row pitch TMA accepts (one row: any)
+        return rows == 1 or (stride * 4 % 16 == 0 and stride >= inner)
+
+    if int(scale_a.data_ptr()) % 16 or int(scale_b.data_ptr()) % 16:
+        return 0
+    if not ((b_k == 1 or kb == 1) and pitch_ok(b_n, nb, kb)):
+        return 0
+    if (a_k == 1 or kb == 1) and pitch_ok(a_m, m, kb):
+        code = 4
+    elif (a_m == 1 or m == 1) and pitch_ok(a_k, kb, m):
+        code = 5
+    else:
+        return 0
+    return code if block_fits(config, code) else 0
+
+
+def scale_maps(p: Fp8Plan, sa_ptr: int, sb_ptr: int):
+    """The (A scales, B scales) tensor maps of a plan with ``scale_tma`` (gemm_scale.cuh "Block scales by TMA"):
+    fp32, no swizzle; A's {4, BM} boxes over {K blocks, M} (4) or {BM, 1} over {M, K blocks} (5), B's {4, 2} over
+    {K blocks, N blocks}. A dimension of one row gets a nominal pitch (never stepped)."""
+    from tmakit.tma.tensormap import DataType, L2Promotion, TensorMap
+
+    a_m, a_k, b_n, _ = p.scale_strides
+    kb, nb = -(-p.k // BK), -(-p.n // BK)
+
+    def tmap(ptr, dims, stride, box):
+        pitch = stride * 4 if dims[1] > 1 else -(-dims[0] // 4) * 16
+        return TensorMap(dtype=DataType.FLOAT32, global_dim=dims, global_strides=(pitch,), box_dim=box,
+                         l2_promotion=L2Promotion.B128, global_address=ptr)
+
+    if p.scale_tma == 4:
+        ta = tmap(sa_ptr, (kb, p.m), a_m, (4, p.config.bm))
+    else:
+        ta = tmap(sa_ptr, (p.m, kb), a_k, (p.config.bm, 1))
+    return ta, tmap(sb_ptr, (kb, nb), b_n, (4, 2))
 
 
 def kernel_name(p: Fp8Plan) -> str:
     c = p.config
     return (f"tmakit_gemm_scaled<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, "
-            f"{c.cluster_n}, {c.overlap}, {c.epi}, {c.defer}, {_SCALE_CODE[p.scaling]}, {int(p.bias)}, "
-            f"{int(p.fast_accum)}, {int(epilogue_staged(c, p.scaling, p.bias))}, {c.per_sm}>")
+            f"{c.cluster_n}, {c.overlap}, {c.epi}, {c.defer}, {p.scale_code}, {int(p.bias)}, "
+            f"{int(p.fast_accum)}, {int(epilogue_staged(c, p.scaling, p.bias, p.scale_code))}, {c.per_sm}>")
 
 
 _kernels: dict = {}
@@ -572,11 +630,18 @@ def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr
     if sched.sk_units and not (ws_ptr and flags_ptr):
         raise GemmError("a split schedule needs a workspace and zeroed flags (ws_ptr, flags_ptr)")
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr)]
+    if p.scale_tma:
+        if sa_ptr % 16 or sb_ptr % 16:
+            raise GemmError(f"this plan loads its block scales by TMA (planned for 16-byte aligned scale tensors), "
+                            f"got scale_a at {sa_ptr:#x} and scale_b at {sb_ptr:#x}; plan again with these tensors")
+        smaps = [encode_tensormap(t) for t in scale_maps(p, sa_ptr, sb_ptr)]
+    else:  # the kernel takes two scale maps whatever the mode; these are never read
+        smaps = maps[:2]
     a_m, a_k, b_n, b_k = p.scale_strides
     i32, i64, u64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64
     args = (*maps, i32(p.m), i32(p.n), i32(p.k), i32(cfg.group_m), i32(p.k), i32(sched.dp_units),
             i32(sched.sk_units), i32(sched.maxseg), u64(ws_ptr), u64(flags_ptr), i32(sched.scatter), u64(sa_ptr),
-            u64(sb_ptr), u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k))
+            u64(sb_ptr), u64(bias_ptr), i64(a_m), i64(a_k), i64(b_n), i64(b_k), *smaps)
     fn = gk.launch_fn(k, sched.grid, cfg.threads, args, plan_smem(p), cs, pdl)
     if len(_launchers) > 512:
         _launchers.clear()

@@ -10,6 +10,7 @@
 // Bias (BIAS = 1): C[r][c] += bias[c] (elements of the output type), after the scales.
 // Without FAST, SCALE 1 and 2 also sum each slab into a partial set first and add it to the total (promote_sum).
 #pragma once
+#include <tmakit/tma.cuh>
 #include <tmakit/types.cuh>
 
 namespace tmakit {
@@ -163,6 +164,29 @@ TMAKIT_DEVICE void scale_epilogue_staged(float* acc, const Scales& sc, u32 slot,
 // scale block (the first).
 template <int BM> TMAKIT_DEVICE constexpr u32 scale_stage_bytes() { return ((BM + 2) * 4 + 15) / 16 * 16; }
 
+// Block scales by TMA (SCALE 4: A's scales K-major, 5: M-major; B's K-major in both): the producer loads each slab's
+// scales into the stage's scale slot with the operands, on the same full barrier -- no scale warp. A TMA box's
+// inner extent is at least 16 bytes and its inner start coordinate a multiple of 16 bytes (else the load is an
+// illegal instruction, docs/CONFORMANCE.md), so a K-major box holds the 4 K blocks kb & ~3 .. (kb & ~3) + 3 per row
+// and the slab's scale is column kb & 3: SCALE 4 stores row r of A at 16 r, SCALE 5 (a {BM, 1} box of the slab's
+// column) at 4 r. Then, 128-byte aligned, B's {4, 2} box: the tile's first scale block at +0, its second at +16. Out-of-bounds parts (rows past M, blocks past
+// N or K) arrive as zeros and are never stored. The host builds both maps (gemm_fp8.scale_maps).
+template <int SCALE, int BM> TMAKIT_DEVICE constexpr u32 scale_tma_a_bytes() { return (SCALE == 4 ? 16 : 4) * BM; }
+template <int SCALE, int BM> TMAKIT_DEVICE constexpr u32 scale_tma_box_bytes() {
+  return scale_tma_a_bytes<SCALE, BM>() + 32;
+}
+template <int SCALE, int BM> TMAKIT_DEVICE constexpr u32 scale_tma_stage_bytes() {
+  return (scale_tma_a_bytes<SCALE, BM>() + 127) / 128 * 128 + 128;
+}
+// PTX: cp.async.bulk.tensor.2d (tma_load_tile), A's and B's scale boxes of the slab at K element k.
+template <int SCALE, int BM>
+TMAKIT_DEVICE void load_block_scales(u32 slot, const TmaDesc* sa, const TmaDesc* sb, u32 bar, int k, int m0, int n0) {
+  const int kb = k / 128, k4 = kb & ~3;
+  if (SCALE == 4) tma_load_tile<2>(slot, sa, bar, k4, m0);
+  else tma_load_tile<2>(slot, sa, bar, m0, kb);
+  tma_load_tile<2>(slot + (scale_tma_a_bytes<SCALE, BM>() + 127) / 128 * 128, sb, bar, k4, n0 / 128);
+}
+
 // One lane's share of a stage's block scales: rows m0 + lane + 32 j of A (clamped to M - 1: rows past M are never
 // stored), and for lanes 0 and 1 the two B blocks. start() points at a unit's first K block (the address arithmetic
 // once per unit), load() reads the current K block from global memory, advance() steps to the next one, store()
@@ -203,27 +227,34 @@ template <int BM> struct BlockScaleLoad {
 template <int BN> struct BlockScale {
   static_assert(BN == 64 || BN == 128 || BN == 192, "block scaling: 64-, 128- or 192-column tiles");
   int split;              // 8-column groups in the first scale block: 16 (all of a 128-column tile) or 8
+  int kb0;                // the unit's first K block (TMA boxes: the slab's column is its K block & 3)
   float a0, a1, b, b1;    // this slab's scales: rows r, r + 8; the tile's two column blocks
 
-  TMAKIT_DEVICE void start(int n0) {
+  TMAKIT_DEVICE void start(int n0, int kb) {
     split = (128 - n0 % 128) / 8;
+    kb0 = kb;
 #if TMAKIT_GEMM_BLOCK_PROBE == 3  // diagnostic: scales that vary per unit, held in registers
     a0 = 1.f + (n0 & 1), a1 = 1.f + (n0 & 2), b = 1.f + (n0 & 4), b1 = 1.f + (n0 & 8);
 #endif
   }
-  // Slab scales from the stage's copy at `stage` (row r of the tile's A rows, r + 8, then the two B blocks at BM);
+  // Slab scales from the stage's copy at `stage` (row r of the tile's A rows, r + 8, then the two B blocks; layout
+  // per SCALE: 3 as BlockScaleLoad stores it, 4 and 5 as the TMA boxes land);
   // read before the stage is released.
-  template <int BM> TMAKIT_DEVICE void load(u32 stage, int r) {
+  template <int BM, int SCALE> TMAKIT_DEVICE void load(u32 stage, int r, int kt) {
 #if TMAKIT_GEMM_BLOCK_PROBE == 2  // diagnostic: constant scales, no shared loads
     a0 = a1 = b = b1 = 1.f;
     return;
 #elif TMAKIT_GEMM_BLOCK_PROBE == 3
     return;
 #endif
-    a0 = lds_f32(stage + 4 * r);
-    a1 = lds_f32(stage + 4 * (r + 8));
-    b = lds_f32(stage + 4 * BM);
-    if constexpr (BN > 128) b1 = lds_f32(stage + 4 * (BM + 1));
+    constexpr u32 ROW = SCALE == 4 ? 16 : 4;  // bytes between rows of A's scales
+    constexpr u32 B0 = SCALE == 3 ? 4 * BM : (ROW * BM + 127) / 128 * 128, B1 = SCALE == 3 ? 4 : 16;
+    const u32 col = SCALE >= 4 ? 4u * ((kb0 + kt) & 3) : 0u;  // the slab's column of K-major boxes
+    const u32 ca = SCALE == 4 ? col : 0u;
+    a0 = lds_f32(stage + ROW * r + ca);
+    a1 = lds_f32(stage + ROW * (r + 8) + ca);
+    b = lds_f32(stage + B0 + col);
+    if constexpr (BN > 128) b1 = lds_f32(stage + B0 + B1 + col);
   }
   // total += part * scale (the total starts each unit at zero). Groups 0-7 of a 192-column tile always lie in its
   // first scale block and groups 16-23 in its second; groups 8-15 take the block `split` says, chosen once per slab
