@@ -71,7 +71,7 @@ def test_plan_modes(mode):
     if mode == "row":
         assert p.scale_strides == (1, 0, 1, 0)
     name = gf.kernel_name(p)
-    code = 4 if mode == "block" else gf._SCALE_CODE[mode]  # block: K-major scales with 16-byte pitches -> TMA
+    code = gf._SCALE_CODE[mode]  # block on single 128-row CTAs: the scale warp (block_scale_tma)
     assert p.scale_code == code
     staged = int(gf.epilogue_staged(p.config, mode, False, code))
     assert name.startswith("tmakit_gemm_scaled<2, 0, ")
@@ -81,11 +81,12 @@ def test_plan_modes(mode):
 @pytest.mark.parametrize("case, code", [
     ("k-major", 4), ("m-major", 5), ("k-major, 5 K blocks (20-byte pitch)", 0), ("m-major, M = 1302", 0),
     ("scale_a off 16-byte alignment", 0), ("scale_b n-major", 0), ("one K block, contiguous (B pitch 4 bytes)", 0),
-    ("one row", 4)])
+    ("one row", 4), ("single 128-row CTAs", 0), ("64-row tiles", 4)])
 def test_plan_block_scales_by_tma(case, code):
-    """Block scales go by TMA (kernel SCALE 4: A's scales K-major, 5: M-major as torch._scaled_mm's 1x128 layout)
-    wherever TMA can describe both scale tensors -- B's K-major, 16-byte pitches and addresses -- else the scale warp
-    stages them (SCALE 3); the maps are valid TensorMaps with the documented boxes."""
+    """Block scales go by TMA (kernel SCALE 4: A's scales K-major, 5: M-major as torch._scaled_mm's 1x128 layout) on
+    CTA clusters and 64-row tiles wherever TMA can describe both scale tensors -- B's K-major, 16-byte pitches and
+    addresses -- else the scale warp stages them (SCALE 3); the maps are valid TensorMaps with the documented
+    boxes."""
     m, n, k = 1300, 1000, 512
     if "5 K blocks" in case:
         k = 640
@@ -100,7 +101,8 @@ def test_plan_block_scales_by_tma(case, code):
     if "one K block" in case:
         sa = f32(m, 1, stride=(1, 1))
     sb = f32(nb, kb, stride=(1, nb) if "n-major" in case else None, ptr=1 << 29)
-    p = gf.plan_fp8(Fake((m, k)), bt(n, k), sa, sb)
+    config = {"single 128-row CTAs": "n128_s5_c1", "64-row tiles": "m64_n128_s8_c1"}.get(case, "n128_s5_c2")
+    p = gf.plan_fp8(Fake((m, k)), bt(n, k), sa, sb, config=config)
     assert p.scale_tma == code and p.scale_code == (code or 3)
     assert f", {code or 3}, 0, 0, " in gf.kernel_name(p)
     if code:
@@ -856,14 +858,14 @@ def test_scaled_mm_gpu_block_on_192_column_tiles(shape):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("layout", ["k-major", "m-major"])
-@pytest.mark.parametrize("shape, config", [((300, 1000, 1536), "n192_s4_c1"), ((260, 392, 2048), None),
+@pytest.mark.parametrize("shape, config", [((300, 1000, 1536), "n192_s4_c2"), ((260, 392, 2048), None),
                                            ((1, 512, 1024), None), ((1000, 1000, 512), "n128_s5_c2"),
                                            ((1000, 1000, 1024), "n192_s4_c2n2"),
                                            ((128, 576, 4096), "m64_n128_s8_c1")])
 def test_scaled_mm_gpu_block_scales_by_tma_match_the_scale_warp(layout, shape, config):
     """Block scales loaded by TMA (SCALE 4 from K-major scale_a, 5 from M-major, torch._scaled_mm's 1x128 layout)
     give the same bits as the scale warp's staging (SCALE 3: the same scales, the same sums) on 64-, 128- and
-    192-column tiles, clusters and partial tiles, and match the fp64 product (fp32 output)."""
+    192-column tiles, 64-row tiles, clusters, split K and partial tiles, and match the fp64 product (fp32 output)."""
     import dataclasses
 
     m, n, k = shape
@@ -892,7 +894,7 @@ def test_scaled_mm_gpu_block_scales_by_tma_refuse_other_pointers():
     rule, instead of encoding a map the hardware would reject."""
     m, n, k = 256, 256, 512
     qa, qb, sa, sb, _ = _gpu_problem("block", m, n, k)
-    p = gf.plan_fp8(qa, qb, sa, sb)
+    p = gf.plan_fp8(qa, qb, sa, sb, config="n128_s5_c2")
     assert p.scale_tma == 4
     out = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
     with pytest.raises(GemmError, match="16-byte aligned"):

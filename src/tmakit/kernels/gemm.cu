@@ -427,7 +427,6 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES + (SC_TMA ? scale_tma_box_bytes<SCALE, BM>() : 0u));
           const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
           const int k = (t.k0 + kr * BK) * (2 / EB);  // in elements
-          if constexpr (SC_TMA) load_block_scales<SCALE, BM>(s_sc + s * SC_BYTES, &tm_sa, &tm_sb, full, k, t.m0, t.n0);
           if (CN > 1) {
             tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), pa, full, mask_a, k,
                                 t.m0 + rn * (BM / CN));
@@ -455,6 +454,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           } else {
             tma_load_tile<2>(sb, pb, full, k, t.n0);
           }
+          // block scales after the operands: the slab's bytes are requested first
+          if constexpr (SC_TMA) load_block_scales<SCALE, BM>(s_sc + s * SC_BYTES, &tm_sa, &tm_sb, full, k, t.m0, t.n0);
         }
       }
       // the end: one more stage completes without data and its slot says kt = 0

@@ -468,8 +468,13 @@ def plan_fp8(a, b, scale_a, scale_b, bias=None, out=None, out_dtype="bfloat16",
 
 def block_scale_tma(m: int, n: int, k: int, scale_a, scale_b, strides: tuple, config: GemmConfig) -> int:
     """The kernel SCALE that loads block scales by TMA for these scale tensors (4: A's scales K-major, 5: M-major),
-    or 0 (the scale warp stages them): B's scales K-major, each tensor's pitch a multiple of 16 bytes and its address
-    16-byte aligned (TMA's global rules), and room for the larger slots (:func:`block_fits`)."""
+    or 0 (the scale warp stages them): on CTA clusters and 64-row tiles, where the scale warp measured slower (H200:
+    0.81x -> 0.90x of the per-tensor kernel at 1024x1024x65536 on 128x128 pairs, 0.98x -> 0.99x at 128x8192x8192;
+    on single 128-row CTAs the scale warp was 1-1.5 % faster, docs/GEMM.md "Block scales by TMA"), with B's scales
+    K-major, each tensor's pitch a multiple of 16 bytes and its address 16-byte aligned (TMA's global rules), and
+    room for the larger slots (:func:`block_fits`)."""
+    if config.cluster_size == 1 and config.bm == 128:
+        return 0
     a_m, a_k, b_n, b_k = strides
     kb, nb = -(-k // BK), -(-n // BK)
 
