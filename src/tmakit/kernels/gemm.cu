@@ -55,9 +55,6 @@
 #ifndef TMAKIT_GEMM_TRACE  // diagnostic for tools/bench/gemm_trace.py only: CTA 0's consumer timeline (mainloop)
 #define TMAKIT_GEMM_TRACE 0
 #endif
-#ifndef TMAKIT_GEMM_BLOCK_PROBE  // diagnostic for tools/bench/fp8_block_cost.py only (wrong results when > 0): block
-#define TMAKIT_GEMM_BLOCK_PROBE 0   // scales without the scale warp; 2 also scales 1.0 (no shared loads), 3 per-unit
-#endif                              // register scales (no shared loads)
 #ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
 #define TMAKIT_GEMM_NO_MMA 0
 #endif

@@ -162,6 +162,11 @@ TMAKIT_DEVICE void scale_epilogue_staged(float* acc, const Scales& sc, u32 slot,
 // blocks, split at column 128 - n0 % 128 (64 or 128), a whole number of the thread's 8-column groups: promote() picks
 // the middle groups' block once per slab, no select per element and no branch. 64- and 128-column tiles lie in one
 // scale block (the first).
+// Diagnostic for tools/bench/fp8_block_cost.py only (wrong results when > 0): 1 block scales without the scale
+// warp (gemm.cu), 2 scales 1.0 (no shared loads), 3 per-unit register scales (no shared loads).
+#ifndef TMAKIT_GEMM_BLOCK_PROBE
+#define TMAKIT_GEMM_BLOCK_PROBE 0
+#endif
 template <int BM> TMAKIT_DEVICE constexpr u32 scale_stage_bytes() { return ((BM + 2) * 4 + 15) / 16 * 16; }
 
 // Block scales by TMA (SCALE 4: A's scales K-major, 5: M-major; B's K-major in both): the producer loads each slab's
