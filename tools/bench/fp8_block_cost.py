@@ -1,6 +1,6 @@
-"""Where block scaling's cost goes in the FP8 GEMM: tmakit's per-tensor kernel, the block-wise kernel (its scales
-loaded by TMA where the layout allows, as for these quantize_1x128 / quantize_128x128 scales), the same plan with
-the scale warp staging the scales instead, and diagnostic builds of the block-wise kernel
+"""Where block scaling's cost goes in the FP8 GEMM: tmakit's per-tensor kernel, the block-wise kernel as planned
+(scales by TMA on CTA clusters and 64-row tiles, else staged by the scale warp; gemm_fp8_scales.block_scale_tma),
+the same with ``scale_a`` stored M-major, the plan forced onto the scale warp, and diagnostic builds
 (``TMAKIT_GEMM_BLOCK_PROBE``, wrong results by design):
 
     1  scale warp plan without its scale warp (the consumers read whatever the scale slots hold)
