@@ -180,8 +180,11 @@ template <int SCALE, int BM> TMAKIT_DEVICE constexpr u32 scale_tma_a_bytes() { r
 template <int SCALE, int BM> TMAKIT_DEVICE constexpr u32 scale_tma_box_bytes() {
   return scale_tma_a_bytes<SCALE, BM>() + 32;
 }
+template <int SCALE, int BM> TMAKIT_DEVICE constexpr u32 scale_tma_b_offset() {  // B's box, 128-byte aligned
+  return (scale_tma_a_bytes<SCALE, BM>() + 127) / 128 * 128;
+}
 template <int SCALE, int BM> TMAKIT_DEVICE constexpr u32 scale_tma_stage_bytes() {
-  return (scale_tma_a_bytes<SCALE, BM>() + 127) / 128 * 128 + 128;
+  return scale_tma_b_offset<SCALE, BM>() + 128;
 }
 // PTX: cp.async.bulk.tensor.2d (tma_load_tile), A's and B's scale boxes of the slab at K element k.
 template <int SCALE, int BM>
@@ -189,7 +192,7 @@ TMAKIT_DEVICE void load_block_scales(u32 slot, const TmaDesc* sa, const TmaDesc*
   const int kb = k / 128, k4 = kb & ~3;
   if (SCALE == 4) tma_load_tile<2>(slot, sa, bar, k4, m0);
   else tma_load_tile<2>(slot, sa, bar, m0, kb);
-  tma_load_tile<2>(slot + (scale_tma_a_bytes<SCALE, BM>() + 127) / 128 * 128, sb, bar, k4, n0 / 128);
+  tma_load_tile<2>(slot + scale_tma_b_offset<SCALE, BM>(), sb, bar, k4, n0 / 128);
 }
 
 // One lane's share of a stage's block scales: rows m0 + lane + 32 j of A (clamped to M - 1: rows past M are never
@@ -253,7 +256,7 @@ template <int BN> struct BlockScale {
     return;
 #endif
     constexpr u32 ROW = SCALE == 4 ? 16 : 4;  // bytes between rows of A's scales
-    constexpr u32 B0 = SCALE == 3 ? 4 * BM : (ROW * BM + 127) / 128 * 128, B1 = SCALE == 3 ? 4 : 16;
+    constexpr u32 B0 = SCALE == 3 ? 4 * BM : scale_tma_b_offset<SCALE, BM>(), B1 = SCALE == 3 ? 4 : 16;
     const u32 col = SCALE >= 4 ? 4u * ((kb0 + kt) & 3) : 0u;  // the slab's column of K-major boxes
     const u32 ca = SCALE == 4 ? col : 0u;
     a0 = lds_f32(stage + ROW * r + ca);
