@@ -25,8 +25,32 @@ def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
     assert p.config.bm == 64  # 8 x 2 x 2 tiles of 64x128: less than a wave, the smallest tile finishes first
     assert kg.plan_grouped(a, rowm, 8).b_mn == 1
     big = kg.plan_grouped(_T((65536, 512), (512, 1)), _T((8, 512, 4096), (4096 * 512, 1, 512)), 8)
-    assert big.config == CONFIGS["n256_s4_c1"]  # 8 x 64 x 16 tiles of 128x256: 8 waves against 16 of 128x128
+    assert big.config == CONFIGS["n256_s4_c1_d"]  # 8 x 64 x 16 tiles of 128x256: 8 waves against 16 of 128x128
     assert kg.kernel_name(big).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 1, 0,")  # one CTA, K-major B
+    assert kg.kernel_name(big).endswith(", 1>")  # deferred epilogue (bf16 output)
+
+
+@pytest.mark.parametrize("m, n, g, out, want", [
+    (65536, 4096, 8, "bfloat16", "n256_s4_c1"),  # 128x256 tiles, 16-bit output: deferred
+    (65536, 4096, 8, "float16", "n256_s4_c1"),
+    (65536, 4096, 8, "float32", "n256_s4_c1"),  # fp32 output: the kernel has no deferral for it
+    (65520, 1296, 65, "bfloat16", "n192_s4_c1"),  # 128x192: deferred (below)
+    (10612, 384, 14, "bfloat16", "n128_s6_c1"),  # 128x128 stages a whole tile at once: as chosen
+    (400, 256, 8, "bfloat16", "m64_n128_s8_c1_ov1"),  # 64-row tiles: as chosen
+])
+def test_plan_defers_the_epilogue_of_16_bit_outputs_on_streamed_tiles(m, n, g, out, want):
+    """The chosen tile (``want``) with the deferred epilogue where the output is 16-bit and the tile 128x256 or
+    128x192 (a tile's staging boxes written during the next tile's first slabs); others keep the chosen tile as it
+    is; an explicit config is taken as given."""
+    k = 512
+    a, b = _T((m, k), (k, 1)), _T((g, k, n), (k * n, 1, k))
+    p = kg.plan_grouped(a, b, g, out_dtype=getattr(torch, out))
+    chosen = kg.choose_grouped_config(m, n, g)
+    assert chosen == CONFIGS[want]
+    defer = out != "float32" and chosen.bm == 128 and chosen.bn in (192, 256)
+    assert p.config.defer == defer and kg.kernel_name(p).endswith(f", {int(defer)}>")
+    assert kg.plan_grouped(a, b, g, out_dtype=getattr(torch, out), config="n256_s4_c1").config.defer == 0
+    assert kg.plan_grouped(a, b, g, out_dtype=getattr(torch, out), config="n256_s4_c1_d").config.defer == 1
 
 
 @pytest.mark.parametrize("m, n, g, want", [
@@ -60,9 +84,9 @@ def test_odd_pitches_weigh_pairs_along_m():
         b = _T((g, k, n), (k * n, n, 1)) if b_mn else _T((g, k, n), (k * n, 1, k))
         return kg.plan_grouped(_T((m, k), (k, 1)), b, g)
 
-    assert plan(65536, 4096).config == CONFIGS["n256_s4_c1"]
-    assert plan(65536, 4104).config == CONFIGS["n256_s4_c2"]  # 8208 bytes = 16 x 513
-    assert plan(65536, 4104, b_mn=1).config == CONFIGS["n256_s4_c2"]  # row-major B: K rows of 2 N bytes, A odd
+    assert plan(65536, 4096).config == CONFIGS["n256_s4_c1_d"]  # (bf16 output: deferred epilogue)
+    assert plan(65536, 4104).config == CONFIGS["n256_s4_c2_d"]  # 8208 bytes = 16 x 513
+    assert plan(65536, 4104, b_mn=1).config == CONFIGS["n256_s4_c2_d"]  # row-major B: K rows of 2 N bytes, A odd
     assert plan(64, 4104).config.cluster_size == 1  # 8 rows per group: 64-row tiles, less than a wave
     c2, c1 = CONFIGS["n256_s4_c2"], CONFIGS["n256_s4_c1"]
     assert kg.grouped_tile_cost(c2, 1.0, 130, 256, 1) == kg.grouped_tile_cost(c1, 1.0, 130, 256, 1)  # 2 row tiles
@@ -303,9 +327,9 @@ def test_torch_compile_keeps_grouped_mm_as_one_custom_op():
 
 @pytest.mark.parametrize("kind", ["grouped", "ptr_array"])
 def test_grouped_kernels_compile_with_hgmma_tma_and_no_spills(kind):
-    """Every single-CTA config of the grouped (MoE) and ptr-array kernels: wgmma (HGMMA) fed by TMA loads
-    (UTMALDG; the MoE kernel's B is rank 3), accumulators in registers (no LDL/STL in the MMA loop); the ptr-array
-    kernel stores C without TMA."""
+    """Every single-CTA config of the grouped (MoE) and ptr-array kernels (the MoE kernel's also with the deferred
+    epilogue where the plan takes it): wgmma (HGMMA) fed by TMA loads (UTMALDG; the MoE kernel's B is rank 3),
+    accumulators in registers (no LDL/STL in the MMA loop); the ptr-array kernel stores C without TMA."""
     pytest.importorskip("cuda.bindings.nvrtc")
     from tmakit import cuda as tkc
     from tmakit.cuda import sass
@@ -321,6 +345,9 @@ def test_grouped_kernels_compile_with_hgmma_tma_and_no_spills(kind):
                 for bmn in (0, 1):
                     if kind == "grouped":
                         names.append(kg.kernel_name(kg.GroupedPlan(1, 8, 8, 1, 8, 8, 8, 8, i, o, c, bmn)))
+                        d = kg.deferred(c, o)  # 16-bit outputs of 128x192 / 128x256 tiles: deferred epilogue
+                        if d.defer:
+                            names.append(kg.kernel_name(kg.GroupedPlan(1, 8, 8, 1, 8, 8, 8, 8, i, o, d, bmn)))
                     else:
                         names.append(kp.kernel_name(kp.ListPlan(1, i, o, c, bmn, 0)))
     names = list(dict.fromkeys(names))

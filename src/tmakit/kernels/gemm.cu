@@ -214,15 +214,18 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
 // plain predicated stores (the TMA store would also write the next group's rows).
 // fp8 (IN >= 2): SCALE 2 (scale_a per row of A, scale_b per column of B[g]: b + g * b_g) or 3 (block-wise, B's
 // blocks of group g from b + g * b_g), two-level accumulation unless FAST; 16-bit inputs: SCALE = 0, FAST = 1.
+// DEFER (16-bit inputs and outputs): the dense kernel's deferred epilogue for the tiles that go out through TMA
+// stores; a tile that the group's end cuts is stored at once, while the previous tile's boxes may still be pending.
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST,
-          int EPV>
+          int EPV, int DEFER>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
                     int groups, u8* __restrict__ c_ptr, long long ldc, const float* scale_a, const float* scale_b,
                     long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
-  constexpr int CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, k_rotate = 0, PER_SM = 1;
+  constexpr int CN = 1, SPLITK = 0, BIAS = 0, k_rotate = 0, PER_SM = 1;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
+  static_assert(!DEFER || SCALE == 0, "grouped: the deferred epilogue for 16-bit inputs");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
   const TmaDesc &tm_sa = tm_a, &tm_sb = tm_a;  // block scales by TMA: dense kernel only
   const int group_m = 1, k_per_split = K, units = 0, sk_units = 0, maxseg = 0, scatter = 0;

@@ -12,6 +12,7 @@ any ``offs`` is memory-safe; rows past the last offset are not written.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 from dataclasses import dataclass
 
 from .gemm import (
@@ -37,7 +38,7 @@ from .gemm_fp8 import CONFIGS as _FP8
 from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
-           "best_tile", "choose_tile", "grouped_tile_cost", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
+           "deferred", "best_tile", "choose_tile", "grouped_tile_cost", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
            "FP8_TILES", "ODD_PITCH_SPEED",
            "kernel_name", "launcher"]
 
@@ -133,13 +134,25 @@ def odd_pitch_of(lda: int, ldb: int, m: int, n: int, k: int, eb: int, b_mn: int)
     return rows_odd_pitch((lda * eb, m), (ldb * eb, k if b_mn else n))
 
 
-def _check_cluster(config: GemmConfig, b_mn: int = 0) -> None:
-    if config.defer or config.cluster_n != 1 or config.cluster > 2 or config.per_sm != 1:
-        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs or pairs along M, one per SM, "
-                        f"without the deferred epilogue")
+def _check_cluster(config: GemmConfig, b_mn: int = 0, scaled: bool = False) -> None:
+    if config.cluster_n != 1 or config.cluster > 2 or config.per_sm != 1:
+        raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs or pairs along M, one per SM")
+    if scaled and config.defer:
+        raise GemmError(f"config {config.name}: the fp8 grouped kernel has no deferred epilogue (its accumulators "
+                        f"leave no registers for a packed tile); use {config.name.replace('_d', '')}")
     if b_mn and config.bn // 64 % config.cluster:
         raise GemmError(f"config {config.name}: a pair splits a row-major B's {config.bn // 64} boxes of 64 columns "
                         f"per stage unevenly; use a 128- or 256-column pair")
+
+
+def deferred(config: GemmConfig, out_dtype: str) -> GemmConfig:
+    """``config`` with the deferred epilogue (``GemmConfig.defer``) where it applies: 16-bit outputs on 128-row
+    tiles of 192 or 256 columns, whose staging boxes stream (the kernel writes a tile's boxes during the next tile's
+    first slabs, while their wgmmas run). 128x128 and 64-row tiles stage a whole tile at once and stay as they are.
+    Measured: docs/GROUPED.md ("Deferred epilogue")."""
+    if _ELEM[out_dtype] != 2 or config.bm != 128 or config.bn not in (192, 256):
+        return config
+    return dataclasses.replace(config, defer=1)
 
 
 def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS, odd_pitch: bool = False,
@@ -162,8 +175,9 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
     lda, ldb, ldg, ldc, b_mn = _layout(a, b, out, m, n, k, g, _ELEM[ta], _ELEM[od])
     if isinstance(config, str):
         config = CONFIGS[config]
-    config = config or choose_grouped_config(m, n, g, odd_pitch=odd_pitch_of(lda, ldb, m, n, k, _ELEM[ta], b_mn),
-                                             b_mn=b_mn)
+    if config is None:
+        config = deferred(choose_grouped_config(m, n, g, odd_pitch=odd_pitch_of(lda, ldb, m, n, k, _ELEM[ta], b_mn),
+                                                b_mn=b_mn), od)
     _check_cluster(config, b_mn)
     return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, b_mn)
 
@@ -289,7 +303,7 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
         config = _FP8[config]
     config = config or choose_grouped_fp8_config(m, n, g, scaling, fast_accum,
                                                  odd_pitch=odd_pitch_of(lda, ldb, m, n, k, 1, 0))
-    _check_cluster(config)
+    _check_cluster(config, scaled=True)
     from .gemm_fp8 import block_fits
 
     if not fast_accum and (config.bn > 192 or config.overlap or (scaling == "block" and config.bn not in (128, 192))):
@@ -310,7 +324,7 @@ def plan_smem(p: GroupedPlan) -> int:
 def kernel_name(p: GroupedPlan) -> str:
     c = p.config
     return (f"tmakit_gemm_grouped<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
-            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}, {int(p.staged)}>")
+            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}, {int(p.staged)}, {c.defer}>")
 
 
 _SCALE_CODE = {"": 0, "row": 2, "block": 3}
