@@ -58,6 +58,9 @@
 #ifndef TMAKIT_GEMM_NO_MMA  // diagnostic for benchmarks only: consumers skip the wgmmas (times the TMA pipeline alone)
 #define TMAKIT_GEMM_NO_MMA 0
 #endif
+#ifndef TMAKIT_GEMM_NO_EPI  // diagnostic for benchmarks only: whole-tile units skip the epilogue (no result written)
+#define TMAKIT_GEMM_NO_EPI 0
+#endif
 
 using namespace tmakit;
 
@@ -617,7 +620,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
                                                    cw * 64 + 16 * warp + lane / 4, lane);
         epv_release();  // release: this lane's shared loads before the staging warp's next stores
       };
-      if (row_m0 >= M) {  // this warpgroup's rows are all past M (remainder tile)
+      if (row_m0 >= M || (TMAKIT_GEMM_NO_EPI && t.role == 0)) {  // rows all past M (remainder tile)
         epv_skip();
         continue;
       }
