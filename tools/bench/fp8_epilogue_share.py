@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from tmakit.bench.gemm_report import geomean
+from fp8_block_cost import SHAPES  # tools/bench is the script's directory: issue 24's suite
 
-SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 7168, 2048), (4096, 18432, 7168), (4096, 7168, 16384),
-          (2048, 4096, 14336), (128, 8192, 8192), (1024, 1024, 65536)]
+from tmakit.bench.gemm_report import geomean
 
 
 def measure(m: int, n: int, k: int, reps: int, rounds: int, flush) -> dict:
@@ -52,21 +51,20 @@ def measure(m: int, n: int, k: int, reps: int, rounds: int, flush) -> dict:
 
 
 def main(argv=None) -> list:
-    import torch
-
-    from tmakit.bench.timing import spin_up
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shapes", default=None, help="MxNxK,... (default: issue 24's suite)")
     args = ap.parse_args(argv)
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
+    import torch
+
+    from tmakit.bench.timing import spin_up
+
     print(torch.cuda.get_device_name(), flush=True)
     spin_up(1.0)
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     rows = []
-    for m, n, k in shapes:
+    for m, n, k in ([tuple(int(v) for v in x.split("x")) for x in args.shapes.split(",")] if args.shapes else SHAPES):
         t = measure(m, n, k, args.reps, args.rounds, flush)
         rows.append(t)
         print(f"{m}x{n}x{k}: default / no epilogue  tensor {t['tensor'] / t['tensor no epilogue']:.3f}  block "
