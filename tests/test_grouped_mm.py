@@ -250,18 +250,32 @@ def test_random_group_lists_match_fp32(seed):
             assert err < 1e-2, where + f" err {err:.2e}"
 
 
+def _tiles_and_deferred():
+    """(id, config) of every tile the chooser may pick (pairs included) and, where the plan defers their epilogue
+    (16-bit outputs, ``kg.deferred``), the deferred variant as a GemmConfig."""
+    out = []
+    for name in kg.odd_pitch_tiles(kg.BF16_TILES, CONFIGS):
+        out.append((name, name))
+        d = kg.deferred(CONFIGS[name], "bfloat16")
+        if d.defer:
+            out.append((name + "+defer", d))
+    return out
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("config", list(kg.odd_pitch_tiles(kg.BF16_TILES, CONFIGS)))
+@pytest.mark.parametrize("config", [c for _, c in _tiles_and_deferred()], ids=[i for i, _ in _tiles_and_deferred()])
 def test_every_tile_matches_fp32(config):
-    """Each tile the chooser may pick (pairs along M included), forced, on 24 random group lists (both B layouts --
-    128x192 pairs only K-major --, bf16 and fp16, empty and one-row groups, groups ending inside tiles and pairs
-    whose second tile lies past the group, N and K multiples of 8)."""
-    rng = random.Random(config)
+    """Each tile the chooser may pick (pairs along M included), forced, and with the deferred epilogue where the plan
+    takes it, on 24 random group lists (both B layouts -- 128x192 pairs only K-major --, bf16 and fp16, empty and
+    one-row groups, groups ending inside tiles and pairs whose second tile lies past the group, N and K multiples
+    of 8)."""
+    cfg = CONFIGS[config] if isinstance(config, str) else config
+    rng = random.Random(cfg.name)
     for i in range(24):
         groups, m_total = rng.choice([1, 3, 8, 33]), rng.choice([1, 130, 700, 3000])
         n, k = 8 * rng.randint(1, 100), 8 * rng.randint(1, 100)
         dtype = rng.choice([torch.bfloat16, torch.float16])
-        b_mn = i % 2 == 1 and not CONFIGS[config].bn // 64 % CONFIGS[config].cluster
+        b_mn = i % 2 == 1 and not cfg.bn // 64 % cfg.cluster
         a, b, offs, ends = _moe(rng, "cuda", groups, m_total, n, k, dtype, b_mn, rng.random() < 0.5)
         out = torch.full((a.shape[0], n), float("nan"), device="cuda", dtype=dtype)
         tk.ops.grouped_mm(a, b, offs, out=out, config=config, strict=True)
@@ -269,7 +283,7 @@ def test_every_tile_matches_fp32(config):
         if rows:
             ref = _reference(a, b, ends)
             err = float((out[:rows].float() - ref).norm() / ref.norm().clamp_min(1e-30))
-            assert err < 1e-2, f"{config} case {i}: G={groups} N={n} K={k} b_mn={b_mn} ends={ends[:6]} err {err:.2e}"
+            assert err < 1e-2, f"{cfg.name} case {i}: G={groups} N={n} K={k} b_mn={b_mn} ends={ends[:6]} err {err:.2e}"
 
 
 @pytest.mark.gpu
