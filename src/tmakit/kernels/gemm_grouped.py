@@ -138,8 +138,10 @@ def _check_cluster(config: GemmConfig, b_mn: int = 0, scaled: bool = False) -> N
     if config.cluster_n != 1 or config.cluster > 2 or config.per_sm != 1:
         raise GemmError(f"config {config.name}: the grouped kernel runs single CTAs or pairs along M, one per SM")
     if scaled and config.defer:
+        plain = dataclasses.replace(config, defer=0)
+        name = next((k for k, v in _FP8.items() if v == plain), plain.name)
         raise GemmError(f"config {config.name}: the fp8 grouped kernel has no deferred epilogue (its accumulators "
-                        f"leave no registers for a packed tile); use {config.name.replace('_d', '')}")
+                        f"leave no registers for a packed tile); use {name}")
     if b_mn and config.bn // 64 % config.cluster:
         raise GemmError(f"config {config.name}: a pair splits a row-major B's {config.bn // 64} boxes of 64 columns "
                         f"per stage unevenly; use a 128- or 256-column pair")
