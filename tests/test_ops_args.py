@@ -137,3 +137,22 @@ def test_gemm_shapes_that_do_not_compose_raise_gemm_error_on_the_cpu_path_too(dt
     with pytest.raises(GemmError, match=r"shapes do not compose: a is 64x256, b is 128x256"):
         ops.gemm(a, w)
     assert ops.gemm(a, w.t()).shape == (64, 128) and ops.last_path.startswith("torch:")
+
+
+@pytest.mark.parametrize("op", ["inc", "dec"])
+@pytest.mark.parametrize("ddt,sdt", [(torch.int32, torch.float32), (torch.int32, torch.bfloat16),
+                                     (torch.float32, torch.float32), (torch.int64, torch.bool)])
+def test_inc_dec_refuse_non_integer_operands(op, ddt, sdt):
+    """inc / dec compare integers (PTX); a float src would otherwise be truncated before the comparison."""
+    d = torch.tensor([0, 1, 5, 7]).to(ddt)
+    s = torch.tensor([0.5, 1.5, 2.0, 9.0]).to(sdt)
+    before = d.clone()
+    with pytest.raises(ValueError, match=f"{op} is an integer op"):
+        ops.reduce_into(d, s, op)
+    assert torch.equal(d, before)
+
+
+def test_inc_dec_mixed_integer_widths_compare_exactly():
+    d = torch.tensor([0, 1, 5, 7], dtype=torch.int32)
+    s = torch.tensor([3, 1, 2, 2**40], dtype=torch.int64)
+    assert ops.reduce_into(d, s, "inc").tolist() == [1, 0, 0, 8]

@@ -307,11 +307,22 @@ def torch_reduce(dst, src, op):
     if op == "xor":
         return dst.bitwise_xor_(src)
     if op in ("inc", "dec"):  # through int64 where narrower: torch has no comparisons of uint32 on CUDA
+        _check_integer_operands(op, dst, src)
         d, s = (dst.to(torch.int64), src.to(torch.int64)) if dst.element_size() <= 4 else (dst, src)
         if op == "inc":  # PTX: d = (d >= s) ? 0 : d + 1
             return dst.copy_(torch.where(d >= s, torch.zeros_like(d), d + 1))
         return dst.copy_(torch.where((d == 0) | (d > s), s, d - 1))  # PTX dec: d = (d == 0 || d > s) ? s : d - 1
     raise ValueError(op)
+
+
+def _check_integer_operands(op: str, dst, src) -> None:
+    """inc / dec are integer ops (PTX ``red.inc`` / ``red.dec``): a floating or bool operand has no meaning there
+    (comparing a float ``src`` after truncation would silently change the user's values)."""
+    for name, t in (("dst", dst), ("src", src)):
+        if t.dtype.is_floating_point or t.dtype.is_complex or str(t.dtype) == "torch.bool":
+            raise ValueError(f"reduce_into: {op} is an integer op (PTX .{op}: d = "
+                             f"{'(d >= s) ? 0 : d + 1' if op == 'inc' else '(d == 0 || d > s) ? s : d - 1'}), got "
+                             f"{name} of {t.dtype}; pass integer tensors (e.g. {name}.to(torch.int32))")
 
 
 def reduce_dtype(op: str, dst):
@@ -349,9 +360,10 @@ def reduce_into(dst, src, op: str = "add", *, method: str = "auto", strict: bool
     applies, else the other; :data:`last_path` says which ran (``tma:combine``, ``tma:flat``/``tma:strided`` for
     store-reduce). Other cases (float64, a transposing layout pair, what neither path can describe) fall back to the
     torch op (``strict=True``: ``ValueError``, or ``TmaDescriptorError`` when ``method="store-reduce"`` names an
-    op/dtype pair the hardware lacks). ``ValueError`` for an unknown op or method, mismatched shapes, or ``src`` and
-    ``dst`` sharing memory other than as the very same view (``reduce_into(x, x)`` is fine: each element is read
-    before it is written; a shifted view such as ``reduce_into(x[1:], x[:-1])`` is refused), see :func:`copy`.
+    op/dtype pair the hardware lacks). ``ValueError`` for an unknown op or method, mismatched shapes, inc/dec on a
+    floating or bool tensor (integer ops: a float ``src`` is not truncated behind your back), or ``src`` and ``dst``
+    sharing memory other than as the very same view (``reduce_into(x, x)`` is fine: each element is read before it
+    is written; a shifted view such as ``reduce_into(x[1:], x[:-1])`` is refused), see :func:`copy`.
     """
     if compiling():
         if recording(src, dst):
