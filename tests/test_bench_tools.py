@@ -133,3 +133,34 @@ def test_fp8_odd_pitch_tool_arguments():
         mod.main(["--seed", "x"])
     assert mod.geomean([2.0, 8.0]) == pytest.approx(4.0)
     assert ("block", False) in mod.MODES
+
+
+# tools/bench/tma_vs_cp_async.cu: per mode, how the producer fills a slab (SASS opcode -> count at least), and what
+# it must not use
+COPY_MODES = {
+    0: ({"UTMALDG": 1}, "LDGSTS"),
+    1: ({"UTMALDG": 2}, "LDGSTS"),  # boxes of 32 rows
+    2: ({"UTMALDG": 2}, "LDGSTS"),
+    3: ({"LDGSTS": 8, "ARRIVES": 1}, "UTMALDG"),  # cp.async.mbarrier.arrive.noinc: ARRIVES.LDGSTSBAR
+    4: ({"LDGSTS": 8, "LDGDEPBAR": 1, "DEPBAR": 2, "FENCE": 3}, "ARRIVES"),  # group waits and proxy fences (+ init)
+}
+
+
+@pytest.mark.parametrize("mode", sorted(COPY_MODES))
+def test_tma_vs_cp_async_modes_copy_as_named(mode):
+    """Each mode of the TMA-vs-cp.async probe issues the copies its docstring names: TMA boxes (UTMALDG) for 0-2,
+    eight 16-byte cp.async (LDGSTS) per thread per 128-row slab for 3-4, mode 4 with its group wait and proxy fence."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+
+    comp = tkc.compile_file(TOOLS / "tma_vs_cp_async.cu", name_expressions=(f"stream_slabs<{mode}, 8, 128>",),
+                            cache=False)
+    try:
+        ops = sass.opcodes(comp.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    need, absent = COPY_MODES[mode]
+    for op, least in need.items():
+        assert ops[op] >= least, (mode, op, ops[op])
+    assert ops[absent] == 0, (mode, absent)
