@@ -101,6 +101,7 @@ def main(argv=None) -> None:
 
     from tmakit.bench.moe import flush_buffer
     from tmakit.bench.timing import spin_up
+    from tmakit.kernels.gemm import CONFIGS
 
     flush = flush_buffer(torch)
     spin_up()
@@ -113,8 +114,6 @@ def main(argv=None) -> None:
         got = stream_rate(torch, flush, e, rows, n, k, TILES, args.rounds, args.reps)
         print(f"{e} x {rows} rows x {n}x{k}: " + ", ".join(f"{nm} {v:.3f}" for nm, v in got.items()) + " TB/s")
     for rows, n, k, cfg, counts in WAVE_CASES:
-        from tmakit.kernels.gemm import CONFIGS
-
         c = CONFIGS[cfg]
         for e in counts:
             got = stream_rate(torch, flush, e, rows, n, k, [cfg], args.rounds, args.reps, no_mma=False)

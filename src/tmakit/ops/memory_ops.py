@@ -319,7 +319,7 @@ def _check_integer_operands(op: str, dst, src) -> None:
     """inc / dec are integer ops (PTX ``red.inc`` / ``red.dec``): a floating or bool operand has no meaning there
     (comparing a float ``src`` after truncation would silently change the user's values)."""
     for name, t in (("dst", dst), ("src", src)):
-        if t.dtype.is_floating_point or t.dtype.is_complex or str(t.dtype) == "torch.bool":
+        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch_module().bool:
             raise ValueError(f"reduce_into: {op} is an integer op (PTX .{op}: d = "
                              f"{'(d >= s) ? 0 : d + 1' if op == 'inc' else '(d == 0 || d > s) ? s : d - 1'}), got "
                              f"{name} of {t.dtype}; pass integer tensors (e.g. {name}.to(torch.int32))")
