@@ -27,7 +27,7 @@ def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
     big = kg.plan_grouped(_T((65536, 512), (512, 1)), _T((8, 512, 4096), (4096 * 512, 1, 512)), 8)
     assert big.config == CONFIGS["n256_s4_c1_d"]  # 8 x 64 x 16 tiles of 128x256: 8 waves against 16 of 128x128
     assert kg.kernel_name(big).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 1, 0,")  # one CTA, K-major B
-    assert kg.kernel_name(big).endswith(", 1>")  # deferred epilogue (bf16 output)
+    assert kg.kernel_name(big).endswith(", 1, 1>")  # deferred epilogue (bf16 output), idle consumers skip
 
 
 @pytest.mark.parametrize("m, n, g, out, want", [
@@ -48,7 +48,7 @@ def test_plan_defers_the_epilogue_of_16_bit_outputs_on_streamed_tiles(m, n, g, o
     chosen = kg.choose_grouped_config(m, n, g)
     assert chosen == CONFIGS[want]
     defer = out != "float32" and chosen.bm == 128 and chosen.bn in (192, 256)
-    assert p.config.defer == defer and kg.kernel_name(p).endswith(f", {int(defer)}>")
+    assert p.config.defer == defer and kg.kernel_name(p).endswith(f", {int(defer)}, {p.idle}>")
     assert kg.plan_grouped(a, b, g, out_dtype=getattr(torch, out), config="n256_s4_c1").config.defer == 0
     assert kg.plan_grouped(a, b, g, out_dtype=getattr(torch, out), config="n256_s4_c1_d").config.defer == 1
 

@@ -191,7 +191,7 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
                    int scatter, const float* scale_a, const float* scale_b, const void* bias, long long a_m,
                    long long a_k, long long b_n, long long b_k, const __grid_constant__ TmaDesc tm_sa,
                    const __grid_constant__ TmaDesc tm_sb) {
-  constexpr int B_MN = 0, SPLITK = 0, k_rotate = 0;
+  constexpr int B_MN = 0, SPLITK = 0, k_rotate = 0, IDLE = 0;
   const tmakit::gemm::Scales sc{scale_a, scale_b, bias, a_m, a_k, b_n, b_k};
 #elif TMAKIT_GEMM_GROUPED
 // Grouped (torch._grouped_mm's 2-D A x 3-D B): A (M, K) rows grouped by offs, B (groups, N, K) K-major or (groups,
@@ -202,8 +202,9 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
 // blocks of group g from b + g * b_g), two-level accumulation unless FAST; 16-bit inputs: SCALE = 0, FAST = 1.
 // DEFER (16-bit inputs and outputs): the dense kernel's deferred epilogue for the tiles that go out through TMA
 // stores; a tile that the group's end cuts is stored at once, while the previous tile's boxes may still be pending.
+// IDLE (128-row tiles): a consumer whose 64 rows all lie past the group's end skips the unit's wgmmas.
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST,
-          int EPV, int DEFER>
+          int EPV, int DEFER, int IDLE>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
@@ -211,6 +212,7 @@ tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant_
                     long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
   constexpr int CN = 1, SPLITK = 0, BIAS = 0, k_rotate = 0, PER_SM = 1;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
+  static_assert(!IDLE || (BM == 128 && !OVERLAP), "idle consumers: 128-row tiles without overlap");
   static_assert(!DEFER || SCALE == 0, "grouped: the deferred epilogue for 16-bit inputs");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
   const TmaDesc &tm_sa = tm_a, &tm_sb = tm_a;  // block scales by TMA: dense kernel only
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                       const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
                       TmaDesc* __restrict__ maps, unsigned long long c_base) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0, PER_SM = 1;
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0, PER_SM = 1, IDLE = 0;
   static_assert(IN >= 2 ? SCALE >= 1 && SCALE <= 3 && !(SCALE == 3 && FAST) : SCALE == 0 && FAST, "ptr-array: "
                 "16-bit inputs without scales, or fp8 with per-tensor, row-wise or block-wise scales (two-level)");
   const tmakit::gemm::Scales sc{};
@@ -251,7 +253,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
             int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate,
             int scatter) {
-  constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, PER_SM = 1;
+  constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, PER_SM = 1, IDLE = 0;
   const tmakit::gemm::Scales sc{};
   const TmaDesc &tm_sa = tm_a, &tm_sb = tm_a;
 #endif
@@ -519,67 +521,86 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
       const int nkt = get_unit_kt(uslot);
       if (nkt == 0) break;
-      BlockScale<BLK ? BN : 128> bsc;
-      if constexpr (BLK) bsc.start(get_unit(uslot).n0, SC_TMA ? get_unit_k0(uslot) / BK : 0);
-      if constexpr (TWO) {  // the total starts at zero, so a promotion adds without a select per element
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      // IDLE (grouped): a consumer whose 64 rows all lie past its group's end (a group's last tile) issues no wgmmas
+      // for the unit, releasing each slab once it is full; its epilogue stores nothing, and the other consumer has
+      // the tensor cores to itself. A loop of its own: a branch around the wgmmas inside the slab loop makes ptxas
+      // serialize them (C7515), as it does with overlap whatever the loop.
+      bool idle = false;
+      if constexpr (IDLE) {
+        const Unit un = get_unit(uslot);
+        idle = un.m0 + cw * 64 >= min(M, un.su);
       }
-      bool ready = false;  // this slab's stage was seen full while the previous slab's wgmmas ran
-      for (int kt = 0; kt < nkt; ++kt, ++it) {
-        const int s = it % STAGES;
-        // TMAKIT_GEMM_TRACE: lane 0 of each consumer's first warp in CTA 0 writes clock64() for its first 512 slabs
-        // into the workspace (the tool passes a buffer and no stream-K): loop top, stage seen full, wgmmas waited
-        // for, promoted.
-        long long* const trace = TMAKIT_GEMM_TRACE && blockIdx.x == 0 && wtid == 0 && it < 512 && sk_ws
-                                     ? reinterpret_cast<long long*>(sk_ws) + (cw * 512 + it) * 4 : nullptr;
-        if (TMAKIT_GEMM_TRACE && trace) trace[0] = clock64();
-        if (!ready) mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
-        if (TMAKIT_GEMM_TRACE && trace) trace[1] = clock64();
-        wgmma_fence();
-        const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
+      if (idle) {
+        for (int kt = 0; kt < nkt; ++kt, ++it) {
+          mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);
+          release(bars + 8 * (STAGES + it % STAGES));
+          if constexpr (DEF) {
+            if (pb < pe) flush_next();
+          }
+        }
+      } else {
+        BlockScale<BLK ? BN : 128> bsc;
+        if constexpr (BLK) bsc.start(get_unit(uslot).n0, SC_TMA ? get_unit_k0(uslot) / BK : 0);
+        if constexpr (TWO) {  // the total starts at zero, so a promotion adds without a select per element
 #pragma unroll
-        for (int k = 0; k < BK_BYTES / 32; ++k) {  // 32 bytes of K per wgmma (k16 for 16-bit inputs, k32 for fp8)
-          if constexpr (TMAKIT_GEMM_NO_MMA) {
-          } else if constexpr (TWO_OV) {
-            if (kt & 1) Wgmma<BN, IN, B_MN>::mma(pacc2, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
-            else Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
-          } else if constexpr (TWO) {
-            Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+          for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+        }
+        bool ready = false;  // this slab's stage was seen full while the previous slab's wgmmas ran
+        for (int kt = 0; kt < nkt; ++kt, ++it) {
+          const int s = it % STAGES;
+          // TMAKIT_GEMM_TRACE: lane 0 of each consumer's first warp in CTA 0 writes clock64() for its first 512 slabs
+          // into the workspace (the tool passes a buffer and no stream-K): loop top, stage seen full, wgmmas waited
+          // for, promoted.
+          long long* const trace = TMAKIT_GEMM_TRACE && blockIdx.x == 0 && wtid == 0 && it < 512 && sk_ws
+                                       ? reinterpret_cast<long long*>(sk_ws) + (cw * 512 + it) * 4 : nullptr;
+          if (TMAKIT_GEMM_TRACE && trace) trace[0] = clock64();
+          if (!ready) mbarrier_wait_spin(bars + 8 * s, (it / STAGES) & 1);
+          if (TMAKIT_GEMM_TRACE && trace) trace[1] = clock64();
+          wgmma_fence();
+          const u64 da = desc_plus(desc_a0, s * A_BYTES), db = desc_plus(desc_b0, s * B_BYTES);
+#pragma unroll
+          for (int k = 0; k < BK_BYTES / 32; ++k) {  // 32 bytes of K per wgmma (k16 for 16-bit inputs, k32 for fp8)
+            if constexpr (TMAKIT_GEMM_NO_MMA) {
+            } else if constexpr (TWO_OV) {
+              if (kt & 1) Wgmma<BN, IN, B_MN>::mma(pacc2, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+              else Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+            } else if constexpr (TWO) {
+              Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+            } else {
+              Wgmma<BN, IN, B_MN>::mma(acc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), kt > 0 || k > 0);
+            }
+          }
+          wgmma_commit();
+          if (kt + 1 < nkt)  // probe the next slab's stage now, not after this slab's wgmmas are waited for
+            ready = mbarrier_test_wait_parity(bars + 8 * ((it + 1) % STAGES), ((it + 1) / STAGES) & 1);
+          if constexpr (BLK)  // this slab's scales (before the stage is released), once its wgmmas are issued
+            bsc.template load<BM, SCALE>(s_sc + s * SC_BYTES, cw * 64 + 16 * warp + lane / 4, kt);
+          if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
+            if (pb < pe) flush_next();
+          }
+          if (OVERLAP) {  // keep this slab's wgmmas in flight; the previous slab's are done: release its stage
+            wgmma_wait<1>();
+            release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), kt > 0);
+            if constexpr (TWO_OV) {  // the previous slab's partial sums (in the other set) into the total
+              if (kt & 1) promote_sum<BN>(acc, pacc);
+              else if (kt > 0) promote_sum<BN>(acc, pacc2);
+            }
           } else {
-            Wgmma<BN, IN, B_MN>::mma(acc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), kt > 0 || k > 0);
+            wgmma_wait<0>();
+            release(bars + 8 * (STAGES + s));
           }
+          if (TMAKIT_GEMM_TRACE && trace) trace[2] = clock64();
+          if constexpr (BLK) bsc.promote(acc, pacc);
+          else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc);
+          if (TMAKIT_GEMM_TRACE && trace) trace[3] = clock64();
         }
-        wgmma_commit();
-        if (kt + 1 < nkt)  // probe the next slab's stage now, not after this slab's wgmmas are waited for
-          ready = mbarrier_test_wait_parity(bars + 8 * ((it + 1) % STAGES), ((it + 1) / STAGES) & 1);
-        if constexpr (BLK)  // this slab's scales (before the stage is released), once its wgmmas are issued
-          bsc.template load<BM, SCALE>(s_sc + s * SC_BYTES, cw * 64 + 16 * warp + lane / 4, kt);
-        if constexpr (DEF) {  // one box of the previous tile while this slab's wgmmas run
-          if (pb < pe) flush_next();
-        }
-        if (OVERLAP) {  // keep this slab's wgmmas in flight; the previous slab's are done: release its stage
-          wgmma_wait<1>();
-          release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES), kt > 0);
-          if constexpr (TWO_OV) {  // the previous slab's partial sums (in the other set) into the total
-            if (kt & 1) promote_sum<BN>(acc, pacc);
-            else if (kt > 0) promote_sum<BN>(acc, pacc2);
-          }
-        } else {
+        if (OVERLAP) {
           wgmma_wait<0>();
-          release(bars + 8 * (STAGES + s));
-        }
-        if (TMAKIT_GEMM_TRACE && trace) trace[2] = clock64();
-        if constexpr (BLK) bsc.promote(acc, pacc);
-        else if constexpr (TWO && !TWO_OV) promote_sum<BN>(acc, pacc);
-        if (TMAKIT_GEMM_TRACE && trace) trace[3] = clock64();
-      }
-      if (OVERLAP) {
-        wgmma_wait<0>();
-        release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES));
-        if constexpr (TWO_OV) {  // the last slab
-          if ((nkt - 1) & 1) promote_sum<BN>(acc, pacc2);
-          else promote_sum<BN>(acc, pacc);
+          release(bars + 8 * (STAGES + (it + STAGES - 1) % STAGES));
+          if constexpr (TWO_OV) {  // the last slab
+            if ((nkt - 1) & 1) promote_sum<BN>(acc, pacc2);
+            else promote_sum<BN>(acc, pacc);
+          }
         }
       }
       if constexpr (DEF) {  // a tile shorter than NBOX slabs: the rest of the previous tile's boxes now

@@ -38,7 +38,8 @@ from .gemm_fp8 import CONFIGS as _FP8
 from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
-           "deferred", "best_tile", "choose_tile", "grouped_tile_cost", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
+           "deferred", "best_tile", "choose_tile", "grouped_tile_cost", "idle_consumers",
+           "IDLE_MIN_FLOP_PER_BYTE", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
            "FP8_TILES", "ODD_PITCH_SPEED",
            "kernel_name", "launcher"]
 
@@ -62,6 +63,7 @@ class GroupedPlan:
     scale_strides: tuple = (0, 0, 0, 0, 0)  # (a_m, a_k, b_n, b_k, b_g) in elements of the fp32 scales
     fast_accum: bool = True  # fp8: one wgmma chain over all of K (else two-level accumulation)
     staged: bool = False  # fp8 row-wise: epilogue scales staged in shared memory per unit (gemm_fp8.epilogue_staged)
+    idle: int = 0  # 1: a consumer whose rows all lie past its group's end skips its wgmmas (idle_consumers)
 
     @property
     def in_code(self) -> int:
@@ -81,6 +83,24 @@ FP8_TILES = {
     "fast": {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.7, "m64_n128_s8_c1_ov1": 0.7},
     "block": {"n192_s4_c1": 1.0, "n128_s5_c1": 0.8, "m64_n128_s8_c1": 0.6},  # block scales: 5 stages at 128x128
 }
+
+
+# 16-bit inputs: below this many flops per byte moved (weights, A and C once) idle consumers do not skip: there the
+# skip measured up to 3 % slower on skewed groups (more DRAM traffic: CTAs whose tiles share B drift apart), above
+# it 1-2 % faster (docs/GROUPED.md, "Idle consumers").
+IDLE_MIN_FLOP_PER_BYTE = 200
+
+
+def idle_consumers(cfg: GemmConfig, m: int, n: int, k: int, groups: int, in_bytes: int, out_bytes: int) -> int:
+    """The kernel's IDLE: 1 where a consumer warpgroup whose 64 rows all lie past its group's end (a group's last
+    tile) should skip the unit's wgmmas -- 128-row tiles without overlap, fp8 always, 16-bit inputs where the
+    problem moves at least ``IDLE_MIN_FLOP_PER_BYTE`` flops per byte."""
+    if cfg.bm != 128 or cfg.overlap:
+        return 0
+    if in_bytes == 1:
+        return 1
+    moved = in_bytes * (groups * n * k + m * k) + out_bytes * m * n
+    return int(2 * m * n * k >= IDLE_MIN_FLOP_PER_BYTE * moved)
 
 
 def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int, sms: int = NUM_SMS) -> float:
@@ -181,7 +201,8 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
         config = deferred(choose_grouped_config(m, n, g, odd_pitch=odd_pitch_of(lda, ldb, m, n, k, _ELEM[ta], b_mn),
                                                 b_mn=b_mn), od)
     _check_cluster(config, b_mn)
-    return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, b_mn)
+    idle = idle_consumers(config, m, n, k, g, _ELEM[ta], _ELEM[od])
+    return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, b_mn, idle=idle)
 
 
 def _shapes(a, b, offs_len: int) -> tuple[int, int, int, int]:
@@ -315,7 +336,8 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
         raise GemmError(f"config {config.name} leaves no room for block scales in shared memory (each stage's scales "
                         f"sit beside its operands); use one with fewer stages, e.g. n128_s5_c1")
     return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, 0, tb, scaling, strides, bool(fast_accum),
-                       scaling == "row" and epilogue_staged(config, "row", False))
+                       scaling == "row" and epilogue_staged(config, "row", False),
+                       idle_consumers(config, m, n, k, g, 1, _ELEM[od]))
 
 
 def plan_smem(p: GroupedPlan) -> int:
@@ -326,7 +348,8 @@ def plan_smem(p: GroupedPlan) -> int:
 def kernel_name(p: GroupedPlan) -> str:
     c = p.config
     return (f"tmakit_gemm_grouped<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
-            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}, {int(p.staged)}, {c.defer}>")
+            f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}, {int(p.staged)}, {c.defer}, "
+            f"{p.idle}>")
 
 
 _SCALE_CODE = {"": 0, "row": 2, "block": 3}

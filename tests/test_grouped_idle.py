@@ -1,0 +1,133 @@
+"""Idle consumers in the grouped kernels (``GroupedPlan.idle``, the kernel's IDLE): on a group's last 128-row tile,
+a consumer warpgroup whose 64 rows all lie past the group's end skips the unit's wgmmas.
+
+Specified here: the plan's rule (``idle_consumers``: 128-row tiles without overlap; fp8 always; 16-bit inputs from
+``IDLE_MIN_FLOP_PER_BYTE``), that NVRTC compiles the IDLE kernels without serializing their wgmmas, and on the GPU
+that skipping changes no output bit (bf16 tiles, single CTAs and pairs, the deferred epilogue, fp8 row-wise and
+block-wise) on group lists whose ends fall in either half of a tile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fake_tensors import FakeTensor as _T  # noqa: E402
+from tmakit.kernels import gemm_grouped as kg  # noqa: E402
+from tmakit.kernels.gemm import CONFIGS  # noqa: E402
+
+# group sizes whose last 128-row tile ends in its first half (30, 64, 129, 1: the second consumer idle), in its
+# second half (200, 65, 300) or is empty (0)
+SIZES = [200, 30, 0, 64, 129, 300, 65, 1]
+
+
+def test_rule_takes_128_row_tiles_without_overlap_fp8_always_16_bit_by_flops_per_byte():
+    c256, c192, ov, m64 = (CONFIGS[n] for n in ("n256_s4_c1", "n192_s4_c1", "n256_s4_c1_ov1", "m64_n128_s8_c1_ov1"))
+    # 16-bit: 32 experts x 256 rows x 2048x2048 moves 204 flops per byte (skip); 64 x 128 x 4096x7168 122 (no skip)
+    assert kg.idle_consumers(c256, 8192, 2048, 2048, 32, 2, 2) == 1
+    assert kg.idle_consumers(c256, 8192, 4096, 7168, 64, 2, 2) == 0
+    assert kg.idle_consumers(c192, 8192, 4096, 7168, 64, 1, 2) == 1  # fp8: always
+    assert kg.idle_consumers(ov, 8192, 2048, 2048, 32, 2, 2) == 0  # overlap: ptxas would serialize the wgmmas
+    assert kg.idle_consumers(m64, 8192, 2048, 2048, 32, 1, 2) == 0  # one consumer: nothing to skip
+    m, n, k, g = 8192, 2048, 2048, 32
+    moved = 2 * (g * n * k + m * k) + 2 * m * n
+    assert 2 * m * n * k / moved >= kg.IDLE_MIN_FLOP_PER_BYTE > 2 * 8192 * 4096 * 7168 / (2 * (64 * 4096 * 7168))
+
+
+def test_plans_carry_the_rule_into_the_kernel_name():
+    a = _T((8192, 2048), (2048, 1))
+    b = _T((32, 2048, 2048), (2048 * 2048, 1, 2048))
+    p = kg.plan_grouped(a, b, 32)
+    assert p.config.bm == 128 and p.idle == 1 and kg.kernel_name(p).endswith(", 1>")
+    assert kg.kernel_name(dataclasses.replace(p, idle=0)).endswith(", 0>")
+    big = kg.plan_grouped(_T((8192, 7168), (7168, 1)), _T((64, 7168, 4096), (4096 * 7168, 1, 7168)), 64)
+    assert big.idle == 0
+
+
+def test_idle_kernels_compile_without_serialized_wgmmas():
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.kernels import KERNELS_DIR
+    from tmakit.kernels.gemm_fp8 import CONFIGS as FP8
+
+    names = []
+    for name in kg.odd_pitch_tiles(kg.BF16_TILES, CONFIGS):
+        c = CONFIGS[name]
+        if c.bm == 128 and not c.overlap:
+            for cfg in (c, kg.deferred(c, "bfloat16")):
+                names.append(kg.kernel_name(kg.GroupedPlan(1, 8, 8, 1, 8, 8, 8, 8, "bfloat16", "bfloat16", cfg, 0,
+                                                           idle=1)))
+    for scaling, tiles in (("row", kg.FP8_TILES["two-level"]), ("block", kg.FP8_TILES["block"])):
+        for name in tiles:
+            c = FP8[name]
+            if c.bm == 128:
+                names.append(kg.kernel_name(kg.GroupedPlan(1, 8, 8, 1, 8, 8, 8, 8, "float8_e4m3fn", "bfloat16", c, 0,
+                                                           "float8_e4m3fn", scaling, fast_accum=False, idle=1)))
+    names = list(dict.fromkeys(names))
+    assert len(names) >= 4
+    comp = tkc.compile_file(KERNELS_DIR / "gemm_grouped.cu", name_expressions=names)
+    assert "C75" not in comp.log and "serialized" not in comp.log, comp.log
+
+
+def _problem(n, k, dtype):
+    ends, acc = [], 0
+    for s in SIZES:
+        acc += s
+        ends.append(acc)
+    g = torch.Generator(device="cuda").manual_seed(n + k)
+    a = torch.randn(acc, k, device="cuda", generator=g).to(dtype)
+    w = torch.randn(len(SIZES), n, k, device="cuda", generator=g).to(dtype)
+    return a, w.transpose(-2, -1), torch.tensor(ends, dtype=torch.int32, device="cuda"), ends
+
+
+def _both(plan, a, b, offs, extra=()):
+    """Outputs of ``plan`` with IDLE 0 and 1 (poisoned first)."""
+    outs = []
+    for idle in (0, 1):
+        out = torch.full((a.shape[0], plan.n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        p = dataclasses.replace(plan, idle=idle, ldc=out.stride(0))
+        kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), *extra)()
+        outs.append(out)
+    torch.cuda.synchronize()
+    return outs
+
+
+def _reference(a, b, ends):
+    rows, lo = [], 0
+    for g, hi in enumerate(ends):
+        rows.append(a[lo:hi].float() @ b[g].float())
+        lo = hi
+    return torch.cat(rows)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("config", ["n256_s4_c1", "n256_s4_c1_d", "n192_s4_c1", "n128_s6_c1", "n256_s4_c2",
+                                    "n192_s4_c2"])
+def test_skip_changes_no_bit_bf16(config):
+    a, b, offs, ends = _problem(384, 320, torch.bfloat16)
+    p = kg.plan_grouped(a, b, len(SIZES), config=config)
+    off, on = _both(p, a, b, offs)
+    assert torch.equal(off.view(torch.int16), on.view(torch.int16))
+    ref = _reference(a, b, ends)
+    assert float((on.float() - ref).norm() / ref.norm()) < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scaling, config", [("row", "n192_s4_c1"), ("row", "n128_s6_c1"), ("block", "n192_s4_c1"),
+                                            ("block", "n128_s5_c1")])
+def test_skip_changes_no_bit_fp8(scaling, config):
+    n, k = 384, 512
+    a, b, offs, ends = _problem(n, k, torch.float8_e4m3fn)
+    m, g = a.shape[0], len(SIZES)
+    if scaling == "row":
+        sa, sb = torch.rand(m, device="cuda") + 0.5, torch.rand(g, n, device="cuda") + 0.5
+    else:
+        sa, sb = torch.rand(m, k // 128, device="cuda") + 0.5, torch.rand(g, n // 128, k // 128, device="cuda") + 0.5
+    p = kg.plan_grouped_fp8(a, b, sa, sb, g, config=config)
+    assert p.idle == 1
+    off, on = _both(p, a, b, offs, (sa.data_ptr(), sb.data_ptr()))
+    assert torch.equal(off.view(torch.int16), on.view(torch.int16))
+    assert not on.isnan().any()
