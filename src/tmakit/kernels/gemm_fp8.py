@@ -431,19 +431,35 @@ def kernel_name(p: Fp8Plan) -> str:
 _kernels: dict = {}
 
 
-def kernel_for(p: Fp8Plan, debug: bool | None = None, defines: tuple[str, ...] = ()):
+def kernel_for(p: Fp8Plan, debug: bool | None = None, defines: tuple[str, ...] = (), sass_patch=None):
     """The compiled kernel of a plan (NVRTC, cached on disk and in memory); ``defines``: extra ``NAME=value``
-    macros (diagnostic builds, e.g. ``TMAKIT_GEMM_TRACE=1``)."""
+    macros (diagnostic builds, e.g. ``TMAKIT_GEMM_TRACE=1``); ``sass_patch``: ``(opcode, mode)`` of
+    :func:`tmakit.cuda.sass_patch.patch_runs` applied to the cubin before loading."""
     from ..cuda import compile_file, context_id, load_module
     from . import KERNELS_DIR
 
     name = kernel_name(p)
-    key = (name, debug, defines, context_id())
+    key = (name, debug, defines, sass_patch, context_id())
     k = _kernels.get(key)
     if k is None:
-        k = _kernels[key] = load_module(compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=(name,),
-                                                     debug=debug, options=[f"-D{d}" for d in defines])).kernel(name)
+        c = compile_file(KERNELS_DIR / "gemm_fp8.cu", name_expressions=(name,), debug=debug,
+                         options=[f"-D{d}" for d in defines])
+        k = _kernels[key] = load_module(patched(c, sass_patch)).kernel(name)
     return k
+
+
+def patched(c, sass_patch):
+    """``c`` (a :class:`tmakit.cuda.Compiled`) with its SASS control bits rewritten by ``sass_patch`` (see
+    :func:`kernel_for`), under its own cache key; ``c`` itself when there is nothing to do."""
+    if sass_patch is None:
+        return c
+    import dataclasses
+
+    from ..cuda import sass_patch as sp
+
+    opcode, mode = sass_patch
+    cubin, _ = sp.patch_runs(c.cubin, mode, opcode)
+    return dataclasses.replace(c, cubin=cubin, key=f"{c.key}:{opcode:#x}:{mode}")
 
 
 def tensormaps(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int = 0):
@@ -524,17 +540,18 @@ def schedule(p: Fp8Plan, resident: int | None = None, debug: bool | None = None,
 
 def launcher(p: Fp8Plan, a_ptr: int, b_ptr: int, c_ptr: int, sa_ptr: int, sb_ptr: int, bias_ptr: int = 0,
              ws_ptr: int = 0, flags_ptr: int = 0, debug: bool | None = None, pdl: bool = False,
-             stream_k: str = "auto", defines: tuple[str, ...] = ()):
+             stream_k: str = "auto", defines: tuple[str, ...] = (), sass_patch=None):
     """A memoised ``fn(stream)`` launching plan ``p`` on these pointers with :func:`schedule`'s schedule (tensor maps
     encoded once); a schedule with stream-K or split ranges needs ``ws_ptr`` and ``flags_ptr``. ``defines``: as
-    :func:`kernel_for`'s."""
-    key = (p, a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, bias_ptr, ws_ptr, flags_ptr, debug, pdl, stream_k, defines)
+    :func:`kernel_for`'s, and so is ``sass_patch``."""
+    key = (p, a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, bias_ptr, ws_ptr, flags_ptr, debug, pdl, stream_k, defines,
+           sass_patch)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
     from tmakit.cuda.encode import encode_tensormap
 
-    k = kernel_for(p, debug, defines)
+    k = kernel_for(p, debug, defines, sass_patch)
     cfg = p.config
     cs = cfg.cluster_size
     sched = schedule(p, debug=debug, stream_k=stream_k)
