@@ -1,10 +1,11 @@
-"""Idle consumers in the grouped kernels (``GroupedPlan.idle``, the kernel's IDLE): on a group's last 128-row tile,
+"""Idle consumers in the grouped kernels (``GroupedPlan.idle``, the kernel's IDLE): on a group's only 128-row tile,
 a consumer warpgroup whose 64 rows all lie past the group's end skips the unit's wgmmas.
 
-Specified here: the plan's rule (``idle_consumers``: 128-row tiles without overlap; fp8 always; 16-bit inputs from
-``IDLE_MIN_FLOP_PER_BYTE``), that NVRTC compiles the IDLE kernels without serializing their wgmmas, and on the GPU
-that skipping changes no output bit (bf16 tiles, single CTAs and pairs, the deferred epilogue, fp8 row-wise and
-block-wise) on group lists whose ends fall in either half of a tile.
+Specified here: the plan's rule (``idle_consumers``: 128-row tiles without overlap; 16-bit inputs not on
+weight-streaming problems with groups of a tile or more), that NVRTC compiles the IDLE kernels without serializing
+their wgmmas, and on the GPU that skipping changes no output bit (bf16 tiles, single CTAs and pairs, the deferred
+epilogue, fp8 row-wise and block-wise) on group lists whose ends fall in either half of a group's only tile or of its
+last of several.
 """
 
 from __future__ import annotations
@@ -19,22 +20,22 @@ from fake_tensors import FakeTensor as _T  # noqa: E402
 from tmakit.kernels import gemm_grouped as kg  # noqa: E402
 from tmakit.kernels.gemm import CONFIGS  # noqa: E402
 
-# group sizes whose last 128-row tile ends in its first half (30, 64, 129, 1: the second consumer idle), in its
-# second half (200, 65, 300) or is empty (0)
-SIZES = [200, 30, 0, 64, 129, 300, 65, 1]
+# group sizes whose only 128-row tile ends in its first half (30, 64, 1: the second consumer skips) or second
+# half (65, 100), whose last tile of several ends in its first half (129, 300: no skip) or second (200), and empty
+SIZES = [200, 30, 0, 64, 129, 300, 65, 1, 100]
 
 
-def test_rule_takes_128_row_tiles_without_overlap_fp8_always_16_bit_by_flops_per_byte():
-    c256, c192, ov, m64 = (CONFIGS[n] for n in ("n256_s4_c1", "n192_s4_c1", "n256_s4_c1_ov1", "m64_n128_s8_c1_ov1"))
-    # 16-bit: 32 experts x 256 rows x 2048x2048 moves 204 flops per byte (skip); 64 x 128 x 4096x7168 122 (no skip)
-    assert kg.idle_consumers(c256, 8192, 2048, 2048, 32, 2, 2) == 1
-    assert kg.idle_consumers(c256, 8192, 4096, 7168, 64, 2, 2) == 0
-    assert kg.idle_consumers(c192, 8192, 4096, 7168, 64, 1, 2) == 1  # fp8: always
-    assert kg.idle_consumers(ov, 8192, 2048, 2048, 32, 2, 2) == 0  # overlap: ptxas would serialize the wgmmas
-    assert kg.idle_consumers(m64, 8192, 2048, 2048, 32, 1, 2) == 0  # one consumer: nothing to skip
-    m, n, k, g = 8192, 2048, 2048, 32
-    moved = 2 * (g * n * k + m * k) + 2 * m * n
-    assert 2 * m * n * k / moved >= kg.IDLE_MIN_FLOP_PER_BYTE > 2 * 8192 * 4096 * 7168 / (2 * (64 * 4096 * 7168))
+def test_rule_takes_two_consumers_without_overlap_and_spares_16_bit_weight_streams():
+    names = ("n256_s4_c1", "n256_s4_c1_d", "n192_s4_c2", "n128_s6_c1", "n256_s4_c1_ov1", "m64_n128_s8_c1_ov1")
+    small = (2048, 2048, 2048, 32, 1, 2)  # fp8: always where the tile allows
+    assert [kg.idle_consumers(CONFIGS[n], *small) for n in names] == [1, 1, 1, 1, 0, 0]  # overlap: serialized
+    c = CONFIGS["n256_s4_c1"]
+    # 16-bit, 64 experts x 128 rows x 4096x7168: 122 flops per byte, a tile of rows per group -> no skip
+    assert kg.idle_consumers(c, 8192, 4096, 7168, 64, 2, 2) == 0
+    assert kg.idle_consumers(c, 8192 - 64, 4096, 7168, 64, 2, 2) == 1  # fewer rows per group than a tile
+    assert kg.idle_consumers(c, 8192, 2048, 2048, 32, 2, 2) == 1  # 32 x 256 x 2048x2048: 204 flops per byte
+    moved = 2 * (32 * 2048 * 2048 + 8192 * 2048) + 2 * 8192 * 2048
+    assert 2 * 8192 * 2048 * 2048 >= kg.IDLE_MIN_FLOP_PER_BYTE * moved
 
 
 def test_plans_carry_the_rule_into_the_kernel_name():
@@ -43,8 +44,8 @@ def test_plans_carry_the_rule_into_the_kernel_name():
     p = kg.plan_grouped(a, b, 32)
     assert p.config.bm == 128 and p.idle == 1 and kg.kernel_name(p).endswith(", 1>")
     assert kg.kernel_name(dataclasses.replace(p, idle=0)).endswith(", 0>")
-    big = kg.plan_grouped(_T((8192, 7168), (7168, 1)), _T((64, 7168, 4096), (4096 * 7168, 1, 7168)), 64)
-    assert big.idle == 0
+    small = kg.plan_grouped(_T((400, 256), (256, 1)), _T((8, 256, 256), (256 * 256, 1, 256)), 8)
+    assert small.config.bm == 64 and small.idle == 0
 
 
 def test_idle_kernels_compile_without_serialized_wgmmas():

@@ -521,14 +521,16 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
       const int nkt = get_unit_kt(uslot);
       if (nkt == 0) break;
-      // IDLE (grouped): a consumer whose 64 rows all lie past its group's end (a group's last tile) issues no wgmmas
-      // for the unit, releasing each slab once it is full; its epilogue stores nothing, and the other consumer has
-      // the tensor cores to itself. A loop of its own: a branch around the wgmmas inside the slab loop makes ptxas
-      // serialize them (C7515), as it does with overlap whatever the loop.
+      // IDLE (grouped): on the only row tile of its group, a consumer whose 64 rows all lie past the group's end
+      // issues no wgmmas for the unit, releasing each slab once it is full; its epilogue stores nothing, and the
+      // other consumer has the tensor cores to itself. Not on a group's last tile of several: that tile would run
+      // ahead of the tiles reading the same B slabs, which then come from DRAM again (docs/GROUPED.md). A loop of its
+      // own: a branch around the wgmmas inside the slab loop makes ptxas serialize them (C7515), as it does with
+      // overlap whatever the loop.
       bool idle = false;
       if constexpr (IDLE) {
         const Unit un = get_unit(uslot);
-        idle = un.m0 + cw * 64 >= min(M, un.su);
+        idle = un.nseg == 1 && un.m0 + cw * 64 >= min(M, un.su);
       }
       if (idle) {
         for (int kt = 0; kt < nkt; ++kt, ++it) {

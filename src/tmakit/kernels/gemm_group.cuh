@@ -14,7 +14,7 @@ namespace gemm {
 // cid, cid + ncl, ... walking the groups once. In pairs along M (cm = 2, B multicast) a unit is two row tiles of one
 // group and column tile, CTA rm taking row tile 2 i + rm (past the group's end on an odd count: it loads and
 // multiplies its share, and its epilogue stores nothing). A unit's su field carries its group's end row (for the
-// epilogue), slot its group (for the producer's B coordinate).
+// epilogue), slot its group (for the producer's B coordinate), nseg 1 on a group's only row tile (or pair), else 2.
 struct GroupList {
   const int* offs;
   int groups, M, N, K, bm, bn, cid, ncl, rm, cm;
@@ -44,7 +44,7 @@ struct GroupList {
     t.role = 0;
     t.su = rend;
     t.slot = g;
-    t.nseg = 1;
+    t.nseg = min(gtm, 2);  // (no stream-K here) 1: the group's only row tile, which shares its B with no other unit
     u += ncl;
     return true;
   }

@@ -63,7 +63,7 @@ class GroupedPlan:
     scale_strides: tuple = (0, 0, 0, 0, 0)  # (a_m, a_k, b_n, b_k, b_g) in elements of the fp32 scales
     fast_accum: bool = True  # fp8: one wgmma chain over all of K (else two-level accumulation)
     staged: bool = False  # fp8 row-wise: epilogue scales staged in shared memory per unit (gemm_fp8.epilogue_staged)
-    idle: int = 0  # 1: a consumer whose rows all lie past its group's end skips its wgmmas (idle_consumers)
+    idle: int = 0  # 1: a lone tile's consumer whose rows all lie past its group's end skips (idle_consumers)
 
     @property
     def in_code(self) -> int:
@@ -85,19 +85,21 @@ FP8_TILES = {
 }
 
 
-# 16-bit inputs: below this many flops per byte moved (weights, A and C once) idle consumers do not skip: there the
-# skip measured up to 3 % slower on skewed groups (more DRAM traffic: CTAs whose tiles share B drift apart), above
-# it 1-2 % faster (docs/GROUPED.md, "Idle consumers").
+# 16-bit inputs: a problem whose groups average at least a tile of rows and that moves fewer flops per byte than this
+# (weights, A and C once) keeps every consumer busy. There groups have several row tiles that read the same B slabs
+# in step, from DRAM once; a skip anywhere shifts the CTAs against each other and the slabs were read again (the
+# skewed 64 x 128 x 4096x7168 case 0.97-0.98x on both GPUs; docs/GROUPED.md, "Idle consumers").
 IDLE_MIN_FLOP_PER_BYTE = 200
 
 
 def idle_consumers(cfg: GemmConfig, m: int, n: int, k: int, groups: int, in_bytes: int, out_bytes: int) -> int:
-    """The kernel's IDLE: 1 where a consumer warpgroup whose 64 rows all lie past its group's end (a group's last
-    tile) should skip the unit's wgmmas -- 128-row tiles without overlap, fp8 always, 16-bit inputs where the
-    problem moves at least ``IDLE_MIN_FLOP_PER_BYTE`` flops per byte."""
+    """The kernel's IDLE: 1 where, on a group's only row tile, the consumer whose 64 rows all lie past the group's
+    end should skip the unit's wgmmas (the kernel decides per unit). Needs two consumers and no overlap; fp8 always,
+    16-bit inputs unless the groups average at least 128 rows and the problem moves fewer than
+    ``IDLE_MIN_FLOP_PER_BYTE`` flops per byte."""
     if cfg.bm != 128 or cfg.overlap:
         return 0
-    if in_bytes == 1:
+    if in_bytes == 1 or m < 128 * groups:
         return 1
     moved = in_bytes * (groups * n * k + m * k) + out_bytes * m * n
     return int(2 * m * n * k >= IDLE_MIN_FLOP_PER_BYTE * moved)
