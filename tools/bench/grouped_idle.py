@@ -1,15 +1,16 @@
-"""Consumers whose 64 rows all lie past their group's end skip their wgmmas (docs/GROUPED.md, "Idle consumers"):
-the grouped kernels' default plan built with and without the skip (the kernel's IDLE, ``GroupedPlan.idle``), and
-against ``torch._grouped_mm``, in one process.
+"""Consumers whose 64 rows all lie past their group's end skip their wgmmas on a group's only row tile (docs/GROUPED.md,
+"Idle consumers"): the grouped kernels' default plan built with and without the skip (the kernel's IDLE,
+``GroupedPlan.idle``), and against ``torch._grouped_mm``, in one process.
 
-    python3 tools/bench/grouped_idle.py [--random N] [--seed S] [--rounds R] [--fp8] [--control] [--cases ...]
+    python3 tools/bench/grouped_idle.py [--random N] [--seed S] [--rounds R] [--fp8] [--control] [--as-planned]
+        [--cases E:ROWS:N:K:DIST,...]
 
 Per case the default plan's tile is launched with and without the skip (the launchers directly, each call after an
 L2 flush, interleaved rounds; tiles of 64 rows or with overlap cannot skip, so their ratio shows the method's
-spread, as does ``--control``: both with the skip); the outputs must be bit-identical; "default" says which one
-``idle_consumers`` picks. Cases: ``tmakit bench grouped``'s list plus ``--random`` random ones
-(``tmakit.bench.moe.random_cases``), or ``--cases``. ``--fp8``: the FP8 grouped kernel with row-wise scales instead
-(no torch column). Prints one line per case and geomeans per set.
+spread, as does ``--control``: both with the skip; ``--as-planned``: the skip only where ``idle_consumers`` takes
+it); the outputs must be bit-identical; "default" says which one the plan picks. Cases: ``tmakit bench grouped``'s
+list plus ``--random`` random ones (``tmakit.bench.moe.random_cases``), or ``--cases``. ``--fp8``: the FP8 grouped
+kernel with row-wise scales instead (no torch column). Prints one line per case and geomeans per set.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def measure(case, rounds: int, flush, fp8: bool, control: bool = False) -> dict:
+def measure(case, rounds: int, flush, fp8: bool, control: bool = False, as_planned: bool = False) -> dict:
     """Times of one case: the default plan without and with the skip, and torch (bf16)."""
     import torch
 
@@ -46,7 +47,8 @@ def measure(case, rounds: int, flush, fp8: bool, control: bool = False) -> dict:
         p = kg.plan_grouped_fp8(a, b, sa, sb, e, out) if fp8 else kg.plan_grouped(a, b, e, out)
         default = p.idle
         can = p.config.bm == 128 and not p.config.overlap
-        p = dataclasses.replace(p, idle=int(can and (skip or control)))
+        on = default if as_planned else int(can)
+        p = dataclasses.replace(p, idle=on if skip or control else 0)
         fns[f"skip{skip}"] = kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), *extra)
         fns[f"skip{skip}"]()
     torch.cuda.synchronize()
@@ -71,6 +73,7 @@ def main(argv=None) -> list:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--fp8", action="store_true")
     ap.add_argument("--control", action="store_true", help="both builds with the skip (the spread of the method)")
+    ap.add_argument("--as-planned", action="store_true", help="the skip where the plan takes it, against none")
     ap.add_argument("--cases", default=None, help="experts:rows:N:K:dist,... instead of the lists")
     args = ap.parse_args(argv)
     import torch
@@ -89,7 +92,7 @@ def main(argv=None) -> list:
     for label, cases in groups.items():
         got = []
         for case in cases:
-            r = measure(case, args.rounds, flush, args.fp8, args.control)
+            r = measure(case, args.rounds, flush, args.fp8, args.control, args.as_planned)
             got.append(r)
             vs = "" if r["torch_over"] is None else f"  torch / skip {r['torch_over']:.3f}"
             print(f"{str(case):40s} {r['tile']:10s} {r['fpb']:6.0f} flop/B  default {r['default']:4s}  skip / no skip "
