@@ -27,15 +27,18 @@ SIZES = [200, 30, 0, 64, 129, 300, 65, 1, 100]
 
 def test_rule_takes_two_consumers_without_overlap_and_spares_16_bit_weight_streams():
     names = ("n256_s4_c1", "n256_s4_c1_d", "n192_s4_c2", "n128_s6_c1", "n256_s4_c1_ov1", "m64_n128_s8_c1_ov1")
-    small = (2048, 2048, 2048, 32, 1, 2)  # fp8: always where the tile allows
-    assert [kg.idle_consumers(CONFIGS[n], *small) for n in names] == [1, 1, 1, 1, 0, 0]  # overlap: serialized
+    big = (8192, 4096, 7168, 64, 1, 2)  # fp8: always where the tile allows
+    assert [kg.idle_consumers(CONFIGS[n], *big) for n in names] == [1, 1, 1, 1, 0, 0]  # overlap: serialized
     c = CONFIGS["n256_s4_c1"]
-    # 16-bit, 64 experts x 128 rows x 4096x7168: 122 flops per byte, a tile of rows per group -> no skip
+    # 16-bit, 64 experts x 128 rows x 4096x7168: 132 running tiles read 484 MB of B slabs, 122 flops per byte
     assert kg.idle_consumers(c, 8192, 4096, 7168, 64, 2, 2) == 0
-    assert kg.idle_consumers(c, 8192 - 64, 4096, 7168, 64, 2, 2) == 1  # fewer rows per group than a tile
+    assert kg.idle_consumers(c, 8100, 4096, 7168, 64, 2, 2) == 0  # whatever the rows
     assert kg.idle_consumers(c, 8192, 2048, 2048, 32, 2, 2) == 1  # 32 x 256 x 2048x2048: 204 flops per byte
     moved = 2 * (32 * 2048 * 2048 + 8192 * 2048) + 2 * 8192 * 2048
     assert 2 * 8192 * 2048 * 2048 >= kg.IDLE_MIN_FLOP_PER_BYTE * moved
+    # 113 x 117 x 5312x704: 98 flops per byte, but 132 tiles' B slabs (45 MiB) fit in the L2
+    assert 132 * 256 * 704 * 2 <= kg.IDLE_L2_BYTES and kg.idle_consumers(c, 13221, 5312, 704, 113, 2, 2) == 1
+    assert kg.idle_consumers(c, 13221, 5312, 704, 113, 2, 2, sms=200) == 0  # more running tiles: no longer
 
 
 def test_plans_carry_the_rule_into_the_kernel_name():

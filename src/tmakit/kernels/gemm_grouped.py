@@ -39,7 +39,7 @@ from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
            "deferred", "best_tile", "choose_tile", "grouped_tile_cost", "idle_consumers",
-           "IDLE_MIN_FLOP_PER_BYTE", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
+           "IDLE_MIN_FLOP_PER_BYTE", "IDLE_L2_BYTES", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
            "FP8_TILES", "ODD_PITCH_SPEED",
            "kernel_name", "launcher"]
 
@@ -85,21 +85,27 @@ FP8_TILES = {
 }
 
 
-# 16-bit inputs: a problem whose groups average at least a tile of rows and that moves fewer flops per byte than this
-# (weights, A and C once) keeps every consumer busy. There groups have several row tiles that read the same B slabs
-# in step, from DRAM once; a skip anywhere shifts the CTAs against each other and the slabs were read again (the
-# skewed 64 x 128 x 4096x7168 case 0.97-0.98x on both GPUs; docs/GROUPED.md, "Idle consumers").
+# 16-bit inputs keep every consumer busy where the B slabs the running tiles read do not fit in the L2
+# (IDLE_L2_BYTES, the smaller L2 of the two GPUs) and the problem moves fewer flops per byte than
+# IDLE_MIN_FLOP_PER_BYTE (weights, A and C once): there the row tiles of a group read the same B slabs in step, from
+# DRAM once, and a skip anywhere shifts the CTAs against each other so that slabs come from DRAM again (skewed
+# 64 x 128 x 4096x7168: 0.97-0.99x on both GPUs; docs/GROUPED.md, "Idle consumers").
 IDLE_MIN_FLOP_PER_BYTE = 200
+IDLE_L2_BYTES = 50 << 20
 
 
-def idle_consumers(cfg: GemmConfig, m: int, n: int, k: int, groups: int, in_bytes: int, out_bytes: int) -> int:
+def idle_consumers(cfg: GemmConfig, m: int, n: int, k: int, groups: int, in_bytes: int, out_bytes: int,
+                   sms: int = NUM_SMS) -> int:
     """The kernel's IDLE: 1 where, on a group's only row tile, the consumer whose 64 rows all lie past the group's
     end should skip the unit's wgmmas (the kernel decides per unit). Needs two consumers and no overlap; fp8 always,
-    16-bit inputs unless the groups average at least 128 rows and the problem moves fewer than
+    16-bit inputs where the running tiles' B slabs fit in the L2 or the problem moves at least
     ``IDLE_MIN_FLOP_PER_BYTE`` flops per byte."""
     if cfg.bm != 128 or cfg.overlap:
         return 0
-    if in_bytes == 1 or m < 128 * groups:
+    if in_bytes == 1:
+        return 1
+    tiles = (-(-m // 128) + groups) * -(-n // cfg.bn)  # at most: each group adds one partial row tile
+    if min(tiles, sms) * cfg.bn * k * in_bytes <= IDLE_L2_BYTES:
         return 1
     moved = in_bytes * (groups * n * k + m * k) + out_bytes * m * n
     return int(2 * m * n * k >= IDLE_MIN_FLOP_PER_BYTE * moved)
