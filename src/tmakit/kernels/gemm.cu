@@ -404,7 +404,9 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
         last_it[(nsw - 1) & 1] = it + t.kt - 1;
 #endif
         wait_empty(it % STAGES);  // the unit's first slab
-        put_unit(slots + 32 * (ui % (STAGES + 1)), t);  // published by the stage's arrive (release)
+        // IDLE: on its group's only row tile, consumer c skips the unit if its 64 rows all lie past the group's end
+        const u32 idle = IDLE && t.nseg == 1 ? (t.m0 >= min(M, t.su)) | (t.m0 + 64 >= min(M, t.su)) << 1 : 0u;
+        put_unit(slots + 32 * (ui % (STAGES + 1)), t, idle);  // published by the stage's arrive (release)
         // k_rotate: each cluster starts its K loop at its own slab (cid / ncl of the way), so the clusters do not all
         // read the same A slab from one L2 slice at once (one tile row: every CTA shares A). Sum order only changes.
         const int rot = k_rotate ? (int)((long long)cid * t.kt / ncl) : 0;
@@ -519,7 +521,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     for (int ui = 0;; ++ui) {
       const u32 uslot = slots + 32 * (ui % (STAGES + 1));
       mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);  // the unit's first slab (or the end)
-      const int nkt = get_unit_kt(uslot);
+      const int kinfo = get_unit_kt(uslot);
+      const int nkt = kinfo & 0xFFFFFF;
       if (nkt == 0) break;
       // IDLE (grouped): on the only row tile of its group, a consumer whose 64 rows all lie past the group's end
       // issues no wgmmas for the unit, releasing each slab once it is full; its epilogue stores nothing, and the
@@ -527,11 +530,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       // ahead of the tiles reading the same B slabs, which then come from DRAM again (docs/GROUPED.md). A loop of its
       // own: a branch around the wgmmas inside the slab loop makes ptxas serialize them (C7515), as it does with
       // overlap whatever the loop.
-      bool idle = false;
-      if constexpr (IDLE) {
-        const Unit un = get_unit(uslot);
-        idle = un.nseg == 1 && un.m0 + cw * 64 >= min(M, un.su);
-      }
+      const bool idle = IDLE && (kinfo >> (24 + cw)) & 1;  // set by the producer (put_unit)
       if (idle) {
         for (int kt = 0; kt < nkt; ++kt, ++it) {
           mbarrier_wait_spin(bars + 8 * (it % STAGES), (it / STAGES) & 1);

@@ -33,12 +33,12 @@ TMAKIT_DEVICE Unit unit_at(int u, int rm, int rn, int cm, int cn, int bm, int bn
 }
 
 // A unit handed from the producer to the consumers through a shared-memory slot of 32 bytes: {m0, n0, su, role |
-// slot << 2 | nseg << 17}, kt at byte 16 (kt = 0: no more units) and k0 at byte 20 (read only where block scales
-// arrive by TMA: get_unit_k0).
-TMAKIT_DEVICE void put_unit(u32 slot, const Unit& t) {
+// slot << 2 | nseg << 17}, kt | idle << 24 at byte 16 (kt = 0: no more units; idle: bit c set where consumer c skips
+// the unit's wgmmas, grouped kernels) and k0 at byte 20 (read only where block scales arrive by TMA: get_unit_k0).
+TMAKIT_DEVICE void put_unit(u32 slot, const Unit& t, u32 idle = 0) {
   const u32 w[4] = {(u32)t.m0, (u32)t.n0, (u32)t.su, (u32)(t.role | t.slot << 2 | t.nseg << 17)};
   sts16(slot, w);
-  sts4(slot + 16, (u32)t.kt);
+  sts4(slot + 16, (u32)t.kt | idle << 24);
   sts4(slot + 20, (u32)t.k0);
 }
 TMAKIT_DEVICE void put_end(u32 slot) { sts4(slot + 16, 0u); }
@@ -63,7 +63,8 @@ TMAKIT_DEVICE int get_unit_k0(u32 slot) {
   const u32 k0 = threadIdx.x % 32 == 0 ? lds4(slot + 20) : 0u;
   return (int)__shfl_sync(0xffffffffu, k0, 0);
 }
-// The slot's slab count alone (0: no more units), read the same way. PTX: ld.shared.b32 + shfl.sync.idx
+// The slot's slab count (0: no more units) with the idle bits above it (kt | idle << 24), read the same way.
+// PTX: ld.shared.b32 + shfl.sync.idx
 TMAKIT_DEVICE int get_unit_kt(u32 slot) {
   const u32 kt = threadIdx.x % 32 == 0 ? lds4(slot + 16) : 0u;
   return (int)__shfl_sync(0xffffffffu, kt, 0);
