@@ -76,6 +76,37 @@ def test_idle_kernels_compile_without_serialized_wgmmas():
     assert "C75" not in comp.log and "serialized" not in comp.log, comp.log
 
 
+@pytest.mark.parametrize("fp8", [False, True])
+def test_skip_adds_no_wgmma_and_keeps_the_mainloop(fp8):
+    """The skip loop issues no wgmma (the kernel's MMA count is IDLE = 0's), nothing spills, and the slab loop's
+    wgmmas stay in one uninterrupted group (no more instructions between the first and last than without IDLE)."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+    from tmakit.kernels import KERNELS_DIR
+    from tmakit.kernels.gemm_fp8 import CONFIGS as FP8
+
+    if fp8:
+        base = kg.GroupedPlan(1, 8, 8, 1, 8, 8, 8, 8, "float8_e4m3fn", "bfloat16", FP8["n192_s4_c1"], 0,
+                              "float8_e4m3fn", "row", fast_accum=False)
+    else:
+        base = kg.GroupedPlan(1, 8, 8, 1, 8, 8, 8, 8, "bfloat16", "bfloat16", CONFIGS["n256_s4_c1"], 0)
+    mma = "QGMMA" if fp8 else "HGMMA"
+    spans, counts = [], []
+    for idle in (0, 1):
+        comp = tkc.compile_file(KERNELS_DIR / "gemm_grouped.cu",
+                                name_expressions=[kg.kernel_name(dataclasses.replace(base, idle=idle))])
+        try:
+            lines = sass.disassemble(comp.cubin).splitlines()
+        except tkc.RuntimeUnavailable:
+            pytest.skip("no nvdisasm/cuobjdump")
+        at = [i for i, ln in enumerate(lines) if mma in ln]
+        counts.append(len(at))
+        spans.append(at[3] - at[0])  # the slab's four k steps
+        assert not any("LDL" in ln or "STL" in ln for ln in lines)
+    assert counts[1] == counts[0] and spans[1] <= spans[0]
+
+
 def _problem(n, k, dtype):
     ends, acc = [], 0
     for s in SIZES:
