@@ -153,7 +153,7 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
 // blocks of group g from b + g * b_g), two-level accumulation unless FAST; 16-bit inputs: SCALE = 0, FAST = 1.
 // DEFER (16-bit inputs and outputs): the dense kernel's deferred epilogue for the tiles that go out through TMA
 // stores; a tile that the group's end cuts is stored at once, while the previous tile's boxes may still be pending.
-// IDLE (128-row tiles): a consumer whose 64 rows all lie past the group's end skips the unit's wgmmas.
+// IDLE (128-row tiles): on a group's only row tile, a consumer whose 64 rows lie past the group's end skips it.
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST,
           int EPV, int DEFER, int IDLE>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
