@@ -9,8 +9,8 @@ What for: the FP8 GEMM's promotion is a run of ~96 ``FFMA total, part, scale, to
 scales) issued while the other consumer warpgroup's wgmmas run. ptxas lets every other instruction of the run give
 up the issue slot; the rest keep it (and may reuse operands). Letting more of the run yield can let the other
 warps of the sub-partition issue sooner (DeepGEMM rewrites its FFMA runs this way). :func:`patch_runs` rewrites
-the flags of such runs: all of a run yields (``"yield-all"``), its first 9/16 (``"yield-head"``), or none of it
-(``"yield-none"``).
+the flags of such runs by one of ``MODES``. Measured on the FP8 GEMM, none beat ptxas's own flags (docs/GEMM.md,
+"The promotion's yield flags"), so no op uses them.
 """
 
 from __future__ import annotations
@@ -43,10 +43,6 @@ class Instr:
     @property
     def opcode(self) -> int:
         return self.lo & 0xFFF
-
-    @property
-    def dst(self) -> int:
-        return (self.lo >> 16) & 0xFF
 
     @property
     def sources(self) -> tuple[int, int, int]:
@@ -83,13 +79,11 @@ def _instrs(cubin: bytes, off: int, size: int) -> list[Instr]:
     return [Instr(off + i, *struct.unpack_from("<QQ", cubin, off + i)) for i in range(0, size - size % 16, 16)]
 
 
-def runs(cubin: bytes, opcode: int = FFMA, min_len: int = 16, section: str | None = None) -> list[list[Instr]]:
-    """Runs of at least ``min_len`` instructions of ``opcode`` in the text sections (or one ``section``), each
-    allowed one other instruction between two of its members (ptxas places a barrier arrival or a select there)."""
+def runs(cubin: bytes, opcode: int = FFMA, min_len: int = 16) -> list[list[Instr]]:
+    """Runs of at least ``min_len`` instructions of ``opcode`` in the text sections, each allowed one other
+    instruction between two of its members (ptxas places a barrier arrival or a select there)."""
     found = []
-    for name, (off, size) in text_sections(cubin).items():
-        if section is not None and name != section:
-            continue
+    for off, size in text_sections(cubin).values():
         cur: list[Instr] = []
         gap = 0
         for ins in _instrs(cubin, off, size):
@@ -111,32 +105,52 @@ def _yielding(hi: int) -> int:
     return hi & ~(_STAY | _REUSE)
 
 
+def _with_reuse(hi: int, ins: Instr, nxt: Instr | None, nsrc: int) -> int:
+    """``hi`` with a reuse flag on each source slot that the instruction right after ``ins`` reads again."""
+    if nxt is None or nxt.offset != ins.offset + 16:
+        return hi
+    for slot, (r, q) in enumerate(zip(ins.sources[:nsrc], nxt.sources[:nsrc])):
+        if r == q and r != 255:  # RZ is no register
+            hi |= 1 << (58 + slot)
+    return hi
+
+
+def _rewrite(run: list[Instr], i: int, mode: str, nsrc: int) -> int:
+    """The high word of run member ``i`` under ``mode`` (see :func:`patch_runs`)."""
+    hi = run[i].hi
+    if mode == "yield-none":
+        return hi | _STAY
+    if mode == "yield-all" or (mode == "yield-head" and i < len(run) * 9 // 16):
+        return _yielding(hi)
+    if mode == "yield-head":
+        return hi
+    every = int(mode.rsplit("-", 1)[1])
+    if i % every == 0:
+        return _yielding(hi)
+    if mode.startswith("reuse-"):
+        return _with_reuse(hi | _STAY, run[i], run[i + 1] if i + 1 < len(run) else None, nsrc)
+    return hi | _STAY
+
+
 def patch_runs(cubin: bytes, mode: str = "yield-all", opcode: int = FFMA, min_len: int = 16) -> tuple[bytes, int]:
     """The cubin with the control bits of every :func:`runs` member rewritten by ``mode``, and how many
     instructions changed:
 
     - ``"yield-all"``: every instruction of the run may yield (and so reuses no operand);
     - ``"yield-head"``: the same for the run's first 9/16, the rest as compiled;
-    - ``"yield-none"``: no instruction of the run yields (operand reuse flags as compiled).
+    - ``"yield-none"``: no instruction of the run yields (operand reuse flags as compiled);
+    - ``"yield-every-N"``: members 0, N, 2N ... yield, the others keep the slot (reuse flags as compiled);
+    - ``"reuse-every-N"``: the same, the members that keep the slot also reusing each source register that the
+      next instruction reads in the same slot.
     """
     if mode not in MODES:
         raise ValueError(f"SASS patch mode must be one of {MODES}, got {mode!r}")
     out = bytearray(cubin)
     changed = 0
-    every = int(mode.rsplit("-", 1)[1]) if "-every-" in mode else 0
     nsrc = 3 if opcode == FFMA else 2
     for run in runs(cubin, opcode, min_len):
-        head = len(run) * 9 // 16 if mode == "yield-head" else len(run)
         for i, ins in enumerate(run):
-            if every:
-                hi = _yielding(ins.hi) if i % every == 0 else ins.hi | _STAY
-                nxt = run[i + 1] if i + 1 < len(run) else None
-                if mode.startswith("reuse-") and i % every and nxt is not None and nxt.offset == ins.offset + 16:
-                    for slot, (r, q) in enumerate(zip(ins.sources[:nsrc], nxt.sources[:nsrc])):
-                        if r == q and r != 255:  # RZ is no register
-                            hi |= 1 << (58 + slot)
-            else:
-                hi = ins.hi | _STAY if mode == "yield-none" else _yielding(ins.hi) if i < head else ins.hi
+            hi = _rewrite(run, i, mode, nsrc)
             if hi != ins.hi:
                 struct.pack_into("<Q", out, ins.offset + 8, hi)
                 changed += 1
