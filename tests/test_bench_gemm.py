@@ -227,3 +227,16 @@ def test_cli_dispatches_gemm_and_keeps_bandwidth_ops(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(["bench", "all", "gemm"])  # gemm is not a bandwidth workload ("all" does not include it)
     assert "invalid choice: 'gemm'" in capsys.readouterr().err
+
+
+def test_fp8_line_names_a_shape_torch_refuses():
+    """A shape torch._scaled_mm refuses (N not a multiple of 16) keeps tmakit's time and says why there is no ratio."""
+    from tmakit.bench import gemm_fp8
+
+    row = dict(m=64, n=3528, k=2560, scaling="tensor", tmakit_tflops=900.0, err=2e-3, config="n192_s4_c1",
+               peer_refused="mat2 shape (2560x3528) must be divisible by 16")
+    line = gemm_fp8._line(row)
+    assert "tmakit   900.0 TF" in line and "torch refuses (mat2 shape (2560x3528)" in line and "ratio" not in line
+    row.pop("peer_refused")
+    row.update(torch_tflops=1000.0, ratio=0.9)
+    assert "ratio 0.900" in gemm_fp8._line(row)
