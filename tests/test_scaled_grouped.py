@@ -142,6 +142,10 @@ def _ok_scales():
     ((fa(_M, _K), fb(_G, _K, _N, strides=(_K * _N, _N, 1)), *_ok_scales(), _G), {},
      "must be K-major .*fp8 wgmma reads B K-major"),
     ((fa(_M, _K), fb(_G, _K, _N, strides=(_K * _N * 4, 2 * _N, 2)), *_ok_scales(), _G), {}, "must be K-major"),
+    # K = 1 with each b[g] a row-major (1, N): its N "rows" of one K element are 1 byte apart, not K-major ones 16
+    # bytes apart (read as K-major with the K stride as pitch, this returned wrong results)
+    ((fa(1, 1), fb(1, 1, _N, strides=(_N, _N, 1)), fs(1, 1), fs(1, 2, 1), 1), {}, "must be K-major"),
+    ((fa(_M, 1, ld=16), fb(_G, 1, _N, strides=(_N, _N, 1)), *_ok_scales(), _G), {}, "must be K-major"),
     ((fa(_M, 40), fb(_G, 40, _N), *_ok_scales(), _G), {}, "a.stride\\(0\\) = 40 elements is not a multiple of 16"),
     ((fa(_M, _K, ld=_K + 8), fb(_G, _K, _N), *_ok_scales(), _G), {}, "multiple of 16 bytes"),
     ((fa(_M, _K), fb(_G, _K, _N, strides=(_K * _N * 2, 1, _K + 8)), *_ok_scales(), _G), {},
@@ -823,3 +827,27 @@ def test_torch_compile_runs_the_kernel():
     got = torch.compile(f, fullgraph=True, backend="aot_eager")(qa, b, sa, sb, offs)
     assert tk.ops.last_path == "tma:scaled_grouped:block"
     assert _rel(got[:ends[-1]] / 2, _by_hand(qa, qw, sa, sb, ends)) < TOL[F32]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["row", "block"])
+def test_one_deep_row_major_b_runs_a_fallback_and_is_right(mode):
+    """K = 1 with each b[g] a row-major (1, N) slice: its N elements are 1 byte apart, not K-major rows 16 bytes
+    apart, so the default call takes a fallback (the plan used to pass it to the kernel, which read B with the K
+    stride as the row pitch and returned wrong results); checked against a by-hand fp64 product."""
+    g, n, m = 2, 256, 3
+    qa = torch.randn(m, 1, device="cuda").to(E4)
+    b = torch.randn(g, 1, n, device="cuda").to(E4)  # contiguous (G, 1, N): strides (N, N, 1)
+    offs = torch.tensor([1, 3], dtype=torch.int32, device="cuda")
+    if mode == "block":
+        sa, sb = torch.rand(m, 1, device="cuda") + 0.5, torch.rand(g, 2, 1, device="cuda") + 0.5
+        sb_cols = sb[:, :, 0].repeat_interleave(128, dim=1)[:, :n]
+    else:
+        sa, sb = torch.rand(m, device="cuda") + 0.5, torch.rand(g, n, device="cuda") + 0.5
+        sb_cols = sb
+    out = tk.ops.scaled_grouped_mm(qa, b, sa, sb, offs, out_dtype=torch.float32)
+    torch.cuda.synchronize()
+    assert not tk.ops.last_path.startswith("tma:"), tk.ops.last_path
+    ad = qa.double()[:, 0] * sa.double().reshape(-1)
+    want = torch.stack([ad[r] * b[int(r >= 1), 0].double() * sb_cols[int(r >= 1)].double() for r in range(m)])
+    assert _rel(out, want) < 1e-6

@@ -320,7 +320,7 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
                             "(tmakit.ops.quantize)")
     od = _out_dtype(out, out_dtype)
     lda, ldb, ldg, ldc, b_mn = _layout(a, b, out, m, n, k, g, 1, _ELEM[od])
-    if b_mn and k > 1:
+    if b_mn:  # with K = 1 too: rows of N contiguous bytes are not K-major rows 16-byte multiples apart
         raise GemmError(f"each b[g] must be K-major (b = w.transpose(-2, -1) of a contiguous (G, N, K) w, as "
                         f"torch._scaled_grouped_mm requires; fp8 wgmma reads B K-major), got strides "
                         f"{tuple(b.stride())}; pass w.transpose(-2, -1) of a contiguous w")
