@@ -479,3 +479,29 @@ def test_default_calls_reuse_the_plan_with_new_outputs():
             a.copy_((torch.randn(a.shape, device="cuda") * 2).to(a.dtype))
     ptrs = [o.data_ptr() for outs, _ in kept for o in outs if o.numel()]
     assert len(set(ptrs)) == len(ptrs)  # every call's outputs are its own
+
+
+@pytest.mark.gpu
+def test_a_cached_run_keeps_its_problem_array_when_the_upload_cache_drops_it():
+    """A planned list call launches on its device problem array by address; the upload cache of problem arrays
+    empties itself when full (every 256 distinct lists), and the cached run must not then read memory torch's
+    allocator has handed to someone else (found by fuzz_ops: a list of 64 fp8 problems returned garbage for one of
+    them after thousands of earlier calls). Here the cache is emptied by hand and zeros take every freed block of
+    the array's size class; the run's second call must still compute its own problems."""
+    from tmakit.ops import grouped
+
+    rng = random.Random(5)
+    As, Bs = _problems(rng, 6, torch.bfloat16, False)
+    outs = [torch.empty(a.shape[0], b.shape[1], device="cuda", dtype=torch.bfloat16) for a, b in zip(As, Bs)]
+    tk.ops.gemm_list(As, Bs, out=outs)
+    assert tk.ops.last_path.startswith("tma:ptr-array"), tk.ops.last_path
+    torch.cuda.synchronize()
+    grouped._problem_arrays.clear()
+    junk = [torch.zeros(n, dtype=torch.int64, device="cuda") for n in (16, 32, 64, 128) for _ in range(300)]
+    for o in outs:
+        o.fill_(float("nan"))
+    tk.ops.gemm_list(As, Bs, out=outs)
+    torch.cuda.synchronize()
+    for g, (a, b, o) in enumerate(zip(As, Bs, outs)):
+        assert _err(o, a, b) < 1e-2, f"problem {g}: {tuple(a.shape)} x {tuple(b.shape)}"
+    del junk

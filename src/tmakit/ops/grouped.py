@@ -231,7 +231,8 @@ _retired: list = []  # problem arrays uploaded during a CUDA-graph capture, repl
 
 def _problem_array(torch, rows, dev):
     """The device copy of a problem list, uploaded once per distinct list (from pinned memory, stream-ordered); kept
-    with its pinned source, so a CUDA graph that captured the upload replays it from memory that is still valid."""
+    with its pinned source, so a CUDA graph that captured the upload replays it from memory that is still valid.
+    Dropping the cache frees nothing a planned run still launches on: each run holds its arrays (``ListRun``)."""
     key = (dev, tuple(map(tuple, rows)))
     got = _problem_arrays.get(key)
     if got is None:
@@ -339,7 +340,7 @@ def _call_list(torch, As, Bs, out, dtypes, strict, config, scales, fast, dense_c
             _lists[key] = run
     for g in run.zero:
         outs[g].zero_()
-    for fn, buf in run.launches:
+    for fn, buf, _ in run.launches:
         fn(bases[buf] if bases is not None else 0)
     for g in run.dense:
         dense_call(g, outs)
@@ -369,8 +370,8 @@ def _new_outputs(torch, As, Bs, dtypes, layout=None):
 @dataclass(frozen=True)
 class ListRun:
     """A planned list call: the outputs to zero (K_g = 0), the launches (each with the dtype of its outputs, whose
-    buffer's base it takes when the op allocated them), the problems run as dense calls, ``last_path``, and the
-    outputs' layout when the op allocates them."""
+    buffer's base it takes when the op allocated them, and the device problem array it reads: the run keeps it
+    alive), the problems run as dense calls, ``last_path``, and the outputs' layout when the op allocates them."""
     zero: tuple
     launches: tuple
     dense: tuple
@@ -482,8 +483,9 @@ def _not_on_this_device(a, b, o) -> str:
 
 
 def _list_launches(torch, As, Bs, outs, groups, config, scales=None, fast=False, bases=None) -> list:
-    """``(launch, output buffer)`` per group of problem indices, each launch with its own problem array and its own
-    per-CTA map slots (one buffer per device and stream, split between the launches). ``bases``: C fields become
+    """``(launch, output buffer, problem array)`` per group of problem indices, each launch with its own problem array
+    (returned so that the run holds it: the launch has only its address, and the upload cache may drop it) and its
+    own per-CTA map slots (one buffer per device and stream, split between the launches). ``bases``: C fields become
     offsets from the output buffer (dtype, device) of the group."""
     from ..kernels import gemm_ptr_array as _kp
 
@@ -508,7 +510,7 @@ def _list_launches(torch, As, Bs, outs, groups, config, scales=None, fast=False,
         fns = []
         for (p, rows, buf), off in zip(plans, (sum(sizes[:i]) for i in range(len(sizes)))):
             prob = _problem_array(torch, rows, dev)
-            fns.append((_kp.launcher(p, rows[p.first], prob.data_ptr(), maps + off), buf))
+            fns.append((_kp.launcher(p, rows[p.first], prob.data_ptr(), maps + off), buf, prob))
     return fns
 
 
