@@ -14,8 +14,10 @@ this script's own code raised, most likely a fuzzer bug).
 copy / transpose / permute / reduce_into: whole source and destination buffers (outside the views too) bit for bit
 against torch's op on clones (float add in reduce_into is bit-identical per its docstring). A share of the GEMM-family
 cases (``REPEAT``) calls the op a second time on the same arguments (``out=`` poisoned again in between) and checks
-that call's result: the cached paths, keyed on addresses, then run. GEMMs: relative Frobenius
-error against fp64 (fp8: operands dequantized with their scales, block scales expanded per block); out= tensors are
+that call's result: the cached paths, keyed on addresses, then run. A share of all cases (``SIDE``) runs on a new
+stream with ``out=`` poisoned on it just before the call, so an op launching on another stream shows. GEMMs:
+relative Frobenius error against fp64 (fp8: operands dequantized with their scales, block scales expanded per
+block; sums that cancel against 1 % of their terms' magnitudes, ``CANCEL``); out= tensors are
 NaN-poisoned views of larger buffers; rows past the last offset of the grouped ops are not compared (left as they
 are, as torch leaves them uninitialised). Tolerances come from the repo's tests (see the TOL_* constants).
 """
@@ -51,6 +53,7 @@ LIMITS = dict(bw_bytes=64 << 20, dim=4096, flop=1 << 35, rows=8192)  # --device 
 STRICT = ((ValueError,), "TMA cannot run this op", False)  # strict=True may refuse, with this message
 
 
+SIDE = 0.15  # share of the cases (CUDA) called on a new stream, out= poisoned on it just before
 REPEAT = 0.3  # share of GEMM-family cases called twice (out= poisoned in between); the second result is checked
 
 
@@ -88,6 +91,7 @@ class Case:
         self.rng, self.dev, self.notes, self.path = random.Random(s), dev, [], ""
         self.gen = torch.Generator(device=dev).manual_seed(s)
         self.repeat = random.Random(s ^ 0x5EED).random() < REPEAT  # its own stream: the inputs stay as they were
+        self.side = dev.type == "cuda" and random.Random(s ^ 0x51DE).random() < SIDE
 
     def note(self, **kw):
         self.notes += [f"{k}={dn(v) if isinstance(v, torch.dtype) else v}" for k, v in kw.items()]
@@ -97,15 +101,12 @@ class Case:
         exception the inputs were built to raise (required) or may raise (strict=True)."""
         tk.ops.last_path = ""
         try:
-            r = fn(*args, **kw)
+            r = self._on_side_stream(fn, args, kw) if self.side else fn(*args, **kw)
             if self.dev.type == "cuda":
                 torch.cuda.synchronize(self.dev)
             if self.repeat and fn in repeatable():  # the call again, now on its cached path; its result is checked
                 self.note(repeat=1)
-                out = kw.get("out")
-                for t in out if isinstance(out, (list, tuple)) else [] if out is None else [out]:
-                    if t.is_floating_point():
-                        t.fill_(float("nan"))
+                poison(kw.get("out"))
                 r = fn(*args, **kw)
                 if self.dev.type == "cuda":
                     torch.cuda.synchronize(self.dev)
@@ -118,6 +119,27 @@ class Case:
         if expect and expect[2]:
             raise Fail(f"expected {expect[0][0].__name__} ({expect[1]!r}), got a result")
         return r
+
+
+    def _on_side_stream(self, fn, args, kw):
+        """The call on a new stream (after the current one's work): ``out=`` is poisoned again on that stream right
+        before it, so an op that launched on another stream than the current one races the poison and shows it."""
+        self.note(side_stream=1)
+        main = torch.cuda.current_stream(self.dev)
+        side = torch.cuda.Stream(self.dev)
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            poison(kw.get("out"))
+            r = fn(*args, **kw)
+        main.wait_stream(side)
+        return r
+
+
+def poison(out):
+    """NaN into a floating ``out=`` tensor or list of them (others left as they are)."""
+    for t in out if isinstance(out, (list, tuple)) else [] if out is None else [out]:
+        if t.is_floating_point():
+            t.fill_(float("nan"))
 
 
 def ref(fn):
