@@ -80,13 +80,13 @@ def spin_up(seconds: float = 0.5) -> None:
 def time_events(fns, nsets: int, flush, warmup: int, reps: int) -> list[float]:
     """Median ms of each ``fn(i)``, the fns alternating (in reverse order every other round: no fn always runs in
     the same position of the sequence, which measured up to 4 % apart for the very same kernel), each call after an
-    L2 flush."""
+    L2 flush (host time per call that the flush does not hide is included, as a Python caller would see it).
+    Warm-up: every input set at least twice per fn (:func:`_warm_up`), so no timed call is a key's first or
+    second sighting (the ops plan, record or upgrade a route there)."""
     import torch
 
     for f in fns:
-        for i in range(max(warmup, nsets)):  # every input set at least once: first calls plan and encode maps
-            f(i % nsets)
-    torch.cuda.synchronize()
+        _warm_up(f, nsets, warmup)
     ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
           for _ in fns]
     order = list(enumerate(fns))
