@@ -226,7 +226,7 @@ def _loop(torch, a, b, offs, od):
 
 _map_buffers: dict = {}  # (device, stream) -> per-CTA map slots of the ptr-array kernel (grown, never shrunk)
 _problem_arrays: dict = {}  # (device, rows) -> (pinned host copy, device array)
-_retired: list = []  # problem arrays uploaded during a CUDA-graph capture, replaced map buffers: still referenced
+_retired: list = []  # problem arrays planned or uploaded in a CUDA-graph capture, replaced map buffers: kept
 
 
 def _problem_array(torch, rows, dev):
@@ -511,6 +511,8 @@ def _list_launches(torch, As, Bs, outs, groups, config, scales=None, fast=False,
         for (p, rows, buf), off in zip(plans, (sum(sizes[:i]) for i in range(len(sizes)))):
             prob = _problem_array(torch, rows, dev)
             fns.append((_kp.launcher(p, rows[p.first], prob.data_ptr(), maps + off), buf, prob))
+        if torch.cuda.is_current_stream_capturing():  # a captured graph replays these launches after the run is gone
+            _retired.extend(prob for _, _, prob in fns)
     return fns
 
 
