@@ -101,15 +101,11 @@ class Case:
         exception the inputs were built to raise (required) or may raise (strict=True)."""
         tk.ops.last_path = ""
         try:
-            r = self._on_side_stream(fn, args, kw) if self.side else fn(*args, **kw)
-            if self.dev.type == "cuda":
-                torch.cuda.synchronize(self.dev)
+            r = self._sync(self._on_side_stream(fn, args, kw) if self.side else fn(*args, **kw))
             if self.repeat and fn in repeatable():  # the call again, now on its cached path; its result is checked
                 self.note(repeat=1)
                 poison(kw.get("out"))
-                r = fn(*args, **kw)
-                if self.dev.type == "cuda":
-                    torch.cuda.synchronize(self.dev)
+                r = self._sync(fn(*args, **kw))
         except Exception as e:
             self.path = tk.ops.last_path
             if expect and isinstance(e, expect[0]) and expect[1] in str(e):
@@ -120,6 +116,11 @@ class Case:
             raise Fail(f"expected {expect[0][0].__name__} ({expect[1]!r}), got a result")
         return r
 
+    def _sync(self, r):
+        """``r``, once the device has finished (asynchronous errors land in the call that caused them)."""
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize(self.dev)
+        return r
 
     def _on_side_stream(self, fn, args, kw):
         """The call on a new stream (after the current one's work): ``out=`` is poisoned again on that stream right
