@@ -83,11 +83,33 @@ def test_random_moe_cases_are_reproducible_and_bounded():
         assert g * n * k * 2 <= MAX_WEIGHT_BYTES
 
 
+def test_decode_cases_route_each_token_to_k_experts():
+    import random
+
+    from tmakit.bench.moe import MAX_WEIGHT_BYTES, decode_cases, routed_sizes, rows_per_expert
+
+    cases = decode_cases(200, 7)
+    assert cases == decode_cases(200, 7) and cases != decode_cases(200, 8)
+    for g, tokens, n, k, dist in cases:
+        top = int(dist.split("-")[0][3:])
+        assert 8 <= g <= 256 and 1 <= tokens <= 512 and top <= g and dist.removeprefix(f"top{top}") in ("", "-skewed")
+        assert n % 16 == 0 and k % 16 == 0 and 256 <= n <= 8192 and 256 <= k <= 8192
+        assert g * n * k * 2 <= MAX_WEIGHT_BYTES
+    assert {c[4].split("-")[0] for c in cases} == {"top1", "top2", "top4", "top6", "top8"}
+    for dist in ("top4", "top4-skewed", "top8"):
+        sizes = routed_sizes(6, 50, dist, random.Random(3))
+        assert sum(sizes) == 50 * min(int(dist[3]), 6) and max(sizes) <= 50 and len(sizes) == 6
+    skewed = routed_sizes(64, 200, "top1-skewed", random.Random(3))
+    assert max(skewed) > 3 * 200 / 64  # Pareto weights: some experts draw far more than the mean
+    assert rows_per_expert(10, "top4", 8) == 5.0 and rows_per_expert(10, "uniform", 8) == 10
+
+
 @pytest.mark.parametrize("data, floor", [
     ("grouped-tiles-h200-heldout.jsonl", {"bf16": 0.985, "row": 0.99, "fast": 0.985, "block": 0.99}),
     ("grouped-tiles-h100-heldout.jsonl", {"bf16": 0.98, "row": 0.99, "fast": 0.98, "block": 0.98}),
     ("grouped-tiles-h200-bf16-n192.jsonl", {"bf16": 0.985}),
     ("grouped-tiles-h100-bf16-n192.jsonl", {"bf16": 0.98}),
+    ("grouped-tiles-h100-bf16-n64.jsonl", {"bf16": 0.98}),  # 64x64 tiles timed too
     # rows crossing 128-byte lines (K not a multiple of 32): pairs along M timed beside the single CTAs
     ("grouped-tiles-odd-h200.jsonl", {"bf16": 0.975, "row": 0.99, "fast": 0.985, "block": 0.985}),
     ("grouped-tiles-odd-h200-heldout.jsonl", {"bf16": 0.975, "row": 0.99, "fast": 0.955, "block": 0.99}),
@@ -164,3 +186,11 @@ def test_tma_vs_cp_async_modes_copy_as_named(mode):
     for op, least in need.items():
         assert ops[op] >= least, (mode, op, ops[op])
     assert ops[absent] == 0, (mode, absent)
+
+
+def test_bench_grouped_refuses_random_and_decode_together(capsys):
+    from tmakit.bench.grouped import main
+
+    assert main(["--random", "2", "--decode", "2"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["--decode", "-1"]) == 2

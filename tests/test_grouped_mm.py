@@ -36,7 +36,7 @@ def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
     (65536, 4096, 8, "float32", "n256_s4_c1"),  # fp32 output: the kernel has no deferral for it
     (65520, 1296, 65, "bfloat16", "n192_s4_c1"),  # 128x192: deferred (below)
     (10612, 384, 14, "bfloat16", "n128_s6_c1"),  # 128x128 stages a whole tile at once: as chosen
-    (400, 256, 8, "bfloat16", "m64_n128_s8_c1_ov1"),  # 64-row tiles: as chosen
+    (400, 256, 8, "bfloat16", "m64_n64_s12_c1_ov1"),  # 64-row tiles: as chosen
 ])
 def test_plan_defers_the_epilogue_of_16_bit_outputs_on_streamed_tiles(m, n, g, out, want):
     """The chosen tile (``want``) with the deferred epilogue where the output is 16-bit and the tile 128x256 or
@@ -54,12 +54,16 @@ def test_plan_defers_the_epilogue_of_16_bit_outputs_on_streamed_tiles(m, n, g, o
 
 
 @pytest.mark.parametrize("m, n, g, want", [
-    (400, 256, 8, "m64_n128_s8_c1_ov1"),  # 50 rows per group: 64-row tiles
+    (400, 256, 8, "m64_n64_s12_c1_ov1"),  # 50 rows per group, 16 tiles of 64x128: 32 of 64x64 (one wave) stream B
+    # faster
+    (64 * 120, 2048, 120, "m64_n128_s8_c1_ov1"),  # 64 rows per group: 128-row tiles would stream B past empty rows
+    (64 * 120 + 120, 2048, 120, "n192_s4_c1"),  # 65: the area model weighs 128-row tiles again
+    (40, 7808, 36, "m64_n128_s8_c1_ov1"),  # 40 tokens over 36 experts: 128-row tiles excluded
     (65536, 4096, 64, "n256_s4_c1"),  # 1024 rows per group, wide N: 128x256
     (10612, 384, 14, "n128_s6_c1"),  # N = 384: 3 x 128 columns, where 2 x 256 waste a third of each row of tiles
     (4096, 7168, 64, "m64_n128_s8_c1_ov1"),  # 64 rows per group: half of every 128-row tile would be empty
     (65520, 1296, 65, "n192_s4_c1"),  # N = 1296: 7 x 192 columns (96 % used) where 6 x 256 use 84 %
-    (0, 256, 8, "m64_n128_s8_c1_ov1"),
+    (0, 256, 8, "m64_n64_s12_c1_ov1"),
 ])
 def test_tile_choice(m, n, g, want):
     """The tile of least estimated time: waves of each group's tiles (M / groups rows per group) times a tile's area
@@ -72,7 +76,21 @@ def test_tile_cost_counts_waves_and_wasted_columns():
     assert kg.grouped_tile_cost(c256, 1.0, 128 * 132, 256, 1) == 128 * 256  # one full wave
     assert kg.grouped_tile_cost(c256, 1.0, 128 * 133, 256, 1) == 2 * 128 * 256  # one tile more: two waves
     assert kg.grouped_tile_cost(c128, 0.5, 128, 320, 1) == 128 * 128 / 0.5  # 3 tiles, one wave
-    assert kg.grouped_tile_cost(c128, 1.0, 0, 128, 4) == 128 * 128  # empty groups still count a tile each
+    assert kg.grouped_tile_cost(c128, 1.0, 0, 128, 4) == 128 * 128  # no rows: one tile still
+    assert kg.grouped_tile_cost(c128, 1.0, 4 * 132, 128, 132) == 128 * 128  # each group 4 rows: one wave
+    assert kg.grouped_tile_cost(c128, 1.0, 4 * 133, 128, 133) == 2 * 128 * 128  # 133 groups hold rows: two waves
+    assert kg.grouped_tile_cost(c128, 1.0, 132, 128, 1000) == 128 * 128  # at most 132 of 1000 groups hold rows
+
+
+def test_short_groups_take_64_row_tiles():
+    """Where the groups that can hold rows (at most M of them) average at most 64 rows, only 64-row tiles are
+    candidates; above that, or where a mode has no 64-row tile, all of them."""
+    short = kg.short_group_tiles(kg.BF16_TILES, CONFIGS, 64 * 10, 10)
+    assert short and all(CONFIGS[name].bm == 64 for name in short)
+    assert kg.short_group_tiles(kg.BF16_TILES, CONFIGS, 64 * 10 + 1, 10) == kg.BF16_TILES
+    assert kg.short_group_tiles(kg.BF16_TILES, CONFIGS, 5, 1000) == short  # 5 rows: at most 5 groups hold any
+    wide = {"n256_s4_c1": 1.0}
+    assert kg.short_group_tiles(wide, CONFIGS, 1, 8) == wide
 
 
 def test_odd_pitches_weigh_pairs_along_m():

@@ -4,6 +4,7 @@
     python3 tools/bench/grouped_tiles.py sweep OUT.jsonl [--seed 5] [--count 40] [--modes bf16,row,fast,block]
         [--crossing]                                          # only cases whose K is not a multiple of 32
         [--half-line]                                         # K moved: rows an odd multiple of 64 bytes apart
+        [--decode]                                            # routed decode-like cases (moe.decode_cases)
     python3 tools/bench/grouped_tiles.py score FILE.jsonl ...   # the chooser in the tree against the best tile
     python3 tools/bench/grouped_tiles.py fit FILE.jsonl ...     # speeds that maximise the score over the files
 
@@ -65,6 +66,8 @@ def chosen(mode: str, case, tokens: int, speeds: dict | None = None, measured=No
     from tmakit.kernels import gemm_grouped as kg
 
     tiles = speeds or candidates(mode)
+    if mode == "bf16":
+        tiles = kg.short_group_tiles(tiles, _configs(mode), tokens, case[0])
     if odd_pitch(mode, case):
         tiles = kg.odd_pitch_tiles(tiles, _configs(mode))
     if measured is not None:
@@ -99,18 +102,18 @@ def fit(files: list[list[dict]], mode: str) -> tuple[float, dict]:
 
 
 def sweep(out: str, seed: int, count: int, modes: list[str], rounds: int = 3, reps: int = 6,
-          crossing: bool = False, half_line: bool = False) -> None:
+          crossing: bool = False, half_line: bool = False, decode: bool = False) -> None:
     import torch
 
     from tmakit.bench.grouped_fp8 import _quantized
-    from tmakit.bench.moe import flush_buffer, moe_problem, random_cases, time_rounds
+    from tmakit.bench.moe import decode_cases, flush_buffer, moe_problem, random_cases, time_rounds
     from tmakit.bench.timing import spin_up
     from tmakit.kernels import gemm_grouped as kg
 
     flush = flush_buffer(torch)
     spin_up()
     with open(out, "a") as f:
-        for case in random_cases(count, seed):
+        for case in (decode_cases if decode else random_cases)(count, seed):
             if half_line:  # --half-line: K bytes = 64 mod 128 (bf16 K = 32 mod 64, fp8 K = 64 mod 128)
                 step = 64 if modes == ["bf16"] else 128
                 case = (*case[:3], case[3] // step * step + step // 2, case[4])
@@ -159,6 +162,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--crossing", action="store_true", help="sweep: only cases whose K is not a multiple of 32")
     ap.add_argument("--half-line", action="store_true",
                     help="sweep: K moved so that rows are an odd multiple of 64 bytes apart (bf16 alone, or fp8 modes)")
+    ap.add_argument("--decode", action="store_true", help="sweep: routed decode-like cases (moe.decode_cases)")
     args = ap.parse_args(argv)
     modes = args.modes.split(",")
     for m in modes:
@@ -167,7 +171,8 @@ def main(argv: list[str]) -> int:
     if args.command == "sweep":
         if args.half_line and "bf16" in modes and len(modes) > 1:
             ap.error("--half-line: sweep bf16 alone or the fp8 modes alone (their K differ)")
-        sweep(args.files[0], args.seed, args.count, modes, crossing=args.crossing, half_line=args.half_line)
+        sweep(args.files[0], args.seed, args.count, modes, crossing=args.crossing, half_line=args.half_line,
+              decode=args.decode)
         return 0
     files = [[json.loads(line) for line in open(p)] for p in args.files]
     for mode in modes:

@@ -19,7 +19,7 @@ import random
 import statistics
 import sys
 
-from .moe import CASES, flush_buffer, moe_problem, random_cases, time_rounds
+from .moe import CASES, decode_cases, flush_buffer, moe_problem, random_cases, rows_per_expert, time_rounds
 
 __all__ = ["CASES", "moe_problem", "run", "main"]
 
@@ -49,6 +49,7 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
     rows_out = []
     for experts, rows, n, k, dist in cases:
         a, b, offs, ends = moe_problem(torch, experts, rows, n, k, dist)
+        rpe = rows_per_expert(rows, dist, experts)
         out = torch.empty(a.shape[0], n, device="cuda", dtype=torch.bfloat16)
         peer = torch._grouped_mm(a, b, offs=offs)
         tk.ops.grouped_mm(a, b, offs, out=out, config=config)
@@ -62,12 +63,12 @@ def run(cases=CASES, rounds: int = 5, reps: int = 20, config: str | None = None)
         ratios = [th / tk_ for th, tk_ in zip(times["torch"], times["tmakit"])]
         flop = 2.0 * ends[-1] * n * k
         t_tk, t_th = statistics.median(times["tmakit"]), statistics.median(times["torch"])
-        row = dict(experts=experts, rows_per_expert=rows, n=n, k=k, dist=dist, tokens=ends[-1],
+        row = dict(experts=experts, rows_per_expert=rpe, n=n, k=k, dist=dist, tokens=ends[-1],
                    empty=sum(1 for lo, hi in zip([0] + ends[:-1], ends) if hi == lo), tmakit_ms=t_tk, torch_ms=t_th,
                    tmakit_tflops=flop / t_tk / 1e9, torch_tflops=flop / t_th / 1e9,
                    ratio=statistics.median(ratios), rel_err=err, path=path)
         rows_out.append(row)
-        print(f"  G={experts:3d} rows/expert={rows:5d} N={n} K={k} {dist:7s} tmakit {row['tmakit_tflops']:5.0f} TF "
+        print(f"  G={experts:3d} rows/expert={rpe:5.3g} N={n} K={k} {dist:13s} tmakit {row['tmakit_tflops']:5.0f} TF "
               f"torch {row['torch_tflops']:5.0f} TF ratio {row['ratio']:.3f} err {err:.1e}", file=sys.stderr,
               flush=True)
         torch.cuda.empty_cache()
@@ -136,7 +137,7 @@ def summarize(rows) -> dict:
             return None
         lo = min(rs, key=lambda r: r["ratio"])
         return dict(n=len(x), geomean=math.exp(sum(map(math.log, x)) / len(x)), min=lo["ratio"],
-                    min_case=f"G={lo['experts']} rows/expert={lo['rows_per_expert']} {lo['n']}x{lo['k']} "
+                    min_case=f"G={lo['experts']} rows/expert={lo['rows_per_expert']:.3g} {lo['n']}x{lo['k']} "
                              f"{lo['dist']}")
     return {"rows/expert <= 256": part([r for r in rows if r["rows_per_expert"] <= 256]),
             "rows/expert > 256": part([r for r in rows if r["rows_per_expert"] > 256]), "all": part(rows)}
@@ -149,7 +150,8 @@ def markdown(res: dict) -> str:
              "| experts | rows/expert | N x K | split | tokens | empty experts | tmakit TF/s | torch TF/s | ratio | "
              "rel err |", "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in res["rows"]:
-        lines.append(f"| {r['experts']} | {r['rows_per_expert']} | {r['n']}x{r['k']} | {r['dist']} | {r['tokens']} | "
+        lines.append(f"| {r['experts']} | {r['rows_per_expert']:.3g} | {r['n']}x{r['k']} | {r['dist']} | "
+                     f"{r['tokens']} | "
                      f"{r['empty']} | {r['tmakit_tflops']:.0f} | {r['torch_tflops']:.0f} | **{r['ratio']:.3f}** | "
                      f"{r['rel_err']:.1e} |")
     if res.get("lists"):
@@ -182,15 +184,19 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--random", type=int, default=0, metavar="N",
                     help="N random MoE cases (moe.random_cases: experts 8-256, 1-4096 rows per expert, N, K "
                          "256-8192) instead of the list; ptr-array lists are skipped")
-    ap.add_argument("--seed", type=int, default=0, help="seed of --random")
+    ap.add_argument("--decode", type=int, default=0, metavar="N",
+                    help="N random routed cases (moe.decode_cases: 1-512 tokens, each to 1-8 of 8-256 experts, N, K "
+                         "256-8192) instead of the list; ptr-array lists are skipped")
+    ap.add_argument("--seed", type=int, default=0, help="seed of --random or --decode")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
-    if args.rounds < 1 or args.reps < 1 or args.random < 0:
-        print("tmakit bench grouped: --rounds and --reps must be >= 1, --random >= 0", file=sys.stderr)
+    if args.rounds < 1 or args.reps < 1 or args.random < 0 or args.decode < 0 or (args.random and args.decode):
+        print("tmakit bench grouped: --rounds and --reps must be >= 1, --random and --decode >= 0 and not both",
+              file=sys.stderr)
         return 2
     from .gemm import gpu_problem
 
@@ -204,7 +210,8 @@ def main(argv: list[str]) -> int:
         print(f"tmakit bench grouped: torch {torch.__version__} has no torch._grouped_mm to compare with",
               file=sys.stderr)
         return 2
-    cases = random_cases(args.random, args.seed) if args.random else CASES
+    cases = random_cases(args.random, args.seed) if args.random else decode_cases(args.decode, args.seed) \
+        if args.decode else CASES
     if args.dtype == "fp8":
         from .grouped_fp8 import markdown_fp8, run_fp8
 
@@ -212,10 +219,11 @@ def main(argv: list[str]) -> int:
         md = markdown_fp8(res)
     else:
         res = run(cases=cases, rounds=args.rounds, reps=args.reps, config=args.config)
-        if not args.random:
+        if not (args.random or args.decode):
             res["lists"] = run_lists(rounds=args.rounds, reps=args.reps)
         md = markdown(res)
     res["random"] = dict(count=args.random, seed=args.seed) if args.random else None
+    res["decode"] = dict(count=args.decode, seed=args.seed) if args.decode else None
     print(md)
     if args.json:
         with open(args.json, "w") as f:

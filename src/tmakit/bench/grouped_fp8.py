@@ -22,7 +22,7 @@ import math
 import statistics
 import sys
 
-from .moe import CASES, flush_buffer, moe_problem, time_rounds
+from .moe import CASES, flush_buffer, moe_problem, rows_per_expert, time_rounds
 
 __all__ = ["run_fp8", "markdown_fp8"]
 
@@ -102,6 +102,7 @@ def run_fp8(scaling: str = "row", cases=CASES, rounds: int = 5, reps: int = 20) 
     rows_out = []
     for experts, rows, n, k, dist in cases:
         a, b, offs, ends = moe_problem(torch, experts, rows, n, k, dist)
+        rpe = rows_per_expert(rows, dist, experts)
         w = b.transpose(-2, -1)
         qa, qb, sa, sb = _quantized(torch, a, w, scaling)
         row_peer = (qa, qb, sa, sb) if scaling == "row" else _quantized(torch, a, w, "row")
@@ -117,13 +118,14 @@ def run_fp8(scaling: str = "row", cases=CASES, rounds: int = 5, reps: int = 20) 
         t = {name: statistics.median(v) for name, v in time_rounds(fns, flush, rounds, reps).items()}
         best = min((t[x] for x in ("torch", "torch fast") if x in t), default=float("nan"))
         flop = 2.0 * ends[-1] * n * k
-        row = dict(experts=experts, rows_per_expert=rows, n=n, k=k, dist=dist, tokens=ends[-1], path=path,
+        row = dict(experts=experts, rows_per_expert=rpe, n=n, k=k, dist=dist, tokens=ends[-1], path=path,
                    rel_err=err, ms={name: v for name, v in t.items()},
                    tflops={name: flop / v / 1e9 for name, v in t.items()}, best_torch_ms=best,
                    ratio=best / t["tmakit"], ratio_fast=best / t["tmakit fast"] if "tmakit fast" in t else None,
                    vs_dense=t["dense"] / t["tmakit"])
         rows_out.append(row)
-        print(f"  G={experts:3d} rows/expert={rows:5d} N={n} K={k} {dist:7s} tmakit {row['tflops']['tmakit']:5.0f} TF "
+        print(f"  G={experts:3d} rows/expert={rpe:5.3g} N={n} K={k} {dist:13s} "
+              f"tmakit {row['tflops']['tmakit']:5.0f} TF "
               f"vs best torch {row['ratio']:.3f} (fast {row['ratio_fast'] or float('nan'):.3f}), vs dense "
               f"{row['vs_dense']:.3f}, err {err:.1e}", file=sys.stderr, flush=True)
         del qa, qb, sa, sb, row_peer, out, fns
@@ -158,7 +160,8 @@ def markdown_fp8(res: dict) -> str:
         th = f"{tf.get('torch', float('nan')):.0f} ({tf.get('torch fast', float('nan')):.0f})"
         fast = "" if block else f"{tf['tmakit fast']:.0f} | "
         rf = "" if block else f"{r['ratio_fast']:.3f} | "
-        lines.append(f"| {r['experts']} | {r['rows_per_expert']} | {r['n']}x{r['k']} | {r['dist']} | {r['tokens']} | "
+        lines.append(f"| {r['experts']} | {r['rows_per_expert']:.3g} | {r['n']}x{r['k']} | {r['dist']} | "
+                     f"{r['tokens']} | "
                      f"{tf['tmakit']:.0f} | {fast}{th} | **{r['ratio']:.3f}** | {rf}{r['vs_dense']:.3f} | "
                      f"{r['rel_err']:.1e} |")
     lines.append("")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import random
 
-__all__ = ["CASES", "random_cases", "moe_problem", "flush_buffer", "time_rounds"]
+__all__ = ["CASES", "random_cases", "decode_cases", "routed_sizes", "rows_per_expert", "moe_problem", "flush_buffer",
+           "time_rounds"]
 
 # (experts, mean rows per expert, N, K, distribution): the issue's three peers first, then group counts 8-256 and
 # rows per expert 16-4096 over weight shapes of common MoE layers
@@ -45,11 +46,56 @@ def random_cases(count: int, seed: int) -> list[tuple]:
     return out
 
 
+TOP_K = (1, 2, 4, 6, 8)  # experts per token of the routed cases
+
+
+def decode_cases(count: int, seed: int) -> list[tuple]:
+    """``count`` routed cases, reproducible from ``seed``: the decode and small-batch shapes of MoE inference, where
+    each of 1-512 tokens (log-uniform) goes to ``top`` distinct experts of 8-256 (``TOP_K``), uniformly or with
+    Pareto weights per expert; N and K as in :func:`random_cases`. In ``CASES``'s form, ``rows`` being the tokens and
+    ``dist`` ``"top{k}"`` or ``"top{k}-skewed"`` (:func:`routed_sizes`)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        experts, tokens = _log_uniform(rng, 8, 256), _log_uniform(rng, 1, 512)
+        top = min(rng.choice(TOP_K), experts)
+        step = 64 if len(out) % 2 == 0 else 16
+        n, k = (max(step, _log_uniform(rng, 256, 8192) // step * step) for _ in range(2))
+        if experts * n * k * 2 <= MAX_WEIGHT_BYTES:
+            out.append((experts, tokens, n, k, f"top{top}" + ("-skewed" if rng.random() < 0.5 else "")))
+    return out
+
+
+def routed_sizes(experts: int, tokens: int, dist: str, rng: random.Random) -> list[int]:
+    """Rows per expert of ``tokens`` tokens routed as ``dist`` says (``"top{k}[-skewed]"``): each token to k
+    distinct experts drawn with equal or Pareto weights."""
+    top = int(dist.split("-")[0].removeprefix("top"))
+    w = [rng.paretovariate(1.2) if dist.endswith("-skewed") else 1.0 for _ in range(experts)]
+    sizes = [0] * experts
+    for _ in range(tokens):
+        chosen = set()
+        while len(chosen) < min(top, experts):
+            chosen.add(rng.choices(range(experts), weights=w)[0])
+        for e in chosen:
+            sizes[e] += 1
+    return sizes
+
+
+def rows_per_expert(rows: int, dist: str, experts: int) -> float:
+    """Mean rows per expert of a case: ``rows``, or for routed cases tokens x k / experts."""
+    if not dist.startswith("top"):
+        return rows
+    return rows * int(dist.split("-")[0].removeprefix("top")) / experts
+
+
 def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed: int = 0):
-    """(a, b, offs, ends) for ``experts`` experts averaging ``rows`` tokens each."""
+    """(a, b, offs, ends) for ``experts`` experts averaging ``rows`` tokens each (routed cases: ``rows`` tokens
+    routed as ``dist`` says, :func:`routed_sizes`)."""
     rng = random.Random(seed * 7919 + experts * 31 + rows)
     if dist == "uniform":
         sizes = [rows] * experts
+    elif dist.startswith("top"):
+        sizes = routed_sizes(experts, rows, dist, rng)
     else:
         w = [0.0 if rng.random() < 0.15 else rng.paretovariate(1.2) for _ in range(experts)]
         tot = sum(w) or 1.0

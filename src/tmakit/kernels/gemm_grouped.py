@@ -39,8 +39,8 @@ from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
            "deferred", "best_tile", "choose_tile", "grouped_tile_cost", "idle_consumers",
-           "IDLE_MIN_FLOP_PER_BYTE", "IDLE_L2_BYTES", "odd_pitch_of", "odd_pitch_tiles", "BF16_TILES",
-           "FP8_TILES", "ODD_PITCH_SPEED",
+           "IDLE_MIN_FLOP_PER_BYTE", "IDLE_L2_BYTES", "odd_pitch_of", "odd_pitch_tiles", "short_group_tiles",
+           "BF16_TILES", "FP8_TILES", "ODD_PITCH_SPEED",
            "kernel_name", "launcher"]
 
 
@@ -77,7 +77,7 @@ class GroupedPlan:
 # on random MoE problems measured on an H200 and an H100 (docs/GROUPED.md, "Tile choice"). The chooser takes the
 # tile of least estimated time; larger tiles first (they win ties).
 BF16_TILES = {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n256_s5_c1_ov1": 0.5,
-              "m64_n128_s8_c1_ov1": 0.6}
+              "m64_n128_s8_c1_ov1": 0.6, "m64_n64_s12_c1_ov1": 0.5}
 FP8_TILES = {
     "two-level": {"n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n128_s8_c1": 0.6},
     "fast": {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.7, "m64_n128_s8_c1_ov1": 0.7},
@@ -113,10 +113,11 @@ def idle_consumers(cfg: GemmConfig, m: int, n: int, k: int, groups: int, in_byte
 
 def grouped_tile_cost(cfg: GemmConfig, speed: float, m: int, n: int, groups: int, sms: int = NUM_SMS) -> float:
     """Estimated time (arbitrary units) of a grouped problem on tiles of ``cfg``: waves of tiles over the SMs times
-    one tile's area over its relative ``speed``. The host never reads ``offs``, so every group counts M / groups rows
-    (at least one): the tiles a row count wastes (a 128-row tile on 20-row groups, a 256-column one on N = 320; pairs
-    along M run an even number of row tiles per group) and the last wave's idle SMs are what the estimate weighs."""
-    g, cm = max(groups, 1), cfg.cluster
+    one tile's area over its relative ``speed``. The host never reads ``offs``, so each group that can hold rows (all
+    of them, or M of them where M is smaller) counts an equal share of the M rows (at least one): the tiles a row
+    count wastes (a 128-row tile on 20-row groups, a 256-column one on N = 320; pairs along M run an even number of
+    row tiles per group) and the last wave's idle SMs are what the estimate weighs."""
+    g, cm = max(min(groups, m), 1), cfg.cluster
     tiles = g * cm * -(-max(m, g) // (g * cfg.bm * cm)) * -(-n // cfg.bn)
     return -(-max(tiles, 1) // sms) * cfg.bm * cfg.bn / speed
 
@@ -191,7 +192,19 @@ def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS, odd_p
     short or the problem is less than a wave of larger tiles, 128x192 or 128x128 where N wastes much of a 256-column
     tile, 128x256 otherwise; on odd pitches pairs along M where their even row-tile counts cost less than the single
     CTAs' slower loads."""
-    return choose_tile(BF16_TILES, CONFIGS, m, n, groups, sms, odd_pitch, b_mn)
+    return choose_tile(short_group_tiles(BF16_TILES, CONFIGS, m, groups), CONFIGS, m, n, groups, sms, odd_pitch,
+                       b_mn)
+
+
+def short_group_tiles(tiles: dict, configs: dict, m: int, groups: int) -> dict:
+    """``tiles`` without its 128-row tiles where the groups holding rows average at most 64 rows (at most ``m`` of
+    them hold any): there B streams past few rows, a 64-row tile's lighter slabs keep more CTAs streaming it, and
+    the area model (:func:`grouped_tile_cost`), fitted where tiles are full, favours the wider 128-row tiles wrongly
+    (random decode-like problems: 128 x 192 at 0.74x the best 64-row tile; docs/GROUPED.md, "Few rows per group")."""
+    if m > 64 * min(groups, m):
+        return tiles
+    short = {name: speed for name, speed in tiles.items() if configs[name].bm == 64}
+    return short or tiles
 
 
 def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConfig | str | None = None) -> GroupedPlan:
