@@ -227,17 +227,23 @@ def test_plan_scale_strides(m, n, k, g, sa, sb, mode, strides):
     p = kg.plan_grouped_fp8(fa(m, k), fb(g, k, n), sa, sb, g)
     assert (p.scaling, p.scale_strides) == (mode, strides)
     assert kg.kernel_name(p).endswith(f", {2 if mode == 'row' else 3}, 0, {int(p.staged)}, 0, {p.idle}>")
-    assert p.staged == (mode == "row" and p.config.name in ("128x192x64_s4_c1_g8_ov0_e2", "64x128x64_s8_c1_g8_ov0_e2"))
+    assert p.staged == (mode == "row" and p.config.name in ("128x192x64_s4_c1_g8_ov0_e2", "64x128x64_s8_c1_g8_ov0_e2",
+                                                            "64x64x64_s12_c1_g8_ov0_e2"))
 
 
 @pytest.mark.parametrize("m, n, g, scaling, fast, want", [
-    (400, 256, 8, "row", False, "m64_n128_s8_c1"),  # 50 rows per group
-    (512, 256, 8, "row", False, "m64_n128_s8_c1"),  # exactly 64 per group
-    (400, 256, 8, "block", False, "m64_n128_s8_c1"),
-    (400, 256, 8, "row", True, "m64_n128_s8_c1_ov1"),
-    (64, 4096, 1, "row", True, "m64_n128_s8_c1_ov1"),
-    (0, 256, 8, "row", False, "m64_n128_s8_c1"),
-    (513, 256, 8, "row", False, "m64_n128_s8_c1"),  # 32 tiles of 64x128 or 16 of 128x128: both under a wave
+    (400, 256, 8, "row", False, "m64_n64_s12_c1"),  # 50 rows per group: 32 tiles of 64x64, under a wave
+    (512, 256, 8, "row", False, "m64_n64_s12_c1"),  # exactly 64 per group
+    (400, 256, 8, "block", False, "m64_n128_s8_c1"),  # block scales: no 64x64 tile
+    (400, 256, 8, "row", True, "m64_n64_s12_c1_ov1"),
+    (64, 4096, 1, "row", True, "m64_n64_s12_c1_ov1"),  # 64 tiles of 64x64: one wave
+    (64, 16384, 1, "row", True, "m64_n128_s8_c1_ov1"),  # 256 tiles of 64x64 (2 waves) against 128 of 64x128 (1)
+    (0, 256, 8, "row", False, "m64_n64_s12_c1"),
+    (513, 256, 8, "row", False, "m64_n64_s12_c1"),  # 64 of 64x64, 32 of 64x128 or 16 of 128x128: all under a wave
+    (130 * 60, 4096, 60, "row", False, "n192_s4_c1"),  # 130 rows per group: 128-row tiles weighed again
+    (4000, 1024, 100, "row", False, "m64_n128_s8_c1"),  # 40 per group: 128-row tiles excluded (short groups)
+    (640, 1536, 16, "row", False, "m64_n64_s12_c1"),  # 40 per group: 128-row tiles excluded
+    (640, 1536, 16, "block", False, "n192_s4_c1"),  # block scales weigh them anyway (16 x 8 tiles: one wave)
     (8192, 4096, 8, "row", False, "n192_s4_c1"),
     (8192, 4096, 8, "block", False, "n192_s4_c1"),
     (8192, 4096, 8, "row", True, "n256_s4_c1"),
@@ -767,6 +773,21 @@ def test_wide_tiles(mode, cfg, fast, ta, tb, od):
         sizes, n, k = [130, 0, 1, 257, 64], 400, 400
     qa, b, sa, sb, offs, ends, _ = _moe(mode, sizes, n, k, ta, tb, seed=7, device="cuda", tail=5)
     _check_gpu(qa, b, sa, sb, offs, ends, od, fast, f"{mode} {cfg} fast={fast}", config=cfg)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode, cfg, fast, ta, tb, od", [
+    ("row", "m64_n64_s12_c1", False, E4, E4, BF16),  # staged epilogue scales
+    ("expert", "m64_n64_s12_c1", False, E5, E4, F32),
+    ("row", "m64_n64_s12_c1_ov1", True, E4, E5, BF16),
+    ("row", "m64_n64_s12_c1", True, E4, E4, F32),
+])
+def test_64x64_tiles(mode, cfg, fast, ta, tb, od):
+    """The row-wise modes' 64x64 tiles (the chooser's pick for decode-like problems): groups past one 64-row tile,
+    empty and one-row groups, N and K not multiples of 64."""
+    sizes, n, k = [130, 0, 1, 64, 65, 7], 208, 592
+    qa, b, sa, sb, offs, ends, _ = _moe(mode, sizes, n, k, ta, tb, seed=13, device="cuda", tail=2)
+    _check_gpu(qa, b, sa, sb, offs, ends, od, fast, f"{mode} {cfg} fast={fast} {ta}x{tb}->{od}", config=cfg)
 
 
 @pytest.mark.gpu

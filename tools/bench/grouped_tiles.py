@@ -66,7 +66,7 @@ def chosen(mode: str, case, tokens: int, speeds: dict | None = None, measured=No
     from tmakit.kernels import gemm_grouped as kg
 
     tiles = speeds or candidates(mode)
-    if mode == "bf16":
+    if mode != "block":  # as choose_grouped_config / choose_grouped_fp8_config
         tiles = kg.short_group_tiles(tiles, _configs(mode), tokens, case[0])
     if odd_pitch(mode, case):
         tiles = kg.odd_pitch_tiles(tiles, _configs(mode))

@@ -79,8 +79,9 @@ class GroupedPlan:
 BF16_TILES = {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n256_s5_c1_ov1": 0.5,
               "m64_n128_s8_c1_ov1": 0.6, "m64_n64_s12_c1_ov1": 0.5}
 FP8_TILES = {
-    "two-level": {"n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n128_s8_c1": 0.6},
-    "fast": {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.7, "m64_n128_s8_c1_ov1": 0.7},
+    "two-level": {"n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n128_s8_c1": 0.6, "m64_n64_s12_c1": 0.5},
+    "fast": {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.7, "m64_n128_s8_c1_ov1": 0.7,
+             "m64_n64_s12_c1_ov1": 0.5},
     "block": {"n192_s4_c1": 1.0, "n128_s5_c1": 0.8, "m64_n128_s8_c1": 0.6},  # block scales: 5 stages at 128x128
 }
 
@@ -200,7 +201,8 @@ def short_group_tiles(tiles: dict, configs: dict, m: int, groups: int) -> dict:
     """``tiles`` without its 128-row tiles where the groups holding rows average at most 64 rows (at most ``m`` of
     them hold any): there B streams past few rows, a 64-row tile's lighter slabs keep more CTAs streaming it, and
     the area model (:func:`grouped_tile_cost`), fitted where tiles are full, favours the wider 128-row tiles wrongly
-    (random decode-like problems: 128 x 192 at 0.74x the best 64-row tile; docs/GROUPED.md, "Few rows per group")."""
+    (random decode-like problems, bf16: 128 x 192 at 0.74x the best 64-row tile; fp8 alike; docs/GROUPED.md, "Few
+    rows per group")."""
     if m > 64 * min(groups, m):
         return tiles
     short = {name: speed for name, speed in tiles.items() if configs[name].bm == 64}
@@ -289,9 +291,12 @@ def choose_grouped_fp8_config(m: int, n: int, groups: int, scaling: str, fast_ac
                               sms: int = NUM_SMS, odd_pitch: bool = False) -> GemmConfig:
     """The fp8 grouped kernel's tile (:func:`choose_tile`): over ``FP8_TILES["block"]`` for block scales, ``"fast"``
     with fast accumulation (tensor- and row-wise), else ``"two-level"`` (128x192 at most: two accumulator sets);
+    row-wise scales only their 64-row tiles where groups are short (:func:`short_group_tiles`; for block scales the
+    measured sweeps do not favour that);
     ``odd_pitch``: with the pairs along M (:func:`odd_pitch_tiles`)."""
     kind = "block" if scaling == "block" else "fast" if fast_accum else "two-level"
-    return choose_tile(FP8_TILES[kind], _FP8, m, n, groups, sms, odd_pitch)
+    tiles = FP8_TILES[kind] if kind == "block" else short_group_tiles(FP8_TILES[kind], _FP8, m, groups)
+    return choose_tile(tiles, _FP8, m, n, groups, sms, odd_pitch)
 
 
 def _grouped_scales(scale_a, scale_b, m: int, n: int, k: int, g: int) -> tuple[str, tuple]:
