@@ -440,3 +440,37 @@ def test_repeated_calls_take_the_cached_path():
         assert tk.ops.last_path == "tma:scaled_grouped:row"
         assert float((got[:m] - want[:m]).norm() / want[:m].norm()) < 1e-3
     assert any(k[3] == qa.data_ptr() for k in scaled._fast)
+
+
+@pytest.mark.gpu
+def test_calls_naming_a_config_are_cached_per_config():
+    """A call that names its config takes the cached path too, keyed on the config: the same tensors under two
+    configs (and none) hold three entries, each call's result right, also when the calls alternate."""
+    import importlib
+
+    from tmakit.ops.quantize import quantize_rows
+
+    grouped = importlib.import_module("tmakit.ops.grouped")
+    scaled = importlib.import_module("tmakit.ops.scaled_grouped")
+    rng = random.Random(6)
+    a, b, offs, ends = _moe(rng, "cuda", 5, 300, 200, 256, torch.bfloat16, False, True)
+    m = ends[-1]
+    ref = torch.cat([a[lo:hi].float() @ b[g].float() for g, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))])
+    configs = (None, "m64_n64_s12_c1_ov1", "n128_s6_c1")
+    for _ in range(3):
+        for c in configs:
+            out = torch.full((a.shape[0], 200), float("nan"), device="cuda", dtype=torch.bfloat16)
+            tk.ops.grouped_mm(a, b, offs, out=out, config=c)
+            assert tk.ops.last_path == "tma:grouped" and float((out[:m].float() - ref).norm() / ref.norm()) < 1e-2
+    assert {k[-1] for k in grouped._fast if k[3] == a.data_ptr()} >= set(configs)
+    qa, sa = quantize_rows(a.float())
+    qs = [quantize_rows(b[g].t().float()) for g in range(5)]
+    qb = torch.stack([q for q, _ in qs]).transpose(-2, -1)
+    sb, sa = torch.stack([s[:, 0] for _, s in qs]).contiguous(), sa[:, 0].contiguous()
+    want = scaled.scaled_grouped_mm_reference(qa, qb, sa, sb, offs, torch.float32)
+    fp8 = (None, "m64_n64_s12_c1", "n128_s6_c1")
+    for _ in range(3):
+        for c in fp8:
+            got = tk.ops.scaled_grouped_mm(qa, qb, sa, sb, offs, out_dtype=torch.float32, config=c)
+            assert float((got[:m] - want[:m]).norm() / want[:m].norm()) < 1e-3
+    assert {k[-1] for k in scaled._fast if k[3] == qa.data_ptr()} >= set(fp8)

@@ -35,11 +35,11 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
     docstring); ``out``: an optional (M, N) result tensor; ``config``: a name in ``tmakit.kernels.gemm.CONFIGS``
     (single-CTA configs; default: ``tmakit.kernels.gemm_grouped.choose_grouped_config``)."""
     key = None
-    if not check_offs and config is None and not compiling():  # the cached path of a call that ran before
+    if not check_offs and not compiling():  # the cached path of a call that ran before (with its config, if named)
         try:
             key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(), offs.shape,
                    offs.dtype, offs.data_ptr(), None if out is None else (out.shape, out.stride(), out.dtype,
-                                                                          out.data_ptr()), out_dtype)
+                                                                          out.data_ptr()), out_dtype, config)
             run = _fast.get(key)
         except (AttributeError, TypeError):  # not tensors: the checks below say so
             key = run = None
@@ -84,7 +84,7 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
     return out
 
 
-_fast: dict = {}  # call layout (shapes, strides, dtypes, pointers) -> run(a, out) of a call the kernel took
+_fast: dict = {}  # call layout (shapes, strides, dtypes, pointers, config) -> run(a, out) of a call the kernel took
 
 
 def remember_launch(cache: dict, key, torch, p, path: str, launch_for) -> None:

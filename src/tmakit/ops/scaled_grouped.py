@@ -53,13 +53,13 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
     ``tmakit.kernels.gemm_grouped.choose_grouped_fp8_config``). ``bias`` and ``scale_result`` must be None (torch
     supports neither here). Runs on the tensors' device and its current stream; returns the result."""
     key = None
-    if not check_offs and config is None and not compiling():  # the cached path of a call that ran before
+    if not check_offs and not compiling():  # the cached path of a call that ran before (with its config, if named)
         try:
             key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
                    scale_a.shape, scale_a.stride(), scale_a.dtype, scale_a.data_ptr(), scale_b.shape, scale_b.stride(),
                    scale_b.dtype, scale_b.data_ptr(), offs.shape, offs.dtype, offs.data_ptr(),
                    None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype,
-                   use_fast_accum, bias is None and scale_result is None)
+                   use_fast_accum, bias is None and scale_result is None, config)
             run = _fast.get(key)
         except (AttributeError, TypeError):  # not tensors: the checks below say so
             key = run = None
