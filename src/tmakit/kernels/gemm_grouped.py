@@ -74,8 +74,9 @@ class GroupedPlan:
 
 
 # The grouped kernels' single-CTA tiles with their speed per output element relative to the fastest (1.0), fitted
-# on random MoE problems measured on an H200 and an H100 (docs/GROUPED.md, "Tile choice"). The chooser takes the
-# tile of least estimated time; larger tiles first (they win ties).
+# on random MoE problems measured on an H200 and an H100 (docs/GROUPED.md, "Tile choice"; the 64x64 tiles' 0.5 on
+# routed decode-like problems, "Few rows per group"). The chooser takes the tile of least estimated time; larger
+# tiles first (they win ties).
 BF16_TILES = {"n256_s4_c1": 1.0, "n192_s4_c1": 1.0, "n128_s6_c1": 0.8, "m64_n256_s5_c1_ov1": 0.5,
               "m64_n128_s8_c1_ov1": 0.6, "m64_n64_s12_c1_ov1": 0.5}
 FP8_TILES = {
