@@ -59,6 +59,7 @@ def test_plan_defers_the_epilogue_of_16_bit_outputs_on_streamed_tiles(m, n, g, o
     (64 * 120, 2048, 120, "m64_n128_s8_c1_ov1"),  # 64 rows per group: 128-row tiles would stream B past empty rows
     (64 * 120 + 120, 2048, 120, "n192_s4_c1"),  # 65: the area model weighs 128-row tiles again
     (40, 7808, 36, "m64_n128_s8_c1_ov1"),  # 40 tokens over 36 experts: 128-row tiles excluded
+    (960, 1536, 16, "m64_n64_s12_c1_ov1"),  # 60 rows per group: the area model alone would take 128x192 (one wave)
     (65536, 4096, 64, "n256_s4_c1"),  # 1024 rows per group, wide N: 128x256
     (10612, 384, 14, "n128_s6_c1"),  # N = 384: 3 x 128 columns, where 2 x 256 waste a third of each row of tiles
     (4096, 7168, 64, "m64_n128_s8_c1_ov1"),  # 64 rows per group: half of every 128-row tile would be empty
