@@ -635,6 +635,8 @@ _SASS_CASES = [
     ("block_64x128", "block", "m64_n128_s8_c1", False, E4, E4, "bfloat16"),
     ("fast_row_64x128_ov1", "row", "m64_n128_s8_c1_ov1", True, E4, E4, "bfloat16"),
     ("fast_row_128x256", "row", "n256_s4_c1", True, E4, E4, "bfloat16"),
+    ("row_64x64", "row", "m64_n64_s12_c1", False, E4, E4, "bfloat16"),
+    ("fast_row_64x64_ov1", "row", "m64_n64_s12_c1_ov1", True, E4, E5, "float32"),
     ("row_e4m3_e5m2", "row", "n128_s6_c1", False, E4, E5, "float16"),
     ("block_e5m2_e4m3", "block", "n128_s5_c1", False, E5, E4, "bfloat16"),
 ]
