@@ -6,9 +6,9 @@ layer holds them) and G x Mg tokens sorted by expert, split evenly ("uniform") o
 of the experts empty ("skewed"); ``--decode N`` draws cases of a few tokens each routed to k experts ("top{k}",
 "top{k}-skewed": decode-like calls, most experts empty). Both results are checked against each other and an fp32
 reference on a sample of groups; times are CUDA-event medians of single calls, each after an L2 flush, the two
-libraries alternating in ``--rounds`` interleaved rounds; ratio = torch time / tmakit time (> 1: tmakit faster). The summary splits the cases
-at 256 rows per expert on average (issue 25's two goals). ``--dtype fp8 [--scaling row|block]``: the FP8 grouped GEMM
-instead (``tmakit.bench.grouped_fp8``).
+libraries alternating in ``--rounds`` interleaved rounds; ratio = torch time / tmakit time (> 1: tmakit faster).
+The summary splits the cases at 256 rows per expert on average (issue 25's two goals). ``--dtype fp8 [--scaling
+row|block]``: the FP8 grouped GEMM instead (``tmakit.bench.grouped_fp8``).
 """
 
 from __future__ import annotations
