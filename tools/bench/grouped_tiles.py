@@ -65,9 +65,7 @@ def chosen(mode: str, case, tokens: int, speeds: dict | None = None, measured=No
     """The tile name the chooser picks for a case (with other ``speeds`` if given; among the ``measured`` names)."""
     from tmakit.kernels import gemm_grouped as kg
 
-    tiles = speeds or candidates(mode)
-    if mode != "block":  # as choose_grouped_config / choose_grouped_fp8_config
-        tiles = kg.short_group_tiles(tiles, _configs(mode), tokens, case[0])
+    tiles = kg.weighed_tiles(mode if mode == "bf16" else TILES[mode], tokens, case[0], speeds or candidates(mode))
     if odd_pitch(mode, case):
         tiles = kg.odd_pitch_tiles(tiles, _configs(mode))
     if measured is not None:

@@ -66,10 +66,15 @@ def decode_cases(count: int, seed: int) -> list[tuple]:
     return out
 
 
+def _top_k(dist: str) -> int:
+    """k of a routed case's ``"top{k}[-skewed]"``."""
+    return int(dist.split("-")[0].removeprefix("top"))
+
+
 def routed_sizes(experts: int, tokens: int, dist: str, rng: random.Random) -> list[int]:
     """Rows per expert of ``tokens`` tokens routed as ``dist`` says (``"top{k}[-skewed]"``): each token to k
     distinct experts drawn with equal or Pareto weights."""
-    top = int(dist.split("-")[0].removeprefix("top"))
+    top = _top_k(dist)
     w = [rng.paretovariate(1.2) if dist.endswith("-skewed") else 1.0 for _ in range(experts)]
     sizes = [0] * experts
     for _ in range(tokens):
@@ -85,7 +90,7 @@ def rows_per_expert(rows: int, dist: str, experts: int) -> float:
     """Mean rows per expert of a case: ``rows``, or for routed cases tokens x k / experts."""
     if not dist.startswith("top"):
         return rows
-    return rows * int(dist.split("-")[0].removeprefix("top")) / experts
+    return rows * _top_k(dist) / experts
 
 
 def moe_problem(torch, experts: int, rows: int, n: int, k: int, dist: str, seed: int = 0):

@@ -40,7 +40,7 @@ from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
            "deferred", "best_tile", "choose_tile", "grouped_tile_cost", "idle_consumers",
            "IDLE_MIN_FLOP_PER_BYTE", "IDLE_L2_BYTES", "odd_pitch_of", "odd_pitch_tiles", "short_group_tiles",
-           "BF16_TILES", "FP8_TILES", "ODD_PITCH_SPEED",
+           "weighed_tiles", "BF16_TILES", "FP8_TILES", "ODD_PITCH_SPEED",
            "kernel_name", "launcher"]
 
 
@@ -194,8 +194,16 @@ def choose_grouped_config(m: int, n: int, groups: int, sms: int = NUM_SMS, odd_p
     short or the problem is less than a wave of larger tiles, 128x192 or 128x128 where N wastes much of a 256-column
     tile, 128x256 otherwise; on odd pitches pairs along M where their even row-tile counts cost less than the single
     CTAs' slower loads."""
-    return choose_tile(short_group_tiles(BF16_TILES, CONFIGS, m, groups), CONFIGS, m, n, groups, sms, odd_pitch,
-                       b_mn)
+    return choose_tile(weighed_tiles("bf16", m, groups), CONFIGS, m, n, groups, sms, odd_pitch, b_mn)
+
+
+def weighed_tiles(kind: str, m: int, groups: int, tiles: dict | None = None) -> dict:
+    """The tiles (name -> relative speed) the chooser weighs for ``m`` rows on ``groups`` groups of mode ``kind``
+    ("bf16", or an ``FP8_TILES`` key): ``tiles`` (default: the mode's table) through :func:`short_group_tiles`,
+    except with block scales, whose measured sweeps did not favour that rule."""
+    fp8 = kind != "bf16"
+    tiles = tiles if tiles is not None else FP8_TILES[kind] if fp8 else BF16_TILES
+    return tiles if kind == "block" else short_group_tiles(tiles, _FP8 if fp8 else CONFIGS, m, groups)
 
 
 def short_group_tiles(tiles: dict, configs: dict, m: int, groups: int) -> dict:
@@ -292,12 +300,10 @@ def choose_grouped_fp8_config(m: int, n: int, groups: int, scaling: str, fast_ac
                               sms: int = NUM_SMS, odd_pitch: bool = False) -> GemmConfig:
     """The fp8 grouped kernel's tile (:func:`choose_tile`): over ``FP8_TILES["block"]`` for block scales, ``"fast"``
     with fast accumulation (tensor- and row-wise), else ``"two-level"`` (128x192 at most: two accumulator sets);
-    row-wise scales only their 64-row tiles where groups are short (:func:`short_group_tiles`; for block scales the
-    measured sweeps do not favour that);
+    row-wise scales only their 64-row tiles where groups are short (:func:`weighed_tiles`);
     ``odd_pitch``: with the pairs along M (:func:`odd_pitch_tiles`)."""
     kind = "block" if scaling == "block" else "fast" if fast_accum else "two-level"
-    tiles = FP8_TILES[kind] if kind == "block" else short_group_tiles(FP8_TILES[kind], _FP8, m, groups)
-    return choose_tile(tiles, _FP8, m, n, groups, sms, odd_pitch)
+    return choose_tile(weighed_tiles(kind, m, groups), _FP8, m, n, groups, sms, odd_pitch)
 
 
 def _grouped_scales(scale_a, scale_b, m: int, n: int, k: int, g: int) -> tuple[str, tuple]:
