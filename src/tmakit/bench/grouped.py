@@ -152,9 +152,8 @@ def markdown(res: dict) -> str:
              "rel err |", "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in res["rows"]:
         lines.append(f"| {r['experts']} | {r['rows_per_expert']:.3g} | {r['n']}x{r['k']} | {r['dist']} | "
-                     f"{r['tokens']} | "
-                     f"{r['empty']} | {r['tmakit_tflops']:.0f} | {r['torch_tflops']:.0f} | **{r['ratio']:.3f}** | "
-                     f"{r['rel_err']:.1e} |")
+                     f"{r['tokens']} | {r['empty']} | {r['tmakit_tflops']:.0f} | {r['torch_tflops']:.0f} | "
+                     f"**{r['ratio']:.3f}** | {r['rel_err']:.1e} |")
     if res.get("lists"):
         lines += ["", "ptr-array (`tk.ops.gemm_list`, bf16, B = w.t(), M, N, K uniform multiples of 8 per problem): "
                   "ratio = the loop's time / the list's time", "",
@@ -211,8 +210,12 @@ def main(argv: list[str]) -> int:
         print(f"tmakit bench grouped: torch {torch.__version__} has no torch._grouped_mm to compare with",
               file=sys.stderr)
         return 2
-    cases = random_cases(args.random, args.seed) if args.random else decode_cases(args.decode, args.seed) \
-        if args.decode else CASES
+    if args.random:
+        cases = random_cases(args.random, args.seed)
+    elif args.decode:
+        cases = decode_cases(args.decode, args.seed)
+    else:
+        cases = CASES
     if args.dtype == "fp8":
         from .grouped_fp8 import markdown_fp8, run_fp8
 

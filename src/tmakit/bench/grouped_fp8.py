@@ -161,9 +161,8 @@ def markdown_fp8(res: dict) -> str:
         fast = "" if block else f"{tf['tmakit fast']:.0f} | "
         rf = "" if block else f"{r['ratio_fast']:.3f} | "
         lines.append(f"| {r['experts']} | {r['rows_per_expert']:.3g} | {r['n']}x{r['k']} | {r['dist']} | "
-                     f"{r['tokens']} | "
-                     f"{tf['tmakit']:.0f} | {fast}{th} | **{r['ratio']:.3f}** | {rf}{r['vs_dense']:.3f} | "
-                     f"{r['rel_err']:.1e} |")
+                     f"{r['tokens']} | {tf['tmakit']:.0f} | {fast}{th} | **{r['ratio']:.3f}** | {rf}"
+                     f"{r['vs_dense']:.3f} | {r['rel_err']:.1e} |")
     lines.append("")
     names = {"ratio": "vs best torch", "ratio_fast": "fast accumulation vs best torch", "vs_dense": "vs dense"}
     for key, s in res["summary"].items():

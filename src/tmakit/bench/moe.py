@@ -28,6 +28,13 @@ def _log_uniform(rng: random.Random, lo: int, hi: int) -> int:
     return int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
 
 
+def _weight_shape(rng: random.Random, i: int) -> tuple[int, int]:
+    """N and K of the ``i``-th random case: log-uniform in [256, 8192], multiples of 64 (odd ``i``: of 16)."""
+    step = 64 if i % 2 == 0 else 16
+    n, k = (max(step, _log_uniform(rng, 256, 8192) // step * step) for _ in range(2))
+    return n, k
+
+
 def random_cases(count: int, seed: int) -> list[tuple]:
     """``count`` cases in ``CASES``'s form, reproducible from ``seed``, for sweeps beyond the tuned list: experts
     log-uniform in [8, 256], mean rows per expert log-uniform in [1, 4096] (at most ``MAX_TOKENS`` tokens), N and K
@@ -38,8 +45,7 @@ def random_cases(count: int, seed: int) -> list[tuple]:
     while len(out) < count:
         experts = _log_uniform(rng, 8, 256)
         rows = min(_log_uniform(rng, 1, 4096), MAX_TOKENS // experts)
-        step = 64 if len(out) % 2 == 0 else 16
-        n, k = (max(step, _log_uniform(rng, 256, 8192) // step * step) for _ in range(2))
+        n, k = _weight_shape(rng, len(out))
         dist = rng.choice(("uniform", "skewed"))
         if experts * n * k * 2 <= MAX_WEIGHT_BYTES:
             out.append((experts, rows, n, k, dist))
@@ -59,8 +65,7 @@ def decode_cases(count: int, seed: int) -> list[tuple]:
     while len(out) < count:
         experts, tokens = _log_uniform(rng, 8, 256), _log_uniform(rng, 1, 512)
         top = min(rng.choice(TOP_K), experts)
-        step = 64 if len(out) % 2 == 0 else 16
-        n, k = (max(step, _log_uniform(rng, 256, 8192) // step * step) for _ in range(2))
+        n, k = _weight_shape(rng, len(out))
         if experts * n * k * 2 <= MAX_WEIGHT_BYTES:
             out.append((experts, tokens, n, k, f"top{top}" + ("-skewed" if rng.random() < 0.5 else "")))
     return out
