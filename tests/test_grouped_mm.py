@@ -305,6 +305,49 @@ def test_every_tile_matches_fp32(config):
             assert err < 1e-2, f"{cfg.name} case {i}: G={groups} N={n} K={k} b_mn={b_mn} ends={ends[:6]} err {err:.2e}"
 
 
+def test_batched_form_checks_shapes_and_runs_torch_on_the_cpu():
+    a = torch.randn(3, 5, 16, dtype=torch.bfloat16)
+    b = torch.randn(3, 16, 8, dtype=torch.bfloat16)
+    out = tk.ops.grouped_mm(a, b)
+    assert out.shape == (3, 5, 8) and tk.ops.last_path.startswith("torch:") and "CUDA" in tk.ops.last_path
+    assert float((out.float() - torch.bmm(a.float(), b.float())).norm() / torch.bmm(a.float(), b.float()).norm()) < 1e-2
+    with pytest.raises(GemmError, match="offs must be None"):
+        tk.ops.grouped_mm(a, b, torch.tensor([1, 2, 3], dtype=torch.int32))
+    with pytest.raises(GemmError, match="strict=True"):
+        tk.ops.grouped_mm(a, b, strict=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(2))
+def test_batched_form_matches_fp32(seed):
+    """3-D a x 3-D b on the grouped kernel (G equal groups of a's rows): 60 random batches per seed, both B layouts,
+    bf16 / fp16, fp32 out, M not a multiple of the tile, a batch of one, poisoned outputs; rows that do not flatten
+    (a gap between batches) run torch's op and say why."""
+    rng = random.Random(100 + seed)
+    for i in range(60):
+        g, m = rng.choice([1, 2, 5, 16, 64]), rng.choice([1, 7, 64, 100, 256, 1000])
+        n, k = 8 * rng.randint(1, 96), 8 * rng.randint(1, 96)
+        dtype = rng.choice([torch.bfloat16, torch.float16])
+        od = torch.float32 if rng.random() < 0.2 else dtype
+        a = torch.randn(g, m, k, device="cuda", dtype=dtype)
+        b = (torch.randn(g, n, k, device="cuda", dtype=dtype).transpose(-2, -1) if rng.random() < 0.5
+             else torch.randn(g, k, n, device="cuda", dtype=dtype))
+        out = torch.full((g, m, n), float("nan"), device="cuda", dtype=od)
+        got = tk.ops.grouped_mm(a, b, out=out)
+        where = f"case {i}: G={g} M={m} N={n} K={k} {dtype} b {tuple(b.stride())}: {tk.ops.last_path}"
+        assert got is out and tk.ops.last_path == "tma:grouped", where
+        ref = torch.bmm(a.float(), b.float())
+        err = float((out.float() - ref).norm() / ref.norm())
+        assert err < 1e-2, where + f" err {err:.2e}"
+        again = tk.ops.grouped_mm(a, b, out_dtype=od)  # new output; the second call takes the cached path
+        assert again.shape == (g, m, n) and torch.equal(tk.ops.grouped_mm(a, b, out_dtype=od), again)
+    a = torch.randn(4, 80, 64, device="cuda", dtype=torch.bfloat16)[:, :72]  # 8 rows between batches
+    b = torch.randn(4, 64, 32, device="cuda", dtype=torch.bfloat16)
+    out = tk.ops.grouped_mm(a, b)
+    assert tk.ops.last_path.startswith("torch:") and "batches are" in tk.ops.last_path
+    assert float((out.float() - torch.bmm(a.float(), b.float())).norm() / torch.bmm(a.float(), b.float()).norm()) < 1e-2
+
+
 @pytest.mark.gpu
 def test_offsets_are_clamped_on_the_device_and_checked_on_request():
     a = torch.randn(100, 64, device="cuda", dtype=torch.bfloat16)

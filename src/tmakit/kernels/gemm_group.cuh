@@ -15,6 +15,8 @@ namespace gemm {
 // group and column tile, CTA rm taking row tile 2 i + rm (past the group's end on an odd count: it loads and
 // multiplies its share, and its epilogue stores nothing). A unit's su field carries its group's end row (for the
 // epilogue), slot its group (for the producer's B coordinate), nseg 1 on a group's only row tile (or pair), else 2.
+// offs = nullptr: a batch of equal groups (torch._grouped_mm's 3-D A x 3-D B, A and C flattened to (M, .) rows):
+// group g owns rows [g M / groups, (g + 1) M / groups), M a multiple of groups (the host checks).
 struct GroupList {
   const int* offs;
   int groups, M, N, K, bm, bn, cid, ncl, rm, cm;
@@ -32,7 +34,7 @@ struct GroupList {
       if (++g >= groups) return false;
       ustart += gunits;
       rstart = rend;
-      rend = min(max(__ldg(offs + g), rstart), M);
+      rend = offs ? min(max(__ldg(offs + g), rstart), M) : (g + 1) * (M / groups);
       gtm = (rend - rstart + bm * cm - 1) / (bm * cm);  // row tiles of the group (pairs of them: cm = 2)
       gunits = gtm * tiles_n;
     }

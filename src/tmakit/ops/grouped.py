@@ -3,8 +3,9 @@
 
 The kernel takes the layout MoE layers use: ``a`` (M, K) with the tokens sorted by expert, ``b`` (G, K, N) one weight
 per expert (``w.transpose(-2, -1)`` of a (G, N, K) ``w``, or row-major), ``offs`` (G,) int32 end rows:
-``out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g]``. Every other form ``torch._grouped_mm`` accepts (3-D x 3-D
-batches, 2-D x 2-D grouped along K, 3-D x 2-D) and calls the kernel cannot read (CPU tensors, other dtypes,
+``out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g]``; and the batched form, 3-D ``a`` (G, M, K) x 3-D ``b``
+without ``offs``, as G equal groups of a's rows. The other forms ``torch._grouped_mm`` accepts (2-D x 2-D grouped
+along K, 3-D x 2-D) and calls the kernel cannot read (CPU tensors, other dtypes,
 strides TMA cannot describe) run ``torch._grouped_mm`` (or a loop of ``torch.mm`` where torch has none), and
 ``tk.ops.last_path`` says why; ``strict=True`` raises instead. The offsets stay on the device: the kernel reads them
 itself and clamps them (non-decreasing, at most M), so a launch never synchronises and any ``offs`` is
@@ -37,9 +38,9 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
     key = None
     if not check_offs and not compiling():  # the cached path of a call that ran before (with its config, if named)
         try:
-            key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(), offs.shape,
-                   offs.dtype, offs.data_ptr(), None if out is None else (out.shape, out.stride(), out.dtype,
-                                                                          out.data_ptr()), out_dtype, config)
+            key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
+                   None if offs is None else (offs.shape, offs.dtype, offs.data_ptr()),
+                   None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config)
             run = _fast.get(key)
         except (AttributeError, TypeError):  # not tensors: the checks below say so
             key = run = None
@@ -59,6 +60,8 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
     elif getattr(a, "dim", None) and getattr(b, "dim", None) and 2 in (a.dim(), b.dim()):
         raise GemmError(f"offs is required where a or b is 2-D (a is {a.dim()}-D, b {b.dim()}-D): it says where each "
                         f"group ends, as for torch._grouped_mm")
+    if offs is None and getattr(a, "dim", None) and a.dim() == 3 and getattr(b, "dim", None) and b.dim() == 3:
+        return _batched(torch, a, b, out_dtype, out, strict, config, key)
     why = _not_for_the_kernel(torch, a, b, offs)
     if not why:
         try:
@@ -84,13 +87,67 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
     return out
 
 
+def _batched(torch, a, b, out_dtype, out, strict, config, key):
+    """3-D ``a`` (G, M, K) x 3-D ``b`` (G, K, N) -> (G, M, N), ``torch._grouped_mm``'s batched form, on the grouped
+    kernel as G equal groups: ``a`` and the result as (G M, K) and (G M, N) views (no copy), the kernel's group
+    bounds computed from M instead of read from ``offs``. Calls whose rows do not flatten so run torch's op."""
+    why = _not_for_the_kernel(torch, a, b, None, batched=True)
+    if not why:
+        g, m, k = (int(x) for x in a.shape)
+        n = int(b.shape[2])
+        if int(b.shape[0]) != g or int(b.shape[1]) != k:
+            raise GemmError(f"a {tuple(a.shape)} and b {tuple(b.shape)} do not compose as a batch: b must be "
+                            f"(G, K, N) = ({g}, {k}, N)")
+        a2, why = _flat_rows(a, "a")
+        if out is not None and not why:
+            if tuple(out.shape) != (g, m, n):
+                raise GemmError(f"out has shape {tuple(out.shape)}; a batched product of a {tuple(a.shape)} and b "
+                                f"{tuple(b.shape)} needs ({g}, {m}, {n})")
+            out2, why = _flat_rows(out, "out")
+        else:
+            out2 = None
+    if not why:
+        try:
+            p = _plan(a2, b, None, out2, out_dtype, config, g)
+        except GemmError as e:
+            why = str(e)
+    if why:
+        _refuse_or_record("grouped kernel", why, strict)
+        return _torch_grouped(torch, a, b, None, out_dtype, out)
+    if out is None:
+        out = torch.empty((g, m, n), dtype=getattr(torch, p.out_dtype), device=a.device)
+    if p.m and p.n and p.groups:
+        if p.k == 0:
+            out.zero_()
+        else:
+            with on_device(a.get_device()):
+                _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), 0)()
+            if key is not None and a.get_device() == current_device():
+                ap, bp = a.data_ptr(), b.data_ptr()
+                remember_launch(_fast, key, torch, p, "tma:grouped", lambda o: _kg.launcher(p, ap, bp, o.data_ptr(), 0),
+                                (g, m, n))
+    set_path("tma:grouped")
+    return out
+
+
+def _flat_rows(t, name: str):
+    """``(view, '')``: 3-D ``t`` (G, R, C) as the (G R, C) rows the kernel reads, when its batches follow each other
+    row by row (stride(0) = R stride(1)); else ``(None, why)``."""
+    g, r, c = t.shape
+    if g > 1 and r > 0 and t.stride(0) != r * t.stride(1):
+        return None, (f"{name}'s batches are {t.stride(0)} elements apart, not {r} rows of {t.stride(1)}: the kernel "
+                      f"reads the batch as one (G*M, .) matrix")
+    return t.as_strided((g * r, c), (t.stride(1), t.stride(2))), ""
+
+
 _fast: dict = {}  # call layout (shapes, strides, dtypes, pointers, config) -> run(a, out) of a call the kernel took
 
 
-def remember_launch(cache: dict, key, torch, p, path: str, launch_for) -> None:
+def remember_launch(cache: dict, key, torch, p, path: str, launch_for, shape=None) -> None:
     """Cache ``run(a, out)`` for a grouped call the kernel took: the memoised launch on the call's pointers, into
-    ``out`` or a new (M, N) result of the plan's dtype (``launch_for(out)`` gives the launch for that result)."""
-    shape, od, empty = (p.m, p.n), getattr(torch, p.out_dtype), torch.empty
+    ``out`` or a new result of the plan's dtype, (M, N) or ``shape`` (``launch_for(out)`` gives the launch for that
+    result)."""
+    shape, od, empty = shape or (p.m, p.n), getattr(torch, p.out_dtype), torch.empty
 
     def run(a, out):
         if out is None:
@@ -104,24 +161,28 @@ def remember_launch(cache: dict, key, torch, p, path: str, launch_for) -> None:
     cache[key] = run
 
 
-def _plan(a, b, offs, out, out_dtype, config):
+def _plan(a, b, offs, out, out_dtype, config, groups=None):
+    """The cached plan of a call; ``groups``: a batch of equal groups (no ``offs``)."""
+    groups = int(offs.shape[0]) if groups is None else groups
     key = (a.shape, a.stride(), a.dtype, a.data_ptr() % 128, b.shape, b.stride(), b.dtype, b.data_ptr() % 128,
-           int(offs.shape[0]), None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr() % 128),
+           groups, offs is None, None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr() % 128),
            out_dtype, config)
     p = _plans.get(key)
     if p is None:
         if len(_plans) > 1024:
             _plans.clear()
-        p = _plans[key] = _kg.plan_grouped(a, b, int(offs.shape[0]), out, out_dtype, config)
+        p = _plans[key] = _kg.plan_grouped(a, b, groups, out, out_dtype, config)
     return p
 
 
-def _not_for_the_kernel(torch, a, b, offs) -> str:
-    if offs is None or a.dim() != 2 or b.dim() != 3:
+def _not_for_the_kernel(torch, a, b, offs, batched: bool = False) -> str:
+    if not batched and (offs is None or a.dim() != 2 or b.dim() != 3):
         return (f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel takes a "
                 f"2-D a, a 3-D b and offs")
-    if not (a.is_cuda and b.is_cuda and offs.is_cuda) or len({a.device, b.device, offs.device}) != 1:
-        return f"a, b and offs are on {a.device}, {b.device} and {offs.device}: the kernel runs on one CUDA device"
+    devs = [a.device, b.device] + ([] if batched else [offs.device])
+    if not all(d.type == "cuda" for d in devs) or len(set(devs)) != 1:
+        names = "a, b" + ("" if batched else " and offs")
+        return f"{names} are on {', '.join(map(str, devs))}: the kernel runs on one CUDA device"
     if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype:
         return f"a is {a.dtype} and b {b.dtype}: the kernel takes bfloat16 or float16, both the same"
     return ""
