@@ -45,8 +45,8 @@ def test_plans_carry_the_rule_into_the_kernel_name():
     a = _T((8192, 2048), (2048, 1))
     b = _T((32, 2048, 2048), (2048 * 2048, 1, 2048))
     p = kg.plan_grouped(a, b, 32)
-    assert p.config.bm == 128 and p.idle == 1 and kg.kernel_name(p).endswith(", 1>")
-    assert kg.kernel_name(dataclasses.replace(p, idle=0)).endswith(", 0>")
+    assert p.config.bm == 128 and p.idle == 1 and kg.kernel_name(p).endswith(", 1, 0>")
+    assert kg.kernel_name(dataclasses.replace(p, idle=0)).endswith(", 0, 0>")
     small = kg.plan_grouped(_T((400, 256), (256, 1)), _T((8, 256, 256), (256 * 256, 1, 256)), 8)
     assert small.config.bm == 64 and small.idle == 0
 

@@ -27,7 +27,7 @@ def test_plan_reads_both_b_layouts_and_picks_the_tile_by_rows_per_group():
     big = kg.plan_grouped(_T((65536, 512), (512, 1)), _T((8, 512, 4096), (4096 * 512, 1, 512)), 8)
     assert big.config == CONFIGS["n256_s4_c1_d"]  # 8 x 64 x 16 tiles of 128x256: 8 waves against 16 of 128x128
     assert kg.kernel_name(big).startswith("tmakit_gemm_grouped<0, 0, 128, 256, 4, 1, 0,")  # one CTA, K-major B
-    assert kg.kernel_name(big).endswith(", 1, 1>")  # deferred epilogue (bf16 output), idle consumers skip
+    assert kg.kernel_name(big).endswith(", 1, 1, 0>")  # deferred epilogue (bf16 output), idle consumers skip
 
 
 @pytest.mark.parametrize("m, n, g, out, want", [
@@ -48,7 +48,7 @@ def test_plan_defers_the_epilogue_of_16_bit_outputs_on_streamed_tiles(m, n, g, o
     chosen = kg.choose_grouped_config(m, n, g)
     assert chosen == CONFIGS[want]
     defer = out != "float32" and chosen.bm == 128 and chosen.bn in (192, 256)
-    assert p.config.defer == defer and kg.kernel_name(p).endswith(f", {int(defer)}, {p.idle}>")
+    assert p.config.defer == defer and kg.kernel_name(p).endswith(f", {int(defer)}, {p.idle}, 0>")
     assert kg.plan_grouped(a, b, g, out_dtype=getattr(torch, out), config="n256_s4_c1").config.defer == 0
     assert kg.plan_grouped(a, b, g, out_dtype=getattr(torch, out), config="n256_s4_c1_d").config.defer == 1
 
@@ -346,6 +346,126 @@ def test_batched_form_matches_fp32(seed):
     out = tk.ops.grouped_mm(a, b)
     assert tk.ops.last_path.startswith("torch:") and "batches are" in tk.ops.last_path
     assert float((out.float() - torch.bmm(a.float(), b.float())).norm() / torch.bmm(a.float(), b.float()).norm()) < 1e-2
+
+
+def test_plan_along_k_reads_a_m_major_and_b_row_major():
+    """2-D x 2-D grouped along K (weight gradients): a = x.t() of row-major tokens x (K, M), b row-major (K, N);
+    the plan's rows are groups x M, its kernel the grouped one with KG = 1; other layouts and misfits are refused."""
+    a, b = _T((4096, 65536), (1, 4096)), _T((65536, 2048), (2048, 1))
+    p = kg.plan_grouped_k(a, b, 16)
+    assert (p.m, p.n, p.k, p.groups, p.lda, p.ldb, p.ldc, p.b_mn, p.k_grouped) == \
+        (16 * 4096, 2048, 65536, 16, 4096, 2048, 2048, 1, 1)
+    assert p.config.cluster == 1 and kg.kernel_name(p).endswith(", 0, 1>")
+    assert kg.plan_smem(p) == kg.plan_smem(kg.GroupedPlan(p.m, p.n, p.k, 16, 1, 1, 0, 1, "bfloat16", "bfloat16",
+                                                          p.config, 1)) + kg.EDIT_SMEM
+    for a2, b2, match in [(_T((4096, 1000), (1000, 1)), _T((1000, 256), (256, 1)), "M-major"),
+                          (a, _T((65536, 2048), (1, 65536)), "contiguous rows"),
+                          (_T((100, 64), (1, 100)), _T((64, 256), (256, 1)), "16 bytes"),
+                          (a, _T((4096, 2048), (2048, 1)), "do not compose"),
+                          (a, _T((65536, 2048), (2048, 1), dtype=torch.float16), "both float16")]:
+        with pytest.raises(GemmError, match=match):
+            kg.plan_grouped_k(a2, b2, 4)
+    with pytest.raises(GemmError, match="single CTAs"):
+        kg.plan_grouped_k(a, b, 16, config="n256_s4_c2")
+
+
+def test_grouped_kernel_along_k_compiles_with_transposed_a():
+    """The kernel along K: wgmma with both operands MN-major (HGMMA ... tnspA.tnspB), rank-2 TMA loads; local memory
+    only in the producer (its map-slot counters), none among the consumers' wgmmas."""
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from tmakit import cuda as tkc
+    from tmakit.cuda import sass
+    from tmakit.kernels import KERNELS_DIR
+
+    names = []
+    for cfg in ("n256_s4_c1", "n128_s6_c1", "m64_n128_s8_c1_ov1"):
+        for od in ("bfloat16", "float32"):
+            c = kg.deferred(CONFIGS[cfg], od)
+            names.append(kg.kernel_name(kg.GroupedPlan(8, 8, 8, 1, 8, 8, 0, 8, "bfloat16", od, c, 1, k_grouped=1)))
+    c = tkc.compile_file(KERNELS_DIR / "gemm_grouped.cu", name_expressions=names)
+    try:
+        text = sass.disassemble(c.cubin)
+    except tkc.RuntimeUnavailable:
+        pytest.skip("no nvdisasm/cuobjdump")
+    for fn in text.split("\t.section\t.text.")[1:]:
+        lines = fn.splitlines()
+        hg = [i for i, ln in enumerate(lines) if "HGMMA" in ln]
+        assert hg and all(".tnspA.tnspB" in lines[i] for i in hg), fn.split(",")[0]
+        assert "UTMALDG.2D" in fn and "UTMALDG.3D" not in fn
+        local = [i for i, ln in enumerate(lines) if "LDL" in ln or "STL" in ln]
+        assert not any(hg[0] < i < hg[-1] for i in local), fn.split(",")[0]
+
+
+def _along_k_case(rng, g, m, n, k, dtype, ends=None):
+    """a = x.t() (M-major), b row-major, offs over K (empty groups, unaligned ends, tokens past the last end)."""
+    x = torch.randn(k, m, device="cuda", dtype=dtype)
+    b = torch.randn(k, n, device="cuda", dtype=dtype)
+    if ends is None:
+        cuts = sorted(rng.randint(0, k) for _ in range(g))
+        ends = cuts if rng.random() < 0.7 else cuts[:-1] + [k]
+    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    return x.t(), b, offs, ends
+
+
+def _along_k_reference(a, b, ends):
+    ref, lo = [], 0
+    for hi in ends:
+        hi = max(hi, lo)
+        ref.append(a[:, lo:hi].float() @ b[lo:hi].float())
+        lo = hi
+    return torch.stack(ref)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(3))
+def test_along_k_matches_fp32(seed):
+    """Weight gradients: 2-D x 2-D grouped along K on the kernel, 60 random problems per seed (1-33 groups, empty
+    groups, group ends not a multiple of the 64-row slab or of 8, M and N multiples of 8, bf16 / fp16, fp32 out),
+    poisoned outputs: each group's product of its own rows only (the next group's rows load as zeros)."""
+    rng = random.Random(200 + seed)
+    for i in range(60):
+        g, m, n = rng.choice([1, 2, 4, 8, 16, 33]), 8 * rng.randint(1, 64), 8 * rng.randint(1, 64)
+        k = rng.choice([1, 63, 64, 200, 1000, 4000])
+        dtype = rng.choice([torch.bfloat16, torch.float16])
+        od = torch.float32 if rng.random() < 0.2 else dtype
+        a, b, offs, ends = _along_k_case(rng, g, m, n, k, dtype)
+        out = torch.full((g, m, n), float("nan"), device="cuda", dtype=od)
+        got = tk.ops.grouped_mm(a, b, offs, out=out)
+        where = f"case {i}: G={g} M={m} N={n} K={k} {dtype} ends={ends[:8]}: {tk.ops.last_path}"
+        assert got is out and tk.ops.last_path == "tma:grouped-k", where
+        ref = _along_k_reference(a, b, ends)
+        assert not out.isnan().any(), where
+        err = float((out.float() - ref).norm() / ref.norm().clamp_min(1e-30))
+        assert err < 1e-2 or ref.norm() == 0, where + f" err {err:.2e}"
+        if ref.norm() == 0:
+            assert not out.any(), where
+        again = tk.ops.grouped_mm(a, b, offs, out_dtype=od)  # a new output, then the cached path
+        assert torch.equal(again, out) and torch.equal(tk.ops.grouped_mm(a, b, offs, out_dtype=od), out), where
+
+
+@pytest.mark.gpu
+def test_along_k_in_a_cuda_graph_reads_new_offsets_and_other_layouts_run_torch():
+    rng = random.Random(7)
+    a, b, offs, _ = _along_k_case(rng, 4, 256, 192, 1000, torch.bfloat16, [100, 300, 300, 1000])
+    out = torch.empty(4, 256, 192, device="cuda", dtype=torch.bfloat16)
+    tk.ops.grouped_mm(a, b, offs, out=out)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tk.ops.grouped_mm(a, b, offs, out=out)
+    ends = [0, 517, 900, 900]
+    offs.copy_(torch.tensor(ends, dtype=torch.int32))
+    out.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = _along_k_reference(a, b, ends)
+    assert float((out.float() - ref).norm() / ref.norm()) < 1e-2 and not out[0].any() and not out[3].any()
+    row_major_a = a.contiguous()  # K-major a: torch's op, and last_path says why
+    got = tk.ops.grouped_mm(row_major_a, b, offs)
+    assert tk.ops.last_path.startswith("torch:") and "M-major" in tk.ops.last_path
+    assert float((got.float() - ref).norm() / ref.norm()) < 1e-2
+    with pytest.raises(GemmError, match="strict=True"):
+        tk.ops.grouped_mm(row_major_a, b, offs, strict=True)
 
 
 @pytest.mark.gpu

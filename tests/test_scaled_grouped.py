@@ -226,7 +226,7 @@ def test_plan_scale_strides(m, n, k, g, sa, sb, mode, strides):
     scale_b, a single row, a single group are zero strides (the kernel reads one element)."""
     p = kg.plan_grouped_fp8(fa(m, k), fb(g, k, n), sa, sb, g)
     assert (p.scaling, p.scale_strides) == (mode, strides)
-    assert kg.kernel_name(p).endswith(f", {2 if mode == 'row' else 3}, 0, {int(p.staged)}, 0, {p.idle}>")
+    assert kg.kernel_name(p).endswith(f", {2 if mode == 'row' else 3}, 0, {int(p.staged)}, 0, {p.idle}, 0>")
     assert p.staged == (mode == "row" and p.config.name in ("128x192x64_s4_c1_g8_ov0_e2", "64x128x64_s8_c1_g8_ov0_e2",
                                                             "64x64x64_s12_c1_g8_ov0_e2"))
 
@@ -278,17 +278,17 @@ def test_config_choice_follows_the_sm_count():
 
 
 @pytest.mark.parametrize("mode, fast, out, cfg, want", [
-    # the last three arguments: row scales staged in shared memory where they fit beside the ring (not 128x256 nor
+    # the last four arguments: row scales staged in shared memory where they fit beside the ring (not 128x256 nor
     # six 128x128 stages; block scales are staged per stage instead), no deferred epilogue, idle consumers skip
-    # (fp8: on every 128-row tile without overlap)
-    ("row", False, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 1, 0, 0, 2, 2, 0, 0, 0, 1>"),
-    ("row", True, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 1, 0, 0, 2, 2, 1, 0, 0, 1>"),
-    ("row", False, "bfloat16", "n192_s4_c1", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 1, 0, 0, 2, 2, 0, 1, 0, 1>"),
-    ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 1, 0, 0, 2, 3, 0, 0, 0, 1>"),
-    ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 1, 0, 0, 2, 3, 0, 0, 0, 1>"),
-    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 1, 0, 1, 2, 2, 1, 1, 0, 0>"),
-    ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 1, 0, 0, 2, 2, 1, 0, 0, 1>"),
-    ("block", False, "bfloat16", "n192_s4_c2", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 2, 0, 0, 2, 3, 0, 0, 0, 1>"),
+    # (fp8: on every 128-row tile without overlap), not grouped along K
+    ("row", False, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 1, 0, 0, 2, 2, 0, 0, 0, 1, 0>"),
+    ("row", True, "bfloat16", "n128_s6_c1", "tmakit_gemm_grouped<2, 0, 128, 128, 6, 1, 0, 0, 2, 2, 1, 0, 0, 1, 0>"),
+    ("row", False, "bfloat16", "n192_s4_c1", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 1, 0, 0, 2, 2, 0, 1, 0, 1, 0>"),
+    ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 1, 0, 0, 2, 3, 0, 0, 0, 1, 0>"),
+    ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 1, 0, 0, 2, 3, 0, 0, 0, 1, 0>"),
+    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 1, 0, 1, 2, 2, 1, 1, 0, 0, 0>"),
+    ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 1, 0, 0, 2, 2, 1, 0, 0, 1, 0>"),
+    ("block", False, "bfloat16", "n192_s4_c2", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 2, 0, 0, 2, 3, 0, 0, 0, 1, 0>"),
 ])
 def test_kernel_names(mode, fast, out, cfg, want):
     m, n, k, g = 1024, 512, 512, 4
@@ -319,7 +319,7 @@ def test_default_plans_of_random_problems_are_legal():
         tiles = kg.odd_pitch_tiles(kg.FP8_TILES[kind], gf.CONFIGS) if odd else kg.FP8_TILES[kind]
         assert c in [gf.CONFIGS[name] for name in tiles]
         assert kg.kernel_name(p).endswith(f", {3 if mode == 'block' else 2}, {int(fast)}, {int(p.staged)}, 0, "
-                                          f"{p.idle}>")
+                                          f"{p.idle}, 0>")
         assert p.staged == (mode != "block" and gf.epilogue_staged(c, "row", False))
 
 
@@ -671,7 +671,7 @@ def test_grouped_row_scales_are_staged_in_shared_memory():
     p = kg.plan_grouped_fp8(fa(m, k), fb(g, k, n), *_row(m, n, g), g, config="n192_s4_c1")
     assert p.staged and kg.plan_smem(p) == gf.smem_for(p.config, "row") + 2 * 4 * (128 + 192) + 32
     on, on_ops, _ = fp8_sass("gemm_grouped.cu", kg.kernel_name(p))
-    assert kg.kernel_name(p).endswith(f", 1, 0, {p.idle}>")  # EPV, DEFER, IDLE
+    assert kg.kernel_name(p).endswith(f", 1, 0, {p.idle}, 0>")  # EPV, DEFER, IDLE, KG
     off, off_ops, _ = fp8_sass("gemm_grouped.cu", kg.kernel_name(dataclasses.replace(p, staged=False)))
     assert on.count("LDS.64") >= 2 * p.config.bn // 8 and off.count("LDS.64") == 0
     assert off_ops["LDG"] - on_ops["LDG"] >= 2 + p.config.bn // 4 - (p.config.bm + p.config.bn) // 32

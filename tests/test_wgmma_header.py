@@ -85,8 +85,8 @@ def _asm_text(spec: str) -> str:
 def test_gemm_kernel_shapes_are_the_kernels_instruction_text(cache_dir, n):
     """The public wrappers' instruction text, expanded by NVRTC's preprocessor from the checked-in specialization
     lines (TMAKIT_WGMMA_TEXT(form, ND, shape), which the specialization macros pass to asm), is the text the GEMM
-    kernels run (verified on H100/H200 by the GEMM tests) once imm-scale-a/b = 1, imm-trans-a = 0 and imm-trans-b
-    are substituted back by their operands. Any difference is a failing static_assert."""
+    kernels run (verified on H100/H200 by the GEMM tests) once imm-scale-a/b = 1, imm-trans-a and imm-trans-b are
+    substituted back by their operands. Any difference is a failing static_assert."""
     gemm = _tool("gemm_wgmma")
     ops = (INCLUDE / "wgmma_ops.cuh").read_text()
     for m in ("SS4", "SS2", "RS3"):
@@ -96,11 +96,12 @@ def test_gemm_kernel_shapes_are_the_kernels_instruction_text(cache_dir, n):
     p = n // 2 + 2
     checks = []
     for code, t in ((0, "bf16"), (1, "f16")):
-        for tb in (0, 1):
-            want = _asm_text(gemm.one(n, code, t, tb))
-            assert f"p, 1, 1, 0, {tb};" in want
-            checks.append((specs["F32", t.upper(), t.upper()],
-                           want.replace(f"p, 1, 1, 0, {tb};", f"p, %{p + 1}, %{p + 2}, %{p + 3}, %{p + 4};")))
+        for ta in (0, 1):
+            for tb in (0, 1):
+                want = _asm_text(gemm.one(n, code, t, tb, ta=ta))
+                assert f"p, 1, 1, {ta}, {tb};" in want
+                checks.append((specs["F32", t.upper(), t.upper()],
+                               want.replace(f"p, 1, 1, {ta}, {tb};", f"p, %{p + 1}, %{p + 2}, %{p + 3}, %{p + 4};")))
     for code, ta, tbt in gemm.FP8:
         want = _asm_text(gemm.one(n, code, ta, 0, tbt))
         assert "p, 1, 1;" in want

@@ -16,16 +16,16 @@ HEAD = """\
 // gemm_wgmma.cuh -- wgmma.mma_async wrappers for the GEMM kernel (sm_90a), SS form: A and B from shared memory
 // through 64-bit matrix descriptors, fp32 accumulators in registers (N/2 per thread of the warpgroup).
 // Generated text (one asm statement per shape and input type); the operand order is d[0..N/2-1], descA, descB,
-// scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} d, descA, descB, p, 1, 1, 0, TB;
-// (imm-scale-a = imm-scale-b = 1, imm-trans-a = 0: A K-major; imm-trans-b = TB: 0 = B K-major, 1 = B MN-major).
-// IN: 0 = bf16, 1 = fp16; the fp8 types (IN = 2..5) are in gemm_wgmma_fp8.cuh.
+// scaleD. PTX: wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16} d, descA, descB, p, 1, 1, TA, TB;
+// (imm-scale-a = imm-scale-b = 1; TRANS = TB + 2 TA: imm-trans-b = TB, 0 = B K-major, 1 = B MN-major; imm-trans-a =
+// TA, 0 = A K-major, 1 = A MN-major). IN: 0 = bf16, 1 = fp16; the fp8 types (IN = 2..5) are in gemm_wgmma_fp8.cuh.
 #pragma once
 #include <tmakit/types.cuh>
 
 namespace tmakit {
 namespace gemm {
 
-template <int N, int IN, int TRANS_B = 0> struct Wgmma;
+template <int N, int IN, int TRANS = 0> struct Wgmma;
 """
 
 HEAD_FP8 = """\
@@ -44,13 +44,13 @@ namespace gemm {
 FP8 = ((2, "e4m3", "e4m3"), (3, "e4m3", "e5m2"), (4, "e5m2", "e4m3"), (5, "e5m2", "e5m2"))  # IN code, A, B
 
 
-def one(n: int, f16: int, t: str, tb: int, tb_type: str | None = None) -> str:
-    """The wrapper for m64nNk16 (16-bit types; ``tb``: imm-trans-b) or, with ``tb_type``, m64nNk32 fp8 ``t`` x
-    ``tb_type`` (no transpose operands)."""
+def one(n: int, f16: int, t: str, tb: int, tb_type: str | None = None, ta: int = 0) -> str:
+    """The wrapper for m64nNk16 (16-bit types; ``tb``: imm-trans-b, ``ta``: imm-trans-a) or, with ``tb_type``,
+    m64nNk32 fp8 ``t`` x ``tb_type`` (no transpose operands)."""
     nr = n // 2
     kind = f"k16.f32.{t}.{t}" if tb_type is None else f"k32.f32.{t}.{tb_type}"
-    tail = f"p, 1, 1, 0, {tb}" if tb_type is None else "p, 1, 1"
-    body = f"""template <> struct Wgmma<{n}, {f16}, {tb}> {{
+    tail = f"p, 1, 1, {ta}, {tb}" if tb_type is None else "p, 1, 1"
+    body = f"""template <> struct Wgmma<{n}, {f16}, {tb + 2 * ta}> {{
   static TMAKIT_DEVICE void mma(float* d, u64 desc_a, u64 desc_b, int scale_d) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n"
@@ -73,8 +73,9 @@ def main() -> None:
     parts = [HEAD]
     for n in (64, 128, 192, 256):
         for f16, t in ((0, "bf16"), (1, "f16")):
-            for tb in (0, 1):
-                parts.append(one(n, f16, t, tb))
+            for ta in (0, 1):
+                for tb in (0, 1):
+                    parts.append(one(n, f16, t, tb, ta=ta))
     parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
     DST.write_text("\n".join(parts))
     parts = [HEAD_FP8]

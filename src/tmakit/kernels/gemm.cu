@@ -142,7 +142,8 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
                    int scatter, const float* scale_a, const float* scale_b, const void* bias, long long a_m,
                    long long a_k, long long b_n, long long b_k, const __grid_constant__ TmaDesc tm_sa,
                    const __grid_constant__ TmaDesc tm_sb) {
-  constexpr int B_MN = 0, SPLITK = 0, k_rotate = 0, IDLE = 0;
+  constexpr int B_MN = 0, SPLITK = 0, k_rotate = 0, IDLE = 0, KG = 0;
+  TmaDesc* const maps = nullptr;
   const tmakit::gemm::Scales sc{scale_a, scale_b, bias, a_m, a_k, b_n, b_k};
 #elif TMAKIT_GEMM_GROUPED
 // Grouped (torch._grouped_mm's 2-D A x 3-D B): A (M, K) rows grouped by offs, B (groups, N, K) K-major or (groups,
@@ -154,15 +155,23 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
 // DEFER (16-bit inputs and outputs): the dense kernel's deferred epilogue for the tiles that go out through TMA
 // stores; a tile that the group's end cuts is stored at once, while the previous tile's boxes may still be pending.
 // IDLE (128-row tiles): on a group's only row tile, a consumer whose 64 rows lie past the group's end skips it.
+// KG = 1: grouped along K (torch._grouped_mm's 2-D x 2-D, weight gradients): A (Mg, K) M-major, B (K, N) row-major
+// (B_MN = 1), group g owns the K rows [offs[g-1], offs[g]) of both and the C rows [g Mg, (g + 1) Mg) (M = groups
+// Mg). A loads as MN-major boxes of 64 K-rows x 64 M-elements (wgmma imm-trans-a). The producer points per-CTA copies
+// of the A and B maps at each group's end row (extent K = offs[g]: the rows past it, the next group's, load as
+// zeros) in `maps` (as the ptr-array kernel does, two slots alternated); an empty group multiplies one slab of zeros.
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST,
-          int EPV, int DEFER, int IDLE>
+          int EPV, int DEFER, int IDLE, int KG>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_grouped(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                     const __grid_constant__ TmaDesc tm_c, int M, int N, int K, const int* __restrict__ offs,
                     int groups, u8* __restrict__ c_ptr, long long ldc, const float* scale_a, const float* scale_b,
-                    long long a_m, long long a_k, long long b_n, long long b_k, long long b_g) {
+                    long long a_m, long long a_k, long long b_n, long long b_k, long long b_g,
+                    TmaDesc* __restrict__ maps) {
   constexpr int CN = 1, SPLITK = 0, BIAS = 0, k_rotate = 0, PER_SM = 1;
   static_assert(SCALE == 0 || SCALE == 2 || SCALE == 3, "grouped: no scales, row-wise or block-wise");
+  static_assert(!KG || (IN < 2 && B_MN && CM == 1 && !IDLE), "grouped along K: 16-bit inputs, B row-major, "
+                "single CTAs, no idle consumers");
   static_assert(!IDLE || (BM == 128 && !OVERLAP), "idle consumers: 128-row tiles without overlap");
   static_assert(!DEFER || SCALE == 0, "grouped: the deferred epilogue for 16-bit inputs");
   const tmakit::gemm::Scales sc{scale_a, scale_b, nullptr, a_m, a_k, b_n, b_k, b_g};
@@ -185,7 +194,7 @@ __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 tmakit_gemm_ptr_array(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDesc tm_b,
                       const __grid_constant__ TmaDesc tm_c, const long long* __restrict__ problems, int groups,
                       TmaDesc* __restrict__ maps, unsigned long long c_base) {
-  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0, PER_SM = 1, IDLE = 0;
+  constexpr int CM = 1, CN = 1, SPLITK = 0, DEFER = 0, BIAS = 0, EPV = 0, k_rotate = 0, PER_SM = 1, IDLE = 0, KG = 0;
   static_assert(IN >= 2 ? SCALE >= 1 && SCALE <= 3 && !(SCALE == 3 && FAST) : SCALE == 0 && FAST, "ptr-array: "
                 "16-bit inputs without scales, or fp8 with per-tensor, row-wise or block-wise scales (two-level)");
   const tmakit::gemm::Scales sc{};
@@ -204,7 +213,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             const __grid_constant__ TmaDesc tm_c, int M, int N, int K, int group_m, int k_per_split, int units,
             int sk_units, int maxseg, float4* __restrict__ sk_ws, u32* __restrict__ sk_flags, int k_rotate,
             int scatter) {
-  constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, PER_SM = 1, IDLE = 0;
+  constexpr int SCALE = 0, BIAS = 0, FAST = 1, EPV = 0, PER_SM = 1, IDLE = 0, KG = 0;
+  TmaDesc* const maps = nullptr;
   const tmakit::gemm::Scales sc{};
   const TmaDesc &tm_sa = tm_a, &tm_sb = tm_a;
 #endif
@@ -238,6 +248,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   constexpr int JPB = BOX_COLS / 8;          // 8-column accumulator groups per staging box
   constexpr u32 B_LBO = B_MN ? 64 * 128 : 16, B_SBO = 1024;
   constexpr u32 B_KSTEP = B_MN ? 16 * 128 : 32;  // bytes per wgmma K step (16 elements; fp8: 32) in a B stage
+  constexpr u32 A_LBO = KG ? 64 * 128 : 16, A_KSTEP = KG ? 16 * 128 : 32;  // A MN-major (KG): as B's
+  constexpr int TRANS = B_MN + 2 * KG;  // wgmma imm-trans-b, imm-trans-a
 
   constexpr bool DEF = DEFER && OUT != 2 && EPI < NBOX;  // deferred epilogue (below)
   // setmaxnreg split of the 64 K registers of a 384-thread CTA (launched at 168 each): the producer gives up exactly
@@ -281,7 +293,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
   // K in 2-byte units (BK per slab): fp8 K elements are half as many units
   const int KU = EB == 2 ? K : (K + 1) / 2, kpsu = EB == 2 ? k_per_split : (k_per_split + 1) / 2;
 #if TMAKIT_GEMM_GROUPED
-  GroupList work{offs, groups, M, N, KU, BM, BN, cid, ncl, rm, CM};
+  GroupList work{offs, groups, M, N, KU, BM, BN, cid, ncl, rm, CM, KG};
 #elif TMAKIT_GEMM_PTRARRAY
   ProblemList work{problems, groups, BM, BN, cid, ncl, EB};
 #else
@@ -327,7 +339,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       Unit t;
       const TmaDesc* pa = &tm_a;  // the maps the loads go through (ptr-array: this CTA's slot of the problem's maps)
       const TmaDesc* pb = &tm_b;
-#if TMAKIT_GEMM_PTRARRAY
+#if TMAKIT_GEMM_PTRARRAY || TMAKIT_GEMM_GROUPED
       int cur_g = -1, nsw = 0, last_it[2] = {-1, -1};
       const u32 smap = (s_sc + STAGES * SC_BYTES + 127u) & ~127u;  // two 128-byte maps being edited
 #endif
@@ -353,6 +365,21 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           ++nsw;
         }
         last_it[(nsw - 1) & 1] = it + t.kt - 1;
+#elif TMAKIT_GEMM_GROUPED
+        if (KG && t.slot != cur_g) {  // a new group: the other map slots end A's and B's rows at its end
+          const int sl = nsw & 1;
+          const int j = last_it[sl];
+          if (j >= 0 && it <= j + STAGES) mbarrier_wait(bars + 8 * (STAGES + j % STAGES), (j / STAGES) & 1);
+          TmaDesc* ga = maps + (cid * 2 + sl) * 2;
+          const u32 kend = (u32)max(work.rend, 1);  // an extent of at least 1 (an empty group loads past it)
+          switch_map_extent1(smap, &tm_a, ga, kend);
+          switch_map_extent1(smap + 128, &tm_b, ga + 1, kend);
+          pa = ga;
+          pb = ga + 1;
+          cur_g = t.slot;
+          ++nsw;
+        }
+        if (KG) last_it[(nsw - 1) & 1] = it + t.kt - 1;
 #endif
         wait_empty(it % STAGES);  // the unit's first slab
         // IDLE: on its group's only row tile, consumer c skips the unit if its 64 rows all lie past the group's end
@@ -368,7 +395,11 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES + (SC_TMA ? scale_tma_box_bytes<SCALE, BM>() : 0u));
           const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
           const int k = (t.k0 + kr * BK) * (2 / EB);  // in elements
-          if (CN > 1) {
+          if constexpr (KG) {  // A MN-major: BM / 64 boxes of 64 K-rows x 64 M-elements, rows of A from the group's
+            const int am = t.m0 - t.slot * group_rows(work);
+#pragma unroll
+            for (int i = 0; i < BM / 64; ++i) tma_load_tile<2>(s_a + s * A_BYTES + i * 8192, pa, full, am + 64 * i, k);
+          } else if (CN > 1) {
             tma_load_tile_mc<2>(s_a + s * A_BYTES + rn * (A_BYTES / CN), pa, full, mask_a, k,
                                 t.m0 + rn * (BM / CN));
           } else {
@@ -379,7 +410,8 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
             constexpr int NB = BN / 64, PER = NB / CM;
 #pragma unroll
             for (int i = rm * PER; i < rm * PER + PER; ++i) {
-              if (CM > 1 && TMAKIT_GEMM_GROUPED)
+              if (KG) tma_load_tile<2>(sb + i * 8192, pb, full, t.n0 + 64 * i, k);  // B (K, N): one matrix
+              else if (CM > 1 && TMAKIT_GEMM_GROUPED)
                 tma_load_tile_mc<3>(sb + i * 8192, pb, full, mask_b, t.n0 + 64 * i, k, t.slot);
               else if (CM > 1) tma_load_tile_mc<2>(sb + i * 8192, pb, full, mask_b, t.n0 + 64 * i, k);
               else if (TMAKIT_GEMM_GROUPED) tma_load_tile<3>(sb + i * 8192, pb, full, t.n0 + 64 * i, k, t.slot);
@@ -464,7 +496,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
     // Descriptors are built once and advanced by adds, and the first wgmma of a tile ignores the accumulators
     // (scale-d = 0) instead of zeroing them first: a tile boundary is covered only by the other warpgroup's last slab.
     // Every unit has at least one K slab (the host launches nothing for K = 0 and never makes an empty K range).
-    const u64 desc_a0 = sw128_desc(s_a + a_off, 16, 1024);
+    const u64 desc_a0 = sw128_desc(s_a + a_off, A_LBO, 1024);
     const u64 desc_b0 = sw128_desc(s_b, B_LBO, B_SBO);
     // The producer's units, read from their slots: no per-tile index arithmetic here. Only the slab count is held
     // through the mainloop; the rest is read again after it (the slot is not rewritten before the consumers release
@@ -514,12 +546,14 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           for (int k = 0; k < BK_BYTES / 32; ++k) {  // 32 bytes of K per wgmma (k16 for 16-bit inputs, k32 for fp8)
             if constexpr (TMAKIT_GEMM_NO_MMA) {
             } else if constexpr (TWO_OV) {
-              if (kt & 1) Wgmma<BN, IN, B_MN>::mma(pacc2, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
-              else Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+              if (kt & 1) Wgmma<BN, IN, TRANS>::mma(pacc2, desc_plus(da, k * A_KSTEP), desc_plus(db, k * B_KSTEP),
+                                                    k > 0);
+              else Wgmma<BN, IN, TRANS>::mma(pacc, desc_plus(da, k * A_KSTEP), desc_plus(db, k * B_KSTEP), k > 0);
             } else if constexpr (TWO) {
-              Wgmma<BN, IN, B_MN>::mma(pacc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), k > 0);
+              Wgmma<BN, IN, TRANS>::mma(pacc, desc_plus(da, k * A_KSTEP), desc_plus(db, k * B_KSTEP), k > 0);
             } else {
-              Wgmma<BN, IN, B_MN>::mma(acc, desc_plus(da, k * 32), desc_plus(db, k * B_KSTEP), kt > 0 || k > 0);
+              Wgmma<BN, IN, TRANS>::mma(acc, desc_plus(da, k * A_KSTEP), desc_plus(db, k * B_KSTEP),
+                                        kt > 0 || k > 0);
             }
           }
           wgmma_commit();

@@ -17,15 +17,19 @@ namespace gemm {
 // epilogue), slot its group (for the producer's B coordinate), nseg 1 on a group's only row tile (or pair), else 2.
 // offs = nullptr: a batch of equal groups (torch._grouped_mm's 3-D A x 3-D B, A and C flattened to (M, .) rows):
 // group g owns rows [g M / groups, (g + 1) M / groups), M a multiple of groups (the host checks).
+// kg = 1 (grouped along K): offs cuts K instead (clamped to be non-decreasing and <= K); group g owns the C rows
+// [g mg, (g + 1) mg) (mg = M / groups, A's rows) and the K range [rstart, rend), its units the mg-row matrix's tiles,
+// each a unit over the group's K slabs (at least one: an empty group's one slab starts past rend, all zeros).
 struct GroupList {
   const int* offs;
-  int groups, M, N, K, bm, bn, cid, ncl, rm, cm;
-  int u, g, ustart, gunits, gtm, rstart, rend;
+  int groups, M, N, K, bm, bn, cid, ncl, rm, cm, kg;
+  int u, g, ustart, gunits, gtm, rstart, rend, mg;
 
   TMAKIT_DEVICE void start() {
     u = cid;
     g = -1;
     ustart = gunits = gtm = rstart = rend = 0;
+    mg = groups > 0 ? M / groups : 0;
   }
 
   TMAKIT_DEVICE bool next(Unit& t) {
@@ -34,23 +38,39 @@ struct GroupList {
       if (++g >= groups) return false;
       ustart += gunits;
       rstart = rend;
-      rend = offs ? min(max(__ldg(offs + g), rstart), M) : (g + 1) * (M / groups);
-      gtm = (rend - rstart + bm * cm - 1) / (bm * cm);  // row tiles of the group (pairs of them: cm = 2)
+      if (kg) {
+        rend = min(max(__ldg(offs + g), rstart), K);
+        gtm = (mg + bm - 1) / bm;
+      } else {
+        rend = offs ? min(max(__ldg(offs + g), rstart), M) : (g + 1) * mg;
+        gtm = (rend - rstart + bm * cm - 1) / (bm * cm);  // row tiles of the group (pairs of them: cm = 2)
+      }
       gunits = gtm * tiles_n;
     }
     const int r = u - ustart;
-    t.m0 = rstart + ((r % gtm) * cm + rm) * bm;
     t.n0 = (r / gtm) * bn;
-    t.k0 = 0;
-    t.kt = (K + BK - 1) / BK;
     t.role = 0;
-    t.su = rend;
     t.slot = g;
     t.nseg = min(gtm, 2);  // (no stream-K here) 1: the group's only row tile, which shares its B with no other unit
+    if (kg) {
+      t.m0 = g * mg + (r % gtm) * bm;
+      t.k0 = rend > rstart ? rstart : max(rend, 1);
+      t.kt = max((rend - rstart + BK - 1) / BK, 1);
+      t.su = (g + 1) * mg;
+    } else {
+      t.m0 = rstart + ((r % gtm) * cm + rm) * bm;
+      t.k0 = 0;
+      t.kt = (K + BK - 1) / BK;
+      t.su = rend;
+    }
     u += ncl;
     return true;
   }
 };
+
+// A's rows per group of the grouped kernel along K (its C rows are groups x these); 0 for the other work lists.
+TMAKIT_DEVICE int group_rows(const GroupList& w) { return w.mg; }
+template <class W> TMAKIT_DEVICE int group_rows(const W&) { return 0; }
 
 // One problem of the ptr-array kernel: 15 int64 per group in global memory. fp8 lists add the problem's fp32
 // scales: scale_a and scale_b addresses (one element each per tensor), then their strides in elements -- A's along
@@ -98,12 +118,8 @@ struct ProblemList {
   }
 };
 
-// Point the 128-byte map at `smem_map` (a copy of a template map) at one problem's operand and publish it to its
-// global slot `gmap` for this thread's TMA loads: tensormap.replace of the base address, the two extents and the
-// row pitch, a generic copy to global memory, then the release and acquire proxy fences (the writer is the thread
-// that loads through the map). The caller makes sure no TMA load that used `gmap` is still in flight.
-TMAKIT_DEVICE void switch_map(u32 smem_map, const TmaDesc* tmpl, TmaDesc* gmap, u64 addr, u32 dim0, u32 dim1,
-                              u64 pitch_bytes) {
+// The map at `tmpl` (a __grid_constant__ template) copied into 128 bytes of shared memory at `smem_map`, to edit.
+TMAKIT_DEVICE void map_to_smem(u32 smem_map, const TmaDesc* tmpl) {
   const uint4* src = reinterpret_cast<const uint4*>(tmpl);
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -111,10 +127,11 @@ TMAKIT_DEVICE void switch_map(u32 smem_map, const TmaDesc* tmpl, TmaDesc* gmap, 
     asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(smem_map + 16 * i), "r"(v.x), "r"(v.y), "r"(v.z),
                  "r"(v.w) : "memory");
   }
-  tensormap_replace_global_address(smem_map, addr);
-  tensormap_replace_global_dim<0>(smem_map, dim0);
-  tensormap_replace_global_dim<1>(smem_map, dim1);
-  tensormap_replace_global_stride<0>(smem_map, pitch_bytes);
+}
+
+// The edited map at `smem_map` published to its global slot `gmap` for this thread's TMA loads: a generic copy to
+// global memory, then the release and acquire proxy fences (the writer is the thread that loads through the map).
+TMAKIT_DEVICE void publish_map(u32 smem_map, TmaDesc* gmap) {
   uint4* dst = reinterpret_cast<uint4*>(gmap);
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -125,6 +142,27 @@ TMAKIT_DEVICE void switch_map(u32 smem_map, const TmaDesc* tmpl, TmaDesc* gmap, 
   }
   fence_proxy_tensormap_release();
   tensormap_acquire(gmap);
+}
+
+// Point a copy of the template map at one problem's operand (ptr-array kernel): tensormap.replace of the base
+// address, the two extents and the row pitch, then publish it to `gmap`. The caller makes sure no TMA load that used
+// `gmap` is still in flight.
+TMAKIT_DEVICE void switch_map(u32 smem_map, const TmaDesc* tmpl, TmaDesc* gmap, u64 addr, u32 dim0, u32 dim1,
+                              u64 pitch_bytes) {
+  map_to_smem(smem_map, tmpl);
+  tensormap_replace_global_address(smem_map, addr);
+  tensormap_replace_global_dim<0>(smem_map, dim0);
+  tensormap_replace_global_dim<1>(smem_map, dim1);
+  tensormap_replace_global_stride<0>(smem_map, pitch_bytes);
+  publish_map(smem_map, gmap);
+}
+
+// A copy of the template map with its extent along dimension 1 set to `dim1` (the grouped kernel along K: rows past
+// a group's end load as zeros), published to `gmap` (same conditions as switch_map).
+TMAKIT_DEVICE void switch_map_extent1(u32 smem_map, const TmaDesc* tmpl, TmaDesc* gmap, u32 dim1) {
+  map_to_smem(smem_map, tmpl);
+  tensormap_replace_global_dim<1>(smem_map, dim1);
+  publish_map(smem_map, gmap);
 }
 
 // The epilogue without a C map: this thread's accumulators of a 64-row slab (rows row_m0 + 16 w + l/4 + 8 h,

@@ -37,7 +37,8 @@ from .gemm import odd_pitch as rows_odd_pitch
 from .gemm_fp8 import CONFIGS as _FP8
 from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
 
-__all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_fp8", "choose_grouped_config", "choose_grouped_fp8_config",
+__all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_k", "plan_grouped_fp8", "grid", "map_slot_bytes",
+           "choose_grouped_config", "choose_grouped_fp8_config",
            "deferred", "best_tile", "choose_tile", "grouped_tile_cost", "idle_consumers",
            "IDLE_MIN_FLOP_PER_BYTE", "IDLE_L2_BYTES", "odd_pitch_of", "odd_pitch_tiles", "short_group_tiles",
            "weighed_tiles", "BF16_TILES", "FP8_TILES", "ODD_PITCH_SPEED",
@@ -64,6 +65,7 @@ class GroupedPlan:
     fast_accum: bool = True  # fp8: one wgmma chain over all of K (else two-level accumulation)
     staged: bool = False  # fp8 row-wise: epilogue scales staged in shared memory per unit (gemm_fp8.epilogue_staged)
     idle: int = 0  # 1: a lone tile's consumer whose rows all lie past its group's end skips (idle_consumers)
+    k_grouped: int = 0  # 1: offs cuts K (plan_grouped_k): m = groups * A's rows, A M-major, per-CTA map slots
 
     @property
     def in_code(self) -> int:
@@ -237,6 +239,60 @@ def plan_grouped(a, b, offs_len: int, out=None, out_dtype=None, config: GemmConf
     return GroupedPlan(m, n, k, g, lda, ldb, ldg, ldc, ta, od, config, b_mn, idle=idle)
 
 
+def plan_grouped_k(a, b, offs_len: int, out=None, out_dtype=None,
+                   config: GemmConfig | str | None = None) -> GroupedPlan:
+    """Check ``C[g] = A[:, K rows of g] @ B[K rows of g]`` (``torch._grouped_mm``'s 2-D x 2-D form, the weight
+    gradient of an MoE layer: ``a = x.t()`` of the tokens x (K, M), ``b`` the output gradients (K, N), ``offs_len``
+    groups along K; C (G, M, N)) and return the plan (no GPU needed). The kernel reads ``a`` M-major (imm-trans-a) and
+    ``b`` row-major; it zero-fills each group's last slab past the group's end through per-group tensor maps, so the
+    offsets need no alignment. Raises :class:`GemmError` with the rule and a fix."""
+    if a.dim() != 2 or b.dim() != 2:
+        raise GemmError(f"the grouped kernel along K takes a 2-D a and a 2-D b, got {a.dim()}-D and {b.dim()}-D")
+    (m, k), (kb, n), g = tuple(int(x) for x in a.shape), tuple(int(x) for x in b.shape), int(offs_len)
+    if kb != k:
+        raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {kb}x{n} (a.shape[1] must equal b.shape[0])")
+    for nm, v in (("groups x M", g * m), ("N", n), ("K", k)):
+        if v >= 2**31:
+            raise GemmError(f"{nm} = {v} does not fit the kernel's 32-bit indices")
+    ta, tb = _dtype_name(a.dtype), _dtype_name(b.dtype)
+    if ta not in _IN or tb != ta:
+        raise GemmError(f"a and b must both be bfloat16 or both float16, got {ta} and {tb}")
+    od = _out_dtype(out, out_dtype if out is not None else (out_dtype or a.dtype))
+    eb, eo = _ELEM[ta], _ELEM[od]
+    (sa0, sa1), (sb0, sb1) = (tuple(int(x) for x in t.stride()) for t in (a, b))
+    if sa0 != 1 and m > 1:
+        raise GemmError(f"along K the kernel reads a M-major (a.stride(0) == 1: a = x.t() of a row-major (K, M) x), "
+                        f"got strides {(sa0, sa1)}; other layouts run torch's op")
+    if sb1 != 1 and n > 1:
+        raise GemmError(f"b must have contiguous rows (b.stride(1) == 1), got strides {(sb0, sb1)}")
+    lda, ldb = (sa1 if k > 1 else 16), (sb0 if k > 1 else 16)
+    check_store_rows(n, eo)
+    ldc = n
+    if out is not None:
+        if tuple(int(x) for x in out.shape) != (g, m, n):
+            raise GemmError(f"out has shape {tuple(out.shape)}, expected {(g, m, n)}")
+        so = tuple(int(x) for x in out.stride())
+        if so[2] != 1 or (g > 1 and so[0] != m * so[1]):
+            raise GemmError(f"out must be (G, M, N) with contiguous rows, each group's M rows after the previous "
+                            f"group's, got strides {so}")
+        ldc = so[1]
+    for nm, v, e in (("a's K stride", lda, eb), ("b's row stride", ldb, eb), ("out's row stride", ldc, eo)):
+        if v * e % 16:
+            raise GemmError(f"{nm} = {v} elements is not a multiple of 16 bytes (TMA global stride); pass a padded "
+                            f"or contiguous tensor")
+    for nm, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
+        if int(t.data_ptr()) % 128:
+            raise GemmError(f"{nm}.data_ptr() is not 128-byte aligned (128-byte-swizzled tensor map); pass "
+                            f"{nm}.clone()")
+    if isinstance(config, str):
+        config = CONFIGS[config]
+    if config is None:
+        config = deferred(choose_grouped_config(g * m, n, g, b_mn=1), od)
+    if config.cluster != 1:
+        raise GemmError(f"config {config.name}: the kernel along K runs single CTAs; pick a _c1 config")
+    return GroupedPlan(g * m, n, k, g, lda, ldb, 0, ldc, ta, od, config, 1, k_grouped=1)
+
+
 def _shapes(a, b, offs_len: int) -> tuple[int, int, int, int]:
     """(M, N, K, groups) of a 2-D a and a 3-D b that compose, with one offset per group."""
     if a.dim() != 2 or b.dim() != 3:
@@ -373,16 +429,32 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
                        idle_consumers(config, m, n, k, g, 1, _ELEM[od]))
 
 
+EDIT_SMEM = 384  # along K: two 128-byte maps being edited, 128-byte aligned after the unit slots
+MAP_BYTES = 128  # along K: per CTA, two slots of an A and a B map in global memory (map_slot_bytes)
+
+
 def plan_smem(p: GroupedPlan) -> int:
-    """Dynamic shared memory of a grouped plan's kernel: the ring, block scales per stage, staged epilogue scales."""
-    return smem_for(p.config, p.scaling) + (epilogue_smem(p.config, "row", False) if p.staged else 0)
+    """Dynamic shared memory of a grouped plan's kernel: the ring, block scales per stage, staged epilogue scales,
+    the maps being edited (along K)."""
+    return (smem_for(p.config, p.scaling) + (epilogue_smem(p.config, "row", False) if p.staged else 0)
+            + (EDIT_SMEM if p.k_grouped else 0))
 
 
 def kernel_name(p: GroupedPlan) -> str:
     c = p.config
     return (f"tmakit_gemm_grouped<{p.in_code}, {_OUT[p.out_dtype]}, {c.bm}, {c.bn}, {c.stages}, {c.cluster}, {p.b_mn}, "
             f"{c.overlap}, {c.epi}, {_SCALE_CODE[p.scaling]}, {int(p.fast_accum)}, {int(p.staged)}, {c.defer}, "
-            f"{p.idle}>")
+            f"{p.idle}, {p.k_grouped}>")
+
+
+def grid(p: GroupedPlan) -> int:
+    """The persistent grid of a plan's launch (one CTA per SM, or as many as fit)."""
+    return resident_ctas(kernel_for(p), p.config, plan_smem(p) - smem_bytes(p.config))
+
+
+def map_slot_bytes(p: GroupedPlan) -> int:
+    """Bytes of the per-CTA map slots a plan along K writes (``launcher``'s ``maps_ptr``); 0 for other plans."""
+    return grid(p) * 4 * MAP_BYTES if p.k_grouped else 0
 
 
 _SCALE_CODE = {"": 0, "row": 2, "block": 3}
@@ -398,24 +470,32 @@ def kernel_for(p, defines: tuple[str, ...] = ()):
 
 def tensormaps(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int):
     """A: {K, M} boxes 64 x bm; B: {K, N, G} boxes 64 x bn/cluster x 1 (K-major) or {N, K, G} boxes 64 x 64 x 1
-    (row-major); C: {N, M} boxes (128 bytes) x 64."""
+    (row-major); C: {N, M} boxes (128 bytes) x 64. Along K: A {M / G, K} and B {N, K}, boxes 64 x 64 (the
+    templates whose K extent the kernel sets per group)."""
     eo = _ELEM[p.out_dtype]
     eb, tdt, bk = (1, "uint8", 2 * BK) if p.scaling else (_ELEM[p.in_dtype], p.in_dtype, BK)  # fp8 moves as bytes
+    tc = map_nd(c_ptr, (p.n, p.m), (p.ldc * eo,), p.out_dtype, (128 // eo, 64))
+    if p.k_grouped:
+        mg = p.m // max(p.groups, 1)
+        return (map_nd(a_ptr, (max(mg, 1), p.k), (p.lda * eb,), tdt, (64, bk)),
+                map_nd(b_ptr, (p.n, p.k), (p.ldb * eb,), tdt, (64, bk)), tc)
     ta = map_nd(a_ptr, (p.k, p.m), (p.lda * eb,), tdt, (bk, p.config.bm))
     if p.b_mn:
         tb = map_nd(b_ptr, (p.n, p.k, p.groups), (p.ldb * eb, p.ldb_group * eb), tdt, (64, bk, 1))
     else:
         tb = map_nd(b_ptr, (p.k, p.n, p.groups), (p.ldb * eb, p.ldb_group * eb), tdt,
                     (bk, p.config.bn // p.config.cluster, 1))  # pairs: half of B per CTA, multicast
-    tc = map_nd(c_ptr, (p.n, p.m), (p.ldc * eo,), p.out_dtype, (128 // eo, 64))
     return ta, tb, tc
 
 
 def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, sa_ptr: int = 0, sb_ptr: int = 0,
-             defines: tuple[str, ...] = ()):
+             defines: tuple[str, ...] = (), maps_ptr: int = 0):
     """A memoised ``fn(stream=None)`` launching plan ``p`` on these pointers (fp8: and the fp32 scales): one
-    persistent CTA per SM (the work list is read from the offsets on the device). ``defines``: as ``kernel_for``'s."""
-    key = (p, a_ptr, b_ptr, c_ptr, offs_ptr, sa_ptr, sb_ptr, defines)
+    persistent CTA per SM (the work list is read from the offsets on the device). ``defines``: as ``kernel_for``'s;
+    ``maps_ptr``: along K, ``map_slot_bytes(p)`` of device memory for the per-CTA maps (one launch at a time)."""
+    if p.k_grouped and not maps_ptr:
+        raise GemmError("a plan along K needs maps_ptr: map_slot_bytes(p) bytes of device memory for its tensor maps")
+    key = (p, a_ptr, b_ptr, c_ptr, offs_ptr, sa_ptr, sb_ptr, defines, maps_ptr)
     fn = _launchers.get(key)
     if fn is not None:
         return fn
@@ -426,7 +506,7 @@ def launcher(p: GroupedPlan, a_ptr: int, b_ptr: int, c_ptr: int, offs_ptr: int, 
     maps = [encode_tensormap(t) for t in tensormaps(p, a_ptr, b_ptr, c_ptr)]
     args = (*maps, ctypes.c_int32(p.m), ctypes.c_int32(p.n), ctypes.c_int32(p.k), ctypes.c_uint64(offs_ptr),
             ctypes.c_int32(p.groups), ctypes.c_uint64(c_ptr), ctypes.c_int64(p.ldc), ctypes.c_uint64(sa_ptr),
-            ctypes.c_uint64(sb_ptr), *(ctypes.c_int64(v) for v in p.scale_strides))
+            ctypes.c_uint64(sb_ptr), *(ctypes.c_int64(v) for v in p.scale_strides), ctypes.c_uint64(maps_ptr))
     smem = plan_smem(p)
     fn = launch_fn(k, resident_ctas(k, cfg, smem - smem_bytes(cfg)), cfg.threads, args, smem, cfg.cluster_size, False)
     if len(_launchers) > 512:

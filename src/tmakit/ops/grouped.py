@@ -3,9 +3,11 @@
 
 The kernel takes the layout MoE layers use: ``a`` (M, K) with the tokens sorted by expert, ``b`` (G, K, N) one weight
 per expert (``w.transpose(-2, -1)`` of a (G, N, K) ``w``, or row-major), ``offs`` (G,) int32 end rows:
-``out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g]``; and the batched form, 3-D ``a`` (G, M, K) x 3-D ``b``
-without ``offs``, as G equal groups of a's rows. The other forms ``torch._grouped_mm`` accepts (2-D x 2-D grouped
-along K, 3-D x 2-D) and calls the kernel cannot read (CPU tensors, other dtypes,
+``out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g]``; the batched form, 3-D ``a`` (G, M, K) x 3-D ``b``
+without ``offs``, as G equal groups of a's rows; and 2-D x 2-D grouped along K (``out[g] = a[:, K rows of g] @ b[K
+rows of g]``, an MoE layer's weight gradient) with ``a`` M-major and ``b`` row-major, as autograd passes them
+(``x.t()``, ``grad``). The other forms ``torch._grouped_mm`` accepts (3-D x 2-D, other layouts along K) and calls
+the kernel cannot read (CPU tensors, other dtypes,
 strides TMA cannot describe) run ``torch._grouped_mm`` (or a loop of ``torch.mm`` where torch has none), and
 ``tk.ops.last_path`` says why; ``strict=True`` raises instead. The offsets stay on the device: the kernel reads them
 itself and clamps them (non-decreasing, at most M), so a launch never synchronises and any ``offs`` is
@@ -41,6 +43,8 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
             key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
                    None if offs is None else (offs.shape, offs.dtype, offs.data_ptr()),
                    None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype, config)
+            if a.dim() == 2 == b.dim() and a.is_cuda:  # along K: the launch writes its maps to this stream's buffer
+                key += (_stream(),)
             run = _fast.get(key)
         except (AttributeError, TypeError):  # not tensors: the checks below say so
             key = run = None
@@ -62,6 +66,8 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
                         f"group ends, as for torch._grouped_mm")
     if offs is None and getattr(a, "dim", None) and a.dim() == 3 and getattr(b, "dim", None) and b.dim() == 3:
         return _batched(torch, a, b, out_dtype, out, strict, config, key)
+    if offs is not None and a.dim() == 2 and b.dim() == 2:
+        return _along_k(torch, a, b, offs, out_dtype, out, strict, config, key)
     why = _not_for_the_kernel(torch, a, b, offs)
     if not why:
         try:
@@ -91,7 +97,7 @@ def _batched(torch, a, b, out_dtype, out, strict, config, key):
     """3-D ``a`` (G, M, K) x 3-D ``b`` (G, K, N) -> (G, M, N), ``torch._grouped_mm``'s batched form, on the grouped
     kernel as G equal groups: ``a`` and the result as (G M, K) and (G M, N) views (no copy), the kernel's group
     bounds computed from M instead of read from ``offs``. Calls whose rows do not flatten so run torch's op."""
-    why = _not_for_the_kernel(torch, a, b, None, batched=True)
+    why = _not_for_the_kernel(torch, a, b, None, form="batch")
     if not why:
         g, m, k = (int(x) for x in a.shape)
         n = int(b.shape[2])
@@ -130,6 +136,38 @@ def _batched(torch, a, b, out_dtype, out, strict, config, key):
     return out
 
 
+def _along_k(torch, a, b, offs, out_dtype, out, strict, config, key):
+    """2-D ``a`` (M, K) x 2-D ``b`` (K, N) grouped along K by ``offs`` -> (G, M, N): ``out[g] = a[:, K rows of g] @
+    b[K rows of g]``, the weight gradient of an MoE layer, on the grouped kernel along K (``a`` M-major, ``b``
+    row-major: ``a = x.t()`` of the tokens, as autograd passes it; :func:`tmakit.kernels.gemm_grouped.plan_grouped_k`).
+    Empty groups give zeros; other layouts run torch's op."""
+    why = _not_for_the_kernel(torch, a, b, offs, form="k")
+    if not why:
+        try:
+            p = _plan(a, b, offs, out, out_dtype, config, along_k=True)
+        except GemmError as e:
+            why = str(e)
+    if why:
+        _refuse_or_record("grouped kernel along K", why, strict)
+        return _torch_grouped(torch, a, b, offs, out_dtype, out)
+    g, m, n = p.groups, int(a.shape[0]), p.n
+    if out is None:
+        out = torch.empty((g, m, n), dtype=getattr(torch, p.out_dtype), device=a.device)
+    if p.m and p.n:
+        if p.k == 0:
+            out.zero_()
+        else:
+            with on_device(a.get_device()):
+                maps = _map_buffer_for(torch, a.device, _kg.map_slot_bytes(p))
+                _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), maps_ptr=maps)()
+            if key is not None and a.get_device() == current_device():
+                ap, bp, op = a.data_ptr(), b.data_ptr(), offs.data_ptr()
+                remember_launch(_fast, key, torch, p, "tma:grouped-k",
+                                lambda o: _kg.launcher(p, ap, bp, o.data_ptr(), op, maps_ptr=maps), (g, m, n))
+    set_path("tma:grouped-k")
+    return out
+
+
 def _flat_rows(t, name: str):
     """``(view, '')``: 3-D ``t`` (G, R, C) as the (G R, C) rows the kernel reads, when its batches follow each other
     row by row (stride(0) = R stride(1)); else ``(None, why)``."""
@@ -161,22 +199,26 @@ def remember_launch(cache: dict, key, torch, p, path: str, launch_for, shape=Non
     cache[key] = run
 
 
-def _plan(a, b, offs, out, out_dtype, config, groups=None):
-    """The cached plan of a call; ``groups``: a batch of equal groups (no ``offs``)."""
+def _plan(a, b, offs, out, out_dtype, config, groups=None, along_k=False):
+    """The cached plan of a call; ``groups``: a batch of equal groups (no ``offs``); ``along_k``: 2-D x 2-D."""
     groups = int(offs.shape[0]) if groups is None else groups
     key = (a.shape, a.stride(), a.dtype, a.data_ptr() % 128, b.shape, b.stride(), b.dtype, b.data_ptr() % 128,
            groups, offs is None, None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr() % 128),
-           out_dtype, config)
+           out_dtype, config, along_k)
     p = _plans.get(key)
     if p is None:
         if len(_plans) > 1024:
             _plans.clear()
-        p = _plans[key] = _kg.plan_grouped(a, b, groups, out, out_dtype, config)
+        plan = _kg.plan_grouped_k if along_k else _kg.plan_grouped
+        p = _plans[key] = plan(a, b, groups, out, out_dtype, config)
     return p
 
 
-def _not_for_the_kernel(torch, a, b, offs, batched: bool = False) -> str:
-    if not batched and (offs is None or a.dim() != 2 or b.dim() != 3):
+def _not_for_the_kernel(torch, a, b, offs, form: str = "rows") -> str:
+    """Why the kernel cannot take these tensors ('' if it can, as far as form, devices and dtypes go); ``form``:
+    "rows" (2-D x 3-D with offs), "batch" (3-D x 3-D), "k" (2-D x 2-D with offs)."""
+    batched = form == "batch"
+    if form == "rows" and (offs is None or a.dim() != 2 or b.dim() != 3):
         return (f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel takes a "
                 f"2-D a, a 3-D b and offs")
     devs = [a.device, b.device] + ([] if batched else [offs.device])
