@@ -348,6 +348,24 @@ def test_batched_form_matches_fp32(seed):
     assert float((out.float() - torch.bmm(a.float(), b.float())).norm() / torch.bmm(a.float(), b.float()).norm()) < 1e-2
 
 
+def test_torch_fallback_reads_group_sizes_torch_would_assert_on():
+    """torch's grouped kernel asserts on the device (a broken context) for group sizes that are not 16-byte
+    multiples along K with a K-major a or b, or along N; the fallback reads the offsets there and loops instead."""
+    from tmakit.ops import grouped as og
+
+    x, dy = torch.randn(40, 16, dtype=torch.bfloat16), torch.randn(40, 8, dtype=torch.bfloat16)
+    ok, odd = torch.tensor([8, 16, 40], dtype=torch.int32), torch.tensor([8, 13, 40], dtype=torch.int32)
+    assert og._torch_group_sizes_ok(x.t(), dy, odd)  # M-major a, row-major b: any sizes
+    assert og._torch_group_sizes_ok(x.t().contiguous(), dy, ok)
+    assert not og._torch_group_sizes_ok(x.t().contiguous(), dy, odd)
+    assert not og._torch_group_sizes_ok(x.t().contiguous(), dy, torch.tensor([8, 8, 40], dtype=torch.int32))
+    a3, b2 = torch.randn(3, 4, 16, dtype=torch.bfloat16), torch.randn(16, 40, dtype=torch.bfloat16)
+    assert og._torch_group_sizes_ok(a3, b2, ok) and not og._torch_group_sizes_ok(a3, b2, odd)
+    got = tk.ops.grouped_mm(x.t().contiguous(), dy, odd)
+    ref = torch.stack([x.t()[:, lo:hi].float() @ dy[lo:hi].float() for lo, hi in ((0, 8), (8, 13), (13, 40))])
+    assert float((got.float() - ref).norm() / ref.norm()) < 1e-2
+
+
 def test_plan_along_k_reads_a_m_major_and_b_row_major():
     """2-D x 2-D grouped along K (weight gradients): a = x.t() of row-major tokens x (K, M), b row-major (K, N);
     the plan's rows are groups x M, its kernel the grouped one with KG = 1; other layouts and misfits are refused."""

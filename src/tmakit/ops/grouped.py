@@ -269,7 +269,7 @@ def _torch_grouped(torch, a, b, offs, out_dtype, out):
     """torch's own grouped GEMM, or a loop of ``torch.mm`` over the groups where torch has none for these inputs."""
     od = out.dtype if out is not None else (out_dtype or a.dtype)
     r = None
-    if _torch_takes(a, b):
+    if _torch_takes(a, b) and _torch_group_sizes_ok(a, b, offs):
         try:
             r = torch._grouped_mm(a, b, offs=offs, out_dtype=od)
         except (AttributeError, RuntimeError, TypeError, NotImplementedError, ValueError):
@@ -286,6 +286,25 @@ def _torch_takes(a, b) -> bool:
     stride in one of its last two dims, both :func:`_tma_readable`. torch 2.11 checks less and faults on the GPU
     otherwise (a column-major ``a`` hit a device-side assert; a broken context), so the loop takes the rest."""
     return a.stride(-1) == 1 and 1 in (b.stride(-1), b.stride(-2)) and _tma_readable(a) and _tma_readable(b)
+
+
+def _torch_group_sizes_ok(a, b, offs) -> bool:
+    """Whether torch 2.11's grouped kernel takes these group sizes: along K with a K-major ``a`` or a K-major ``b``,
+    and along N (3-D x 2-D: its output's columns), each group must span a multiple of 16 bytes (along K also at least
+    one element); torch checks this with a device-side assert, which breaks the CUDA context. So for those forms the
+    offsets are read first (one synchronisation), and the loop takes sizes torch would refuse."""
+    if offs is None or (a.dim() == 2 and b.dim() == 3):
+        return True
+    along_k = a.dim() == 2 and b.dim() == 2
+    if along_k and a.stride(0) == 1 and b.stride(1) == 1:  # M-major a, row-major b: any sizes, empty ones too
+        return True
+    align = 16 // a.element_size()
+    lo = 0
+    for hi in offs.tolist():
+        if (hi - lo) % align or (along_k and hi <= lo):
+            return False
+        lo = hi
+    return True
 
 
 def _tma_readable(t) -> bool:

@@ -1,0 +1,111 @@
+"""``tmakit bench grouped --form k|batch``: the other two forms of ``torch._grouped_mm`` that ``tk.ops.grouped_mm``
+runs on its kernel, on the MoE cases of ``tmakit bench grouped`` (docs/GROUPED.md, "Along K and batched").
+
+- ``k``: an MoE layer's weight gradient, grouped along K: per expert ``dW[g] = dY[g].t() @ X[g]`` (N x K, from the
+  expert's tokens), called as autograd does, ``grouped_mm(dy.t(), x, offs)`` with ``dy`` (T, N) and ``x`` (T, K)
+  row-major and ``offs`` the experts' end tokens. Same flops as the layer's forward GEMM.
+- ``batch``: 3-D x 3-D without offsets, ``a`` (G, Mg, K) x ``b`` (G, K, N) (``w.transpose(-2, -1)``), Mg the case's
+  rows per expert (routed and skewed cases take their mean, at least one row); ``torch.bmm`` is timed as a second
+  peer.
+
+Times and ratios as ``tmakit bench grouped``: CUDA-event medians of single calls after an L2 flush, the contenders
+alternating in interleaved rounds; ratio = torch time / tmakit time.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+from .moe import CASES, flush_buffer, moe_problem, rows_per_expert, time_rounds
+
+__all__ = ["run_forms", "markdown_forms"]
+
+
+def _problem(torch, form: str, case):
+    """(tmakit call, {peer name: call}, check(out) -> rel. error, flops, label) of one case in ``form``."""
+    import tmakit as tk
+
+    experts, rows, n, k, dist = case
+    a, b, offs, ends = moe_problem(torch, experts, rows, n, k, dist)
+    g = torch.Generator(device="cuda").manual_seed(1)
+    if form == "k":
+        x = a[:ends[-1]] if ends[-1] else a[:1]
+        dy = torch.randn(x.shape[0], n, device="cuda", dtype=torch.bfloat16, generator=g)
+        at = dy.t()
+        out = torch.empty(experts, n, k, device="cuda", dtype=torch.bfloat16)
+
+        def check(o):
+            errs, lo = [], 0
+            for gi, hi in enumerate(ends):
+                if hi > lo and len(errs) < 4:
+                    ref = at[:, lo:hi].float() @ x[lo:hi].float()
+                    errs.append(float((o[gi].float() - ref).norm() / ref.norm()))
+                lo = max(lo, hi)
+            return max(errs) if errs else 0.0
+
+        return (lambda: tk.ops.grouped_mm(at, x, offs, out=out),
+                {"torch": lambda: torch._grouped_mm(at, x, offs=offs)}, check, 2.0 * ends[-1] * n * k,
+                f"G={experts:3d} tokens={ends[-1]:6d} dW {n}x{k} {dist}")
+    mg = max(1, round(rows_per_expert(rows, dist, experts)))
+    a3 = torch.randn(experts, mg, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    out = torch.empty(experts, mg, n, device="cuda", dtype=torch.bfloat16)
+
+    def check(o):
+        idx = sorted({0, experts // 2, experts - 1})
+        ref = torch.bmm(a3[idx].float(), b[idx].float())
+        return float((o[idx].float() - ref).norm() / ref.norm())
+
+    return (lambda: tk.ops.grouped_mm(a3, b, out=out),
+            {"torch": lambda: torch._grouped_mm(a3, b), "bmm": lambda: torch.bmm(a3, b)}, check,
+            2.0 * experts * mg * n * k, f"G={experts:3d} Mg={mg:5d} N={n} K={k}")
+
+
+def run_forms(form: str, cases=CASES, rounds: int = 5, reps: int = 20) -> dict:
+    """Time ``form`` ("k" or "batch") on ``cases`` against torch (module docstring)."""
+    import torch
+
+    import tmakit as tk
+
+    from .timing import spin_up
+
+    flush = flush_buffer(torch)
+    spin_up()
+    rows = []
+    for case in cases:
+        ours, peers, check, flop, label = _problem(torch, form, case)
+        err, path = check(ours()), tk.ops.last_path
+        fns = {"tmakit": ours, **peers}
+        times = time_rounds(fns, flush, rounds, reps)
+        med = {name: statistics.median(ts) for name, ts in times.items()}
+        row = dict(case=list(case), label=label, path=path, rel_err=err, tmakit_tflops=flop / med["tmakit"] / 1e9,
+                   **{f"{p}_ratio": statistics.median(tp / tt for tp, tt in zip(times[p], times["tmakit"]))
+                      for p in peers})
+        rows.append(row)
+        peer_txt = " ".join(f"{p} {row[f'{p}_ratio']:.3f}" for p in peers)
+        print(f"  {label:45s} tmakit {row['tmakit_tflops']:5.0f} TF ratio {peer_txt} err {err:.1e} {path}",
+              file=sys.stderr, flush=True)
+        torch.cuda.empty_cache()
+    return dict(device=torch.cuda.get_device_name(), torch=torch.__version__, form=form, rounds=rounds, reps=reps,
+                rows=rows)
+
+
+def _geomean(xs) -> float:
+    xs = list(xs)
+    return statistics.geometric_mean(xs) if xs else float("nan")
+
+
+def markdown_forms(res: dict) -> str:
+    """A table of one ``run_forms`` result and its geomeans per peer."""
+    peers = [key[:-6] for key in res["rows"][0] if key.endswith("_ratio")] if res["rows"] else []
+    head = "| case | TFLOP/s | " + " | ".join(f"{p} / tmakit" for p in peers) + " | rel. err | path |"
+    lines = [f"{res['device']}, torch {res['torch']}, form {res['form']}, {res['rounds']} rounds", "", head,
+             "|" + "---|" * (4 + len(peers))]
+    for r in res["rows"]:
+        ratios = " | ".join(f"{r[f'{p}_ratio']:.3f}" for p in peers)
+        lines.append(f"| {r['label']} | {r['tmakit_tflops']:.0f} | {ratios} | {r['rel_err']:.1e} | {r['path']} |")
+    lines.append("")
+    for p in peers:
+        lines.append(f"{p} / tmakit geomean **{_geomean(r[f'{p}_ratio'] for r in res['rows']):.3f}**, min "
+                     f"{min(r[f'{p}_ratio'] for r in res['rows']):.3f}")
+    return "\n".join(lines) + "\n"
