@@ -366,6 +366,58 @@ def test_torch_fallback_reads_group_sizes_torch_would_assert_on():
     assert float((got.float() - ref).norm() / ref.norm()) < 1e-2
 
 
+def _grouped_reference(a, b, offs):
+    """torch._grouped_mm's meaning in fp32 by loops of differentiable products (rows or columns past the last
+    offset: zero)."""
+    if offs is None:
+        return torch.bmm(a.float(), b.float())
+    ends, lo = offs.tolist(), 0
+    spans = []
+    for hi in ends:
+        spans.append((lo, max(hi, lo)))
+        lo = max(hi, lo)
+    if a.dim() == 2 and b.dim() == 3:
+        out = [a[lo:hi].float() @ b[g].float() for g, (lo, hi) in enumerate(spans)]
+        rest = a.shape[0] - lo
+        return torch.cat(out + [a.new_zeros(rest, b.shape[2]).float()])
+    if a.dim() == 3 and b.dim() == 2:
+        out = [a[g].float() @ b[:, lo:hi].float() for g, (lo, hi) in enumerate(spans)]
+        return torch.cat(out + [a.new_zeros(a.shape[1], b.shape[1] - lo).float()], dim=1)
+    return torch.stack([a[:, lo:hi].float() @ b[lo:hi].float() for lo, hi in spans])
+
+
+def _grad_case(form, device):
+    g = torch.Generator(device=device).manual_seed(3)
+    r = lambda *s: torch.randn(*s, device=device, dtype=torch.bfloat16, generator=g)  # noqa: E731
+    offs = lambda v: torch.tensor(v, dtype=torch.int32, device=device)  # noqa: E731
+    if form == "rows":  # an MoE layer: tokens x w[g].t(), an empty expert, tokens past the last offset
+        return r(100, 64), r(4, 48, 64).transpose(-2, -1), offs([30, 30, 72, 96])
+    if form == "k":
+        return r(200, 48).t(), r(200, 32), offs([40, 40, 136, 192])
+    if form == "n":
+        return r(3, 24, 64), r(64, 96), offs([32, 64, 80])
+    return r(3, 40, 64), r(3, 64, 24), None
+
+
+@pytest.mark.parametrize("form", ["rows", "k", "n", "batch"])
+def test_autograd_through_grouped_mm_matches_the_reference(form):
+    """With a tensor requiring grad, grouped_mm goes through the custom op and its backward formula (two more
+    grouped products; on the CPU torch's op or the loop runs them): gradients equal those of fp32 loops."""
+    a, b, offs = _grad_case(form, "cpu")
+    a1, b1 = a.detach().requires_grad_(), b.detach().requires_grad_()
+    out = tk.ops.grouped_mm(a1, b1, offs)
+    assert out.grad_fn is not None
+    gout = torch.randn(out.shape, generator=torch.Generator().manual_seed(5)).to(out.dtype)
+    out.backward(gout)
+    a2, b2 = a.detach().float().requires_grad_(), b.detach().float().requires_grad_()
+    _grouped_reference(a2, b2, offs).backward(gout.float())
+    for got, want in ((a1.grad, a2.grad), (b1.grad, b2.grad)):
+        assert got.dtype == torch.bfloat16 and got.shape == want.shape
+        assert float((got.float() - want).norm() / want.norm()) < 1e-2
+    with pytest.raises(GemmError, match="autograd"):
+        tk.ops.grouped_mm(a1, b1, offs, out=torch.empty_like(out))
+
+
 def test_plan_along_k_reads_a_m_major_and_b_row_major():
     """2-D x 2-D grouped along K (weight gradients): a = x.t() of row-major tokens x (K, M), b row-major (K, N);
     the plan's rows are groups x M, its kernel the grouped one with KG = 1; other layouts and misfits are refused."""
@@ -484,6 +536,25 @@ def test_along_k_in_a_cuda_graph_reads_new_offsets_and_other_layouts_run_torch()
     assert float((got.float() - ref).norm() / ref.norm()) < 1e-2
     with pytest.raises(GemmError, match="strict=True"):
         tk.ops.grouped_mm(row_major_a, b, offs, strict=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", ["rows", "k", "n", "batch"])
+def test_autograd_on_the_gpu_matches_the_reference(form):
+    """The same on the GPU, where the forward and most gradients run the kernel (an MoE layer: forward rows
+    grouped, dA rows grouped, dB along K); gradients past the last offset are zero, not uninitialised memory."""
+    a, b, offs = _grad_case(form, "cuda")
+    a1, b1 = a.detach().requires_grad_(), b.detach().requires_grad_()
+    out = tk.ops.grouped_mm(a1, b1, offs)
+    gout = torch.randn(out.shape, device="cuda", generator=torch.Generator(device="cuda").manual_seed(5))
+    out.backward(gout.to(out.dtype))
+    a2, b2 = a.detach().float().requires_grad_(), b.detach().float().requires_grad_()
+    _grouped_reference(a2, b2, offs).backward(gout.to(out.dtype).float())
+    for got, want in ((a1.grad, a2.grad), (b1.grad, b2.grad)):
+        assert got.shape == want.shape and not got.isnan().any()
+        assert float((got.float() - want).norm() / want.norm()) < 1e-2
+    if form == "rows":
+        assert tk.ops.last_path == "tma:grouped-k"  # dB, the weight gradient, ran on the kernel along K
 
 
 @pytest.mark.gpu

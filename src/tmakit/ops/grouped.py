@@ -14,7 +14,9 @@ itself and clamps them (non-decreasing, at most M), so a launch never synchronis
 memory-safe; ``check_offs=True`` checks them on the host first (one synchronisation) and raises ``ValueError`` for
 offsets that decrease or pass M. Rows after the last offset are left as they are (``torch._grouped_mm`` leaves them
 uninitialised). Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.grouped_mm`` (``grouped_mm_out``
-with ``out=``), so it stays in the compiled graph.
+with ``out=``), so it stays in the compiled graph; where autograd records (a tensor requires grad), the call goes
+through the same custom op, whose backward is two more grouped products (``grouped_library``): an MoE layer's
+forward and both its gradients run on the kernel (the weight gradient along K).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
-from .common import compiling, current_device, on_device, set_path, state, torch_module
+from .common import compiling, current_device, on_device, recording, set_path, state, torch_module
 from .gemm import gemm
 
 __all__ = ["grouped_mm", "gemm_list", "scaled_gemm_list"]
@@ -51,7 +53,11 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
         if run is not None and not (a.requires_grad or b.requires_grad) and a.get_device() == current_device():
             return run(a, out)
     torch = torch_module()
-    if compiling():  # the custom op tmakit::grouped_mm: no graph break under torch.compile
+    grad = isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and recording(a, b)
+    if grad and out is not None:
+        raise GemmError("grouped_mm(out=...) does not support autograd (as torch's out= ops): drop out, or run "
+                        "under torch.no_grad()")
+    if compiling() or grad:  # the custom op tmakit::grouped_mm: no graph break under torch.compile, its autograd
         if out is None:
             od = None if out_dtype is None else str(out_dtype).removeprefix("torch.")
             return torch.ops.tmakit.grouped_mm(a, b, offs, od, strict, check_offs, config)

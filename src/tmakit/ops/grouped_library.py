@@ -2,7 +2,9 @@
 ``gemm_list`` / ``gemm_list_out`` and ``scaled_gemm_list`` / ``scaled_gemm_list_out``: ``tk.ops.grouped_mm``,
 ``tk.ops.scaled_grouped_mm``, ``tk.ops.gemm_list`` and ``tk.ops.scaled_gemm_list`` as torch custom ops, so
 ``torch.compile`` keeps it in its graph (the eager op calls these while tracing; at run time they run the eager op).
-Registered when ``tmakit.ops`` is imported with torch installed. No autograd formula."""
+Registered when ``tmakit.ops`` is imported with torch installed. ``grouped_mm`` carries its autograd formula (two more
+grouped products, :func:`_grouped_backward`), which eager calls use whenever autograd records; the others have
+none."""
 
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ def _dtype(out_dtype, a):
 @torch.library.custom_op("tmakit::grouped_mm", mutates_args=())
 def _grouped_mm(a: Tensor, b: Tensor, offs: Tensor | None, out_dtype: str | None, strict: bool, check_offs: bool,
                 config: str | None) -> Tensor:
-    return tk_grouped_mm(a, b, offs, out_dtype=_dtype(out_dtype, a), strict=strict, check_offs=check_offs,
-                         config=config)
+    with torch.no_grad():  # the op's own autograd formula is registered below
+        return tk_grouped_mm(a, b, offs, out_dtype=_dtype(out_dtype, a), strict=strict, check_offs=check_offs,
+                             config=config)
 
 
 @_grouped_mm.register_fake
@@ -38,6 +41,41 @@ def _(a, b, offs, out_dtype, strict, check_offs, config):
     if a.dim() == 2 and b.dim() == 2 and offs is not None:  # grouped along K: one (M, N) result per group
         return a.new_empty((offs.shape[0], a.shape[0], b.shape[1]), dtype=dt)
     return torch._grouped_mm(a, b, offs=offs, out_dtype=dt)
+
+
+def _grouped_ctx(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1], inputs[2])
+
+
+def _grouped_backward(ctx, g):
+    """dA = grouped_mm(dC, B^T, offs) and dB = grouped_mm(A^T, dC, offs) in the inputs' dtype, the same form's
+    transposes (rows grouped -> along K for dB; along K -> along N for dA; batched stays batched), each on the kernel
+    where it takes the layout. Rows or columns of a gradient past the last offset (no group reads them) are zero."""
+    a, b, offs = ctx.saved_tensors
+    g = g.to(a.dtype)
+    da = db = None
+    if ctx.needs_input_grad[0]:
+        da = torch.ops.tmakit.grouped_mm(g, b.transpose(-2, -1), offs, None, False, False, None)
+        if offs is not None and a.dim() == 2:  # rows grouped: a's rows; along K: a's columns
+            da = _zero_past_end(da, offs, 0 if b.dim() == 3 else 1)
+    if ctx.needs_input_grad[1]:
+        db = torch.ops.tmakit.grouped_mm(a.transpose(-2, -1), g, offs, None, False, False, None)
+        if offs is not None and b.dim() == 2:  # along K: b's rows; along N: b's columns
+            db = _zero_past_end(db, offs, 0 if a.dim() == 2 else 1)
+    return da, db, None, None, None, None, None
+
+
+def _zero_past_end(t, offs, dim: int):
+    """``t`` with its entries past ``offs[-1]`` along ``dim`` set to zero (on the device: no synchronisation)."""
+    if offs.numel() == 0:
+        return torch.zeros_like(t)
+    shape = [1] * t.dim()
+    shape[dim] = -1
+    keep = (torch.arange(t.shape[dim], device=t.device) < offs[-1]).view(shape)
+    return torch.where(keep, t, torch.zeros((), dtype=t.dtype, device=t.device))
+
+
+_grouped_mm.register_autograd(_grouped_backward, setup_context=_grouped_ctx)
 
 
 @torch.library.custom_op("tmakit::grouped_mm_out", mutates_args=("out",))
