@@ -8,8 +8,9 @@ of the experts empty ("skewed"); ``--decode N`` draws cases of a few tokens each
 reference on a sample of groups; times are CUDA-event medians of single calls, each after an L2 flush, the two
 libraries alternating in ``--rounds`` interleaved rounds; ratio = torch time / tmakit time (> 1: tmakit faster).
 The summary splits the cases at 256 rows per expert on average (issue 25's two goals). ``--dtype fp8 [--scaling
-row|block]``: the FP8 grouped GEMM instead (``tmakit.bench.grouped_fp8``); ``--form k|batch``: the weight gradient
-(grouped along K) or the batched form of the same cases (``tmakit.bench.grouped_forms``).
+row|block]``: the FP8 grouped GEMM instead (``tmakit.bench.grouped_fp8``); ``--form k|batch|train``: the weight
+gradient (grouped along K), the batched form, or forward and backward under autograd, on the same cases
+(``tmakit.bench.grouped_forms``).
 """
 
 from __future__ import annotations
@@ -182,9 +183,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16",
                     help="fp8: tk.ops.scaled_grouped_mm against torch._scaled_grouped_mm (tmakit.bench.grouped_fp8)")
     ap.add_argument("--scaling", choices=("row", "block"), default="row", help="fp8 scales (default: row-wise)")
-    ap.add_argument("--form", choices=("rows", "k", "batch"), default="rows",
+    ap.add_argument("--form", choices=("rows", "k", "batch", "train"), default="rows",
                     help="bf16: rows = the MoE layer (2-D x 3-D with offs); k = its weight gradient (2-D x 2-D "
-                         "grouped along K); batch = 3-D x 3-D (tmakit.bench.grouped_forms)")
+                         "grouped along K); batch = 3-D x 3-D; train = the layer's forward and backward under "
+                         "autograd (tmakit.bench.grouped_forms)")
     ap.add_argument("--random", type=int, default=0, metavar="N",
                     help="N random MoE cases (moe.random_cases: experts 8-256, 1-4096 rows per expert, N, K "
                          "256-8192) instead of the list; ptr-array lists are skipped")
@@ -221,7 +223,7 @@ def main(argv: list[str]) -> int:
     else:
         cases = CASES
     if args.form != "rows" and args.dtype == "fp8":
-        print("tmakit bench grouped: --form k and batch time bf16 (drop --dtype fp8)", file=sys.stderr)
+        print("tmakit bench grouped: --form k, batch and train time bf16 (drop --dtype fp8)", file=sys.stderr)
         return 2
     if args.form != "rows":
         from .grouped_forms import markdown_forms, run_forms

@@ -7,6 +7,9 @@ runs on its kernel, on the MoE cases of ``tmakit bench grouped`` (docs/GROUPED.m
 - ``batch``: 3-D x 3-D without offsets, ``a`` (G, Mg, K) x ``b`` (G, K, N) (``w.transpose(-2, -1)``), Mg the case's
   rows per expert (routed and skewed cases take their mean, at least one row); ``torch.bmm`` is timed as a second
   peer.
+- ``train``: the layer's forward and backward under autograd, ``grouped_mm(x, w.transpose(-2, -1), offs)`` with ``x``
+  and ``w`` requiring grad, then ``out.backward(dy)`` (three grouped products: forward, dX, dW), against the same
+  with ``torch._grouped_mm``. Three times the forward's flops.
 
 Times and ratios as ``tmakit bench grouped``: CUDA-event medians of single calls after an L2 flush, the contenders
 alternating in interleaved rounds; ratio = torch time / tmakit time.
@@ -47,6 +50,27 @@ def _problem(torch, form: str, case):
         return (lambda: tk.ops.grouped_mm(at, x, offs, out=out),
                 {"torch": lambda: torch._grouped_mm(at, x, offs=offs)}, check, 2.0 * ends[-1] * n * k,
                 f"G={experts:3d} tokens={ends[-1]:6d} dW {n}x{k} {dist}")
+    if form == "train":
+        x = a.detach().requires_grad_()
+        w = b.detach().transpose(-2, -1).contiguous().requires_grad_()  # (G, N, K), as a layer holds it
+        dy = torch.randn(a.shape[0], n, device="cuda", dtype=torch.bfloat16, generator=g)
+
+        def step(fn):
+            x.grad = w.grad = None
+            fn(x, w.transpose(-2, -1), offs).backward(dy)
+            return x.grad, w.grad
+
+        def torch_op(u, v, o):
+            return torch._grouped_mm(u, v, offs=o)
+
+        def check(grads):
+            got = [t.detach().clone() for t in grads]
+            ref, t = step(torch_op), ends[-1]
+            return max(_rel(got[0][:t], ref[0][:t]), _rel(got[1], ref[1]))
+
+        label = f"G={experts:3d} rows/expert={rows_per_expert(rows, dist, experts):5.3g} {n}x{k} {dist}"
+        return (lambda: step(tk.ops.grouped_mm), {"torch": lambda: step(torch_op)}, check, 6.0 * ends[-1] * n * k,
+                label)
     mg = max(1, round(rows_per_expert(rows, dist, experts)))
     a3 = torch.randn(experts, mg, k, device="cuda", dtype=torch.bfloat16, generator=g)
     out = torch.empty(experts, mg, n, device="cuda", dtype=torch.bfloat16)
@@ -61,8 +85,12 @@ def _problem(torch, form: str, case):
             2.0 * experts * mg * n * k, f"G={experts:3d} Mg={mg:5d} N={n} K={k}")
 
 
+def _rel(x, ref) -> float:
+    return float((x.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30))
+
+
 def run_forms(form: str, cases=CASES, rounds: int = 5, reps: int = 20) -> dict:
-    """Time ``form`` ("k" or "batch") on ``cases`` against torch (module docstring)."""
+    """Time ``form`` ("k", "batch" or "train") on ``cases`` against torch (module docstring)."""
     import torch
 
     import tmakit as tk
@@ -74,7 +102,9 @@ def run_forms(form: str, cases=CASES, rounds: int = 5, reps: int = 20) -> dict:
     rows = []
     for case in cases:
         ours, peers, check, flop, label = _problem(torch, form, case)
-        err, path = check(ours()), tk.ops.last_path
+        got = ours()
+        path = tk.ops.last_path
+        err = check(got)
         fns = {"tmakit": ours, **peers}
         times = time_rounds(fns, flush, rounds, reps)
         med = {name: statistics.median(ts) for name, ts in times.items()}
