@@ -286,7 +286,8 @@ def test_config_choice_follows_the_sm_count():
     ("row", False, "bfloat16", "n192_s4_c1", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 1, 0, 0, 2, 2, 0, 1, 0, 1, 0>"),
     ("block", False, "float32", "n128_s5_c1", "tmakit_gemm_grouped<2, 2, 128, 128, 5, 1, 0, 0, 2, 3, 0, 0, 0, 1, 0>"),
     ("block", False, "float16", "n192_s4_c1", "tmakit_gemm_grouped<2, 1, 128, 192, 4, 1, 0, 0, 2, 3, 0, 0, 0, 1, 0>"),
-    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1", "tmakit_gemm_grouped<2, 0, 64, 128, 8, 1, 0, 1, 2, 2, 1, 1, 0, 0, 0>"),
+    ("row", True, "bfloat16", "m64_n128_s8_c1_ov1",
+     "tmakit_gemm_grouped<2, 0, 64, 128, 8, 1, 0, 1, 2, 2, 1, 1, 0, 0, 0>"),
     ("row", True, "float32", "n256_s4_c1", "tmakit_gemm_grouped<2, 2, 128, 256, 4, 1, 0, 0, 2, 2, 1, 0, 0, 1, 0>"),
     ("block", False, "bfloat16", "n192_s4_c2", "tmakit_gemm_grouped<2, 0, 128, 192, 4, 2, 0, 0, 2, 3, 0, 0, 0, 1, 0>"),
 ])

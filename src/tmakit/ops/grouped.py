@@ -50,7 +50,8 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
             run = _fast.get(key)
         except (AttributeError, TypeError):  # not tensors: the checks below say so
             key = run = None
-        if run is not None and not (a.requires_grad or b.requires_grad) and a.get_device() == current_device():
+        if run is not None and a.get_device() == current_device() and not (
+                (a.requires_grad or b.requires_grad) and torch_module().is_grad_enabled()):
             return run(a, out)
     torch = torch_module()
     grad = isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and recording(a, b)

@@ -48,21 +48,35 @@ def _grouped_ctx(ctx, inputs, output):
 
 
 def _grouped_backward(ctx, g):
-    """dA = grouped_mm(dC, B^T, offs) and dB = grouped_mm(A^T, dC, offs) in the inputs' dtype, the same form's
-    transposes (rows grouped -> along K for dB; along K -> along N for dA; batched stays batched), each on the kernel
-    where it takes the layout. Rows or columns of a gradient past the last offset (no group reads them) are zero."""
+    """dA = dC B^T and dB = A^T dC as grouped products of the same form's transposes, in the inputs' dtype and in
+    their layouts (a gradient with other strides than its input costs a transposing copy when autograd accumulates
+    it): an MoE layer's dB for ``b = w.transpose(-2, -1)`` is ``(dC^T A)^T`` (along K on the kernel), its dA rows
+    grouped; along K, dA of an M-major ``a = x.t()`` is ``(B dC^T)^T`` (rows grouped) and dB along N. Rows or columns
+    of a gradient past the last offset (no group reads them) are zero."""
     a, b, offs = ctx.saved_tensors
     g = g.to(a.dtype)
+    op = torch.ops.tmakit.grouped_mm
     da = db = None
     if ctx.needs_input_grad[0]:
-        da = torch.ops.tmakit.grouped_mm(g, b.transpose(-2, -1), offs, None, False, False, None)
+        if _mn_major(a):
+            da = op(b, g.transpose(-2, -1), offs, None, False, False, None).transpose(-2, -1)
+        else:
+            da = op(g, b.transpose(-2, -1), offs, None, False, False, None)
         if offs is not None and a.dim() == 2:  # rows grouped: a's rows; along K: a's columns
             da = _zero_past_end(da, offs, 0 if b.dim() == 3 else 1)
     if ctx.needs_input_grad[1]:
-        db = torch.ops.tmakit.grouped_mm(a.transpose(-2, -1), g, offs, None, False, False, None)
+        if _mn_major(b):
+            db = op(g.transpose(-2, -1), a, offs, None, False, False, None).transpose(-2, -1)
+        else:
+            db = op(a.transpose(-2, -1), g, offs, None, False, False, None)
         if offs is not None and b.dim() == 2:  # along K: b's rows; along N: b's columns
             db = _zero_past_end(db, offs, 0 if a.dim() == 2 else 1)
     return da, db, None, None, None, None, None
+
+
+def _mn_major(t) -> bool:
+    """Whether the matrices of ``t`` are stored transposed (unit stride down a column: a K-major b, an M-major a)."""
+    return t.stride(-2) == 1 and t.stride(-1) != 1 and t.shape[-1] > 1
 
 
 def _zero_past_end(t, offs, dim: int):
