@@ -418,6 +418,23 @@ def test_autograd_through_grouped_mm_matches_the_reference(form):
         tk.ops.grouped_mm(a1, b1, offs, out=torch.empty_like(out))
 
 
+def test_autograd_under_torch_compile_uses_the_custom_ops_formula():
+    """Compiled (AOTAutograd traces the custom op's backward), the gradients equal eager ones, in the inputs'
+    layouts."""
+    a = torch.randn(12, 32, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(3, 16, 32, dtype=torch.bfloat16, requires_grad=True)
+    offs = torch.tensor([4, 4, 12], dtype=torch.int32)
+
+    def f(a, w, offs):
+        return tk.ops.grouped_mm(a, w.transpose(-2, -1), offs).float().sum()
+
+    torch.compile(f, fullgraph=True, backend="aot_eager")(a, w, offs).backward()
+    ga, gw = a.grad.clone(), w.grad.clone()
+    a.grad = w.grad = None
+    f(a, w, offs).backward()
+    assert torch.equal(ga, a.grad) and torch.equal(gw, w.grad) and gw.stride() == w.stride()
+
+
 def test_plan_along_k_reads_a_m_major_and_b_row_major():
     """2-D x 2-D grouped along K (weight gradients): a = x.t() of row-major tokens x (K, M), b row-major (K, N);
     the plan's rows are groups x M, its kernel the grouped one with KG = 1; other layouts and misfits are refused."""

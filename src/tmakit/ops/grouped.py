@@ -58,7 +58,9 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
     if grad and out is not None:
         raise GemmError("grouped_mm(out=...) does not support autograd (as torch's out= ops): drop out, or run "
                         "under torch.no_grad()")
-    if compiling() or grad:  # the custom op tmakit::grouped_mm: no graph break under torch.compile, its autograd
+    if grad and not compiling():  # eager autograd: the op's formula through a plain autograd.Function
+        return _autograd_function(torch).apply(a, b, offs, out_dtype, strict, check_offs, config)
+    if compiling():  # the custom op tmakit::grouped_mm: no graph break under torch.compile (and its autograd)
         if out is None:
             od = None if out_dtype is None else str(out_dtype).removeprefix("torch.")
             return torch.ops.tmakit.grouped_mm(a, b, offs, od, strict, check_offs, config)
@@ -98,6 +100,76 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
                                 lambda o: _kg.launcher(p, ap, bp, o.data_ptr(), op))
     set_path("tma:grouped")
     return out
+
+
+_function: list = []  # the autograd.Function of eager calls under autograd (built once torch is imported)
+
+
+def _autograd_function(torch):
+    """``torch.autograd.Function`` running ``grouped_mm`` forward and :func:`grouped_grads` backward (eager)."""
+    if not _function:
+        class GroupedMM(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b, offs, out_dtype, strict, check_offs, config):
+                ctx.save_for_backward(a, b, offs)
+                return grouped_mm(a, b, offs, out_dtype=out_dtype, strict=strict, check_offs=check_offs,
+                                  config=config)
+
+            @staticmethod
+            def backward(ctx, g):
+                a, b, offs = ctx.saved_tensors
+                return (*grouped_grads(a, b, offs, g, ctx.needs_input_grad[:2], grouped_mm), None, None, None, None,
+                        None)
+
+        _function.append(GroupedMM)
+    return _function[0]
+
+
+def grouped_grads(a, b, offs, g, needs, mm):
+    """(dA, dB) of ``C = grouped_mm(a, b, offs)`` for the incoming gradient ``g`` (None where ``needs`` says no):
+    dA = dC B^T and dB = A^T dC as grouped products ``mm(x, y, offs)`` of the same form's transposes, in the inputs'
+    dtype and layouts (a gradient with other strides than its input costs a transposing copy when autograd
+    accumulates it): for ``b = w.transpose(-2, -1)`` (K-major) dB is ``(dC^T A)^T`` (an MoE layer's weight gradient:
+    along K on the kernel); for an M-major ``a = x.t()`` dA is ``(B dC^T)^T``. Rows or columns of a gradient past
+    the last offset (no group reads them) are zero."""
+    g = g.to(a.dtype)
+    da = db = None
+    if needs[0]:
+        da = mm(b, g.transpose(-2, -1), offs).transpose(-2, -1) if _mn_major(a) else mm(g, b.transpose(-2, -1), offs)
+        if offs is not None and a.dim() == 2:  # rows grouped: a's rows; along K: a's columns
+            da = _zero_past_end(da, offs, 0 if b.dim() == 3 else 1)
+    if needs[1]:
+        db = mm(g.transpose(-2, -1), a, offs).transpose(-2, -1) if _mn_major(b) else mm(a.transpose(-2, -1), g, offs)
+        if offs is not None and b.dim() == 2:  # along K: b's rows; along N: b's columns
+            db = _zero_past_end(db, offs, 0 if a.dim() == 2 else 1)
+    return da, db
+
+
+def _mn_major(t) -> bool:
+    """Whether the matrices of ``t`` are stored transposed (unit stride down a column: a K-major b, an M-major a)."""
+    return t.stride(-2) == 1 and t.stride(-1) != 1 and t.shape[-1] > 1
+
+
+_positions: dict = {}  # (length, device) -> arange(length) on the device, for _zero_past_end
+
+
+def _zero_past_end(t, offs, dim: int):
+    """``t`` with its entries past ``offs[-1]`` along ``dim`` set to zero (on the device: no synchronisation)."""
+    torch = torch_module()
+    if offs.numel() == 0:
+        return torch.zeros_like(t)
+    n = t.shape[dim]
+    plain = type(t) is torch.Tensor  # not a tracing subclass (fake, functional): those must not be kept
+    pos = _positions.get((n, t.device)) if plain else None
+    if pos is None:
+        pos = torch.arange(n, device=t.device, dtype=torch.int32)
+        if plain:
+            if len(_positions) >= 64:
+                _positions.clear()
+            _positions[(n, t.device)] = pos
+    shape = [1] * t.dim()
+    shape[dim] = -1
+    return torch.where((pos < offs[-1]).view(shape), t, 0)
 
 
 def _batched(torch, a, b, out_dtype, out, strict, config, key):

@@ -3,8 +3,8 @@
 ``tk.ops.scaled_grouped_mm``, ``tk.ops.gemm_list`` and ``tk.ops.scaled_gemm_list`` as torch custom ops, so
 ``torch.compile`` keeps it in its graph (the eager op calls these while tracing; at run time they run the eager op).
 Registered when ``tmakit.ops`` is imported with torch installed. ``grouped_mm`` carries its autograd formula (two more
-grouped products, :func:`_grouped_backward`), which eager calls use whenever autograd records; the others have
-none."""
+grouped products, ``tmakit.ops.grouped.grouped_grads``; eager calls under autograd use the same formula through a
+plain ``torch.autograd.Function``, which costs a fraction of a custom op's dispatch); the others have none."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from .grouped import gemm_list as tk_gemm_list
+from .grouped import grouped_grads
 from .grouped import grouped_mm as tk_grouped_mm
 from .grouped import scaled_gemm_list as tk_scaled_gemm_list
 from .scaled_grouped import scaled_grouped_mm as tk_scaled_grouped_mm
@@ -48,45 +49,13 @@ def _grouped_ctx(ctx, inputs, output):
 
 
 def _grouped_backward(ctx, g):
-    """dA = dC B^T and dB = A^T dC as grouped products of the same form's transposes, in the inputs' dtype and in
-    their layouts (a gradient with other strides than its input costs a transposing copy when autograd accumulates
-    it): an MoE layer's dB for ``b = w.transpose(-2, -1)`` is ``(dC^T A)^T`` (along K on the kernel), its dA rows
-    grouped; along K, dA of an M-major ``a = x.t()`` is ``(B dC^T)^T`` (rows grouped) and dB along N. Rows or columns
-    of a gradient past the last offset (no group reads them) are zero."""
+    """The custom op's gradients (under ``torch.compile``): :func:`tmakit.ops.grouped.grouped_grads` through the op
+    itself, so the compiled backward keeps the grouped products in its graph."""
     a, b, offs = ctx.saved_tensors
-    g = g.to(a.dtype)
     op = torch.ops.tmakit.grouped_mm
-    da = db = None
-    if ctx.needs_input_grad[0]:
-        if _mn_major(a):
-            da = op(b, g.transpose(-2, -1), offs, None, False, False, None).transpose(-2, -1)
-        else:
-            da = op(g, b.transpose(-2, -1), offs, None, False, False, None)
-        if offs is not None and a.dim() == 2:  # rows grouped: a's rows; along K: a's columns
-            da = _zero_past_end(da, offs, 0 if b.dim() == 3 else 1)
-    if ctx.needs_input_grad[1]:
-        if _mn_major(b):
-            db = op(g.transpose(-2, -1), a, offs, None, False, False, None).transpose(-2, -1)
-        else:
-            db = op(a.transpose(-2, -1), g, offs, None, False, False, None)
-        if offs is not None and b.dim() == 2:  # along K: b's rows; along N: b's columns
-            db = _zero_past_end(db, offs, 0 if a.dim() == 2 else 1)
+    da, db = grouped_grads(a, b, offs, g, ctx.needs_input_grad[:2],
+                           lambda x, y, o: op(x, y, o, None, False, False, None))
     return da, db, None, None, None, None, None
-
-
-def _mn_major(t) -> bool:
-    """Whether the matrices of ``t`` are stored transposed (unit stride down a column: a K-major b, an M-major a)."""
-    return t.stride(-2) == 1 and t.stride(-1) != 1 and t.shape[-1] > 1
-
-
-def _zero_past_end(t, offs, dim: int):
-    """``t`` with its entries past ``offs[-1]`` along ``dim`` set to zero (on the device: no synchronisation)."""
-    if offs.numel() == 0:
-        return torch.zeros_like(t)
-    shape = [1] * t.dim()
-    shape[dim] = -1
-    keep = (torch.arange(t.shape[dim], device=t.device) < offs[-1]).view(shape)
-    return torch.where(keep, t, torch.zeros((), dtype=t.dtype, device=t.device))
 
 
 _grouped_mm.register_autograd(_grouped_backward, setup_context=_grouped_ctx)
