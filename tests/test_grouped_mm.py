@@ -574,6 +574,23 @@ def test_autograd_on_the_gpu_matches_the_reference(form):
 
 
 @pytest.mark.gpu
+def test_zero_rows_past_a_device_side_end():
+    """kernels.zero_tail: rows [offs[last], rows) zeroed in place, the end clamped to [0, rows], rows before it
+    untouched; 16-byte rows by vectors, odd widths and pitched views byte by byte."""
+    from tmakit.kernels.zero_tail import zero_rows_past_end
+
+    for rows, cols, pitch, dtype, end in [(100, 64, 64, torch.bfloat16, 37), (100, 64, 64, torch.bfloat16, 0),
+                                          (100, 64, 64, torch.bfloat16, 500), (33, 7, 9, torch.float16, 31),
+                                          (1000, 24, 40, torch.float32, -5), (64, 8, 8, torch.bfloat16, 64)]:
+        base = torch.randn(rows, pitch, device="cuda").to(dtype)
+        t, keep = base[:, :cols], base.clone()
+        offs = torch.tensor([3, end], dtype=torch.int32, device="cuda")
+        zero_rows_past_end(t.data_ptr(), pitch * t.element_size(), rows, cols * t.element_size(), offs.data_ptr(), 1)
+        e = max(0, min(end, rows))
+        assert torch.equal(base[:e], keep[:e]) and not t[e:].any() and torch.equal(base[e:, cols:], keep[e:, cols:])
+
+
+@pytest.mark.gpu
 def test_offsets_are_clamped_on_the_device_and_checked_on_request():
     a = torch.randn(100, 64, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(3, 64, 32, device="cuda", dtype=torch.bfloat16)
