@@ -159,7 +159,8 @@ tmakit_gemm_scaled(const __grid_constant__ TmaDesc tm_a, const __grid_constant__
 // (B_MN = 1), group g owns the K rows [offs[g-1], offs[g]) of both and the C rows [g Mg, (g + 1) Mg) (M = groups
 // Mg). A loads as MN-major boxes of 64 K-rows x 64 M-elements (wgmma imm-trans-a). The producer points per-CTA copies
 // of the A and B maps at each group's end row (extent K = offs[g]: the rows past it, the next group's, load as
-// zeros) in `maps` (as the ptr-array kernel does, two slots alternated); an empty group multiplies one slab of zeros.
+// zeros; docs/HARDWARE.md §6) in `maps` (as the ptr-array kernel does, two slots alternated); an empty group
+// multiplies one slab of zeros.
 template <int IN, int OUT, int BM, int BN, int STAGES, int CM, int B_MN, int OVERLAP, int EPI, int SCALE, int FAST,
           int EPV, int DEFER, int IDLE, int KG>
 __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
