@@ -320,3 +320,16 @@ def test_info_gpu_line_is_not_cut(capsys, monkeypatch):
     assert main(["info"]) == 0
     gpu = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("gpu")]
     assert gpu == [f"gpu             unavailable (RuntimeError: {msg})"]
+
+
+def test_bench_grouped_forms_refuse_fp8_and_report_per_peer(capsys):
+    """`tmakit bench grouped --form k|batch|train` times bf16 only (a clear exit 2 before any GPU check); its table has
+    one ratio column and geomean per peer."""
+    from tmakit.bench.grouped_forms import markdown_forms
+
+    assert main(["bench", "grouped", "--form", "k", "--dtype", "fp8"]) == 2
+    assert "time bf16 (drop --dtype fp8)" in capsys.readouterr().err
+    rows = [dict(label="G=8", tmakit_tflops=700.0, rel_err=1e-3, path="tma:grouped", torch_ratio=r, bmm_ratio=1.0)
+            for r in (1.0, 1.21)]
+    md = markdown_forms(dict(device="H", torch="2", form="batch", rounds=5, rows=rows))
+    assert "| torch / tmakit | bmm / tmakit |" in md and "torch / tmakit geomean **1.100**, min 1.000" in md

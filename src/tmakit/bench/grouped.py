@@ -204,6 +204,9 @@ def main(argv: list[str]) -> int:
         print("tmakit bench grouped: --rounds and --reps must be >= 1, --random and --decode >= 0 and not both",
               file=sys.stderr)
         return 2
+    if args.form != "rows" and args.dtype == "fp8":
+        print("tmakit bench grouped: --form k, batch and train time bf16 (drop --dtype fp8)", file=sys.stderr)
+        return 2
     from .gemm import gpu_problem
 
     problem = gpu_problem()
@@ -222,9 +225,6 @@ def main(argv: list[str]) -> int:
         cases = decode_cases(args.decode, args.seed)
     else:
         cases = CASES
-    if args.form != "rows" and args.dtype == "fp8":
-        print("tmakit bench grouped: --form k, batch and train time bf16 (drop --dtype fp8)", file=sys.stderr)
-        return 2
     if args.form != "rows":
         from .grouped_forms import markdown_forms, run_forms
 
