@@ -276,14 +276,8 @@ def plan_grouped_k(a, b, offs_len: int, out=None, out_dtype=None,
             raise GemmError(f"out must be (G, M, N) with contiguous rows, each group's M rows after the previous "
                             f"group's, got strides {so}")
         ldc = so[1]
-    for nm, v, e in (("a's K stride", lda, eb), ("b's row stride", ldb, eb), ("out's row stride", ldc, eo)):
-        if v * e % 16:
-            raise GemmError(f"{nm} = {v} elements is not a multiple of 16 bytes (TMA global stride); pass a padded "
-                            f"or contiguous tensor")
-    for nm, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
-        if int(t.data_ptr()) % 128:
-            raise GemmError(f"{nm}.data_ptr() is not 128-byte aligned (128-byte-swizzled tensor map); pass "
-                            f"{nm}.clone()")
+    _check_tma_operands((("a's K stride", lda, eb), ("b's row stride", ldb, eb), ("out's row stride", ldc, eo)),
+                        a, b, out)
     if isinstance(config, str):
         config = CONFIGS[config]
     if config is None:
@@ -291,6 +285,19 @@ def plan_grouped_k(a, b, offs_len: int, out=None, out_dtype=None,
     if config.cluster != 1:
         raise GemmError(f"config {config.name}: the kernel along K runs single CTAs; pick a _c1 config")
     return GroupedPlan(g * m, n, k, g, lda, ldb, 0, ldc, ta, od, config, 1, k_grouped=1)
+
+
+def _check_tma_operands(strides, a, b, out) -> None:
+    """TMA's rules on the operands: each (name, stride in elements, element bytes) a multiple of 16 bytes, each
+    tensor's address 128-byte aligned (128-byte-swizzled maps)."""
+    for nm, v, e in strides:
+        if v * e % 16:
+            raise GemmError(f"{nm} = {v} elements is not a multiple of 16 bytes (TMA global stride); pass a padded "
+                            f"or contiguous tensor")
+    for nm, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
+        if int(t.data_ptr()) % 128:
+            raise GemmError(f"{nm}.data_ptr() is not 128-byte aligned (128-byte-swizzled tensor map); pass "
+                            f"{nm}.clone()")
 
 
 def _shapes(a, b, offs_len: int) -> tuple[int, int, int, int]:
@@ -339,15 +346,8 @@ def _layout(a, b, out, m: int, n: int, k: int, g: int, eb: int, eo: int) -> tupl
         if int(out.stride(1)) != 1:
             raise GemmError(f"out must have contiguous rows, got strides {tuple(out.stride())}")
         ldc = int(out.stride(0))
-    for nm, v in (("a.stride(0)", sa0 if m > 1 else 16), ("b's row stride", ldb), ("b.stride(0)", sg if g > 1 else 16),
-                  ("out's row stride", ldc)):
-        if (v * (eo if nm.startswith("out") else eb)) % 16:
-            raise GemmError(f"{nm} = {v} elements is not a multiple of 16 bytes (TMA global stride); pass a padded "
-                            f"or contiguous tensor")
-    for nm, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
-        if int(t.data_ptr()) % 128:
-            raise GemmError(f"{nm}.data_ptr() is not 128-byte aligned (128-byte-swizzled tensor map); pass "
-                            f"{nm}.clone()")
+    _check_tma_operands((("a.stride(0)", sa0 if m > 1 else 16, eb), ("b's row stride", ldb, eb),
+                         ("b.stride(0)", sg if g > 1 else 16, eb), ("out's row stride", ldc, eo)), a, b, out)
     ldg = sg if g > 1 else max(ldb * (k if b_mn else n), 16)
     return sa0 if m > 1 else 16, ldb, ldg, ldc, b_mn
 

@@ -77,28 +77,39 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
         return _batched(torch, a, b, out_dtype, out, strict, config, key)
     if offs is not None and a.dim() == 2 and b.dim() == 2:
         return _along_k(torch, a, b, offs, out_dtype, out, strict, config, key)
-    why = _not_for_the_kernel(torch, a, b, offs)
+    ap, bp = a.data_ptr(), b.data_ptr()
+    op = offs.data_ptr() if offs is not None else 0
+    return _kernel_call(torch, a, b, offs, out_dtype, out, strict, key, _not_for_the_kernel(torch, a, b, offs),
+                        lambda: _plan(a, b, offs, out, out_dtype, config), lambda p: (p.m, p.n),
+                        lambda p: lambda c: _kg.launcher(p, ap, bp, c, op), "tma:grouped")
+
+
+def _kernel_call(torch, a, b, offs, out_dtype, out, strict, key, why, plan, shape_of, make_launch, path):
+    """The kernel paths' common tail: ``plan()`` (unless ``why`` already refuses; a ``GemmError`` refuses too, and
+    torch's op then runs with ``last_path`` saying why), the result (``out`` or a new one of ``shape_of(plan)``),
+    the launch (``make_launch(plan)(c_ptr)`` is the memoised launcher on output address c_ptr; nothing to multiply:
+    zeros) and the cached run of this call's layout (``key``)."""
     if not why:
         try:
-            p = _plan(a, b, offs, out, out_dtype, config)
+            p = plan()
         except GemmError as e:
             why = str(e)
     if why:
         _refuse_or_record("grouped kernel", why, strict)
         return _torch_grouped(torch, a, b, offs, out_dtype, out)
+    shape = shape_of(p)
     if out is None:
-        out = torch.empty((p.m, p.n), dtype=getattr(torch, p.out_dtype), device=a.device)
+        out = torch.empty(shape, dtype=getattr(torch, p.out_dtype), device=a.device)
     if p.m and p.n and p.groups:
         if p.k == 0:
             out.zero_()
         else:
             with on_device(a.get_device()):
-                _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr())()
+                launch = make_launch(p)
+                launch(out.data_ptr())()
             if key is not None and a.get_device() == current_device():
-                ap, bp, op = a.data_ptr(), b.data_ptr(), offs.data_ptr()  # ints: the cache holds no tensor
-                remember_launch(_fast, key, torch, p, "tma:grouped",
-                                lambda o: _kg.launcher(p, ap, bp, o.data_ptr(), op))
-    set_path("tma:grouped")
+                remember_launch(_fast, key, torch, p, path, lambda o: launch(o.data_ptr()), shape)
+    set_path(path)
     return out
 
 
@@ -202,28 +213,10 @@ def _batched(torch, a, b, out_dtype, out, strict, config, key):
             out2, why = _flat_rows(out, "out")
         else:
             out2 = None
-    if not why:
-        try:
-            p = _plan(a2, b, None, out2, out_dtype, config, g)
-        except GemmError as e:
-            why = str(e)
-    if why:
-        _refuse_or_record("grouped kernel", why, strict)
-        return _torch_grouped(torch, a, b, None, out_dtype, out)
-    if out is None:
-        out = torch.empty((g, m, n), dtype=getattr(torch, p.out_dtype), device=a.device)
-    if p.m and p.n and p.groups:
-        if p.k == 0:
-            out.zero_()
-        else:
-            with on_device(a.get_device()):
-                _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), 0)()
-            if key is not None and a.get_device() == current_device():
-                ap, bp = a.data_ptr(), b.data_ptr()
-                remember_launch(_fast, key, torch, p, "tma:grouped", lambda o: _kg.launcher(p, ap, bp, o.data_ptr(), 0),
-                                (g, m, n))
-    set_path("tma:grouped")
-    return out
+    ap, bp = a.data_ptr(), b.data_ptr()
+    return _kernel_call(torch, a, b, None, out_dtype, out, strict, key, why,
+                        lambda: _plan(a2, b, None, out2, out_dtype, config, g), lambda p: (g, m, p.n),
+                        lambda p: lambda c: _kg.launcher(p, ap, bp, c, 0), "tma:grouped")
 
 
 def _along_k(torch, a, b, offs, out_dtype, out, strict, config, key):
@@ -231,31 +224,16 @@ def _along_k(torch, a, b, offs, out_dtype, out, strict, config, key):
     b[K rows of g]``, the weight gradient of an MoE layer, on the grouped kernel along K (``a`` M-major, ``b``
     row-major: ``a = x.t()`` of the tokens, as autograd passes it; :func:`tmakit.kernels.gemm_grouped.plan_grouped_k`).
     Empty groups give zeros; other layouts run torch's op."""
+    ap, bp, op = a.data_ptr(), b.data_ptr(), offs.data_ptr()
+
+    def make_launch(p):
+        maps = _map_buffer_for(torch, a.device, _kg.map_slot_bytes(p))
+        return lambda c: _kg.launcher(p, ap, bp, c, op, maps_ptr=maps)
+
     why = _not_for_the_kernel(torch, a, b, offs, form="k")
-    if not why:
-        try:
-            p = _plan(a, b, offs, out, out_dtype, config, along_k=True)
-        except GemmError as e:
-            why = str(e)
-    if why:
-        _refuse_or_record("grouped kernel along K", why, strict)
-        return _torch_grouped(torch, a, b, offs, out_dtype, out)
-    g, m, n = p.groups, int(a.shape[0]), p.n
-    if out is None:
-        out = torch.empty((g, m, n), dtype=getattr(torch, p.out_dtype), device=a.device)
-    if p.m and p.n:
-        if p.k == 0:
-            out.zero_()
-        else:
-            with on_device(a.get_device()):
-                maps = _map_buffer_for(torch, a.device, _kg.map_slot_bytes(p))
-                _kg.launcher(p, a.data_ptr(), b.data_ptr(), out.data_ptr(), offs.data_ptr(), maps_ptr=maps)()
-            if key is not None and a.get_device() == current_device():
-                ap, bp, op = a.data_ptr(), b.data_ptr(), offs.data_ptr()
-                remember_launch(_fast, key, torch, p, "tma:grouped-k",
-                                lambda o: _kg.launcher(p, ap, bp, o.data_ptr(), op, maps_ptr=maps), (g, m, n))
-    set_path("tma:grouped-k")
-    return out
+    return _kernel_call(torch, a, b, offs, out_dtype, out, strict, key, why,
+                        lambda: _plan(a, b, offs, out, out_dtype, config, along_k=True),
+                        lambda p: (p.groups, int(a.shape[0]), p.n), make_launch, "tma:grouped-k")
 
 
 def _flat_rows(t, name: str):
