@@ -183,7 +183,7 @@ def test_torch_loop_computes_every_offs_form(form):
     """The loop of products the fallback runs where torch._grouped_mm cannot take the call (no such op, or operands
     it would misread: strides not multiples of 16 bytes), for each form with ``offs``: rows of a grouped, columns of
     b grouped, K grouped (one product per group); an empty group included."""
-    from tmakit.ops.grouped import _loop
+    from tmakit.ops.grouped_torch import _loop
 
     offs = torch.tensor([3, 3, 7], dtype=torch.int32)
     shapes = {"2d3d": ((7, 5), (3, 5, 4)), "3d2d": ((3, 6, 5), (5, 7)), "2d2d": ((6, 7), (7, 4))}[form]
@@ -202,7 +202,7 @@ def test_torch_loop_computes_every_offs_form(form):
 def test_torch_path_skips_operands_torch_would_misread():
     """A ``b`` whose groups start 124 bytes apart, or an ``a`` stored column-major (torch._grouped_mm faulted on the
     GPU on both) is computed by the loop instead of being handed to torch."""
-    from tmakit.ops.grouped import _tma_readable, _torch_takes
+    from tmakit.ops.grouped_torch import _tma_readable, _torch_takes
 
     w = torch.randn(16, 8, 62, dtype=torch.bfloat16)
     assert not _tma_readable(w.permute(1, 0, 2))  # shape (8, 16, 62), strides (62, 496, 1)
@@ -351,7 +351,7 @@ def test_batched_form_matches_fp32(seed):
 def test_torch_fallback_reads_group_sizes_torch_would_assert_on():
     """torch's grouped kernel asserts on the device (a broken context) for group sizes that are not 16-byte
     multiples along K with a K-major a or b, or along N; the fallback reads the offsets there and loops instead."""
-    from tmakit.ops import grouped as og
+    from tmakit.ops import grouped_torch as og
 
     x, dy = torch.randn(40, 16, dtype=torch.bfloat16), torch.randn(40, 8, dtype=torch.bfloat16)
     ok, odd = torch.tensor([8, 16, 40], dtype=torch.int32), torch.tensor([8, 13, 40], dtype=torch.int32)

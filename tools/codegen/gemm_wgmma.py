@@ -1,5 +1,5 @@
-"""Regenerate src/tmakit/kernels/gemm_wgmma.cuh (bf16/fp16) and gemm_wgmma_fp8.cuh (e4m3/e5m2): one wgmma asm
-statement per N and input type.
+"""Regenerate src/tmakit/kernels/gemm_wgmma.cuh (bf16/fp16, A K-major), gemm_wgmma_mn.cuh (bf16/fp16, A MN-major)
+and gemm_wgmma_fp8.cuh (e4m3/e5m2): one wgmma asm statement per N, input type and operand majorness.
 
     python3 tools/codegen/gemm_wgmma.py
 """
@@ -11,6 +11,7 @@ from pathlib import Path
 KERNELS = Path(__file__).resolve().parents[2] / "src/tmakit/kernels"
 DST = KERNELS / "gemm_wgmma.cuh"
 DST_FP8 = KERNELS / "gemm_wgmma_fp8.cuh"
+DST_MN = KERNELS / "gemm_wgmma_mn.cuh"
 
 HEAD = """\
 // gemm_wgmma.cuh -- wgmma.mma_async wrappers for the GEMM kernel (sm_90a), SS form: A and B from shared memory
@@ -26,6 +27,17 @@ namespace tmakit {
 namespace gemm {
 
 template <int N, int IN, int TRANS = 0> struct Wgmma;
+"""
+
+HEAD_MN = """\
+// gemm_wgmma_mn.cuh -- the 16-bit wgmma.mma_async wrappers of the GEMM kernel with A MN-major (imm-trans-a = 1; see
+// gemm_wgmma.cuh): TRANS = 2 + TB. Generated text by tools/codegen/gemm_wgmma.py. The grouped kernel along K reads
+// A M-major (docs/GROUPED.md).
+#pragma once
+#include "gemm_wgmma.cuh"
+
+namespace tmakit {
+namespace gemm {
 """
 
 HEAD_FP8 = """\
@@ -70,14 +82,14 @@ def one(n: int, f16: int, t: str, tb: int, tb_type: str | None = None, ta: int =
 
 
 def main() -> None:
-    parts = [HEAD]
-    for n in (64, 128, 192, 256):
-        for f16, t in ((0, "bf16"), (1, "f16")):
-            for ta in (0, 1):
+    for ta, dst, head in ((0, DST, HEAD), (1, DST_MN, HEAD_MN)):
+        parts = [head]
+        for n in (64, 128, 192, 256):
+            for f16, t in ((0, "bf16"), (1, "f16")):
                 for tb in (0, 1):
                     parts.append(one(n, f16, t, tb, ta=ta))
-    parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
-    DST.write_text("\n".join(parts))
+        parts.append("}  // namespace gemm\n}  // namespace tmakit\n")
+        dst.write_text("\n".join(parts))
     parts = [HEAD_FP8]
     for n in (64, 128, 192, 256):
         for code, ta, tb_type in FP8:

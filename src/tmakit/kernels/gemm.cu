@@ -42,6 +42,7 @@
 #include "gemm_scale.cuh"
 #include "gemm_wgmma.cuh"
 #include "gemm_wgmma_fp8.cuh"
+#include "gemm_wgmma_mn.cuh"
 
 #include "gemm_variants.cuh"
 

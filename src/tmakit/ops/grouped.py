@@ -28,6 +28,8 @@ from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
 from .common import compiling, current_device, on_device, recording, set_path, state, torch_module
 from .gemm import gemm
+from .grouped_grad import autograd_function
+from .grouped_torch import torch_grouped as _torch_grouped
 
 __all__ = ["grouped_mm", "gemm_list", "scaled_gemm_list"]
 
@@ -59,7 +61,7 @@ def grouped_mm(a, b, offs=None, *, out_dtype=None, out=None, strict: bool = Fals
         raise GemmError("grouped_mm(out=...) does not support autograd (as torch's out= ops): drop out, or run "
                         "under torch.no_grad()")
     if grad and not compiling():  # eager autograd: the op's formula through a plain autograd.Function
-        return _autograd_function(torch).apply(a, b, offs, out_dtype, strict, check_offs, config)
+        return autograd_function(torch, grouped_mm).apply(a, b, offs, out_dtype, strict, check_offs, config)
     if compiling():  # the custom op tmakit::grouped_mm: no graph break under torch.compile (and its autograd)
         if out is None:
             od = None if out_dtype is None else str(out_dtype).removeprefix("torch.")
@@ -111,87 +113,6 @@ def _kernel_call(torch, a, b, offs, out_dtype, out, strict, key, why, plan, shap
                 remember_launch(_fast, key, torch, p, path, lambda o: launch(o.data_ptr()), shape)
     set_path(path)
     return out
-
-
-_function: list = []  # the autograd.Function of eager calls under autograd (built once torch is imported)
-
-
-def _autograd_function(torch):
-    """``torch.autograd.Function`` running ``grouped_mm`` forward and :func:`grouped_grads` backward (eager)."""
-    if not _function:
-        class GroupedMM(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, a, b, offs, out_dtype, strict, check_offs, config):
-                ctx.save_for_backward(a, b, offs)
-                return grouped_mm(a, b, offs, out_dtype=out_dtype, strict=strict, check_offs=check_offs,
-                                  config=config)
-
-            @staticmethod
-            def backward(ctx, g):
-                a, b, offs = ctx.saved_tensors
-                return (*grouped_grads(a, b, offs, g, ctx.needs_input_grad[:2], grouped_mm), None, None, None, None,
-                        None)
-
-        _function.append(GroupedMM)
-    return _function[0]
-
-
-def grouped_grads(a, b, offs, g, needs, mm):
-    """(dA, dB) of ``C = grouped_mm(a, b, offs)`` for the incoming gradient ``g`` (None where ``needs`` says no):
-    dA = dC B^T and dB = A^T dC as grouped products ``mm(x, y, offs)`` of the same form's transposes, in the inputs'
-    dtype and layouts (a gradient with other strides than its input costs a transposing copy when autograd
-    accumulates it): for ``b = w.transpose(-2, -1)`` (K-major) dB is ``(dC^T A)^T`` (an MoE layer's weight gradient:
-    along K on the kernel); for an M-major ``a = x.t()`` dA is ``(B dC^T)^T``. Rows or columns of a gradient past
-    the last offset (no group reads them) are zero."""
-    g = g.to(a.dtype)
-    da = db = None
-    if needs[0]:
-        da = mm(b, g.transpose(-2, -1), offs).transpose(-2, -1) if _mn_major(a) else mm(g, b.transpose(-2, -1), offs)
-        if offs is not None and a.dim() == 2:  # rows grouped: a's rows; along K: a's columns
-            da = _zero_past_end(da, offs, 0 if b.dim() == 3 else 1)
-    if needs[1]:
-        db = mm(g.transpose(-2, -1), a, offs).transpose(-2, -1) if _mn_major(b) else mm(a.transpose(-2, -1), g, offs)
-        if offs is not None and b.dim() == 2:  # along K: b's rows; along N: b's columns
-            db = _zero_past_end(db, offs, 0 if a.dim() == 2 else 1)
-    return da, db
-
-
-def _mn_major(t) -> bool:
-    """Whether the matrices of ``t`` are stored transposed (unit stride down a column: a K-major b, an M-major a)."""
-    return t.stride(-2) == 1 and t.stride(-1) != 1 and t.shape[-1] > 1
-
-
-_positions: dict = {}  # (length, device) -> arange(length) on the device, for _zero_past_end
-
-
-def _zero_past_end(t, offs, dim: int):
-    """``t`` with its entries past ``offs[-1]`` along ``dim`` set to zero (on the device: no synchronisation). A
-    CUDA gradient whose ``dim`` is its rows (the layouts :func:`grouped_grads` produces for row-major inputs) is
-    zeroed in place by a kernel whose CTAs exit where their rows lie before the end (``kernels.zero_tail``: a
-    launch, where a masked copy of the whole gradient took 10-15 % of an MoE layer's backward); else a masked copy."""
-    torch = torch_module()
-    if offs.numel() == 0:
-        return torch.zeros_like(t)
-    n = t.shape[dim]
-    plain = type(t) is torch.Tensor  # not a tracing subclass (fake, functional): those must not be kept
-    if plain and t.is_cuda and t.dim() == 2 and t.stride(1 - dim) == 1 and t.get_device() == current_device():
-        from ..kernels.zero_tail import zero_rows_past_end
-
-        eb = t.element_size()
-        with on_device(t.get_device()):
-            zero_rows_past_end(t.data_ptr(), t.stride(dim) * eb, n, t.shape[1 - dim] * eb, offs.data_ptr(),
-                               offs.numel() - 1)
-        return t
-    pos = _positions.get((n, t.device)) if plain else None
-    if pos is None:
-        pos = torch.arange(n, device=t.device, dtype=torch.int32)
-        if plain:
-            if len(_positions) >= 64:
-                _positions.clear()
-            _positions[(n, t.device)] = pos
-    shape = [1] * t.dim()
-    shape[dim] = -1
-    return torch.where((pos < offs[-1]).view(shape), t, 0)
 
 
 def _batched(torch, a, b, out_dtype, out, strict, config, key):
@@ -331,87 +252,6 @@ def _check_offs_values(torch, offs, m: int, what: str = "a ({} rows)") -> None:
             raise GemmError(f"offs must be non-decreasing: offs[{g}] = {hi} < {lo}")
     if v and v[-1] > m:
         raise GemmError(f"offs[-1] = {v[-1]} is past the end of {what.format(m)}")
-
-
-def _torch_grouped(torch, a, b, offs, out_dtype, out):
-    """torch's own grouped GEMM, or a loop of ``torch.mm`` over the groups where torch has none for these inputs."""
-    od = out.dtype if out is not None else (out_dtype or a.dtype)
-    r = None
-    if _torch_takes(a, b) and _torch_group_sizes_ok(a, b, offs):
-        try:
-            r = torch._grouped_mm(a, b, offs=offs, out_dtype=od)
-        except (AttributeError, RuntimeError, TypeError, NotImplementedError, ValueError):
-            r = None
-    if r is None:
-        r = _loop(torch, a, b, offs, od)
-    if out is None:
-        return r
-    return out.copy_(r)
-
-
-def _torch_takes(a, b) -> bool:
-    """Whether ``torch._grouped_mm`` may be handed these operands: ``a`` with contiguous rows, ``b`` with a unit
-    stride in one of its last two dims, both :func:`_tma_readable`. torch 2.11 checks less and faults on the GPU
-    otherwise (a column-major ``a`` hit a device-side assert; a broken context), so the loop takes the rest."""
-    return a.stride(-1) == 1 and 1 in (b.stride(-1), b.stride(-2)) and _tma_readable(a) and _tma_readable(b)
-
-
-def _torch_group_sizes_ok(a, b, offs) -> bool:
-    """Whether torch 2.11's grouped kernel takes these group sizes: along K with a K-major ``a`` or a K-major ``b``,
-    and along N (3-D x 2-D: its output's columns), each group must span a multiple of 16 bytes (along K also at least
-    one element); torch checks this with a device-side assert, which breaks the CUDA context. So for those forms the
-    offsets are read first (one synchronisation), and the loop takes sizes torch would refuse."""
-    if offs is None or (a.dim() == 2 and b.dim() == 3):
-        return True
-    along_k = a.dim() == 2 and b.dim() == 2
-    if along_k and a.stride(0) == 1 and b.stride(1) == 1:  # M-major a, row-major b: any sizes, empty ones too
-        return True
-    align = 16 // a.element_size()
-    lo = 0
-    for hi in offs.tolist():
-        if (hi - lo) % align or (along_k and hi <= lo):
-            return False
-        lo = hi
-    return True
-
-
-def _tma_readable(t) -> bool:
-    """Whether ``t`` starts 16-byte aligned with every stride of its non-unit-stride dims a multiple of 16 bytes.
-    torch._grouped_mm (torch 2.11) does not check this for each group's matrix and faults on the GPU (misaligned
-    address, a broken context) where it fails, e.g. for ``b`` of shape (8, 16, 62) with strides (62, 496, 1)."""
-    eb = t.element_size()
-    return t.data_ptr() % 16 == 0 and all(st * eb % 16 == 0 for st, n in zip(t.stride(), t.shape) if st != 1 and n > 1)
-
-
-def _spans(ends):
-    """(group, lo, hi) of the non-empty groups that end offsets ``ends`` describe (a decreasing offset: empty)."""
-    lo = 0
-    for g, hi in enumerate(ends):
-        if hi > lo:
-            yield g, lo, hi
-        lo = max(lo, hi)
-
-
-def _loop(torch, a, b, offs, od):
-    if offs is None:
-        return torch.bmm(a, b).to(od) if a.dim() == 3 else torch.matmul(a, b).to(od)
-    ends = [int(x) for x in offs.tolist()]
-    if a.dim() == 2 and b.dim() == 3:  # rows of a grouped
-        r = torch.zeros(a.shape[0], b.shape[2], dtype=od, device=a.device)
-        for g, lo, hi in _spans(ends):
-            r[lo:hi] = (a[lo:hi].float() @ b[g].float()).to(od)
-        return r
-    if a.dim() == 3 and b.dim() == 2:  # columns of b grouped
-        r = torch.zeros(a.shape[1], b.shape[1], dtype=od, device=a.device)
-        for g, lo, hi in _spans(ends):
-            r[:, lo:hi] = (a[g].float() @ b[:, lo:hi].float()).to(od)
-        return r
-    if a.dim() == 2 and b.dim() == 2:  # K grouped (weight gradients): one (M, N) product per group
-        r = torch.zeros(len(ends), a.shape[0], b.shape[1], dtype=od, device=a.device)
-        for g, lo, hi in _spans(ends):
-            r[g] = (a[:, lo:hi].float() @ b[lo:hi].float()).to(od)
-        return r
-    raise GemmError(f"grouped_mm: no torch path for a {a.dim()}-D x {b.dim()}-D call with offs on this torch")
 
 
 _map_buffers: dict = {}  # (device, stream) -> per-CTA map slots of the ptr-array kernel (grown, never shrunk)

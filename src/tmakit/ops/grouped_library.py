@@ -3,7 +3,7 @@
 ``tk.ops.scaled_grouped_mm``, ``tk.ops.gemm_list`` and ``tk.ops.scaled_gemm_list`` as torch custom ops, so
 ``torch.compile`` keeps it in its graph (the eager op calls these while tracing; at run time they run the eager op).
 Registered when ``tmakit.ops`` is imported with torch installed. ``grouped_mm`` carries its autograd formula (two more
-grouped products, ``tmakit.ops.grouped.grouped_grads``; eager calls under autograd use the same formula through a
+grouped products, ``tmakit.ops.grouped_grad.grouped_grads``; eager calls under autograd use the same formula through a
 plain ``torch.autograd.Function``, which costs a fraction of a custom op's dispatch); the others have none."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import torch
 from torch import Tensor
 
 from .grouped import gemm_list as tk_gemm_list
-from .grouped import grouped_grads
 from .grouped import grouped_mm as tk_grouped_mm
 from .grouped import scaled_gemm_list as tk_scaled_gemm_list
+from .grouped_grad import grouped_grads
 from .scaled_grouped import scaled_grouped_mm as tk_scaled_grouped_mm
 
 __all__: list = []
@@ -49,7 +49,7 @@ def _grouped_ctx(ctx, inputs, output):
 
 
 def _grouped_backward(ctx, g):
-    """The custom op's gradients (under ``torch.compile``): :func:`tmakit.ops.grouped.grouped_grads` through the op
+    """The custom op's gradients (under ``torch.compile``): :func:`tmakit.ops.grouped_grad.grouped_grads` through the op
     itself, so the compiled backward keeps the grouped products in its graph."""
     a, b, offs = ctx.saved_tensors
     op = torch.ops.tmakit.grouped_mm
