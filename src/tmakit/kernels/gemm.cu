@@ -7,6 +7,7 @@
 //   B, B_MN = 0: Bt (N, K) row-major (b = w.t()).  map {K, N}, box {64, BN/CM}      (K-major smem tile)
 //   B, B_MN = 1: (K, N) row-major.  map {N, K}, box {64, 64}: BN/64 boxes per stage (MN-major smem tile)
 //   C: (M, N), rows 16-byte aligned. map {N, M}, box {128 / sizeof(out), 64}, SWIZZLE_128B
+//   (the grouped kernel along K, KG: A (M, K) M-major, map {M, K}, BM / 64 boxes {64, 64} per stage, MN-major tile)
 //
 // Threads: 1 + BM/64 warpgroups (BM = 128: 384 threads, BM = 64: 256), __launch_bounds__(.., PER_SM): one CTA per
 // SM, or two 64-row CTAs of the scaled kernel (PER_SM = 2, at 128 registers a thread; docs/HARDWARE.md §12);
@@ -397,7 +398,7 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
           mbarrier_arrive_expect_tx(full, A_BYTES + B_BYTES + (SC_TMA ? scale_tma_box_bytes<SCALE, BM>() : 0u));
           const int kr = kt + rot < t.kt ? kt + rot : kt + rot - t.kt;
           const int k = (t.k0 + kr * BK) * (2 / EB);  // in elements
-          if constexpr (KG) {  // A MN-major: BM / 64 boxes of 64 K-rows x 64 M-elements, rows of A from the group's
+          if constexpr (KG) {  // A MN-major: BM / 64 boxes of 64 K-rows x 64 M-elements at the tile's row in its group
             const int am = t.m0 - t.slot * group_rows(work);
 #pragma unroll
             for (int i = 0; i < BM / 64; ++i) tma_load_tile<2>(s_a + s * A_BYTES + i * 8192, pa, full, am + 64 * i, k);
