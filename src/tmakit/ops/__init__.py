@@ -33,7 +33,8 @@ runs the eager op at run time.
 Where things are: ``memory_ops`` (copy, transpose, permute, reduce_into), ``gemm``, ``grouped`` (grouped_mm and
 the ptr-array lists; ``grouped_grad`` its gradients, ``grouped_torch`` its torch paths), ``fast_path`` (the cache of
 planned launchers all ops share), ``common`` (per-thread state, devices, compile/autograd checks), ``library`` and
-``grouped_library`` (the torch custom ops). torch is imported when ``tk.ops`` is first used: ``import tmakit`` does not need it.
+``grouped_library`` (the torch custom ops). torch is imported when ``tk.ops`` is first used: ``import tmakit`` does
+not need it.
 """
 
 from __future__ import annotations
