@@ -57,3 +57,34 @@ def test_tile_estimate_grows_with_rows_and_columns(m, n, g, dm, dn, name):
     base = kg.grouped_tile_cost(cfg, 1.0, m, n, g)
     assert kg.grouped_tile_cost(cfg, 1.0, m + dm, n, g) >= base
     assert kg.grouped_tile_cost(cfg, 1.0, m, n + dn, g) >= base
+
+
+@SETTINGS
+@given(m=st.integers(0, 8192), k=st.integers(0, 1 << 17), n=st.integers(0, 8192), g=st.integers(0, 300),
+       a_mmajor=st.booleans(), pad_a=st.integers(0, 9), pad_b=st.integers(0, 9), align=st.sampled_from([128, 64, 16]),
+       fp16=st.booleans(), out32=st.booleans())
+def test_plans_along_k_hold_the_kernels_rules_or_refuse(m, k, n, g, a_mmajor, pad_a, pad_b, align, fp16, out32):
+    """Any 2-D x 2-D layout either plans for the kernel along K -- a M-major with a K stride of whole 16 bytes, b
+    row-major likewise, 16-byte output rows, 128-byte aligned bases, one-CTA tiles, groups x M rows -- or raises
+    ``GemmError`` naming the rule; nothing else escapes."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    from fake_tensors import FakeTensor
+    from tmakit.kernels.gemm import GemmError
+
+    dt = torch.float16 if fp16 else torch.bfloat16
+    a_strides = (1, max(m, 1) + pad_a) if a_mmajor else (k + pad_a, 1)
+    a = FakeTensor((m, k), a_strides, ptr=align * 1001, dtype=dt)
+    b = FakeTensor((k, n), (n + pad_b, 1), ptr=1 << 20, dtype=dt)
+    try:
+        p = kg.plan_grouped_k(a, b, g, out_dtype=torch.float32 if out32 else None)
+    except GemmError:
+        return
+    eb, eo = 2, 4 if out32 else 2
+    assert (p.m, p.n, p.k, p.groups, p.k_grouped, p.b_mn) == (g * m, n, k, g, 1, 1)
+    assert p.config.cluster == 1 and (n * eo) % 16 == 0
+    assert k <= 1 or ((p.lda * eb) % 16 == 0 and (p.ldb * eb) % 16 == 0)
+    assert m <= 1 or a.stride(0) == 1
+    assert align == 128
+    assert kg.kernel_name(p).endswith(", 1>")
