@@ -36,6 +36,7 @@ from .gemm import (
 from .gemm import odd_pitch as rows_odd_pitch
 from .gemm_fp8 import CONFIGS as _FP8
 from .gemm_fp8 import epilogue_smem, epilogue_staged, smem_for
+from .gemm_ptr_array import EDIT_SMEM, MAP_BYTES  # along K, the maps are edited as the ptr-array kernel's are
 
 __all__ = ["GroupedPlan", "plan_grouped", "plan_grouped_k", "plan_grouped_fp8", "grid", "map_slot_bytes",
            "choose_grouped_config", "choose_grouped_fp8_config",
@@ -429,8 +430,6 @@ def plan_grouped_fp8(a, b, scale_a, scale_b, offs_len: int, out=None, out_dtype=
                        idle_consumers(config, m, n, k, g, 1, _ELEM[od]))
 
 
-EDIT_SMEM = 384  # along K: two 128-byte maps being edited, 128-byte aligned after the unit slots
-MAP_BYTES = 128  # along K: per CTA, two slots of an A and a B map in global memory (map_slot_bytes)
 
 
 def plan_smem(p: GroupedPlan) -> int:

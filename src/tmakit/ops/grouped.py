@@ -14,9 +14,10 @@ itself and clamps them (non-decreasing, at most M), so a launch never synchronis
 memory-safe; ``check_offs=True`` checks them on the host first (one synchronisation) and raises ``ValueError`` for
 offsets that decrease or pass M. Rows after the last offset are left as they are (``torch._grouped_mm`` leaves them
 uninitialised). Under ``torch.compile`` the call is the custom op ``torch.ops.tmakit.grouped_mm`` (``grouped_mm_out``
-with ``out=``), so it stays in the compiled graph; where autograd records (a tensor requires grad), the call goes
-through the same custom op, whose backward is two more grouped products (``grouped_library``): an MoE layer's
-forward and both its gradients run on the kernel (the weight gradient along K).
+with ``out=``), so it stays in the compiled graph. Where autograd records (a tensor requires grad), the call runs
+through a ``torch.autograd.Function`` (eager) or that custom op (compiled), both with the backward of
+``grouped_grad``: two more grouped products, so an MoE layer's forward and both its gradients run on the kernel
+(the weight gradient along K).
 """
 
 from __future__ import annotations
