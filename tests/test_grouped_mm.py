@@ -317,6 +317,18 @@ def test_batched_form_checks_shapes_and_runs_torch_on_the_cpu():
         tk.ops.grouped_mm(a, b, strict=True)
 
 
+def test_batched_fallback_to_fp32_does_not_round_through_the_input_dtype():
+    """A batch that runs torch's loop with out_dtype=float32 keeps fp32 products: rounding them to bf16 first (bmm in
+    the inputs' dtype, then a cast) left a 1.6e-3 error where fp32 accumulation gives about 1e-7 (found by
+    tools/fuzz_ops.py)."""
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(3, 8, 64, generator=g).to(torch.bfloat16)
+    b = torch.randn(3, 64, 40, generator=g).to(torch.bfloat16)
+    ref = torch.bmm(a.double(), b.double())
+    got = tk.ops.grouped_mm(a, b, out_dtype=torch.float32)
+    assert got.dtype == torch.float32 and float((got.double() - ref).norm() / ref.norm()) < 1e-5
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed", range(2))
 def test_batched_form_matches_fp32(seed):

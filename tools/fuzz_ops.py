@@ -496,6 +496,113 @@ def fuzz_grouped(c):
     close(r[:ends[-1]], want, TOL_GROUPED[od], "grouped_mm")
 
 
+def grouped_dtypes(c):
+    dt = c.rng.choice([BF16] * 4 + [F16] * 4 + [F32])
+    return dt, dt if c.rng.random() < 0.6 else c.rng.choice([BF16, F16, F32])
+
+
+def b_of(c, g, k, n, dt):
+    """A (G, K, N) operand: ``w.transpose(-2, -1)`` of a (G, N, K) ``w``, row-major, or any strides."""
+    layout = c.rng.choice(["nk", "nk", "kn", "kn", "any"])
+    c.note(b_layout=layout)
+    if layout == "nk":
+        return Operand(c, (g, n, k), dt, perm=0, pad=0.15, step=0, offset=0.05).t.transpose(-2, -1)
+    return Operand(c, (g, k, n), dt, perm=0.5 * (layout == "any"), pad=0.2, step=0.1 * (layout == "any"),
+                   offset=0.05).t
+
+
+def along_k_operands(c, dt):
+    """2-D x 2-D grouped along K: ``a`` (M, K) mostly M-major (``x.t()`` of the tokens, as autograd passes it),
+    ``b`` (K, N) mostly row-major; ``offs`` cut K. The tokens are K here: ``moe``'s rows."""
+    ends, kt, m, n, offs = moe(c, 8)
+    a = Operand(c, (kt, m), dt, perm=0, pad=0.2, step=0, offset=0.05).t.t() if c.rng.random() < 0.7 else \
+        Operand(c, (m, kt), dt, perm=0.3, pad=0.2, step=0.03, offset=0.05).t
+    b = Operand(c, (kt, n), dt, perm=0.3 * (c.rng.random() < 0.3), pad=0.2, step=0.03, offset=0.05).t
+    return ends, a, b, offs
+
+
+def batch_operands(c, dt):
+    """3-D x 3-D, no offs: ``a`` (G, M, K) (batches maybe apart or permuted), ``b`` (G, K, N)."""
+    rng = c.rng
+    g = rng.choice([1, 1, 2, 3, 4, 8, 16, 33])
+    m, n, k = shrink([size(rng, 1024), align(rng, size(rng, 2048), 8, 0.85), align(rng, size(rng, 2048), 8, 0.85)],
+                     LIMITS["flop"] // 2 // g)
+    a = Operand(c, (g, m, k), dt, perm=0.15, pad=0.2, step=0.03, offset=0.05).t
+    return a, b_of(c, g, k, n, dt)
+
+
+def grouped_product(form, a, b, ends):
+    """What every form computes, differentiable (fp64 inputs give the reference; rows past the last offset zero)."""
+    if form == "batch":
+        return a @ b
+    starts = [0] + ends[:-1]
+    if form == "k":
+        return torch.stack([a[:, lo:hi] @ b[lo:hi] for lo, hi in zip(starts, ends)])
+    parts = [a[lo:hi] @ b[g] for g, (lo, hi) in enumerate(zip(starts, ends))]
+    return torch.cat(parts + [a[ends[-1]:] @ b[0] * 0])
+
+
+def fuzz_grouped_forms(c):
+    """The forms beside 2-D x 3-D: along K (2-D x 2-D) and batched (3-D x 3-D), into new or out= results."""
+    dt, od = grouped_dtypes(c)
+    form = c.rng.choice(["k", "batch"])
+    if form == "k":
+        ends, a, b, offs = along_k_operands(c, dt)
+        shape = (len(ends), a.shape[0], b.shape[1])
+    else:
+        (a, b), ends, offs = batch_operands(c, dt), None, None
+        shape = (a.shape[0], a.shape[1], b.shape[2])
+    c.note(form=form, a=desc(a), b=desc(b), od=od)
+    out, kw = out_args(c, shape, od, dt)
+    c.note(kw={k_: dn(v) if isinstance(v, torch.dtype) else v for k_, v in kw.items() if k_ != "out"})
+    want = grouped_product(form, a.double(), b.double(), ends)
+    terms = grouped_product(form, a.double().abs(), b.double().abs(), ends)
+    r = c.call(tk.ops.grouped_mm, a, b, offs, **kw)
+    result(r, shape, od, out)
+    close(r, want, TOL_GROUPED[od], f"grouped_mm {form}", terms)
+
+
+def fuzz_grouped_grad(c):
+    """Autograd through every form: the result and both gradients (one or both operands requiring grad) against
+    fp64 autograd of the same product; the loss reads only the rows the groups cover."""
+    rng = c.rng
+    dt, _ = grouped_dtypes(c)
+    form = rng.choice(["rows", "rows", "k", "batch"])
+    if form == "k":
+        ends, a, b, offs = along_k_operands(c, dt)
+    elif form == "batch":
+        (a, b), ends, offs = batch_operands(c, dt), None, None
+    else:
+        ends, m, n, k, offs = moe(c, 8)
+        a = Operand(c, (m, k), dt, perm=0.1, pad=0.2, step=0.03, offset=0.05).t
+        b = b_of(c, len(ends), k, n, dt)
+    needs = rng.choice([(True, True), (True, True), (True, False), (False, True)])
+    c.note(form=form, a=desc(a), b=desc(b), grads=needs)
+    a, b = a.detach().requires_grad_(needs[0]), b.detach().requires_grad_(needs[1])
+    y = c.call(tk.ops.grouped_mm, a, b, offs)
+    if not y.requires_grad:
+        raise Fail("the result has no grad_fn: gradients would be lost")
+    used = ends[-1] if form == "rows" else y.shape[0]
+    gy = fill(c, y[:used].numel(), dt).view(y[:used].shape)
+    c.call(y[:used].backward, gy)
+    for sign in (1, 0):  # fp64 reference, then its terms' magnitudes (cancellation)
+        r64 = [(x.detach().double().abs() if not sign else x.detach().double()).requires_grad_(x.requires_grad)
+               for x in (a, b)]
+        y64 = grouped_product(form, *r64, ends)
+        y64[:used].backward(gy.double() if sign else gy.double().abs())
+        if sign:
+            want_y, want = y64.detach(), [x.grad for x in r64]
+        else:
+            terms = [x.grad for x in r64]
+    close(y.detach()[:used], want_y[:used], TOL_GROUPED[dt], f"grouped_mm {form} result")
+    for nm, x, w, t in zip("ab", (a, b), want, terms):
+        if x.requires_grad:
+            if x.grad is None or tuple(x.grad.shape) != tuple(x.shape) or x.grad.dtype != x.dtype:
+                raise Fail(f"d{nm}: {None if x.grad is None else (list(x.grad.shape), dn(x.grad.dtype))}, want "
+                           f"{list(x.shape)} {dn(x.dtype)}")
+            close(x.grad, w, TOL_GROUPED[dt], f"grouped_mm {form} d{nm}", t)
+
+
 def fuzz_gemm_list(c):
     rng = c.rng
     dt = rng.choice([BF16] * 4 + [F16] * 4 + [F32])
@@ -666,7 +773,9 @@ def fuzz_scaled_grouped(c):
 
 OPS = {"copy": lambda c: fuzz_pair(c, "copy"), "transpose": lambda c: fuzz_layout(c, "transpose"),
        "permute": lambda c: fuzz_layout(c, "permute"), "reduce_into": lambda c: fuzz_pair(c, "reduce_into"),
-       "gemm": fuzz_gemm, "grouped_mm": fuzz_grouped, "gemm_list": fuzz_gemm_list, "scaled_mm": fuzz_scaled_mm,
+       "gemm": fuzz_gemm, "grouped_mm": fuzz_grouped,
+       "grouped_forms": fuzz_grouped_forms, "grouped_grad": fuzz_grouped_grad, "gemm_list": fuzz_gemm_list,
+       "scaled_mm": fuzz_scaled_mm,
        "scaled_gemm_list": fuzz_scaled_gemm_list,
        "scaled_grouped_mm": fuzz_scaled_grouped}
 

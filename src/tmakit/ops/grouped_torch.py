@@ -68,7 +68,8 @@ def _spans(ends):
 
 
 def _loop(torch, a, b, offs, od):
-    if offs is None:
+    if offs is None:  # another output dtype: products in fp32 (not rounded to a's dtype on the way)
+        a, b = (a, b) if od == a.dtype else (a.float(), b.float())
         return torch.bmm(a, b).to(od) if a.dim() == 3 else torch.matmul(a, b).to(od)
     ends = [int(x) for x in offs.tolist()]
     if a.dim() == 2 and b.dim() == 3:  # rows of a grouped
