@@ -500,23 +500,79 @@ def test_meaningless_arguments_raise_gemm_error():
 
 
 def test_forms_only_torch_has_run_torch_and_say_so(monkeypatch):
-    """3-D x 3-D batches and 2-D x 2-D grouped along K go to torch._scaled_grouped_mm with the same arguments (here a
+    """2-D x 2-D grouped along K (and 3-D x 2-D) go to torch._scaled_grouped_mm with the same arguments (here a
     stand-in: this CPU torch has no kernel for it); strict=True refuses them."""
     qa, b, sa, sb, offs, _, _ = _moe("row", [3, 5], 32, 64)
     seen = []
 
     def fake(a, b, scale_a, scale_b, offs=None, out_dtype=None, use_fast_accum=False):
         seen.append((a.dim(), b.dim(), offs is None, out_dtype, use_fast_accum))
-        return torch.zeros(2, 4, 32, dtype=out_dtype)
+        return torch.zeros(2, 8, 32, dtype=out_dtype)
 
     monkeypatch.setattr(torch, "_scaled_grouped_mm", fake)
-    a3 = qa[:8].reshape(2, 4, 64)
-    b3 = b[:2]
-    c = tk.ops.scaled_grouped_mm(a3, b3, torch.ones(2, 4), torch.ones(2, 32), use_fast_accum=True)
-    assert tuple(c.shape) == (2, 4, 32) and seen == [(3, 3, True, torch.bfloat16, True)]
-    assert tk.ops.last_path.startswith("torch:a is 3-D, b 3-D")
+    bk = torch.randn(64, 32).to(E4)
+    koffs = torch.tensor([16, 64], dtype=torch.int32)
+    c = tk.ops.scaled_grouped_mm(qa.t().contiguous().t(), bk, torch.ones(8), torch.ones(32), koffs,
+                                 use_fast_accum=True)
+    assert tuple(c.shape) == (2, 8, 32) and seen == [(2, 2, False, torch.bfloat16, True)]
+    assert tk.ops.last_path.startswith("torch:a is 2-D, b 2-D")
     with pytest.raises(GemmError, match="kernel takes 2-D x 3-D"):
         tk.ops.scaled_grouped_mm(qa, b[0], sa, sb, offs, strict=True)
+
+
+def _batch(mode, g, m, n, k, ta=E4, tb=E4, device="cpu", seed=0):
+    """A 3-D x 3-D fp8 batch: a (G, M, K), b (G, K, N) K-major, and its scales of ``mode`` ("row": torch's (G, M) and
+    (G, N); "expert": one scale for a, (G,) for b; "block": (G, M, K/128) and (G, N/128, K/128))."""
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(g, m, k, generator=gen).to(ta).to(device)
+    b = torch.randn(g, n, k, generator=gen).to(tb).to(device).transpose(-2, -1)
+    kb, nb = -(-k // 128), -(-n // 128)
+    shapes = {"row": ((g, m), (g, n)), "expert": ((), (g,)), "block": ((g, m, kb), (g, nb, kb))}[mode]
+    sa, sb = (torch.rand(sh, generator=gen).add(0.5).to(device) for sh in shapes)
+    return a, b, sa, sb
+
+
+def _batch_by_hand(a, b, sa, sb):
+    """fp64 batch of the operands dequantized element by element (block scales expanded per 1x128 / 128x128)."""
+    g, m, k = a.shape
+    n = b.shape[2]
+    ad, bd = a.double(), b.double()
+    if sa.dim() == 3:
+        ad = ad * sa.double().repeat_interleave(128, -1)[..., :k]
+        bd = bd * sb.double().repeat_interleave(128, 1)[:, :n].repeat_interleave(128, 2)[..., :k].transpose(1, 2)
+    else:
+        ad = ad * (sa.double().reshape(g, m, 1) if sa.numel() > 1 else sa.double().reshape(()))
+        bd = bd * sb.double().reshape(g, 1, -1)
+    return torch.bmm(ad, bd)
+
+
+@pytest.mark.parametrize("mode", ["row", "expert", "block"])
+def test_cpu_batches_fall_back_and_match_a_hand_computation(mode):
+    a, b, sa, sb = _batch(mode, 3, 9, 160, 200)
+    c = tk.ops.scaled_grouped_mm(a, b, sa, sb, out_dtype=F32)
+    assert tuple(c.shape) == (3, 9, 160) and c.dtype == F32 and tk.ops.last_path.startswith("torch:")
+    assert _rel(c, _batch_by_hand(a, b, sa, sb)) < 1e-6
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda a, b, sa, sb: (a, b[:2], sa, sb), "do not compose as a batch"),
+    (lambda a, b, sa, sb: (a, b, sa[:, :4], sb), "name no scaling mode for a batch of 3"),
+    (lambda a, b, sa, sb: (a, b, sa, sb[:, :5]), r"scale_b \(3, 160\)"),
+    (lambda a, b, sa, sb: (a, b, sa.double(), sb), "scale_a must be float32"),
+])
+def test_batch_arguments_of_no_meaning_raise(change, match):
+    with pytest.raises(GemmError, match=match):
+        tk.ops.scaled_grouped_mm(*change(*_batch("row", 3, 9, 160, 200)))
+
+
+def test_batch_rules_beside_the_scales():
+    a, b, sa, sb = _batch("block", 2, 4, 128, 128)
+    with pytest.raises(GemmError, match="use_fast_accum applies to row-wise"):
+        tk.ops.scaled_grouped_mm(a, b, sa, sb, use_fast_accum=True)
+    with pytest.raises(GemmError, match=r"out must be a \(2, 4, 128\) bfloat16"):
+        tk.ops.scaled_grouped_mm(a, b, sa, sb, out=torch.empty(8, 128, dtype=BF16))
+    with pytest.raises(GemmError, match="strict=True"):
+        tk.ops.scaled_grouped_mm(a, b, sa, sb, strict=True)
 
 
 def test_a_value_error_from_torch_falls_through_to_the_reference(monkeypatch):
@@ -736,6 +792,37 @@ def _check_gpu(qa, b, sa, sb, offs, ends, od, fast, where, **kw):
     tol = max(TOL[od], TOL_FAST) if fast else TOL[od]
     assert err < tol, where + f": rel err {err:.2e}"
     return err
+
+
+@pytest.mark.gpu
+def test_random_batches_run_the_kernel_and_match_by_hand():
+    """3-D x 3-D batches on the grouped kernel (G equal groups, no offs): 40 random cases, row / per-expert / block
+    scales, fp8 type pairs, bf16 / fp16 / fp32 out, M not a multiple of the tile, poisoned out=; the cached second
+    call gives the same bits; a batch whose rows are apart in memory runs torch's path and says why."""
+    rng = random.Random(31)
+    for i in range(40):
+        mode = rng.choice(["row", "expert", "block"])
+        g, m = rng.choice([1, 2, 5, 16]), rng.choice([1, 7, 64, 100, 300])
+        n, k = 16 * rng.randint(1, 48), 16 * rng.randint(1, 64)
+        ta, tb = rng.choice([(E4, E4), (E4, E5), (E5, E4)])
+        od = rng.choice([BF16, BF16, F16, F32])
+        fast = mode != "block" and rng.random() < 0.3
+        a, b, sa, sb = _batch(mode, g, m, n, k, ta, tb, device="cuda", seed=i)
+        where = f"case {i}: G={g} M={m} N={n} K={k} {mode} fast={fast} {ta}x{tb}->{od}"
+        out = torch.full((g, m, n), float("nan"), device="cuda", dtype=od)
+        got = tk.ops.scaled_grouped_mm(a, b, sa, sb, out=out, use_fast_accum=fast, strict=True)
+        want = "block" if mode == "block" else "row"
+        assert got is out and tk.ops.last_path == f"tma:scaled_grouped:{want}", where + tk.ops.last_path
+        err = _rel(out, _batch_by_hand(a, b, sa, sb))
+        assert err < (max(TOL[od], TOL_FAST) if fast else TOL[od]), where + f": rel err {err:.2e}"
+        first = tk.ops.scaled_grouped_mm(a, b, sa, sb, out_dtype=od, use_fast_accum=fast)
+        assert torch.equal(tk.ops.scaled_grouped_mm(a, b, sa, sb, out_dtype=od, use_fast_accum=fast), first), where
+    a, b, sa, sb = _batch("row", 4, 72, 64, 128, device="cuda")
+    gap = torch.empty(4, 80, 128, device="cuda", dtype=E4)[:, :72]
+    gap.copy_(a)
+    c = tk.ops.scaled_grouped_mm(gap, b, sa, sb)
+    assert tk.ops.last_path.startswith("torch:a's batches are"), tk.ops.last_path
+    assert _rel(c, _batch_by_hand(a, b, sa, sb)) < TOL[BF16]
 
 
 @pytest.mark.gpu

@@ -584,7 +584,9 @@ def fuzz_grouped_grad(c):
         raise Fail("the result has no grad_fn: gradients would be lost")
     used = ends[-1] if form == "rows" else y.shape[0]
     gy = fill(c, y[:used].numel(), dt).view(y[:used].shape)
+    path = c.path
     c.call(y[:used].backward, gy)
+    c.path = path  # the summary counts the forward's path
     for sign in (1, 0):  # fp64 reference, then its terms' magnitudes (cancellation)
         r64 = [(x.detach().double().abs() if not sign else x.detach().double()).requires_grad_(x.requires_grad)
                for x in (a, b)]
@@ -771,13 +773,42 @@ def fuzz_scaled_grouped(c):
     close(r[:ends[-1]], want, max(TOL_FP8_GROUPED[od], TOL_FP8_GROUPED_FAST if fast else 0), "scaled_grouped_mm")
 
 
+def fuzz_scaled_grouped_batch(c):
+    """3-D x 3-D fp8 batches (no offs): row-wise (torch's (G, M) and (G, N) scales), one scale for a and one per
+    batch entry for b, or block-wise; a's batches sometimes apart in memory, b sometimes not K-major."""
+    rng = c.rng
+    mode = rng.choice(["row", "expert", "block"])
+    fast, (ta, tb) = mode != "block" and rng.random() < 0.3, (rng.choice([E4, E4, E4, E5]) for _ in range(2))
+    g = rng.choice([1, 1, 2, 3, 4, 8, 16, 33])
+    m, n, k = shrink([size(rng, 1024), align(rng, size(rng, 2048), 16, 0.85), align(rng, size(rng, 2048), 16, 0.85)],
+                     LIMITS["flop"] // 2 // g)
+    kb, nb = -(-k // 128), -(-n // 128)
+    od = rng.choice([BF16, BF16, BF16, F16, F32])
+    a = Operand(c, (g, m, k), ta, perm=0.1, pad=0.2, step=0.03, offset=0.05).t
+    b = Operand(c, (g, n, k), tb, perm=0, pad=0.1, step=0, offset=0.03).t.transpose(-2, -1) if rng.random() < 0.85 \
+        else Operand(c, (g, k, n), tb, perm=0.4, pad=0.2, offset=0.05).t
+    sa, sb = {"row": lambda: (scales(c, (g, m)), scales(c, (g, n))),
+              "expert": lambda: (scales(c, rng.choice([(), (1,)])), scales(c, rng.choice([(g,), (g, 1)]))),
+              "block": lambda: (scales(c, (g, m, kb)), scales(c, (g, nb, kb)))}[mode]()
+    c.note(mode=mode, fast=fast, a=desc(a), b=desc(b), sa=desc(sa), sb=desc(sb), od=od)
+    out, kw = out_args(c, (g, m, n), od, BF16)
+    kw["strict"] = rng.random() < 0.25
+    c.note(strict=kw["strict"])
+    row = mode == "block" or sa.numel() > 1
+    want = torch.stack([dequant(a[i], sa[i] if row else sa, mode, 1) @ dequant(b[i].t(), sb[i], mode, 128).t()
+                        for i in range(g)])
+    r = c.call(tk.ops.scaled_grouped_mm, a, b, sa, sb, use_fast_accum=fast, expect=((GemmError,), "", False), **kw)
+    result(r, (g, m, n), od, out)
+    close(r, want, max(TOL_FP8_GROUPED[od], TOL_FP8_GROUPED_FAST if fast else 0), "scaled_grouped_mm batch")
+
+
 OPS = {"copy": lambda c: fuzz_pair(c, "copy"), "transpose": lambda c: fuzz_layout(c, "transpose"),
        "permute": lambda c: fuzz_layout(c, "permute"), "reduce_into": lambda c: fuzz_pair(c, "reduce_into"),
        "gemm": fuzz_gemm, "grouped_mm": fuzz_grouped,
        "grouped_forms": fuzz_grouped_forms, "grouped_grad": fuzz_grouped_grad, "gemm_list": fuzz_gemm_list,
        "scaled_mm": fuzz_scaled_mm,
        "scaled_gemm_list": fuzz_scaled_gemm_list,
-       "scaled_grouped_mm": fuzz_scaled_grouped}
+       "scaled_grouped_mm": fuzz_scaled_grouped, "scaled_grouped_batch": fuzz_scaled_grouped_batch}
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -184,8 +184,8 @@ def main(argv: list[str]) -> int:
                     help="fp8: tk.ops.scaled_grouped_mm against torch._scaled_grouped_mm (tmakit.bench.grouped_fp8)")
     ap.add_argument("--scaling", choices=("row", "block"), default="row", help="fp8 scales (default: row-wise)")
     ap.add_argument("--form", choices=("rows", "k", "batch", "train"), default="rows",
-                    help="bf16: rows = the MoE layer (2-D x 3-D with offs); k = its weight gradient (2-D x 2-D "
-                         "grouped along K); batch = 3-D x 3-D; train = the layer's forward and backward under "
+                    help="rows = the MoE layer (2-D x 3-D with offs); k = its weight gradient (2-D x 2-D grouped "
+                         "along K); batch = 3-D x 3-D (also fp8); train = the layer's forward and backward under "
                          "autograd (tmakit.bench.grouped_forms)")
     ap.add_argument("--random", type=int, default=0, metavar="N",
                     help="N random MoE cases (moe.random_cases: experts 8-256, 1-4096 rows per expert, N, K "
@@ -204,8 +204,8 @@ def main(argv: list[str]) -> int:
         print("tmakit bench grouped: --rounds and --reps must be >= 1, --random and --decode >= 0 and not both",
               file=sys.stderr)
         return 2
-    if args.form != "rows" and args.dtype == "fp8":
-        print("tmakit bench grouped: --form k, batch and train time bf16 (drop --dtype fp8)", file=sys.stderr)
+    if args.form in ("k", "train") and args.dtype == "fp8":
+        print("tmakit bench grouped: --form k and train time bf16 (drop --dtype fp8)", file=sys.stderr)
         return 2
     from .gemm import gpu_problem
 
@@ -228,7 +228,8 @@ def main(argv: list[str]) -> int:
     if args.form != "rows":
         from .grouped_forms import markdown_forms, run_forms
 
-        res = run_forms(args.form, cases=cases, rounds=args.rounds, reps=args.reps)
+        res = run_forms(args.form, cases=cases, rounds=args.rounds, reps=args.reps, fp8=args.dtype == "fp8",
+                        scaling=args.scaling)
         md = markdown_forms(res)
     elif args.dtype == "fp8":
         from .grouped_fp8 import markdown_fp8, run_fp8

@@ -6,7 +6,8 @@ runs on its kernel, on the MoE cases of ``tmakit bench grouped`` (docs/GROUPED.m
   row-major and ``offs`` the experts' end tokens. Same flops as the layer's forward GEMM.
 - ``batch``: 3-D x 3-D without offsets, ``a`` (G, Mg, K) x ``b`` (G, K, N) (``w.transpose(-2, -1)``), Mg the case's
   rows per expert (routed and skewed cases take their mean, at least one row); ``torch.bmm`` is timed as a second
-  peer.
+  peer. With ``--dtype fp8``: ``tk.ops.scaled_grouped_mm`` on the same batch in e4m3 (``--scaling row``: against
+  ``torch._scaled_grouped_mm``; ``block``: against tmakit's 2-D x 3-D call on the same rows).
 - ``train``: the layer's forward and backward under autograd, ``grouped_mm(x, w.transpose(-2, -1), offs)`` with ``x``
   and ``w`` requiring grad, then ``out.backward(dy)`` (three grouped products: forward, dX, dW), against the same
   with ``torch._grouped_mm``. Three times the forward's flops.
@@ -25,8 +26,9 @@ from .moe import CASES, flush_buffer, moe_problem, rows_per_expert, time_rounds
 __all__ = ["run_forms", "markdown_forms"]
 
 
-def _problem(torch, form: str, case):
-    """(tmakit call, {peer name: call}, check(out) -> rel. error, flops, label) of one case in ``form``."""
+def _problem(torch, form: str, case, fp8: bool = False, scaling: str = "row"):
+    """(tmakit call, {peer name: call}, check(out) -> rel. error, flops, label) of one case in ``form`` (``fp8``:
+    the batch in float8_e4m3fn with ``scaling`` "row" or "block")."""
     import tmakit as tk
 
     experts, rows, n, k, dist = case
@@ -72,6 +74,8 @@ def _problem(torch, form: str, case):
         return (lambda: step(tk.ops.grouped_mm), {"torch": lambda: step(torch_op)}, check, 6.0 * ends[-1] * n * k,
                 label)
     mg = max(1, round(rows_per_expert(rows, dist, experts)))
+    if fp8:
+        return _fp8_batch(torch, tk, b, experts, mg, n, k, scaling)
     a3 = torch.randn(experts, mg, k, device="cuda", dtype=torch.bfloat16, generator=g)
     out = torch.empty(experts, mg, n, device="cuda", dtype=torch.bfloat16)
 
@@ -85,12 +89,51 @@ def _problem(torch, form: str, case):
             2.0 * experts * mg * n * k, f"G={experts:3d} Mg={mg:5d} N={n} K={k}")
 
 
+def _fp8_batch(torch, tk, b, experts, mg, n, k, scaling):
+    """The fp8 batch (``--form batch --dtype fp8``): e4m3 ``a`` (G, Mg, K) x ``b`` (G, K, N) K-major, bf16 out.
+    Row-wise scales are torch's (G, Mg) and (G, N), timed against ``torch._scaled_grouped_mm``; block-wise ones have
+    no torch peer and are timed against tmakit's own 2-D x 3-D call on the same rows (offs every Mg rows)."""
+    from ..ops import quantize
+
+    g = torch.Generator(device="cuda").manual_seed(2)
+    x = torch.randn(experts, mg, k, device="cuda", dtype=torch.bfloat16, generator=g)
+    w = b.transpose(-2, -1)  # (G, N, K) bf16
+    kb = -(-k // 128)
+    if scaling == "block":
+        qa, sa = quantize.quantize_1x128(x.reshape(-1, k))
+        qa, sa = qa.view(experts, mg, k), sa.view(experts, mg, kb)
+        qw = [quantize.quantize_128x128(w[i]) for i in range(experts)]
+    else:
+        qa, sa = quantize.quantize_rows(x.reshape(-1, k))
+        qa, sa = qa.view(experts, mg, k), sa.view(experts, mg)
+        qw = [quantize.quantize_rows(w[i]) for i in range(experts)]  # per row of w[i]: per column of b[i]
+    sb = torch.stack([s.squeeze(-1) if scaling != "block" else s for _, s in qw])
+    qb = torch.stack([q for q, _ in qw]).transpose(-2, -1)
+    out = torch.empty(experts, mg, n, device="cuda", dtype=torch.bfloat16)
+
+    def check(o):
+        idx = sorted({0, experts // 2, experts - 1})
+        ref = torch.stack([tk.ops.scaled_grouped_mm(qa[i:i + 1].cpu(), qb[i:i + 1].cpu(), sa[i:i + 1].cpu(),
+                                                    sb[i:i + 1].cpu(), out_dtype=torch.float32)[0] for i in idx])
+        return _rel(o[idx].cpu(), ref)
+
+    if scaling == "block":
+        offs = torch.arange(1, experts + 1, device="cuda", dtype=torch.int32) * mg
+        qa2, sa2, out2 = qa.view(-1, k), sa.view(-1, kb), out.view(-1, n)
+        peers = {"tk-rows": lambda: tk.ops.scaled_grouped_mm(qa2, qb, sa2, sb, offs, out=out2)}
+    else:
+        peers = {"torch": lambda: torch._scaled_grouped_mm(qa, qb, sa, sb, out_dtype=torch.bfloat16)}
+    return (lambda: tk.ops.scaled_grouped_mm(qa, qb, sa, sb, out=out), peers, check, 2.0 * experts * mg * n * k,
+            f"fp8 {scaling} G={experts:3d} Mg={mg:5d} N={n} K={k}")
+
+
 def _rel(x, ref) -> float:
     return float((x.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30))
 
 
-def run_forms(form: str, cases=CASES, rounds: int = 5, reps: int = 20) -> dict:
-    """Time ``form`` ("k", "batch" or "train") on ``cases`` against torch (module docstring)."""
+def run_forms(form: str, cases=CASES, rounds: int = 5, reps: int = 20, fp8: bool = False, scaling: str = "row") -> dict:
+    """Time ``form`` ("k", "batch" or "train"; ``fp8``: the batch in fp8 with ``scaling``) on ``cases`` against
+    torch (module docstring)."""
     import torch
 
     import tmakit as tk
@@ -101,7 +144,7 @@ def run_forms(form: str, cases=CASES, rounds: int = 5, reps: int = 20) -> dict:
     spin_up()
     rows = []
     for case in cases:
-        ours, peers, check, flop, label = _problem(torch, form, case)
+        ours, peers, check, flop, label = _problem(torch, form, case, fp8, scaling)
         got = ours()
         path = tk.ops.last_path
         err = check(got)
@@ -116,8 +159,8 @@ def run_forms(form: str, cases=CASES, rounds: int = 5, reps: int = 20) -> dict:
         print(f"  {label:45s} tmakit {row['tmakit_tflops']:5.0f} TF ratio {peer_txt} err {err:.1e} {path}",
               file=sys.stderr, flush=True)
         torch.cuda.empty_cache()
-    return dict(device=torch.cuda.get_device_name(), torch=torch.__version__, form=form, rounds=rounds, reps=reps,
-                rows=rows)
+    return dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
+                form=f"{form} fp8 {scaling}" if fp8 else form, rounds=rounds, reps=reps, rows=rows)
 
 
 def _geomean(xs) -> float:

@@ -81,6 +81,8 @@ def _scaled_grouped_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, o
 def _(a, b, scale_a, scale_b, offs, out_dtype, use_fast_accum, strict, check_offs, config):
     if a.dim() == 2 and b.dim() == 3:
         return a.new_empty((a.shape[0], b.shape[2]), dtype=getattr(torch, out_dtype))
+    if a.dim() == 3 and b.dim() == 3 and offs is None:
+        return a.new_empty((a.shape[0], a.shape[1], b.shape[2]), dtype=getattr(torch, out_dtype))
     return torch._scaled_grouped_mm(a, b, scale_a, scale_b, offs=offs, out_dtype=getattr(torch, out_dtype),
                                     use_fast_accum=use_fast_accum)
 

@@ -17,8 +17,10 @@ stay on the device (clamped there, so any ``offs`` is memory-safe; ``check_offs=
 raises ``ValueError``); rows past the last offset are left as they are.
 
 Arguments that mean nothing (non-fp8 inputs, shapes that do not compose, scale shapes of no mode, a bad ``offs``)
-raise ``GemmError`` / ``ValueError``. The other forms ``torch._scaled_grouped_mm`` has (3-D x 3-D batches, 2-D x
-2-D grouped along K, 3-D x 2-D) run torch's op. Valid MoE calls the kernel cannot take (CPU tensors, not a Hopper
+raise ``GemmError`` / ``ValueError``. The batched form, 3-D ``a`` (G, M, K) x 3-D ``b`` (G, K, N) without offs, runs
+on the kernel as G equal groups (scale_a (G, M) and scale_b (G, N) row-wise as torch's; scale_a (G, M, ceil(K/128))
+and scale_b (G, ceil(N/128), ceil(K/128)) block-wise). The other forms ``torch._scaled_grouped_mm`` has (2-D x 2-D
+grouped along K, 3-D x 2-D) run torch's op. Valid MoE calls the kernel cannot take (CPU tensors, not a Hopper
 GPU, strides TMA cannot read, B not K-major) run ``torch._scaled_grouped_mm`` where torch takes them, else a
 dequantize + fp32 matmul per group (:func:`scaled_grouped_mm_reference`; it reads the last offset, so that rows past
 it stay as they are here too). ``tk.ops.last_path`` says why; ``strict=True`` raises instead. The
@@ -31,7 +33,7 @@ from __future__ import annotations
 from ..kernels import gemm_grouped as _kg
 from ..kernels.gemm import GemmError
 from .common import check_tensor, compiling, current_device, on_device, set_path, torch_module
-from .grouped import _check_offs_tensor, _check_offs_values, remember_launch
+from .grouped import _check_offs_tensor, _check_offs_values, _flat_rows, remember_launch
 from .quantize import BLOCK, expand_blocks
 from .scaled_mm import _why_not_kernel
 
@@ -57,7 +59,8 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
         try:
             key = (a.shape, a.stride(), a.dtype, a.data_ptr(), b.shape, b.stride(), b.dtype, b.data_ptr(),
                    scale_a.shape, scale_a.stride(), scale_a.dtype, scale_a.data_ptr(), scale_b.shape, scale_b.stride(),
-                   scale_b.dtype, scale_b.data_ptr(), offs.shape, offs.dtype, offs.data_ptr(),
+                   scale_b.dtype, scale_b.data_ptr(),
+                   None if offs is None else (offs.shape, offs.dtype, offs.data_ptr()),
                    None if out is None else (out.shape, out.stride(), out.dtype, out.data_ptr()), out_dtype,
                    use_fast_accum, bias is None and scale_result is None, config)
             run = _fast.get(key)
@@ -81,8 +84,11 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
                                                       config)
         torch.ops.tmakit.scaled_grouped_mm_out(a, b, scale_a, scale_b, offs, out, fast, strict, check_offs, config)
         return out
-    if mode == "other":  # a form torch has and the kernel does not take (3-D x 3-D batches, 2-D x 2-D along K, ...)
-        why = f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel takes 2-D x 3-D"
+    if mode == "batch":
+        return _batched(torch, a, b, scale_a, scale_b, out_dtype, out, bool(use_fast_accum), strict, config, key)
+    if mode == "other":  # a form torch has and the kernel does not take (2-D x 2-D along K, 3-D x 2-D)
+        why = f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel takes 2-D x 3-D " \
+              "and 3-D x 3-D"
         if strict:
             raise GemmError(f"scaled_grouped_mm cannot run on tmakit's kernel: {why} (strict=True)")
         set_path(f"torch:{why}")
@@ -95,7 +101,8 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
     p = None
     if not reason:
         try:
-            p = _plan(a, b, scale_a, scale_b, offs, out, _name(out_dtype), config, bool(use_fast_accum))
+            p = _plan(a, b, scale_a, scale_b, int(offs.shape[0]), out, _name(out_dtype), config,
+                      bool(use_fast_accum))
         except GemmError as e:
             reason = str(e)
     if reason:
@@ -134,6 +141,9 @@ def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) 
     if a.dim() == 2 and b.dim() == 3 and offs is None:
         raise GemmError("scaled_grouped_mm of a 2-D a and a 3-D b (the MoE layout) needs offs: one int32 end row per "
                         "group of b")
+    if a.dim() == 3 and b.dim() == 3 and offs is None:
+        _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
+        return "batch"
     if a.dim() != 2 or b.dim() != 3:
         if a.dim() not in (2, 3) or b.dim() not in (2, 3):
             raise GemmError(f"scaled_grouped_mm takes 2-D or 3-D operands, got {a.dim()}-D and {b.dim()}-D")
@@ -156,16 +166,124 @@ def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) 
     return scaling
 
 
-def _plan(a, b, scale_a, scale_b, offs, out, od, config, fast):
+def _plan(a, b, scale_a, scale_b, groups: int, out, od, config, fast):
     key = tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.data_ptr() % 128) if t is not None else None
-                for t in (a, b, scale_a, scale_b, out)) + (int(offs.shape[0]), od, config, fast)
+                for t in (a, b, scale_a, scale_b, out)) + (groups, od, config, fast)
     p = _plans.get(key)
     if p is None:
-        p = _kg.plan_grouped_fp8(a, b, scale_a, scale_b, int(offs.shape[0]), out, od, config, fast)
+        p = _kg.plan_grouped_fp8(a, b, scale_a, scale_b, groups, out, od, config, fast)
         if len(_plans) > 1024:
             _plans.clear()
         _plans[key] = p
     return p
+
+
+def _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast):
+    """The checks of a 3-D x 3-D call (whichever path runs) and its (G M, .) views for the kernel: ``(a2, sa2, out2,
+    scaling, why)``, ``why`` saying why a view would need a copy (the kernel then does not take the call)."""
+    (g, m, k), (gb, kb, n) = tuple(int(x) for x in a.shape), tuple(int(x) for x in b.shape)
+    if (gb, kb) != (g, k):
+        raise GemmError(f"a {tuple(a.shape)} and b {tuple(b.shape)} do not compose as a batch: b must be (G, K, N) = "
+                        f"({g}, {k}, N)")
+    od = _name(out_dtype)
+    if od not in ("bfloat16", "float16", "float32"):
+        raise GemmError(f"out_dtype must be bfloat16, float16 or float32, got {od}")
+    if out is not None and (tuple(out.shape) != (g, m, n) or _name(out.dtype) != od):
+        raise GemmError(f"out must be a ({g}, {m}, {n}) {od} tensor, got {tuple(out.shape)} {_name(out.dtype)}")
+    scaling = _batch_scaling(g, m, n, k, scale_a, scale_b)
+    if scaling == "block" and fast:
+        raise GemmError("use_fast_accum applies to row-wise scaling only: block scaling sums each 128-deep K block "
+                        "apart (that is where its scales apply); pass use_fast_accum=False")
+    a2, why = _flat_rows(a, "a")
+    sa2, why_s = scale_a, ""
+    if scale_a.dim() == 3:  # per 1x128: (G M, K/128)
+        sa2, why_s = _flat_rows(scale_a, "scale_a")
+    elif scale_a.dim() == 2:  # per row: (G M,)
+        sa2, why_s = _flat_rows(scale_a.unsqueeze(-1), "scale_a")
+        sa2 = None if sa2 is None else sa2[:, 0]
+    out2, why_o = _flat_rows(out, "out") if out is not None else (None, "")
+    return a2, sa2, out2, scaling, why or why_s or why_o
+
+
+def _batch_scaling(g, m, n, k, scale_a, scale_b) -> str:
+    """The scaling mode a batch's scale shapes name ("row" or "block"), or GemmError with the accepted shapes."""
+    for nm, t in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if _name(t.dtype) != "float32":
+            raise GemmError(f"{nm} must be float32, got {_name(t.dtype)}; pass {nm}.float()")
+    sa, sb = tuple(int(x) for x in scale_a.shape), tuple(int(x) for x in scale_b.shape)
+    kb, nb = -(-k // BLOCK), -(-n // BLOCK)
+    if sa == (g, m, kb) and sb == (g, nb, kb):
+        return "block"
+    if sa in ((g, m), (), (1,)) and sb in ((g, n), (g,), (g, 1)):
+        return "row"
+    raise GemmError(_batch_scales_rule(g, m, n, k, scale_a, scale_b))
+
+
+def _batch_scales_rule(g, m, n, k, scale_a, scale_b) -> str:
+    kb, nb = -(-k // BLOCK), -(-n // BLOCK)
+    return (f"scale shapes {tuple(scale_a.shape)} and {tuple(scale_b.shape)} name no scaling mode for a batch of {g} "
+            f"products {m}x{k} @ {k}x{n}; use scale_a ({g}, {m}) and scale_b ({g}, {n}) (row-wise, as "
+            f"torch._scaled_grouped_mm; scale_b ({g},) for one scale per batch entry, a one-element scale_a for all "
+            f"of a), or scale_a ({g}, {m}, {kb}) and scale_b ({g}, {nb}, {kb}) (block-wise)")
+
+
+def _batched(torch, a, b, scale_a, scale_b, out_dtype, out, fast, strict, config, key):
+    """3-D ``a`` (G, M, K) x 3-D ``b`` (G, K, N) -> (G, M, N), ``torch._scaled_grouped_mm``'s batched form, on the
+    grouped kernel as G equal groups (group bounds from M on the device, no offs): ``a``, its row or 1x128 scales and
+    the result as (G M, .) views, no copies. Calls that do not flatten so, or that the kernel cannot take, run
+    ``torch._scaled_grouped_mm`` where torch takes them, else the dequantized fp32 product."""
+    g, m, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[2])
+    od = _name(out_dtype)
+    a2, sa2, out2, scaling, reason = _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
+    reason = reason or _why_not_kernel(torch, [t for t in (a, b, scale_a, scale_b, out) if t is not None])
+    p = None
+    if not reason:
+        try:
+            p = _plan(a2, b, sa2, scale_b, g, out2, od, config, fast)
+        except GemmError as e:
+            reason = str(e)
+    if reason:
+        if strict:
+            raise GemmError(f"scaled_grouped_mm cannot run on tmakit's kernel: {reason} (strict=True)")
+        set_path(f"torch:{reason}")
+        c = _batched_torch(torch, a, b, scale_a, scale_b, scaling, out_dtype, fast)
+        return c if out is None else out.copy_(c)
+    if out is None:
+        out = torch.empty((g, m, n), dtype=out_dtype, device=a.device)
+    path = f"tma:scaled_grouped:{p.scaling}"
+    if p.m and p.n and p.groups:
+        if p.k == 0:
+            out.zero_()
+        else:
+            ptrs = (a.data_ptr(), b.data_ptr())
+            scales = (scale_a.data_ptr(), scale_b.data_ptr())
+            with on_device(a.get_device()):
+                _kg.launcher(p, *ptrs, out.data_ptr(), 0, *scales)()
+            if key is not None and a.get_device() == current_device():
+                remember_launch(_fast, key, torch, p, path, lambda o: _kg.launcher(p, *ptrs, o.data_ptr(), 0, *scales),
+                                (g, m, n))
+    set_path(path)
+    return out
+
+
+def _batched_torch(torch, a, b, scale_a, scale_b, scaling, out_dtype, fast):
+    """A batch off the kernel: ``torch._scaled_grouped_mm`` (row-wise scales of torch's shapes), else the product of
+    the dequantized operands in fp32."""
+    g, m, k = (int(x) for x in a.shape)
+    n = int(b.shape[2])
+    if scaling == "row" and tuple(scale_a.shape) == (g, m) and tuple(scale_b.shape) == (g, n):
+        try:
+            return torch._scaled_grouped_mm(a, b, scale_a, scale_b, out_dtype=out_dtype, use_fast_accum=fast)
+        except (AttributeError, RuntimeError, NotImplementedError, TypeError, ValueError):  # torch refused it
+            pass
+    sa, sb = scale_a.float(), scale_b.float()
+    if scaling == "block":
+        ad = torch.stack([a[i].float() * expand_blocks(sa[i], m, k, 1, BLOCK) for i in range(g)])
+        bd = torch.stack([b[i].float() * expand_blocks(sb[i], n, k, BLOCK, BLOCK).t() for i in range(g)])
+    else:
+        ad = a.float() * (sa.reshape(g, m, 1) if sa.numel() > 1 else sa.reshape(()))
+        bd = b.float() * sb.reshape(g, 1, -1)
+    return torch.bmm(ad, bd).to(out_dtype)
 
 
 def _fallback(torch, mode, a, b, scale_a, scale_b, offs, out_dtype, out, fast):
