@@ -593,7 +593,8 @@ def test_zero_rows_past_a_device_side_end():
 
     for rows, cols, pitch, dtype, end in [(100, 64, 64, torch.bfloat16, 37), (100, 64, 64, torch.bfloat16, 0),
                                           (100, 64, 64, torch.bfloat16, 500), (33, 7, 9, torch.float16, 31),
-                                          (1000, 24, 40, torch.float32, -5), (64, 8, 8, torch.bfloat16, 64)]:
+                                          (1000, 24, 40, torch.float32, -5), (64, 8, 8, torch.bfloat16, 64),
+                                          (1, 8, 8, torch.bfloat16, 0), (97, 16, 16, torch.float16, 96)]:
         base = torch.randn(rows, pitch, device="cuda").to(dtype)
         t, keep = base[:, :cols], base.clone()
         offs = torch.tensor([3, end], dtype=torch.int32, device="cuda")

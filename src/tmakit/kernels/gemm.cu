@@ -345,6 +345,20 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
 #if TMAKIT_GEMM_PTRARRAY || TMAKIT_GEMM_GROUPED
       int cur_g = -1, nsw = 0, last_it[2] = {-1, -1};
       const u32 smap = (s_sc + STAGES * SC_BYTES + 127u) & ~127u;  // two 128-byte maps being edited
+      // This CTA's other pair of map slots (A, B), once the last load through it was consumed: slots alternate, and
+      // one is rewritten only after the stage of its last load was released (gemm_group.cuh's switch_map).
+      auto free_slots = [&]() -> TmaDesc* {
+        const int sl = nsw & 1;
+        const int j = last_it[sl];
+        if (j >= 0 && it <= j + STAGES) mbarrier_wait(bars + 8 * (STAGES + j % STAGES), (j / STAGES) & 1);
+        return maps + (cid * 2 + sl) * 2;
+      };
+      auto load_through = [&](TmaDesc* ga, int slot) {  // the unit's loads go through the rewritten pair
+        pa = ga;
+        pb = ga + 1;
+        cur_g = slot;
+        ++nsw;
+      };
 #endif
       auto wait_empty = [&](int s) {
         if (CS > 1) mbarrier_wait_cluster(bars + 8 * (STAGES + s), ((it / STAGES) & 1) ^ 1);
@@ -352,35 +366,23 @@ tmakit_gemm(const __grid_constant__ TmaDesc tm_a, const __grid_constant__ TmaDes
       };
       for (; work.next(t); ++ui) {
 #if TMAKIT_GEMM_PTRARRAY
-        if (t.slot != cur_g) {  // a new problem: repoint this CTA's other map slot at its operands
-          const int sl = nsw & 1;
-          const int j = last_it[sl];  // the last load through that slot: wait until its stage was consumed
-          if (j >= 0 && it <= j + STAGES) mbarrier_wait(bars + 8 * (STAGES + j % STAGES), (j / STAGES) & 1);
+        if (t.slot != cur_g) {  // a new problem: repoint this CTA's other map slots at its operands
+          TmaDesc* ga = free_slots();
           const long long* pg = problems + (long long)t.slot * P_FIELDS;
           const int m = (int)pg[P_M], n = (int)pg[P_N], k = (int)pg[P_K];
-          TmaDesc* ga = maps + (cid * 2 + sl) * 2;
           switch_map(smap, &tm_a, ga, (u64)pg[P_A], (u32)k, (u32)m, (u64)pg[P_LDA] * EB);
           if (B_MN) switch_map(smap + 128, &tm_b, ga + 1, (u64)pg[P_B], (u32)n, (u32)k, (u64)pg[P_LDB] * EB);
           else switch_map(smap + 128, &tm_b, ga + 1, (u64)pg[P_B], (u32)k, (u32)n, (u64)pg[P_LDB] * EB);
-          pa = ga;
-          pb = ga + 1;
-          cur_g = t.slot;
-          ++nsw;
+          load_through(ga, t.slot);
         }
         last_it[(nsw - 1) & 1] = it + t.kt - 1;
 #elif TMAKIT_GEMM_GROUPED
         if (KG && t.slot != cur_g) {  // a new group: the other map slots end A's and B's rows at its end
-          const int sl = nsw & 1;
-          const int j = last_it[sl];
-          if (j >= 0 && it <= j + STAGES) mbarrier_wait(bars + 8 * (STAGES + j % STAGES), (j / STAGES) & 1);
-          TmaDesc* ga = maps + (cid * 2 + sl) * 2;
+          TmaDesc* ga = free_slots();
           const u32 kend = (u32)max(work.rend, 1);  // an extent of at least 1 (an empty group loads past it)
           switch_map_extent1(smap, &tm_a, ga, kend);
           switch_map_extent1(smap + 128, &tm_b, ga + 1, kend);
-          pa = ga;
-          pb = ga + 1;
-          cur_g = t.slot;
-          ++nsw;
+          load_through(ga, t.slot);
         }
         if (KG) last_it[(nsw - 1) & 1] = it + t.kt - 1;
 #endif

@@ -10,7 +10,7 @@ from .gemm import compiled, launch_fn
 
 __all__ = ["zero_rows_past_end", "ROWS_PER_CTA"]
 
-ROWS_PER_CTA = 32  # zero_tail.cu's ZERO_TAIL_ROWS
+ROWS_PER_CTA = 32  # rows each CTA of the launch checks and zeroes (the kernel takes rows / grid)
 
 _launchers: dict = {}
 
