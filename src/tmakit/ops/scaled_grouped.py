@@ -97,18 +97,10 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
         return c if out is None else out.copy_(c)
     if check_offs:
         _check_offs_values(torch, offs, int(a.shape[0]))
-    reason = _why_not_kernel(torch, [t for t in (a, b, scale_a, scale_b, offs, out) if t is not None])
-    p = None
-    if not reason:
-        try:
-            p = _plan(a, b, scale_a, scale_b, int(offs.shape[0]), out, _name(out_dtype), config,
-                      bool(use_fast_accum))
-        except GemmError as e:
-            reason = str(e)
-    if reason:
-        if strict:
-            raise GemmError(f"scaled_grouped_mm cannot run on tmakit's kernel: {reason} (strict=True)")
-        set_path(f"torch:{reason}")
+    p = _plan_or_refuse(torch, "", (a, b, scale_a, scale_b, offs, out), strict,
+                        lambda: _plan(a, b, scale_a, scale_b, int(offs.shape[0]), out, _name(out_dtype), config,
+                                      bool(use_fast_accum)))
+    if p is None:
         return _fallback(torch, mode, a, b, scale_a, scale_b, offs, out_dtype, out, bool(use_fast_accum))
     if out is None:
         out = torch.empty((p.m, p.n), dtype=out_dtype, device=a.device)
@@ -126,6 +118,21 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
                                 lambda o: _kg.launcher(p, *ptrs, o.data_ptr(), *tail))
     set_path(f"tma:scaled_grouped:{p.scaling}")
     return out
+
+
+def _plan_or_refuse(torch, why: str, tensors, strict: bool, plan):
+    """The kernel's plan of a call (``plan()``), or None with ``last_path`` saying why the kernel does not take it
+    (``why``, the tensors' devices, the plan's ``GemmError``); ``strict=True`` raises instead."""
+    why = why or _why_not_kernel(torch, [t for t in tensors if t is not None])
+    if not why:
+        try:
+            return plan()
+        except GemmError as e:
+            why = str(e)
+    if strict:
+        raise GemmError(f"scaled_grouped_mm cannot run on tmakit's kernel: {why} (strict=True)")
+    set_path(f"torch:{why}")
+    return None
 
 
 _fast: dict = {}  # call layout (shapes, strides, dtypes, pointers, knobs) -> run(a, out) of a call the kernel took
@@ -234,18 +241,10 @@ def _batched(torch, a, b, scale_a, scale_b, out_dtype, out, fast, strict, config
     ``torch._scaled_grouped_mm`` where torch takes them, else the dequantized fp32 product."""
     g, m, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[2])
     od = _name(out_dtype)
-    a2, sa2, out2, scaling, reason = _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
-    reason = reason or _why_not_kernel(torch, [t for t in (a, b, scale_a, scale_b, out) if t is not None])
-    p = None
-    if not reason:
-        try:
-            p = _plan(a2, b, sa2, scale_b, g, out2, od, config, fast)
-        except GemmError as e:
-            reason = str(e)
-    if reason:
-        if strict:
-            raise GemmError(f"scaled_grouped_mm cannot run on tmakit's kernel: {reason} (strict=True)")
-        set_path(f"torch:{reason}")
+    a2, sa2, out2, scaling, why = _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
+    p = _plan_or_refuse(torch, why, (a, b, scale_a, scale_b, out), strict,
+                        lambda: _plan(a2, b, sa2, scale_b, g, out2, od, config, fast))
+    if p is None:
         c = _batched_torch(torch, a, b, scale_a, scale_b, scaling, out_dtype, fast)
         return c if out is None else out.copy_(c)
     if out is None:
