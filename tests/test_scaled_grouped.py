@@ -565,6 +565,20 @@ def test_batch_arguments_of_no_meaning_raise(change, match):
         tk.ops.scaled_grouped_mm(*change(*_batch("row", 3, 9, 160, 200)))
 
 
+def test_offs_where_the_form_has_none_or_needs_one_raise():
+    """3-D x 3-D takes no offs (a batch); a 2-D operand needs them (2-D x 2-D along K, 3-D x 2-D along N): GemmError
+    before any path runs."""
+    a, b, sa, sb = _batch("row", 2, 8, 16, 32)
+    with pytest.raises(GemmError, match="offs must be None for a 3-D a and a 3-D b"):
+        tk.ops.scaled_grouped_mm(a, b, sa, sb, torch.tensor([4, 8], dtype=torch.int32))
+    with pytest.raises(GemmError, match=r"offs is required where a or b is 2-D \(a is 2-D, b 2-D\)"):
+        tk.ops.scaled_grouped_mm(a[0], b[0], sa[0], sb[0])
+    with pytest.raises(GemmError, match=r"offs is required where a or b is 2-D \(a is 3-D, b 2-D\)"):
+        tk.ops.scaled_grouped_mm(a, b[0], sa, sb[0])
+    with pytest.raises(GemmError, match="takes 2-D or 3-D operands"):
+        tk.ops.scaled_grouped_mm(a[None], b, sa, sb)
+
+
 def test_batch_rules_beside_the_scales():
     a, b, sa, sb = _batch("block", 2, 4, 128, 128)
     with pytest.raises(GemmError, match="use_fast_accum applies to row-wise"):

@@ -145,15 +145,20 @@ def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) 
         if _name(t.dtype) not in ("float8_e4m3fn", "float8_e5m2"):
             raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {_name(t.dtype)}; quantize it "
                             "first (tmakit.ops.quantize)")
+    if a.dim() not in (2, 3) or b.dim() not in (2, 3):
+        raise GemmError(f"scaled_grouped_mm takes 2-D or 3-D operands, got {a.dim()}-D and {b.dim()}-D")
     if a.dim() == 2 and b.dim() == 3 and offs is None:
         raise GemmError("scaled_grouped_mm of a 2-D a and a 3-D b (the MoE layout) needs offs: one int32 end row per "
                         "group of b")
-    if a.dim() == 3 and b.dim() == 3 and offs is None:
+    if a.dim() == 3 and b.dim() == 3:
+        if offs is not None:
+            raise GemmError("offs must be None for a 3-D a and a 3-D b (a batch: one group per batch entry)")
         _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
         return "batch"
+    if offs is None and 2 in (a.dim(), b.dim()):
+        raise GemmError(f"offs is required where a or b is 2-D (a is {a.dim()}-D, b {b.dim()}-D): it says where each "
+                        f"group ends, as for torch._scaled_grouped_mm")
     if a.dim() != 2 or b.dim() != 3:
-        if a.dim() not in (2, 3) or b.dim() not in (2, 3):
-            raise GemmError(f"scaled_grouped_mm takes 2-D or 3-D operands, got {a.dim()}-D and {b.dim()}-D")
         return "other"
     (m, k), (g, kb, n) = tuple(int(s) for s in a.shape), tuple(int(s) for s in b.shape)
     if kb != k:
