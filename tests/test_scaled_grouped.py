@@ -692,6 +692,18 @@ def test_torch_compile_keeps_scaled_grouped_mm_as_one_custom_op():
     assert hasattr(torch.ops.tmakit, "scaled_grouped_mm") and hasattr(torch.ops.tmakit, "scaled_grouped_mm_out")
 
 
+def test_torch_compile_takes_a_batch_as_one_custom_op():
+    """CPU tensors: a 3-D x 3-D batch (block scales, which torch's op lacks) inside a compiled graph: the custom op's
+    fake result has the batch's shape, no graph break, the same values as eager."""
+    a, b, sa, sb = _batch("block", 3, 9, 160, 200, seed=2)
+
+    def f(a, b, sa, sb):
+        return tk.ops.scaled_grouped_mm(a, b, sa, sb, out_dtype=torch.float32) + 1
+
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, b, sa, sb)
+    assert tuple(got.shape) == (3, 9, 160) and torch.equal(got, f(a, b, sa, sb))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # NVRTC + SASS (no GPU needed)
 
