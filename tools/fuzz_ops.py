@@ -19,7 +19,9 @@ stream with ``out=`` poisoned on it just before the call, so an op launching on 
 relative Frobenius error against fp64 (fp8: operands dequantized with their scales, block scales expanded per
 block; sums that cancel against 1 % of their terms' magnitudes, ``CANCEL``); out= tensors are
 NaN-poisoned views of larger buffers; rows past the last offset of the grouped ops are not compared (left as they
-are, as torch leaves them uninitialised). Tolerances come from the repo's tests (see the TOL_* constants).
+are, as torch leaves them uninitialised). ``grouped_forms``: grouped_mm along K (2-D x 2-D) and batched (3-D x 3-D);
+``grouped_grad``: every grouped_mm form under autograd, the result and both gradients against fp64 autograd of the
+same product; ``scaled_grouped_batch``: the fp8 batch. Tolerances come from the repo's tests (the TOL_* constants).
 """
 
 from __future__ import annotations
