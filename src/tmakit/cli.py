@@ -1,6 +1,6 @@
 """The ``tmakit`` command: ``demo``, ``explain``, ``info``.
 
-    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell|grouped|hopper|hopper-cute]
+    tmakit demo [load|prefetch|multicast|store|reduce|all|blackwell|grouped|grouped-k|hopper|hopper-cute]
                 [--backend auto|gpu|emu] [--figures DIR]
     tmakit explain --shape 4096,4096 --dtype bf16 --box 64,64 --swizzle 128 [--cluster 2 --multicast]
     tmakit info
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell", "grouped", "hopper",
+DEMOS = ("load", "prefetch", "multicast", "store", "reduce", "all", "blackwell", "grouped", "grouped-k", "hopper",
          "hopper-cute")
 SWIZZLE_BITS = {0: 0, 32: 1, 64: 2, 128: 3}
 REDUCTIONS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
@@ -93,7 +93,7 @@ def cmd_demo(args) -> int:
     from . import demo
 
     # emulator only (no Blackwell GPU backend, no GPU kernel yet)
-    if args.which in ("blackwell", "grouped", "hopper", "hopper-cute"):
+    if args.which in ("blackwell", "grouped", "grouped-k", "hopper", "hopper-cute"):
         demo.run(args.which)
         return 0
     try:

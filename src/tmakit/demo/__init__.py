@@ -29,6 +29,10 @@ def run(which: str = "all", backend=None, figures: str | Path | None = None) -> 
         from .grouped_gemm import main as run_grouped
 
         return run_grouped()
+    if which == "grouped-k":  # grouped_mm along K: per-group token extents edited on the device, emulator only
+        from .grouped_k import main as run_grouped_k
+
+        return run_grouped_k()
     from .walkthroughs import WALKTHROUGHS
 
     backend = backend or choose("auto")
