@@ -20,8 +20,9 @@ relative Frobenius error against fp64 (fp8: operands dequantized with their scal
 block; sums that cancel against 1 % of their terms' magnitudes, ``CANCEL``); out= tensors are
 NaN-poisoned views of larger buffers; rows past the last offset of the grouped ops are not compared (left as they
 are, as torch leaves them uninitialised). ``grouped_forms``: grouped_mm along K (2-D x 2-D) and batched (3-D x 3-D);
-``grouped_grad``: every grouped_mm form under autograd, the result and both gradients against fp64 autograd of the
-same product; ``scaled_grouped_batch``: the fp8 batch. Tolerances come from the repo's tests (the TOL_* constants).
+``grouped_grad`` / ``gemm_grad``: every grouped_mm form / gemm under autograd, the result and both gradients against
+fp64 autograd of the same product; ``scaled_grouped_batch``: the fp8 batch. Tolerances come from the repo's tests
+(the TOL_* constants).
 """
 
 from __future__ import annotations
@@ -452,6 +453,42 @@ def fuzz_gemm(c):
     close(r, want, TOL_GEMM[od], "gemm", terms)
 
 
+def fuzz_gemm_grad(c):
+    """tk.ops.gemm under autograd (its custom op's formula): the result and both gradients (one or both operands
+    requiring grad) against fp64 autograd."""
+    rng = c.rng
+    dt = rng.choice([BF16] * 4 + [F16] * 4 + [F32])
+    m, n, k = shrink([size(rng, LIMITS["dim"]) for _ in range(3)], LIMITS["flop"] // 6)
+    n, k = align(rng, n, 8, 0.7), align(rng, k, 8, 0.7)
+    a = Operand(c, (m, k), dt, perm=0.1, pad=0.2, step=0.03, offset=0.05).t
+    b = Operand(c, (k, n), dt, perm=0.5, pad=0.2, step=0.03, offset=0.05).t
+    needs = rng.choice([(True, True), (True, True), (True, False), (False, True)])
+    c.note(a=desc(a), b=desc(b), grads=needs)
+    a, b = a.detach().requires_grad_(needs[0]), b.detach().requires_grad_(needs[1])
+    y = c.call(tk.ops.gemm, a, b)
+    if not y.requires_grad:
+        raise Fail("the result has no grad_fn: gradients would be lost")
+    gy = fill(c, y.numel(), dt).view(y.shape)
+    path = c.path
+    c.call(y.backward, gy)
+    c.path = path
+    grads, ys = [], []
+    for sign in (1, 0):  # fp64 reference, then its terms' magnitudes (cancellation)
+        r64 = [(x.detach().double() if sign else x.detach().double().abs()).requires_grad_(x.requires_grad)
+               for x in (a, b)]
+        y64 = r64[0] @ r64[1]
+        y64.backward(gy.double() if sign else gy.double().abs())
+        grads.append([x.grad for x in r64])
+        ys.append(y64.detach())
+    close(y.detach(), ys[0], TOL_GEMM[dt], "gemm result", ys[1])
+    for nm, x, w, t in zip("ab", (a, b), grads[0], grads[1]):
+        if x.requires_grad:
+            if x.grad is None or tuple(x.grad.shape) != tuple(x.shape) or x.grad.dtype != x.dtype:
+                raise Fail(f"d{nm}: {None if x.grad is None else (list(x.grad.shape), dn(x.grad.dtype))}, want "
+                           f"{list(x.shape)} {dn(x.dtype)}")
+            close(x.grad, w, TOL_GEMM[dt], f"gemm d{nm}", t)
+
+
 def moe(c, mult):
     """Group sizes (empty, one-row and larger-than-a-tile groups), rows past the last offset, N and K (mostly
     multiples of ``mult``), their end offsets on the device."""
@@ -806,7 +843,7 @@ def fuzz_scaled_grouped_batch(c):
 
 OPS = {"copy": lambda c: fuzz_pair(c, "copy"), "transpose": lambda c: fuzz_layout(c, "transpose"),
        "permute": lambda c: fuzz_layout(c, "permute"), "reduce_into": lambda c: fuzz_pair(c, "reduce_into"),
-       "gemm": fuzz_gemm, "grouped_mm": fuzz_grouped,
+       "gemm": fuzz_gemm, "gemm_grad": fuzz_gemm_grad, "grouped_mm": fuzz_grouped,
        "grouped_forms": fuzz_grouped_forms, "grouped_grad": fuzz_grouped_grad, "gemm_list": fuzz_gemm_list,
        "scaled_mm": fuzz_scaled_mm,
        "scaled_gemm_list": fuzz_scaled_gemm_list,
