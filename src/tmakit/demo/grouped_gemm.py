@@ -21,8 +21,6 @@ groups. The structure follows the seed's kernel:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 import tmakit as tk
@@ -192,7 +190,7 @@ def run_grouped(shapes=SHAPES, num_ctas: int = 2, bug=None, strict: bool = True,
 
 # ---------------------------------------------------------------- the walkthrough
 def main() -> None:
-    from .walkthroughs import heading, say, step
+    from .walkthroughs import heading, say, show_broken_run, step
 
     heading("grouped: ptr-array grouped GEMM with device-side tensor maps (examples/grouped_gemm_descriptors.py)")
     step(1, f"Host: {len(SHAPES)} groups (M_g, N_g, K_g) = {list(SHAPES)}; tiles {BLK_M}x{BLK_N}x{BLK_K} fp32.")
@@ -229,21 +227,9 @@ def main() -> None:
         raise AssertionError("grouped walkthrough: C_g does not match numpy")
     step(6, "What the emulator catches: the same kernel without fence.proxy.tensormap acquire (strict=False runs on")
     say("with the stale cached descriptor and warns; the default strict launch raises RaceError):")
-    _show_bug("no_acquire")
+    show_broken_run(run_grouped, "no_acquire", "C_g")
     step(7, "... and rewriting the C descriptor while the previous group's TMA store may still read it:")
-    _show_bug("no_store_wait")
-
-
-def _show_bug(bug: str) -> None:
-    from .walkthroughs import say
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        _groups, _log, _stats, errors = run_grouped(bug=bug, strict=False)
-    first = next((str(w.message) for w in caught if issubclass(w.category, emu.EmuWarning)), "no report")
-    say(f"first report: {first}", indent=6)
-    bad = [g for g, e in enumerate(errors) if e]
-    say(f"groups whose C_g is wrong: {bad or 'none'}", indent=6)
+    show_broken_run(run_grouped, "no_store_wait", "C_g")
 
 
 if __name__ == "__main__":

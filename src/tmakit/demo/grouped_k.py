@@ -20,8 +20,6 @@ fp32 with small integers, so numpy checks it exactly. ``tmakit demo grouped-k`` 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 import tmakit as tk
@@ -183,7 +181,7 @@ def run_grouped_k(ends=ENDS, num_ctas: int = 2, bug=None, strict: bool = True, s
 
 # ---------------------------------------------------------------- the walkthrough
 def main() -> None:
-    from .walkthroughs import heading, say, step
+    from .walkthroughs import heading, say, show_broken_run, step
 
     heading("grouped-k: grouped_mm along K (MoE weight gradients), per-group token extents edited on the device")
     sizes = [hi - lo for lo, hi in (token_range(ENDS, g) for g in range(len(ENDS)))]
@@ -204,22 +202,10 @@ def main() -> None:
     if any(errors):
         raise AssertionError("grouped-k walkthrough: dW[g] does not match numpy")
     step(4, "Without the extent edit the last slab of a group reads the next group's tokens:")
-    _show_bug("no_extent")
+    show_broken_run(run_grouped_k, "no_extent", "dW[g]", 300)
     step(5, "With one slot pair, the producer (a slab ahead) rewrites the descriptor a load of the previous group")
     say("may still read; the default strict launch raises RaceError, strict=False warns and runs on:")
-    _show_bug("one_slot")
-
-
-def _show_bug(bug: str) -> None:
-    from .walkthroughs import say
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        _log, _stats, errors = run_grouped_k(bug=bug, strict=False)
-    first = next((str(w.message) for w in caught if issubclass(w.category, emu.EmuWarning)), "no report")
-    say(f"first report: {first[:300]}{'...' if len(first) > 300 else ''}", indent=6)
-    bad = [g for g, e in enumerate(errors) if e]
-    say(f"groups whose dW[g] is wrong: {bad or 'none'}", indent=6)
+    show_broken_run(run_grouped_k, "one_slot", "dW[g]", 300)
 
 
 if __name__ == "__main__":

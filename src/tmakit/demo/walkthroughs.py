@@ -37,6 +37,22 @@ def say(text: str = "", indent: int = 4) -> None:
         print(" " * indent + line)
 
 
+def show_broken_run(run, bug: str, result: str, limit: int = 0) -> None:
+    """Run a walkthrough's kernel with ``bug`` (``run(bug=bug, strict=False)``, the errors per group last in what it
+    returns): print the emulator's first report (``limit`` > 0: cut there) and which groups' ``result`` is wrong."""
+    import warnings
+
+    from tmakit import emu
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        errors = run(bug=bug, strict=False)[-1]
+    first = next((str(w.message) for w in caught if issubclass(w.category, emu.EmuWarning)), "no report")
+    say(f"first report: {first[:limit] + '...' if 0 < limit < len(first) else first}", indent=6)
+    bad = [g for g, e in enumerate(errors) if e]
+    say(f"groups whose {result} is wrong: {bad or 'none'}", indent=6)
+
+
 def matrix(a: np.ndarray, width: int = 3, sep: str = "  ", indent: int = 4, fmt=None) -> str:
     rows = []
     for r in np.asarray(a):
