@@ -76,7 +76,7 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
                         "add a bias after the call")
     if out_dtype is None:
         out_dtype = out.dtype if out is not None else torch.bfloat16
-    mode = _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, use_fast_accum, config)
+    mode, views = _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, use_fast_accum, config)
     if compiling():
         od, fast = _name(out_dtype), bool(use_fast_accum)
         if out is None:
@@ -85,7 +85,8 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, offs=None, *, bias=None, scale_res
         torch.ops.tmakit.scaled_grouped_mm_out(a, b, scale_a, scale_b, offs, out, fast, strict, check_offs, config)
         return out
     if mode == "batch":
-        return _batched(torch, a, b, scale_a, scale_b, out_dtype, out, bool(use_fast_accum), strict, config, key)
+        return _batched(torch, a, b, scale_a, scale_b, out_dtype, out, bool(use_fast_accum), strict, config, key,
+                        views)
     if mode == "other":  # a form torch has and the kernel does not take (2-D x 2-D along K, 3-D x 2-D)
         why = f"a is {a.dim()}-D, b {b.dim()}-D{'' if offs is not None else ', no offs'}: the kernel takes 2-D x 3-D " \
               "and 3-D x 3-D"
@@ -138,9 +139,10 @@ def _plan_or_refuse(torch, why: str, tensors, strict: bool, plan):
 _fast: dict = {}  # call layout (shapes, strides, dtypes, pointers, knobs) -> run(a, out) of a call the kernel took
 
 
-def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) -> str:
-    """The scaling mode ("row" or "block"; "other" for the forms only torch runs), after the checks whose failure no
-    path could run (meaningless arguments and knobs raise whichever path would run)."""
+def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) -> tuple[str, tuple | None]:
+    """(The scaling mode ("row" or "block"; "batch" for 3-D x 3-D, "other" for the forms only torch runs), the batch's
+    views (:func:`_batch_views`) or None), after the checks whose failure no path could run (meaningless arguments
+    and knobs raise whichever path would run)."""
     for nm, t in (("a", a), ("b", b)):
         if _name(t.dtype) not in ("float8_e4m3fn", "float8_e5m2"):
             raise GemmError(f"{nm}.dtype must be float8_e4m3fn or float8_e5m2, got {_name(t.dtype)}; quantize it "
@@ -153,13 +155,12 @@ def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) 
     if a.dim() == 3 and b.dim() == 3:
         if offs is not None:
             raise GemmError("offs must be None for a 3-D a and a 3-D b (a batch: one group per batch entry)")
-        _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
-        return "batch"
+        return "batch", _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
     if offs is None and 2 in (a.dim(), b.dim()):
         raise GemmError(f"offs is required where a or b is 2-D (a is {a.dim()}-D, b {b.dim()}-D): it says where each "
                         f"group ends, as for torch._scaled_grouped_mm")
     if a.dim() != 2 or b.dim() != 3:
-        return "other"
+        return "other", None
     (m, k), (g, kb, n) = tuple(int(s) for s in a.shape), tuple(int(s) for s in b.shape)
     if kb != k:
         raise GemmError(f"shapes do not compose: a is {m}x{k}, b is {g}x{kb}x{n} (a.shape[1] must equal b.shape[1])")
@@ -170,12 +171,10 @@ def _meaning(torch, a, b, scale_a, scale_b, offs, out, out_dtype, fast, config) 
         raise GemmError(f"out must be a ({m}, {n}) {od} tensor, got {tuple(out.shape)} {_name(out.dtype)}")
     _check_offs_tensor(torch, a, b, offs)
     scaling, _ = _kg._grouped_scales(scale_a, scale_b, m, n, k, g)
-    if scaling == "block" and fast:
-        raise GemmError("use_fast_accum applies to row-wise scaling only: block scaling sums each 128-deep K block "
-                        "apart (that is where its scales apply); pass use_fast_accum=False")
+    _check_fast(scaling, fast)
     if config is not None and config not in _FP8_CONFIGS:
         raise GemmError(f"unknown fp8 config {config!r}; choose one of {sorted(_FP8_CONFIGS)}")
-    return scaling
+    return scaling, None
 
 
 def _plan(a, b, scale_a, scale_b, groups: int, out, od, config, fast):
@@ -188,6 +187,12 @@ def _plan(a, b, scale_a, scale_b, groups: int, out, od, config, fast):
             _plans.clear()
         _plans[key] = p
     return p
+
+
+def _check_fast(scaling: str, fast) -> None:
+    if scaling == "block" and fast:
+        raise GemmError("use_fast_accum applies to row-wise scaling only: block scaling sums each 128-deep K block "
+                        "apart (that is where its scales apply); pass use_fast_accum=False")
 
 
 def _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast):
@@ -203,9 +208,7 @@ def _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast):
     if out is not None and (tuple(out.shape) != (g, m, n) or _name(out.dtype) != od):
         raise GemmError(f"out must be a ({g}, {m}, {n}) {od} tensor, got {tuple(out.shape)} {_name(out.dtype)}")
     scaling = _batch_scaling(g, m, n, k, scale_a, scale_b)
-    if scaling == "block" and fast:
-        raise GemmError("use_fast_accum applies to row-wise scaling only: block scaling sums each 128-deep K block "
-                        "apart (that is where its scales apply); pass use_fast_accum=False")
+    _check_fast(scaling, fast)
     a2, why = _flat_rows(a, "a")
     sa2, why_s = scale_a, ""
     if scale_a.dim() == 3:  # per 1x128: (G M, K/128)
@@ -239,14 +242,14 @@ def _batch_scales_rule(g, m, n, k, scale_a, scale_b) -> str:
             f"of a), or scale_a ({g}, {m}, {kb}) and scale_b ({g}, {nb}, {kb}) (block-wise)")
 
 
-def _batched(torch, a, b, scale_a, scale_b, out_dtype, out, fast, strict, config, key):
+def _batched(torch, a, b, scale_a, scale_b, out_dtype, out, fast, strict, config, key, views):
     """3-D ``a`` (G, M, K) x 3-D ``b`` (G, K, N) -> (G, M, N), ``torch._scaled_grouped_mm``'s batched form, on the
     grouped kernel as G equal groups (group bounds from M on the device, no offs): ``a``, its row or 1x128 scales and
     the result as (G M, .) views, no copies. Calls that do not flatten so, or that the kernel cannot take, run
     ``torch._scaled_grouped_mm`` where torch takes them, else the dequantized fp32 product."""
     g, m, n = int(a.shape[0]), int(a.shape[1]), int(b.shape[2])
     od = _name(out_dtype)
-    a2, sa2, out2, scaling, why = _batch_views(a, b, scale_a, scale_b, out, out_dtype, fast)
+    a2, sa2, out2, scaling, why = views
     p = _plan_or_refuse(torch, why, (a, b, scale_a, scale_b, out), strict,
                         lambda: _plan(a2, b, sa2, scale_b, g, out2, od, config, fast))
     if p is None:
